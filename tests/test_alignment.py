@@ -1,0 +1,38 @@
+"""Overlaps with target directions and the memorisation diagnostic."""
+
+import numpy as np
+import pytest
+
+import twostep as ts
+
+
+def test_overlap_basic():
+    e = np.eye(4)
+    assert ts.overlap(e[0], e[0]) == 1.0
+    assert ts.overlap(-3 * e[0], e[0]) == 1.0
+    assert ts.overlap(e[0] + e[1], e[0]) == pytest.approx(1 / np.sqrt(2))
+    np.testing.assert_allclose(ts.overlaps(e[:2], e[1:3]), [[0, 0], [1, 0]])
+
+
+def test_subspace_overlap():
+    e = np.eye(5)
+    V = np.array([e[0] + e[1], e[0] - e[1]])
+    np.testing.assert_allclose(ts.subspace_overlap(V, e[:3]), [1, 1, 0], atol=1e-12)
+
+
+def test_chance_level_of_random_directions():
+    # |<u, beta>| for a random unit u has mean sqrt(2/(pi d)); chance_overlap is the rms 1/sqrt(d).
+    rng = np.random.default_rng(0)
+    d = 400
+    beta = rng.standard_normal(d)
+    vals = [ts.overlap(rng.standard_normal(d), beta) for _ in range(2000)]
+    assert np.sqrt(np.mean(np.square(vals))) == pytest.approx(ts.chance_overlap(d), rel=0.05)
+
+
+def test_memorisation_finds_the_copied_input():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((100, 300))
+    value, j = ts.memorisation(X[37] + 0.1 * rng.standard_normal(300), X)
+    assert j == 37 and value > 0.99
+    value, _ = ts.memorisation(rng.standard_normal(300), X)
+    assert value < 0.3  # ~ sqrt(2 log 100 / 300) = 0.17 for an unrelated vector

@@ -1,0 +1,59 @@
+"""The network, the correlation loss and its gradient."""
+
+import numpy as np
+import pytest
+
+import twostep as ts
+
+
+def small_problem(seed=0, N=7, n=11, d=5, activation="poly4"):
+    rng = np.random.default_rng(seed)
+    W, a = ts.initialise(N, d, rng)
+    X = ts.gaussian_inputs(n, d, rng)
+    y = rng.standard_normal(n)
+    return W, a, X, y, ts.get_activation(activation)
+
+
+@pytest.mark.parametrize("activation", ["poly4", "tanh", "relu"])
+def test_gradient_matches_central_finite_differences(activation):
+    W, a, X, y, act = small_problem(activation=activation)
+    G = ts.gradient(W, a, X, y, act)
+    h = 1e-6
+    fd = np.zeros_like(W)
+    for i in range(W.shape[0]):
+        for k in range(W.shape[1]):
+            E = np.zeros_like(W)
+            E[i, k] = h
+            fd[i, k] = (ts.correlation_loss(W + E, a, X, y, act)
+                        - ts.correlation_loss(W - E, a, X, y, act)) / (2 * h)
+    # central differences have O(h^2) truncation and O(eps/h) rounding error
+    np.testing.assert_allclose(G, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_forward_and_loss_definitions():
+    W, a, X, y, act = small_problem()
+    f = ts.forward(W, a, X, act)
+    explicit = np.array([a @ act(W @ x) for x in X])
+    np.testing.assert_allclose(f, explicit, rtol=1e-13)
+    assert ts.correlation_loss(W, a, X, y, act) == pytest.approx(-np.mean(y * explicit), rel=1e-13)
+
+
+def test_initialisation_scales():
+    rng = np.random.default_rng(1)
+    W, a = ts.initialise(2000, 500, rng)
+    assert W.shape == (2000, 500) and a.shape == (2000,)
+    # entries N(0, 1/d) and N(0, 1/N): relative standard error ~ 1e-3 and ~ 3e-2
+    assert W.var() * 500 == pytest.approx(1.0, abs=0.01)
+    assert a.var() * 2000 == pytest.approx(1.0, abs=0.1)
+
+
+def test_float32_keeps_dtype():
+    rng = np.random.default_rng(2)
+    W, a = ts.initialise(20, 10, rng, dtype=np.float32)
+    X = ts.gaussian_inputs(30, 10, rng, dtype=np.float32)
+    y = rng.standard_normal(30).astype(np.float32)
+    G = ts.gradient(W, a, X, y, ts.get_activation("poly4"))
+    assert G.dtype == np.float32
+    G64 = ts.gradient(W.astype(float), a.astype(float), X.astype(float), y.astype(float),
+                      ts.get_activation("poly4"))
+    np.testing.assert_allclose(G, G64, rtol=1e-4, atol=1e-6)

@@ -1,0 +1,60 @@
+"""One and two steps: definitions, batch schemes, determinism."""
+
+import numpy as np
+import pytest
+
+import twostep as ts
+
+STEPS = ((0.3, 0.2), (0.5, 0.25))
+
+
+def run(batch, seed=0, N=40, n=30, d=20, target=None):
+    return ts.run_two_steps(N, n, d, ts.get_activation("poly3"), target or ts.hermite_link(1),
+                            STEPS, batch, np.random.default_rng(seed))
+
+
+def test_step_size():
+    assert ts.step_size(0.5, 0.25, 16) == pytest.approx(1.0)
+    assert ts.step_size(2.0, 0.0, 1000) == 2.0
+
+
+@pytest.mark.parametrize("batch", ["reused", "fresh"])
+def test_two_steps_follow_the_definition(batch):
+    r = run(batch)
+    act = r.activation
+    assert r.eta1 == pytest.approx(0.3 * 40 ** 0.2) and r.eta2 == pytest.approx(0.5 * 40 ** 0.25)
+    W1 = r.W0 - r.eta1 * ts.gradient(r.W0, r.a, r.X1, r.y1, act)
+    W2 = W1 - r.eta2 * ts.gradient(W1, r.a, r.X2, r.y2, act)
+    np.testing.assert_allclose(r.W1, W1, rtol=1e-13)
+    np.testing.assert_allclose(r.W2, W2, rtol=1e-13)
+    np.testing.assert_allclose(r.y1, r.teacher.labels(r.X1, np.random.default_rng(0)))
+    np.testing.assert_allclose(r.v, r.X1.T @ r.y1 / r.n)
+
+
+def test_reused_and_fresh_batches():
+    reused, fresh = run("reused"), run("fresh")
+    assert reused.X2 is reused.X1 and reused.y2 is reused.y1
+    assert not np.allclose(fresh.X2, fresh.X1)
+    # Same seed: everything drawn before the second batch is identical.
+    np.testing.assert_array_equal(reused.W0, fresh.W0)
+    np.testing.assert_array_equal(reused.X1, fresh.X1)
+    np.testing.assert_array_equal(reused.W1, fresh.W1)
+
+
+def test_same_seed_same_arrays_and_different_seed_differs():
+    r1, r2, r3 = run("fresh", seed=5), run("fresh", seed=5), run("fresh", seed=6)
+    for name in ("W0", "a", "W1", "W2", "X1", "X2", "y1", "y2"):
+        np.testing.assert_array_equal(getattr(r1, name), getattr(r2, name))
+    assert not np.allclose(r1.W2, r3.W2)
+
+
+def test_one_step_is_w_minus_eta_gradient():
+    r = run("fresh")
+    W = ts.one_step(r.W0, r.a, r.X1, r.y1, r.activation, 0.0)
+    np.testing.assert_array_equal(W, r.W0)
+
+
+def test_given_teacher_is_used():
+    teacher = ts.Teacher(ts.hermite_link(2), 20, np.random.default_rng(9))
+    r = run("fresh", target=teacher)
+    assert r.teacher is teacher

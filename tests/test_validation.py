@@ -1,0 +1,106 @@
+"""Bad input gets a ValueError or TypeError that names the argument and the accepted range."""
+
+import numpy as np
+import pytest
+
+import twostep as ts
+
+RNG = np.random.default_rng(0)
+POLY = ts.get_activation("poly4")
+STEPS = ((0.2, 0.4), (0.2, 0.25))
+
+
+def good_run(**kw):
+    args = dict(N=20, n=20, d=10, activation=POLY, target=ts.hermite_link(1), steps=STEPS,
+                batch="fresh", rng=np.random.default_rng(0))
+    args.update(kw)
+    return ts.run_two_steps(**args)
+
+
+@pytest.mark.parametrize("kw, error, match", [
+    (dict(N=0), ValueError, "N must be an integer >= 1"),
+    (dict(N=10.5), TypeError, "N must be an integer"),
+    (dict(n=True), TypeError, "n must be an integer"),
+    (dict(d=-3), ValueError, "d must be an integer >= 1"),
+    (dict(batch="stale"), ValueError, r"batch must be one of \['fresh', 'reused'\]"),
+    (dict(batch=1), TypeError, "batch must be one of"),
+    (dict(rng=0), TypeError, "rng must be a numpy.random.Generator"),
+    (dict(activation="poly4"), TypeError, "activation must be a twostep Activation"),
+    (dict(steps=((0.2, 0.5), (0.2, 0.25))), ValueError, r"alpha1 must be in \[0.0, 0.5\)"),
+    (dict(steps=((0.2, 0.1), (0.2, -0.1))), ValueError, r"alpha2 must be in \[0.0, 0.5\)"),
+    (dict(steps=((0.0, 0.1), (0.2, 0.1))), ValueError, r"c1 must be in \(0.0, inf\]"),
+    (dict(steps=((0.2, 0.1), (float("nan"), 0.1))), ValueError, "c2 must be finite"),
+    (dict(steps=(0.2, 0.1)), TypeError, r"steps must be \(\(c1, alpha1\), \(c2, alpha2\)\)"),
+    (dict(target="he1"), TypeError, "links must be a Link"),
+    (dict(target=ts.Teacher(ts.hermite_link(1), 11, RNG)), ValueError, "has d=11, but d=10"),
+    (dict(noise=-1.0), ValueError, r"noise must be in \[0.0, inf\]"),
+    (dict(dtype=np.int32), ValueError, "dtype must be float64 or float32"),
+])
+def test_run_two_steps_rejects(kw, error, match):
+    with pytest.raises(error, match=match):
+        good_run(**kw)
+
+
+def test_network_functions_reject_bad_arrays():
+    W, a = ts.initialise(5, 4, RNG)
+    X = ts.gaussian_inputs(6, 4, RNG)
+    y = np.ones(6)
+    with pytest.raises(ValueError, match=r"a must have shape \(5\)"):
+        ts.gradient(W, a[:3], X, y, POLY)
+    with pytest.raises(ValueError, match=r"X must have shape \(\*, 4\)"):
+        ts.gradient(W, a, X[:, :3], y, POLY)
+    with pytest.raises(ValueError, match=r"y must have shape \(6\)"):
+        ts.gradient(W, a, X, y[:2], POLY)
+    bad = X.copy()
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError, match="X must contain only finite values"):
+        ts.forward(W, a, bad, POLY)
+    with pytest.raises(ValueError, match="W must be a 2-d array"):
+        ts.correlation_loss(W[0], a, X, y, POLY)
+    with pytest.raises(TypeError, match="W must hold real numbers"):
+        ts.gradient(W.astype(complex), a, X, y, POLY)
+    with pytest.raises(TypeError, match="W must hold real numbers"):
+        ts.gradient("W", a, X, y, POLY)
+    with pytest.raises(ValueError, match=r"eta must be in \[0.0, inf\]"):
+        ts.one_step(W, a, X, y, POLY, -1.0)
+
+
+def test_other_validation_paths():
+    with pytest.raises(ValueError, match=r"alpha must be in \[0.0, 0.5\)"):
+        ts.step_size(1.0, 0.5, 10)
+    with pytest.raises(ValueError, match=r"alpha1 must be in \[0.0, 0.5\)"):
+        ts.n_spikes(-0.1, 0.2)
+    with pytest.raises(ValueError, match="L must be an integer >= 1"):
+        ts.n_spikes(0.1, 0.2, L=0)
+    with pytest.raises(ValueError, match=r"psi must be in \(0.0, inf\]"):
+        ts.one_step_overlap(1.0, 1.0, 0.0)
+    with pytest.raises(ValueError, match="k must be in"):
+        ts.top_singular(np.ones((3, 4)), 4)
+    with pytest.raises(ValueError, match=r"ratio must be in \(0.0, inf\]"):
+        ts.bulk_edge(-1.0)
+    with pytest.raises(ValueError, match="mu's last entry"):
+        ts.PolynomialActivation([0.0, 1.0, 0.0])
+    with pytest.raises(ValueError, match="mu must hold at least"):
+        ts.PolynomialActivation([1.0])
+    with pytest.raises(ValueError, match=r"points must be in \[2, 300\]"):
+        ts.gauss_nodes(1000)
+    with pytest.raises(TypeError, match="f must be callable"):
+        ts.hermite_coefficients(3.0, 4)
+    with pytest.raises(ValueError, match=r"name must be one of"):
+        ts.get_link("he9")
+    with pytest.raises(ValueError, match="frequency must be in"):
+        ts.odd_bounded_link(0.0)
+    with pytest.raises(ValueError, match="number of links"):
+        ts.Teacher([ts.hermite_link(1)] * 3, 2, RNG)
+    with pytest.raises(ValueError, match="u and beta must be non-zero"):
+        ts.overlap(np.zeros(3), np.ones(3))
+    with pytest.raises(ValueError, match=r"beta must have shape \(3\)"):
+        ts.overlap(np.ones(3), np.ones(4))
+    with pytest.raises(TypeError, match="run must be a TwoStepRun"):
+        ts.second_step_terms(None)
+    with pytest.raises(ValueError, match=r"kind must be one of"):
+        ts.signal_part(good_run(), 1, kind="exact")
+    with pytest.raises(ValueError, match="order must be an integer >= 0"):
+        POLY.derivative(np.zeros(3), -1)
+    with pytest.raises(ValueError, match="margin must be in"):
+        ts.count_outliers(np.ones(3), 1.0, margin=-0.1)

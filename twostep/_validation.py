@@ -1,0 +1,90 @@
+"""Argument checks shared by the public functions.
+
+Every public function of the package validates its input through these
+helpers, so that bad input fails early with a message that names the
+argument and the accepted range instead of a numpy broadcasting error
+three calls deeper.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_int(value, name: str, minimum: int = 1) -> int:
+    """Return ``value`` as ``int`` if it is an integer ``>= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_real(value, name: str, *, low=None, high=None, low_open=False,
+               high_open=False) -> float:
+    """Return ``value`` as ``float`` if it is a finite real in the given range."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    lo = "(" if low_open else "["
+    hi = ")" if high_open else "]"
+    accepted = f"{lo}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi}"
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite and in {accepted}, got {value}")
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name} must be in {accepted}, got {value}")
+    if high is not None and (value > high or (high_open and value == high)):
+        raise ValueError(f"{name} must be in {accepted}, got {value}")
+    return value
+
+
+def check_alpha(value, name: str = "alpha") -> float:
+    """A step-size exponent: a real in ``[0, 1/2)``."""
+    return check_real(value, name, low=0.0, high=0.5, high_open=True)
+
+
+def check_array(value, name: str, ndim: int | None = None, shape=None,
+                dtype=None) -> np.ndarray:
+    """Return ``value`` as a finite float ndarray of the expected rank and shape.
+
+    ``shape`` may contain ``None`` for a free dimension.
+    """
+    if not isinstance(value, (np.ndarray, list, tuple, numbers.Real)) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a numpy array, got {type(value).__name__}")
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if dtype is not None:
+        arr = arr.astype(dtype, copy=False)
+    elif arr.dtype.kind != "f":
+        arr = arr.astype(np.float64)
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-d array, got shape {arr.shape}")
+    if shape is not None:
+        if arr.ndim != len(shape) or any(
+                s is not None and s != t for s, t in zip(shape, arr.shape)):
+            want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+            raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values")
+    return arr
+
+
+def check_rng(rng, name: str = "rng") -> np.random.Generator:
+    """Seeds go through an explicit ``numpy.random.Generator``, never global state."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"{name} must be a numpy.random.Generator (e.g. numpy.random.default_rng(0)), "
+            f"got {type(rng).__name__}")
+    return rng
+
+
+def check_choice(value, name: str, choices) -> str:
+    """A string among ``choices``."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    return value

@@ -1,0 +1,74 @@
+r"""Alignment of learned directions with the target directions.
+
+Overlaps are cosines, in :math:`[0, 1]`: a random unit vector in
+:math:`\mathbb{R}^d` has overlap about :math:`1/\sqrt d` with any fixed
+direction (the chance level), and a subspace of dimension :math:`k`
+about :math:`\sqrt{k/d}`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import check_array, check_int
+
+
+def overlap(u, beta) -> float:
+    r""":math:`|\langle u,\beta\rangle|/(\|u\|\|\beta\|)` for vectors of shape ``(d,)``."""
+    u = check_array(u, "u", ndim=1)
+    beta = check_array(beta, "beta", shape=u.shape)
+    nu, nb = np.linalg.norm(u), np.linalg.norm(beta)
+    if nu == 0 or nb == 0:
+        raise ValueError("u and beta must be non-zero vectors")
+    return float(abs(u @ beta) / (nu * nb))
+
+
+def overlaps(V, B) -> np.ndarray:
+    r"""Matrix of overlaps between the rows of ``V`` (``(k, d)``) and the rows of
+    ``B`` (``(r, d)``): entry ``[i, j]`` is ``overlap(V[i], B[j])``; shape ``(k, r)``."""
+    V = np.atleast_2d(check_array(V, "V"))
+    B = np.atleast_2d(check_array(B, "B"))
+    if V.ndim != 2 or B.ndim != 2 or V.shape[1] != B.shape[1]:
+        raise ValueError(f"V and B must be (k, d) and (r, d) with the same d, got {V.shape} and {B.shape}")
+    nv, nb = np.linalg.norm(V, axis=1), np.linalg.norm(B, axis=1)
+    if np.any(nv == 0) or np.any(nb == 0):
+        raise ValueError("rows of V and B must be non-zero")
+    return np.abs(V @ B.T) / np.outer(nv, nb)
+
+
+def subspace_overlap(V, B) -> np.ndarray:
+    r"""For each row :math:`\beta_j` of ``B`` (``(r, d)``), the norm of its projection onto
+    the span of the rows of ``V`` (``(k, d)``): :math:`\|Q^\top\hat\beta_j\|`; shape ``(r,)``.
+
+    1 means :math:`\beta_j` lies in the learned subspace; chance is about :math:`\sqrt{k/d}`.
+    """
+    V = np.atleast_2d(check_array(V, "V"))
+    B = np.atleast_2d(check_array(B, "B"))
+    if V.shape[1] != B.shape[1]:
+        raise ValueError(f"V and B must have the same number of columns, got {V.shape} and {B.shape}")
+    if V.shape[0] > V.shape[1]:
+        raise ValueError(f"V must have at most d rows, got shape {V.shape}")
+    Q, _ = np.linalg.qr(V.T)
+    Bn = B / np.linalg.norm(B, axis=1, keepdims=True)
+    return np.linalg.norm(Bn @ Q, axis=1)
+
+
+def chance_overlap(d: int, k: int = 1) -> float:
+    r"""Typical overlap of a fixed direction with a random :math:`k`-dimensional subspace: :math:`\sqrt{k/d}`."""
+    d = check_int(d, "d")
+    k = check_int(k, "k")
+    return float(np.sqrt(k / d))
+
+
+def memorisation(u, X):
+    r"""Largest overlap of a direction with a single input: :math:`\max_j |\cos(u, x_j)|`.
+
+    Returns ``(value, j)``. A value near 1 means ``u`` is one memorised
+    training input rather than a feature; for an unrelated unit vector the
+    maximum over :math:`n` inputs is about :math:`\sqrt{2\log n / d}`.
+    """
+    u = check_array(u, "u", ndim=1)
+    X = check_array(X, "X", ndim=2, shape=(None, u.size))
+    c = np.abs(X @ u) / (np.linalg.norm(X, axis=1) * np.linalg.norm(u))
+    j = int(np.argmax(c))
+    return float(c[j]), j

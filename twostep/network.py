@@ -1,0 +1,108 @@
+r"""The two-layer network, its initialisation, the data, and the correlation loss.
+
+The network is :math:`f(x) = a^\top\sigma(Wx)` with :math:`W\in\mathbb{R}^{N\times d}`
+and :math:`a\in\mathbb{R}^N`; inputs are rows of :math:`X\in\mathbb{R}^{n\times d}`.
+The correlation loss and its gradient are
+
+.. math::
+    L(W) = -\frac1n\sum_{j} y_j f(x_j), \qquad
+    \nabla L(W) = -\frac1n \operatorname{diag}(a)
+    \big[\sigma'(WX^\top)\odot \mathbf{1}y^\top\big] X,
+
+two matrix products and one elementwise product (no :math:`N\times n\times d` array).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import check_array, check_int, check_rng
+from .activations import Activation
+
+DTYPES = (np.float64, np.float32)
+
+
+def _check_dtype(dtype):
+    dt = np.dtype(dtype)
+    if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
+        raise ValueError(f"dtype must be float64 or float32, got {dt}")
+    return dt
+
+
+def gaussian_inputs(n: int, d: int, rng: np.random.Generator, dtype=np.float64) -> np.ndarray:
+    r"""Inputs :math:`x_j \sim N(0, I_d)` stacked as rows: shape ``(n, d)``."""
+    n, d = check_int(n, "n"), check_int(d, "d")
+    check_rng(rng)
+    return rng.standard_normal((n, d), dtype=_check_dtype(dtype))
+
+
+def initialise(N: int, d: int, rng: np.random.Generator, dtype=np.float64):
+    r"""Initial weights: :math:`(W_0)_{ik} \sim N(0, 1/d)`, :math:`(a_0)_i \sim N(0, 1/N)`.
+
+    Returns ``W0`` of shape ``(N, d)`` (rows of norm about 1) and ``a`` of
+    shape ``(N,)`` (norm about 1). ``W0`` is drawn before ``a``.
+    """
+    N, d = check_int(N, "N"), check_int(d, "d")
+    check_rng(rng)
+    dt = _check_dtype(dtype)
+    W0 = rng.standard_normal((N, d), dtype=dt)
+    W0 *= dt.type(1.0 / np.sqrt(d))
+    a = rng.standard_normal(N, dtype=dt)
+    a *= dt.type(1.0 / np.sqrt(N))
+    return W0, a
+
+
+def _check_network(W, a, X, y=None):
+    W = np.asarray(W)
+    dt = W.dtype if W.dtype in (np.float32, np.float64) else np.float64
+    W = check_array(W, "W", ndim=2, dtype=dt)
+    N, d = W.shape
+    a = check_array(a, "a", shape=(N,), dtype=dt)
+    X = check_array(X, "X", ndim=2, shape=(None, d), dtype=dt)
+    if y is None:
+        return W, a, X
+    y = check_array(y, "y", shape=(X.shape[0],), dtype=dt)
+    return W, a, X, y
+
+
+def _check_activation(activation):
+    if not isinstance(activation, Activation):
+        raise TypeError(
+            f"activation must be a twostep Activation (see twostep.get_activation), "
+            f"got {type(activation).__name__}")
+    return activation
+
+
+def forward(W, a, X, activation: Activation) -> np.ndarray:
+    r"""Network outputs :math:`f(x_j) = a^\top\sigma(Wx_j)`, shape ``(n,)``."""
+    W, a, X = _check_network(W, a, X)
+    _check_activation(activation)
+    return activation(X @ W.T) @ a
+
+
+def correlation_loss(W, a, X, y, activation: Activation) -> float:
+    r""":math:`L(W) = -\frac1n\sum_j y_j f(x_j)`."""
+    W, a, X, y = _check_network(W, a, X, y)
+    _check_activation(activation)
+    return float(-np.dot(y, activation(X @ W.T) @ a) / X.shape[0])
+
+
+def gradient(W, a, X, y, activation: Activation) -> np.ndarray:
+    r"""Gradient of the correlation loss in ``W``, shape ``(N, d)``:
+
+    .. math:: \nabla L(W) = -\frac1n\operatorname{diag}(a)\big[\sigma'(WX^\top)\odot\mathbf 1 y^\top\big]X.
+    """
+    W, a, X, y = _check_network(W, a, X, y)
+    _check_activation(activation)
+    return _gradient(W, a, X, y, activation)
+
+
+def _gradient(W, a, X, y, activation):
+    # Unchecked core, shared with the training loop. The N x n matrix is
+    # built once and scaled in place: peak memory is W, X and one N x n array.
+    M = activation.derivative(W @ X.T, 1)
+    M *= y[None, :]
+    M *= a[:, None]
+    G = M @ X
+    G *= -1.0 / X.shape[0]
+    return G

@@ -1,0 +1,122 @@
+r"""Spectra: top singular triplets, full singular values, and the Marchenko--Pastur bulk.
+
+:math:`W_0` has i.i.d. :math:`N(0, 1/d)` entries and shape :math:`N\times d`;
+with :math:`\gamma = N/d` the non-zero eigenvalues of :math:`W_0W_0^\top`
+follow the Marchenko--Pastur law on :math:`[\lambda_-,\lambda_+]`,
+:math:`\lambda_\pm = (1\pm\sqrt\gamma)^2`, with density
+
+.. math:: p(\lambda) = \frac{\sqrt{(\lambda_+-\lambda)(\lambda-\lambda_-)}}{2\pi\min(\gamma,1)\,\lambda},
+
+so the non-zero singular values :math:`s=\sqrt\lambda` have density
+:math:`q(s) = 2s\,p(s^2)` on :math:`[|1-\sqrt\gamma|,\,1+\sqrt\gamma]`.
+The bulk edge is :math:`1+\sqrt\gamma`; a singular value beyond it is an outlier.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import eigvalsh, svd
+from scipy.sparse.linalg import svds
+
+from ._validation import check_array, check_int, check_real
+
+
+def top_singular(M, k: int = 1, seed: int = 0):
+    r"""Top-``k`` singular triplets of ``M`` (shape ``(N, d)``), largest first.
+
+    Uses ``scipy.sparse.linalg.svds`` (ARPACK) with a starting vector drawn
+    from ``seed``, so repeated calls give identical results.
+
+    Returns
+    -------
+    s : ndarray, shape (k,)
+    U : ndarray, shape (N, k)
+        Left singular vectors as columns.
+    Vt : ndarray, shape (k, d)
+        Right singular vectors as rows.
+    """
+    M = check_array(M, "M", ndim=2)
+    k = check_int(k, "k", 1)
+    m = min(M.shape)
+    if k > m:
+        raise ValueError(f"k must be in [1, min(M.shape)] = [1, {m}], got {k}")
+    if k >= m - 1:
+        # ARPACK needs k < min(shape); small problems take the dense route.
+        U, s, Vt = svd(M, full_matrices=False)
+        return s[:k], U[:, :k], Vt[:k]
+    v0 = np.random.default_rng(seed).standard_normal(m).astype(M.dtype)
+    U, s, Vt = svds(M, k=k, v0=v0, solver="arpack")
+    order = np.argsort(s)[::-1]
+    return s[order], U[:, order], Vt[order]
+
+
+def singular_values(M) -> np.ndarray:
+    r"""All ``min(N, d)`` singular values of ``M``, descending, from the eigenvalues of
+    the smaller Gram matrix (:math:`MM^\top` or :math:`M^\top M`)."""
+    M = check_array(M, "M", ndim=2)
+    G = M @ M.T if M.shape[0] <= M.shape[1] else M.T @ M
+    lam = eigvalsh(G, overwrite_a=True, check_finite=False)
+    return np.sqrt(np.clip(lam, 0.0, None))[::-1]
+
+
+def _check_ratio(ratio):
+    return check_real(ratio, "ratio", low=0.0, low_open=True)
+
+
+def bulk_edges(ratio: float):
+    r"""Support :math:`(|1-\sqrt\gamma|,\ 1+\sqrt\gamma)` of the singular values of :math:`W_0`, :math:`\gamma = N/d`."""
+    r = np.sqrt(_check_ratio(ratio))
+    return abs(1.0 - r), 1.0 + r
+
+
+def bulk_edge(ratio: float) -> float:
+    r"""Upper bulk edge :math:`1+\sqrt{N/d}` of the singular values of :math:`W_0`."""
+    return bulk_edges(ratio)[1]
+
+
+def marchenko_pastur_density(s, ratio: float) -> np.ndarray:
+    r"""Density :math:`q(s)` of the non-zero singular values of :math:`W_0`, :math:`\gamma = N/d`
+    (zero outside the support); same shape as ``s``."""
+    g = _check_ratio(ratio)
+    s = np.asarray(s, dtype=float)
+    lo, hi = bulk_edges(g)
+    lam = s * s
+    inside = (s > lo) & (s < hi)
+    out = np.zeros_like(s)
+    li = lam[inside]
+    out[inside] = 2 * s[inside] * np.sqrt((hi ** 2 - li) * (li - lo ** 2)) / (
+        2 * np.pi * min(g, 1.0) * li)
+    return out
+
+
+def marchenko_pastur_cdf(s, ratio: float, grid: int = 20001) -> np.ndarray:
+    r"""Distribution function of the singular-value density, by trapezoidal integration."""
+    g = _check_ratio(ratio)
+    lo, hi = bulk_edges(g)
+    t = np.linspace(lo, hi, check_int(grid, "grid", 3))
+    q = marchenko_pastur_density(t, g)
+    F = np.concatenate([[0.0], np.cumsum(0.5 * (q[1:] + q[:-1]) * np.diff(t))])
+    F /= F[-1]  # removes the O(grid^-1.5) error of the square-root edges
+    return np.interp(np.asarray(s, dtype=float), t, F)
+
+
+def ks_distance(singular, ratio: float) -> float:
+    r"""Kolmogorov--Smirnov distance between the empirical law of ``singular`` and
+    the Marchenko--Pastur singular-value law with :math:`\gamma` = ``ratio``."""
+    s = np.sort(check_array(singular, "singular", ndim=1))
+    m = s.size
+    F = marchenko_pastur_cdf(s, ratio)
+    i = np.arange(1, m + 1)
+    return float(max(np.max(i / m - F), np.max(F - (i - 1) / m)))
+
+
+def count_outliers(singular, edge: float, margin: float = 0.05) -> int:
+    r"""Number of singular values above ``edge * (1 + margin)``.
+
+    The margin absorbs finite-size fluctuations of the largest bulk value
+    (of order :math:`N^{-2/3}`) and the slight widening of the bulk by the update.
+    """
+    s = check_array(singular, "singular", ndim=1)
+    edge = check_real(edge, "edge", low=0.0, low_open=True)
+    margin = check_real(margin, "margin", low=0.0)
+    return int(np.sum(s > edge * (1 + margin)))

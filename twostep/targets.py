@@ -1,0 +1,191 @@
+r"""Target functions: link functions and the single- and multi-index teachers.
+
+A *link* :math:`g:\mathbb{R}\to\mathbb{R}` is described by its Hermite
+coefficients :math:`c_k(g) = \mathbb{E}[g(z)\mathrm{He}_k(z)]` and its
+information exponent, the smallest :math:`k\ge 1` with :math:`c_k(g)\ne 0`.
+A teacher draws orthonormal directions :math:`\beta^*_1,\dots,\beta^*_r` and
+labels
+
+.. math:: y = \sum_{r} g_r(\langle\beta^*_r, x\rangle) + \varepsilon,
+          \qquad \varepsilon\sim N(0, s^2).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ._validation import check_array, check_int, check_real, check_rng
+from .hermite import DEFAULT_POINTS, gaussian_expectation, hermite_coefficients, hermite_polynomial
+from .hermite import information_exponent as _information_exponent
+
+#: Hermite degree up to which a link's coefficients are tabulated.
+MAX_DEGREE = 12
+
+
+class Link:
+    r"""A link function :math:`g` with its Hermite description.
+
+    Parameters
+    ----------
+    func : callable
+        Vectorised :math:`g`, mapping an array to an array of the same shape.
+    name : str
+        Label used in tables and legends.
+    """
+
+    def __init__(self, func: Callable[[np.ndarray], np.ndarray], name: str):
+        if not callable(func):
+            raise TypeError(f"func must be callable, got {type(func).__name__}")
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a string, got {type(name).__name__}")
+        self.func = func
+        self.name = name
+        self._coef = None
+
+    def __call__(self, z) -> np.ndarray:
+        return self.func(np.asarray(z))
+
+    @property
+    def coefficients(self) -> np.ndarray:
+        r""":math:`c_0, \dots, c_{12}`, shape ``(13,)``, by quadrature."""
+        if self._coef is None:
+            c = hermite_coefficients(self.func, MAX_DEGREE)
+            # Quadrature noise on coefficients that vanish by symmetry is
+            # ~1e-15; zero it so that the information exponent is exact.
+            c[np.abs(c) < 1e-10] = 0.0
+            self._coef = c
+        return self._coef
+
+    @property
+    def information_exponent(self) -> int | None:
+        """Smallest ``k >= 1`` with ``c_k != 0`` (``None`` if ``g`` is constant)."""
+        return _information_exponent(self.coefficients, tol=1e-10)
+
+    @property
+    def second_moment(self) -> float:
+        r""":math:`\mathbb{E}[g(z)^2]`."""
+        return gaussian_expectation(lambda z: self.func(z) ** 2)
+
+    def moment(self, func: Callable[[np.ndarray], np.ndarray]) -> float:
+        r""":math:`\mathbb{E}[F(z, g(z))]` for ``func(z, gz)``, e.g. ``lambda z, g: g**3 * z``."""
+        return gaussian_expectation(lambda z: func(z, self.func(z)), DEFAULT_POINTS)
+
+    def __add__(self, other: "Link") -> "Link":
+        if not isinstance(other, Link):
+            return NotImplemented
+        f, g = self.func, other.func
+        return Link(lambda z: f(z) + g(z), f"{self.name} + {other.name}")
+
+    def __mul__(self, scale) -> "Link":
+        scale = check_real(scale, "scale")
+        f = self.func
+        return Link(lambda z: scale * f(z), f"{scale:g}·{self.name}")
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        return f"Link({self.name})"
+
+
+def hermite_link(k: int) -> Link:
+    r"""Normalised :math:`\mathrm{He}_k/\sqrt{k!}`: unit variance, information exponent ``k``."""
+    k = check_int(k, "k", 1)
+    norm = math.sqrt(math.factorial(k))
+    return Link(lambda z: hermite_polynomial(k, z) / norm, f"He_{k}")
+
+
+def odd_bounded_link(frequency: float = 2.0) -> Link:
+    r"""A bounded odd link with no linear part, normalised to unit variance:
+
+    .. math:: g(z) = \frac{\sin(\omega z) - c_1 z}{\sqrt{\mathbb{E}[\sin^2(\omega z)] - c_1^2}},
+              \qquad c_1 = \mathbb{E}[z\sin(\omega z)] = \omega e^{-\omega^2/2}.
+
+    Odd, so :math:`c_2 = 0`; :math:`c_3 = -\omega^3 e^{-\omega^2/2} \ne 0`:
+    information exponent 3, with tails no heavier than linear (unlike He_3).
+    """
+    w = check_real(frequency, "frequency", low=0.0, low_open=True)
+    c1 = w * math.exp(-w * w / 2)
+    var = 0.5 * (1.0 - math.exp(-2.0 * w * w)) - c1 * c1
+    scale = 1.0 / math.sqrt(var)
+    return Link(lambda z: scale * (np.sin(w * z) - c1 * z), f"odd sin({w:g}z)")
+
+
+#: Names accepted by :func:`get_link`.
+LINKS = ("he1", "he2", "he3", "he4", "odd")
+
+
+def get_link(name: str) -> Link:
+    """A link by name: ``"he1"`` ... ``"he4"`` (normalised Hermite), ``"odd"`` (bounded odd)."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be one of {list(LINKS)}, got {name!r}")
+    if name == "odd":
+        return odd_bounded_link()
+    if name in LINKS:
+        return hermite_link(int(name[2:]))
+    raise ValueError(f"name must be one of {list(LINKS)}, got {name!r}")
+
+
+class Teacher:
+    r"""A multi-index teacher :math:`y = \sum_r g_r(\langle\beta^*_r, x\rangle) + \varepsilon`.
+
+    Parameters
+    ----------
+    links : Link or sequence of Link
+        One link per direction.
+    d : int
+        Input dimension.
+    rng : numpy.random.Generator
+        Draws the directions (orthonormalised Gaussian vectors).
+    noise : float, optional
+        Standard deviation ``s >= 0`` of the label noise.
+
+    Attributes
+    ----------
+    directions : ndarray, shape (r, d)
+        Orthonormal rows :math:`\beta^*_r`.
+    """
+
+    def __init__(self, links, d: int, rng: np.random.Generator, noise: float = 0.0):
+        if isinstance(links, Link):
+            links = [links]
+        if not isinstance(links, Sequence) or not links or not all(isinstance(g, Link) for g in links):
+            raise TypeError("links must be a Link or a non-empty sequence of Link")
+        d = check_int(d, "d", 1)
+        if len(links) > d:
+            raise ValueError(f"the number of links ({len(links)}) must be <= d ({d})")
+        check_rng(rng)
+        self.links = list(links)
+        self.d = d
+        self.noise = check_real(noise, "noise", low=0.0)
+        q, r = np.linalg.qr(rng.standard_normal((d, len(links))))
+        self.directions = (q * np.sign(np.diag(r))).T.copy()
+
+    @property
+    def rank(self) -> int:
+        return len(self.links)
+
+    def labels(self, X, rng: np.random.Generator) -> np.ndarray:
+        r"""Labels :math:`y_j`, shape ``(n,)``, for inputs ``X`` of shape ``(n, d)``."""
+        X = check_array(X, "X", ndim=2, shape=(None, self.d))
+        check_rng(rng)
+        Z = X @ self.directions.T
+        y = np.zeros(X.shape[0], dtype=X.dtype)
+        for r, g in enumerate(self.links):
+            y += g(Z[:, r])
+        if self.noise > 0:
+            y += self.noise * rng.standard_normal(X.shape[0]).astype(X.dtype, copy=False)
+        return y
+
+    @property
+    def second_moment(self) -> float:
+        r""":math:`\mathbb{E}[y^2]` (directions orthonormal, so cross terms factorise)."""
+        means = [g.coefficients[0] for g in self.links]
+        total = sum(g.second_moment for g in self.links) + self.noise ** 2
+        total += sum(means) ** 2 - sum(m * m for m in means)
+        return float(total)
+
+    def __repr__(self) -> str:
+        return f"Teacher([{', '.join(g.name for g in self.links)}], d={self.d}, noise={self.noise:g})"

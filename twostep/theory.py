@@ -1,0 +1,73 @@
+r"""The theory's predictions, as functions of the step-size exponents and the model.
+
+* Number of outliers that the second step adds:
+  :math:`\Lambda(\alpha_1,\alpha_2) = \min\big(L-1,\ \lfloor\alpha_2/(1/2-\alpha_1)\rfloor\big)`.
+* The :math:`k`-th term of the second update has size of order
+  :math:`N^{\alpha_2 - k(1/2-\alpha_1)}`.
+* One step learns :math:`v = X^\top y/n`, whose overlap with :math:`\beta^*` tends to
+  :math:`c_1/\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}`, :math:`\psi = n/d`.
+* If :math:`\alpha_1+\alpha_2<1/2` the two steps act like one step of size :math:`\eta_1+\eta_2`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validation import check_alpha, check_array, check_int, check_real
+
+# Ratios such as 0.1 / (0.5 - 0.4) come out as 0.99999... in floating point;
+# the floor must see the exact rational value, hence a relative tolerance.
+_FLOOR_TOL = 1e-9
+
+
+def spike_exponent(k: int, alpha1: float, alpha2: float) -> float:
+    r"""Exponent :math:`\alpha_2 - k(1/2-\alpha_1)` of the size of the :math:`k`-th term."""
+    k = check_int(k, "k", 0)
+    return check_alpha(alpha2, "alpha2") - k * (0.5 - check_alpha(alpha1, "alpha1"))
+
+
+def n_spikes(alpha1: float, alpha2: float, L: int | None = None) -> int:
+    r""":math:`\Lambda(\alpha_1,\alpha_2) = \min(L-1, \lfloor\alpha_2/(1/2-\alpha_1)\rfloor)`.
+
+    ``L`` is the degree of a polynomial activation; ``None`` means no cap.
+    """
+    a1, a2 = check_alpha(alpha1, "alpha1"), check_alpha(alpha2, "alpha2")
+    count = math.floor(a2 / (0.5 - a1) * (1 + _FLOOR_TOL))
+    if L is not None:
+        count = min(check_int(L, "L", 1) - 1, count)
+    return int(count)
+
+
+def spike_terms(alpha1: float, alpha2: float, mu) -> list[int]:
+    r"""The orders :math:`k = 1..\Lambda` whose term exists, i.e. :math:`\mu_{k+1}\ne 0`.
+
+    ``mu`` holds :math:`\mu_0, \mu_1, \dots` (for a polynomial, up to :math:`\mu_L`;
+    e.g. for tanh the even ones vanish, removing :math:`k = 1, 3, \dots`).
+    """
+    mu = check_array(mu, "mu", ndim=1)
+    lam = n_spikes(alpha1, alpha2, L=mu.size - 1)
+    return [k for k in range(1, lam + 1) if abs(mu[k + 1]) > 1e-12]
+
+
+def single_step_equivalent(alpha1: float, alpha2: float) -> bool:
+    r"""True when :math:`\alpha_1+\alpha_2<1/2`: no new outlier, one step of size :math:`\eta_1+\eta_2`."""
+    return check_alpha(alpha1, "alpha1") + check_alpha(alpha2, "alpha2") < 0.5
+
+
+def one_step_overlap(c1: float, second_moment: float, psi: float) -> float:
+    r"""Limit of :math:`|\langle v/\|v\|, \beta^*\rangle|`: :math:`|c_1|/\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}`."""
+    c1 = check_real(c1, "c1")
+    m2 = check_real(second_moment, "second_moment", low=0.0, low_open=True)
+    psi = check_real(psi, "psi", low=0.0, low_open=True)
+    return abs(c1) / math.sqrt(c1 * c1 + m2 / psi)
+
+
+def phase_boundaries(alpha1, k: int) -> np.ndarray:
+    r"""The line :math:`\alpha_2 = k(1/2-\alpha_1)` where :math:`\Lambda` steps from :math:`k-1` to :math:`k`."""
+    k = check_int(k, "k", 1)
+    a1 = np.asarray(alpha1, dtype=float)
+    if np.any((a1 < 0) | (a1 >= 0.5)):
+        raise ValueError("alpha1 must lie in [0, 1/2)")
+    return k * (0.5 - a1)

@@ -1,0 +1,149 @@
+r"""One and two steps of gradient descent on the first layer.
+
+Only :math:`W` is trained; :math:`a` stays at its initial value.
+
+.. math::
+    W_1 = W_0 - \eta_1\nabla L(W_0; X_1, y_1),\qquad
+    W_2 = W_1 - \eta_2\nabla L(W_1; X_2, y_2),\qquad \eta_t = c_t N^{\alpha_t},
+
+with :math:`(X_2, y_2) = (X_1, y_1)` for a *reused* batch and an
+independent batch of the same size for a *fresh* one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._validation import check_alpha, check_choice, check_int, check_real, check_rng
+from .activations import Activation
+from .network import _check_activation, _check_network, _gradient, gaussian_inputs, initialise
+from .targets import Link, Teacher
+
+BATCHES = ("reused", "fresh")
+
+
+def step_size(c: float, alpha: float, N: int) -> float:
+    r"""Learning rate :math:`\eta = c\,N^{\alpha}`, with ``c > 0`` and ``alpha`` in ``[0, 1/2)``."""
+    c = check_real(c, "c", low=0.0, low_open=True)
+    alpha = check_alpha(alpha)
+    N = check_int(N, "N")
+    return c * N ** alpha
+
+
+def one_step(W, a, X, y, activation: Activation, eta: float) -> np.ndarray:
+    r"""One gradient step :math:`W - \eta\nabla L(W; X, y)`, shape ``(N, d)``."""
+    W, a, X, y = _check_network(W, a, X, y)
+    _check_activation(activation)
+    eta = check_real(eta, "eta", low=0.0)
+    G = _gradient(W, a, X, y, activation)
+    G *= -eta
+    G += W
+    return G
+
+
+@dataclass
+class TwoStepRun:
+    r"""Everything a two-step experiment produced.
+
+    Shapes: ``W0, W1, W2`` are ``(N, d)``; ``a`` is ``(N,)``; ``X1, X2`` are
+    ``(n, d)``; ``y1, y2`` are ``(n,)``. With ``batch == "reused"``, ``X2 is X1``.
+    """
+
+    W0: np.ndarray
+    a: np.ndarray
+    W1: np.ndarray
+    W2: np.ndarray
+    X1: np.ndarray
+    y1: np.ndarray
+    X2: np.ndarray
+    y2: np.ndarray
+    eta1: float
+    eta2: float
+    batch: str
+    activation: Activation
+    teacher: Teacher
+    params: dict = field(default_factory=dict)
+
+    @property
+    def N(self) -> int:
+        return self.W0.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.W0.shape[1]
+
+    @property
+    def n(self) -> int:
+        return self.X1.shape[0]
+
+    @property
+    def v(self) -> np.ndarray:
+        r"""First-step direction :math:`v = X_1^\top y_1/n`, shape ``(d,)``."""
+        return self.X1.T @ self.y1 / self.n
+
+
+def _check_steps(steps):
+    try:
+        (c1, a1), (c2, a2) = steps
+    except (TypeError, ValueError):
+        raise TypeError("steps must be ((c1, alpha1), (c2, alpha2))") from None
+    check_real(c1, "c1", low=0.0, low_open=True)
+    check_real(c2, "c2", low=0.0, low_open=True)
+    return (c1, check_alpha(a1, "alpha1")), (c2, check_alpha(a2, "alpha2"))
+
+
+def run_two_steps(N: int, n: int, d: int, activation: Activation, target, steps,
+                  batch: str, rng: np.random.Generator, noise: float = 0.0,
+                  dtype=np.float64) -> TwoStepRun:
+    r"""Draw a problem and take two gradient steps.
+
+    Parameters
+    ----------
+    N, n, d : int
+        Width, batch size, input dimension.
+    activation : Activation
+    target : Link, sequence of Link, or Teacher
+        The link(s) of the teacher; a :class:`Teacher` is used as given.
+    steps : ((c1, alpha1), (c2, alpha2))
+        Step sizes :math:`\eta_t = c_t N^{\alpha_t}`.
+    batch : {"reused", "fresh"}
+    rng : numpy.random.Generator
+        Drawn in this order: teacher directions (if not given), ``W0``, ``a``,
+        ``X1``, label noise of batch 1, then ``X2`` and its noise if fresh.
+    noise : float
+        Label-noise standard deviation (ignored when a Teacher is given).
+    dtype : float64 or float32
+
+    Returns
+    -------
+    TwoStepRun
+    """
+    N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
+    _check_activation(activation)
+    (c1, al1), (c2, al2) = _check_steps(steps)
+    check_choice(batch, "batch", BATCHES)
+    check_rng(rng)
+    if isinstance(target, Teacher):
+        if target.d != d:
+            raise ValueError(f"target (a Teacher) has d={target.d}, but d={d}")
+        teacher = target
+    else:
+        teacher = Teacher(target, d, rng, noise=noise)
+    W0, a = initialise(N, d, rng, dtype)
+    X1 = gaussian_inputs(n, d, rng, dtype)
+    y1 = teacher.labels(X1, rng)
+    if batch == "reused":
+        X2, y2 = X1, y1
+    else:
+        X2 = gaussian_inputs(n, d, rng, dtype)
+        y2 = teacher.labels(X2, rng)
+    eta1, eta2 = step_size(c1, al1, N), step_size(c2, al2, N)
+    W1 = one_step(W0, a, X1, y1, activation, eta1)
+    W2 = one_step(W1, a, X2, y2, activation, eta2)
+    params = dict(N=N, n=n, d=d, c1=c1, alpha1=al1, c2=c2, alpha2=al2, batch=batch,
+                  activation=activation.name, links=[g.name for g in teacher.links],
+                  noise=teacher.noise, dtype=np.dtype(dtype).name)
+    return TwoStepRun(W0, a, W1, W2, X1, y1, X2, y2, eta1, eta2, batch, activation,
+                      teacher, params)
