@@ -16,6 +16,8 @@ decomposition  The exact terms T_k of the second update and their rank-one signa
 spectra        Top-k singular triplets, full spectra, the Marchenko-Pastur bulk.
 alignment      Overlaps with the target directions; the memorisation diagnostic.
 theory         Lambda(alpha1, alpha2), spike exponents, the one-step overlap.
+sweep          Seeds and parameter grids across processes; means and standard errors.
+plotting       Shared figure helpers (imported on demand: twostep.plotting).
 """
 
 from .activations import (ACTIVATIONS, Activation, CentredReLU, PolynomialActivation, Tanh,
@@ -28,6 +30,7 @@ from .hermite import (gauss_nodes, gaussian_expectation, hermite_coefficients,
 from .network import correlation_loss, forward, gaussian_inputs, gradient, initialise
 from .spectra import (bulk_edge, bulk_edges, count_outliers, ks_distance, marchenko_pastur_cdf,
                       marchenko_pastur_density, singular_values, top_singular)
+from .sweep import loglog_slope, rng_for, summarise, sweep
 from .targets import LINKS, Link, Teacher, get_link, hermite_link, odd_bounded_link
 from .theory import (n_spikes, one_step_overlap, phase_boundaries, single_step_equivalent,
                      spike_exponent, spike_terms)

@@ -1,0 +1,90 @@
+"""Plotting helpers shared by the chapters (matplotlib).
+
+Every chapter draws the same few kinds of figure: a spectrum against the
+Marchenko--Pastur bulk, quantities against N with error bars over seeds and
+a theory line, and overlaps against a chance level. They live here so the
+chapters stay a narrative and the figures look alike.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import check_array, check_int, check_real
+from .spectra import bulk_edge, bulk_edges, marchenko_pastur_density
+
+#: Colours for reused / fresh batches and for theory lines, used book-wide.
+COLORS = {"reused": "#c0392b", "fresh": "#2471a3", "theory": "0.15", "chance": "0.55",
+          "one-step": "#7d3c98"}
+
+
+def use_book_style() -> None:
+    """Set matplotlib defaults for the book's figures (size, fonts, grid)."""
+    import matplotlib as mpl
+
+    mpl.rcParams.update({
+        "figure.figsize": (7.0, 3.6), "figure.dpi": 110, "savefig.dpi": 110,
+        "font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "legend.fontsize": 8.5,
+        "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
+        "axes.spines.right": False, "figure.constrained_layout.use": True,
+    })
+
+
+def plot_spectrum(ax, singular, ratio: float, bins: int = 60, label: str | None = None,
+                  color: str = "0.6", n_outliers_max: int = 10, margin: float = 0.05):
+    r"""Histogram of singular values (density), the Marchenko--Pastur density for
+    :math:`\gamma=N/d`, the bulk edge, and the values beyond the edge as ticks.
+
+    Returns the number of values above ``edge * (1 + margin)``.
+    """
+    s = check_array(singular, "singular", ndim=1)
+    ratio = check_real(ratio, "ratio", low=0.0, low_open=True)
+    bins = check_int(bins, "bins", 2)
+    lo, hi = bulk_edges(ratio)
+    edge = bulk_edge(ratio)
+    bulk = s[s <= edge * (1 + margin)]
+    outliers = np.sort(s[s > edge * (1 + margin)])[::-1]
+    ax.hist(bulk, bins=bins, density=True, color=color, alpha=0.8,
+            label=label or "singular values", weights=np.full(bulk.size, bulk.size / s.size))
+    t = np.linspace(lo, hi, 400)
+    ax.plot(t, marchenko_pastur_density(t, ratio), color=COLORS["theory"], lw=1.3,
+            label=f"Marchenko–Pastur, N/d = {ratio:g}")
+    ax.axvline(edge, color=COLORS["theory"], ls=":", lw=1, label=f"bulk edge {edge:.2f}")
+    for x in outliers[:n_outliers_max]:
+        ax.axvline(x, color=COLORS["reused"], lw=1.6, ymax=0.35)
+    if outliers.size:
+        ax.plot([], [], color=COLORS["reused"], lw=1.6, label=f"{outliers.size} beyond the edge")
+    ax.set_xlabel("singular value")
+    ax.set_ylabel("density")
+    return int(outliers.size)
+
+
+def errorbars(ax, x, mean, sem, label: str | None = None, **kwargs):
+    """Means with error bars (standard error over seeds) joined by a line."""
+    kwargs.setdefault("marker", "o")
+    kwargs.setdefault("capsize", 3)
+    kwargs.setdefault("ms", 4)
+    return ax.errorbar(np.asarray(x), np.asarray(mean), yerr=np.asarray(sem), label=label,
+                       **kwargs)
+
+
+def theory_power_law(ax, x, exponent: float, anchor_x: float, anchor_y: float,
+                     label: str | None = None, **kwargs):
+    r"""Draw :math:`y = y_0 (x/x_0)^{\text{exponent}}` through ``(anchor_x, anchor_y)``.
+
+    The anchor fixes only the constant, which the theory does not give; the
+    slope is the prediction being compared.
+    """
+    x = np.asarray(x, dtype=float)
+    kwargs.setdefault("color", COLORS["theory"])
+    kwargs.setdefault("ls", "--")
+    kwargs.setdefault("lw", 1)
+    return ax.plot(x, anchor_y * (x / anchor_x) ** exponent, label=label, **kwargs)
+
+
+def chance_line(ax, value: float, label: str = r"chance $1/\sqrt{d}$", **kwargs):
+    """A horizontal line at the chance level of an overlap."""
+    kwargs.setdefault("color", COLORS["chance"])
+    kwargs.setdefault("ls", ":")
+    kwargs.setdefault("lw", 1.2)
+    return ax.axhline(value, label=label, **kwargs)
