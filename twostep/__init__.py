@@ -16,6 +16,7 @@ decomposition  The exact terms T_k of the second update and their rank-one signa
 spectra        Top-k singular triplets, full spectra, the Marchenko-Pastur bulk.
 alignment      Overlaps with the target directions; the memorisation diagnostic.
 theory         Lambda(alpha1, alpha2), spike exponents, the one-step overlap.
+readout        Ridge readout on frozen features and its test error.
 sweep          Seeds and parameter grids across processes; means and standard errors.
 plotting       Shared figure helpers (imported on demand: twostep.plotting).
 """
@@ -28,6 +29,8 @@ from .decomposition import (RankOne, reuse_weights, second_step_term, second_ste
 from .hermite import (gauss_nodes, gaussian_expectation, hermite_coefficients,
                       hermite_polynomial, information_exponent)
 from .network import correlation_loss, forward, gaussian_inputs, gradient, initialise
+from .readout import (DEFAULT_LAMBDAS, ReadoutResult, best_linear_error, features, mse,
+                      readout_error, ridge, ridge_path, select_penalty)
 from .spectra import (bulk_edge, bulk_edges, count_outliers, ks_distance, marchenko_pastur_cdf,
                       marchenko_pastur_density, singular_values, top_singular)
 from .sweep import loglog_slope, rng_for, summarise, sweep
