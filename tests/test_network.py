@@ -57,3 +57,13 @@ def test_float32_keeps_dtype():
     G64 = ts.gradient(W.astype(float), a.astype(float), X.astype(float), y.astype(float),
                       ts.get_activation("poly4"))
     np.testing.assert_allclose(G, G64, rtol=1e-4, atol=1e-6)
+
+
+def test_blocked_gradient_equals_single_block():
+    from twostep.network import _gradient
+
+    W, a, X, y, act = small_problem(N=13, n=9, d=6)
+    whole = _gradient(W, a, X, y, act, block_elements=10 ** 6)
+    for block in (1, 9, 20, 50):  # one row, one row exactly, two rows, several
+        np.testing.assert_allclose(_gradient(W, a, X, y, act, block_elements=block), whole,
+                                   rtol=1e-13, atol=1e-15)

@@ -74,21 +74,27 @@ class PolynomialActivation(Activation):
         self._series = [series_to_hermite_e(self.mu)]
         self.name = name or "poly(" + ", ".join(f"{m:g}" for m in mu) + ")"
 
-    def _deriv_series(self, order: int) -> np.ndarray:
-        # Cache the hermite_e series of each derivative: the second step
-        # evaluates sigma^(k+1) on N x n matrices for every k.
+    def _power_coefficients(self, order: int) -> np.ndarray:
+        # Cache the monomial coefficients of each derivative: the second step
+        # evaluates sigma^(k+1) on N x n matrices for every k, and Horner's
+        # rule in place needs one temporary where Clenshaw's needs several.
         while len(self._series) <= order:
             prev = self._series[-1]
             self._series.append(H.hermeder(prev) if prev.size > 1 else np.zeros(1))
-        return self._series[order]
+        return H.herme2poly(self._series[order])
 
     def derivative(self, z, order: int = 1) -> np.ndarray:
         order = check_int(order, "order", 0)
         z = np.asarray(z)
+        dtype = np.result_type(z, np.float32)
         if order > self.degree:
-            return np.zeros_like(z, dtype=np.result_type(z, np.float32))
-        coef = self._deriv_series(order).astype(np.result_type(z, np.float32), copy=False)
-        return H.hermeval(z, coef)
+            return np.zeros_like(z, dtype=dtype)
+        coef = self._power_coefficients(order).astype(dtype)
+        out = np.full_like(z, coef[-1], dtype=dtype)
+        for c in coef[-2::-1]:
+            out *= z
+            out += c
+        return out
 
     def hermite_coefficients(self, degree: int, points: int = DEFAULT_POINTS) -> np.ndarray:
         """Exact: the stored ``mu`` padded with zeros (quadrature would agree)."""

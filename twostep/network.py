@@ -97,12 +97,24 @@ def gradient(W, a, X, y, activation: Activation) -> np.ndarray:
     return _gradient(W, a, X, y, activation)
 
 
-def _gradient(W, a, X, y, activation):
-    # Unchecked core, shared with the training loop. The N x n matrix is
-    # built once and scaled in place: peak memory is W, X and one N x n array.
-    M = activation.derivative(W @ X.T, 1)
-    M *= y[None, :]
-    M *= a[:, None]
-    G = M @ X
-    G *= -1.0 / X.shape[0]
+#: Elements of the largest temporary the gradient builds: blocks of neurons
+#: of ~4M entries (32 MB in float64) keep the N x n pre-activation out of
+#: memory while each block's product stays large enough for BLAS to run at speed.
+BLOCK_ELEMENTS = 1 << 22
+
+
+def _gradient(W, a, X, y, activation, block_elements: int = BLOCK_ELEMENTS):
+    # Unchecked core, shared with the training loop: per block of neurons, one
+    # product for the pre-activations, sigma' and the label/readout scalings in
+    # place, one product into the block's rows of G.
+    N, n = W.shape[0], X.shape[0]
+    rows = max(1, min(N, block_elements // max(n, 1)))
+    G = np.empty_like(W)
+    scale = W.dtype.type(-1.0 / n)
+    for start in range(0, N, rows):
+        block = slice(start, min(N, start + rows))
+        M = activation.derivative(W[block] @ X.T, 1)
+        M *= y[None, :]
+        M *= (scale * a[block])[:, None]
+        np.matmul(M, X, out=G[block])
     return G
