@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Build the book or run the test suite, in the project's own virtual environment.
+
+    python3 tools/dev.py book          execute every chapter, build _build/html strictly
+    python3 tools/dev.py test [ARGS]   unit tests, every chapter, strict build (ARGS go to pytest)
+
+Both create .venv on first use and reinstall it only when requirements.txt or
+pyproject.toml change. Stdlib only: this runs before .venv exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+BIN = VENV / "bin"
+# Inside .venv, so deleting the venv also forgets that it was complete.
+STAMP = VENV / ".twostep-install-hash"
+INSTALL_INPUTS = ("requirements.txt", "pyproject.toml")
+
+sys.path.insert(0, str(ROOT / "tools"))
+import bookbuild  # noqa: E402  (needs the path above)
+
+
+def say(message: str) -> None:
+    print(f"[dev] {message}", flush=True)
+
+
+def run(args: list, **kwargs) -> None:
+    say("$ " + " ".join(str(a) for a in args))
+    subprocess.run([str(a) for a in args], check=True, **kwargs)
+
+
+def install_hash() -> str:
+    digest = hashlib.sha256()
+    for name in INSTALL_INPUTS:
+        digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def ensure_venv() -> Path:
+    """Return .venv's python, creating or updating the environment if needed."""
+    if sys.version_info < (3, 11):
+        sys.exit(f"Python >= 3.11 is required, this is {sys.version.split()[0]}")
+    python = BIN / "python"
+    if not python.exists():
+        if VENV.exists():
+            # Left over from an interrupted creation; pip cannot repair it.
+            shutil.rmtree(VENV)
+        run([sys.executable, "-m", "venv", VENV])
+    wanted = install_hash()
+    if STAMP.is_file() and STAMP.read_text().strip() == wanted:
+        say("reusing .venv (requirements.txt and pyproject.toml unchanged)")
+        return python
+    # Removed first, so an install that fails half-way is retried next time.
+    STAMP.unlink(missing_ok=True)
+    run(
+        [python, "-m", "pip", "install", "--disable-pip-version-check",
+         "-r", "requirements.txt", "-e", "."],
+        cwd=ROOT,
+    )
+    STAMP.write_text(wanted + "\n")
+    return python
+
+
+def use_venv_environment() -> None:
+    os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+    os.environ["VIRTUAL_ENV"] = str(VENV)
+    os.environ.pop("PYTHONHOME", None)
+    # Silence two warnings that every kernel start would print: jupyter_core's
+    # platformdirs migration notice and debugpy's frozen-modules notice.
+    os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+
+
+def root_page() -> Path:
+    """HTML of the _toc.yml root, the first page a reader sees."""
+    toc = (ROOT / "_toc.yml").read_text()
+    match = re.search(r"^root:\s*(\S+)", toc, re.MULTILINE)
+    docname = re.sub(r"\.(md|ipynb)$", "", match.group(1)) if match else "index"
+    return Path("_build/html") / (docname + ".html")
+
+
+def print_outputs() -> None:
+    say("outputs:")
+    for label, rel in [
+        ("book", Path("_build/html/index.html")),
+        ("first page", root_page()),
+        ("build log", bookbuild.BUILD_LOG),
+    ]:
+        if (ROOT / rel).exists():
+            say(f"  {label:11} {ROOT / rel}")
+    reports = sorted((ROOT / bookbuild.REPORTS).rglob("*.err.log"))
+    for report in reports:
+        say(f"  {'failed':11} {report}")
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("book", "test"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    command, extra = argv[0], argv[1:]
+    os.chdir(ROOT)
+    started = time.perf_counter()
+    try:
+        python = ensure_venv()
+    except subprocess.CalledProcessError as error:
+        say(f"setting up .venv failed (exit {error.returncode}); see the output above")
+        return error.returncode or 1
+    use_venv_environment()
+    ready = time.perf_counter()
+    say(f"environment ready in {ready - started:.1f} s")
+
+    if command == "book":
+        if extra:
+            print("'book' takes no arguments", file=sys.stderr)
+            return 2
+        code, _ = bookbuild.strict_build(ROOT, str(BIN / "jupyter-book"), echo=True)
+    else:
+        code = subprocess.call([str(python), "-m", "pytest", *extra], cwd=ROOT)
+
+    say(f"{command} finished with exit code {code} in {time.perf_counter() - ready:.1f} s")
+    print_outputs()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
