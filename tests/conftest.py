@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-# tools/ holds book_cache.py, shared with the Sphinx build (see _config.yml).
+# tools/ holds bookbuild.py, shared with the Sphinx build (see _config.yml).
 sys.path.insert(0, str(ROOT / "tools"))
 
 

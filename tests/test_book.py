@@ -26,6 +26,9 @@ REPORTS = ROOT / bookbuild.REPORTS
 
 # docname -> True (executed or found in the cache) / False (failed), this run.
 _chapter_ok: dict[str, bool] = {}
+# "exit": the strict build's exit code, once it ran in this session; the
+# browser tests (tests/test_browser.py) test its pages only if it is 0.
+_build_result: dict[str, int] = {}
 
 
 def _toc_docnames() -> list[str]:
@@ -175,6 +178,7 @@ def test_chapter_executes(docname, fresh_cache, book_summary):
 @pytest.mark.book
 def test_book_builds_strictly(book_summary):
     failed = [d for d, ok in _chapter_ok.items() if not ok]
+    _build_result["exit"] = 1  # until the build below has passed
     if failed:
         # Building would execute the broken chapters a second time, only to
         # fail on the same error.
@@ -206,6 +210,7 @@ def test_book_builds_strictly(book_summary):
         f"the build executed {sorted(twice)} again although the test items had just "
         "executed them: the pytest side and myst-nb no longer hash notebooks alike"
     )
+    _build_result["exit"] = 0
 
 
 def _executed_in_build(log: str) -> set[str]:

@@ -6,7 +6,11 @@ mode) keys each chapter on its own code cells only. A chapter that calls into
 changes, so the package sources and ``requirements.txt`` are fingerprinted and
 the cache is thrown away when the fingerprint moves.
 
-It also puts each executed chapter in its page's download menu.
+It also finishes the pages for their readers (see ``setup``): each executed
+chapter in its page's download menu, alt text for every captioned figure, launch
+buttons only when the repository's URL is set, no script that would load from a
+third-party server, glued numpy scalars formatted as numbers, a ``prf:claim``
+directive and a ``{chapter}`` role.
 
 One module, three users, so each rule is written once:
 
@@ -149,21 +153,198 @@ def _on_env_get_outdated(app, env, added, changed, removed):
     return sorted(env.found_docs - added - changed - removed)
 
 
+def _restore_cached_outputs(app, notebook: Path) -> None:
+    """Put the outputs back into a notebook that myst-nb took from the cache.
+
+    On a cache hit myst-nb 1.4 renders the cached outputs but writes the
+    notebook it read, without them, to ``jupyter_execute/``: the download
+    would be a notebook that was never run. Merge the cached outputs in.
+    """
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    if any(cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"):
+        return
+    cache_dir = _cache_dir_of(app)
+    if not cache_dir.is_dir():
+        return
+    from jupyter_cache import get_cache
+
+    try:
+        _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(nb)
+    except KeyError:  # not in the cache: nothing to restore
+        return
+    nbformat.write(merged, notebook)
+
+
 def _offer_executed_notebook(app, pagename, templatename, context, doctree):
     # sphinx-book-theme adds an ".ipynb" entry (with outputs) to a page's
     # download menu when "ipynb_source" is set; myst-nb 1.x no longer sets it.
     executed = Path(app.env.mystnb_config.output_folder) / (pagename + ".ipynb")
     if not executed.is_file():
         return
+    # In place, before the theme's launch buttons copy the same file (501).
+    _restore_cached_outputs(app, executed)
     target = Path(app.outdir) / "_sources" / (pagename + ".ipynb")
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(executed, target)
     context["ipynb_source"] = pagename + ".ipynb"
 
 
+def _figure_alt_text():
+    """A post-transform giving every captioned figure's image its caption as alt text.
+
+    Chapter figures are cell outputs (``mystnb: figure: caption``) or
+    ``{glue:figure}``; neither sets ``alt``. Runs after myst-nb has turned
+    outputs into images (priority 4) and filled in glued values (priority 5),
+    so the alt text carries the caption's numbers. An image outside a captioned
+    figure keeps whatever alt it has; the browser tests flag it if it has none.
+    """
+    from docutils import nodes
+    from sphinx.transforms.post_transforms import SphinxPostTransform
+
+    class FigureAltText(SphinxPostTransform):
+        default_priority = 300
+
+        def run(self, **kwargs):
+            for figure in self.document.findall(nodes.figure):
+                captions = [c for c in figure.children if isinstance(c, nodes.caption)]
+                if not captions:
+                    continue
+                text = " ".join(captions[0].astext().split())
+                for image in figure.findall(nodes.image):
+                    if not image.get("alt", "").strip():
+                        image["alt"] = text
+
+    return FigureAltText
+
+
+def _launch_buttons_need_a_repository(app, config):
+    # Jupyter Book's defaults point the launch buttons at its own repository
+    # unless _config.yml names one; with no URL set, show no launch buttons.
+    options = config.html_theme_options
+    if str(options.get("repository_url") or "").strip():
+        return
+    launch = dict(options.get("launch_buttons") or {})
+    for key in ("binderhub_url", "jupyterhub_url", "colab_url", "deepnote_url",
+                "jupyterlite_url"):
+        launch[key] = ""
+    launch["thebe"] = False
+    options["launch_buttons"] = launch
+
+
+def _colab_opens_the_executed_notebook(app, pagename, templatename, context, doctree):
+    # Colab opens .ipynb files from GitHub only, and the chapters are .md in the
+    # repository. Point its button at the executed notebook of the published
+    # site instead, on the branch _config.yml names; no branch, no Colab button.
+    branch = app.config.twostep_colab_branch
+    for group in context.get("header_buttons", []):
+        if group.get("label") != "launch-buttons":
+            continue
+        kept = []
+        for button in group.get("buttons", []):
+            if button.get("text") == "Colab" and not button["url"].endswith(".ipynb"):
+                if not branch:
+                    continue
+                prefix = button["url"].split("/blob/")[0]
+                button["url"] = f"{prefix}/blob/{branch}/_sources/{pagename}.ipynb"
+            kept.append(button)
+        group["buttons"] = kept
+
+
+_THEBE_ASSETS = ("sphinx-thebe.js", "sphinx-thebe.css")
+
+
+def _drop_unused_thebe(app, pagename, templatename, context, doctree):
+    # sphinx-thebe is always loaded by Jupyter Book; with thebe off its script
+    # only carries the address of a CDN copy of thebe. Ship neither.
+    if (app.config.html_theme_options.get("launch_buttons") or {}).get("thebe"):
+        return
+
+    def is_thebe(asset):
+        if str(getattr(asset, "filename", asset) or "").endswith(_THEBE_ASSETS):
+            return True
+        return "THEBE_JS_URL" in str((getattr(asset, "attributes", None) or {}).get("body", ""))
+
+    for key in ("script_files", "css_files"):
+        if key in context:
+            context[key] = [asset for asset in context[key] if not is_thebe(asset)]
+
+
+def _chapter_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{chapter}`Title <book/name>```: a link once the chapter is in _toc.yml.
+
+    The landing page's reading guide names chapters that are still being
+    written. A chapter in the table of contents becomes a link (like ``{doc}``);
+    one whose source exists but is not in the table yet is named, in italics,
+    as in preparation; a name with no source at all is a warning, so a typo
+    fails the strict build.
+    """
+    from docutils import nodes
+    from sphinx.addnodes import pending_xref
+
+    env = inliner.document.settings.env
+    match = re.fullmatch(r"\s*(.*?)\s*<\s*([^<>]+?)\s*>\s*", text, re.DOTALL)
+    title, target = (match.group(1), match.group(2)) if match else (None, text.strip())
+    docname = target.lstrip("/")
+    root = Path(env.srcdir)
+    # Re-read this page when chapters enter or leave the table of contents.
+    env.note_dependency(str(root / "_toc.yml"))
+    if docname in env.found_docs:
+        node = pending_xref(rawtext, refdomain="std", reftype="doc", reftarget="/" + docname,
+                            refexplicit=bool(title), refdoc=env.docname, refwarn=True)
+        node += nodes.inline(rawtext, title or "", classes=["xref", "std", "std-doc"])
+        return [node], []
+    if any((root / (docname + suffix)).is_file() for suffix in (".md", ".ipynb")):
+        return [nodes.emphasis(rawtext, title or docname), nodes.Text(" (in preparation)")], []
+    message = inliner.reporter.warning(
+        f"chapter {docname!r}: no {docname}.md or {docname}.ipynb", line=lineno)
+    return [inliner.problematic(rawtext, rawtext, message)], [message]
+
+
+# numpy >= 2 prints a scalar as np.float64(0.5); the inside is what glue should see.
+_NUMPY_SCALAR = re.compile(r"np\.[a-z_]+\d*\((.*)\)", re.DOTALL)
+
+
+def _glue_reads_numpy_scalars() -> None:
+    """Let ``{glue:text}`` format numpy scalars as the numbers they are.
+
+    myst-nb 1.4 formats a glued value from its ``text/plain`` repr; under numpy 2
+    that is ``np.float64(0.5)``, so ``{glue:text}`key:.2f``` fails ("could not
+    convert string to float", a warning that fails the strict build) and a plain
+    ``{glue:text}`key``` shows the wrapper. Unwrap the repr before formatting.
+    """
+    from myst_nb.core import variables
+    from myst_nb.ext.glue import crossref, roles
+
+    original = variables.format_plain_text
+    if getattr(original, "unwraps_numpy_scalars", False):
+        return
+
+    def format_plain_text(text: str, fmt_spec: str) -> str:
+        text = {"np.True_": "True", "np.False_": "False"}.get(text.strip(), text)
+        match = _NUMPY_SCALAR.fullmatch(text.strip())
+        return original(match.group(1) if match else text, fmt_spec)
+
+    format_plain_text.unwraps_numpy_scalars = True
+    for module in (variables, crossref, roles):
+        if getattr(module, "format_plain_text", None) is original:
+            module.format_plain_text = format_plain_text
+
+
 def setup(app):
+    app.add_config_value("twostep_colab_branch", "", "html", types=[str])
+    _glue_reads_numpy_scalars()
+    # prf:claim, for the paper's results (tools/prf_claim.py).
+    app.setup_extension("prf_claim")
+    app.add_role("chapter", _chapter_role)
+    app.connect("config-inited", _launch_buttons_need_a_repository)
     app.connect("builder-inited", _on_builder_inited)
     app.connect("env-get-outdated", _on_env_get_outdated)
+    app.add_post_transform(_figure_alt_text())
     # Before the theme builds its header buttons (priority 501).
     app.connect("html-page-context", _offer_executed_notebook, priority=400)
+    # After the theme has added its launch buttons (priority 501).
+    app.connect("html-page-context", _colab_opens_the_executed_notebook, priority=502)
+    app.connect("html-page-context", _drop_unused_thebe, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -2,7 +2,8 @@
 """Build the book or run the test suite, in the project's own virtual environment.
 
     python3 tools/dev.py book          execute every chapter, build _build/html strictly
-    python3 tools/dev.py test [ARGS]   unit tests, every chapter, strict build (ARGS go to pytest)
+    python3 tools/dev.py test [ARGS]   unit tests, every chapter, strict build, browser tests
+                                       (ARGS go to pytest)
 
 Both create .venv on first use and reinstall it only when requirements.txt or
 pyproject.toml change. Stdlib only: this runs before .venv exists.
@@ -71,6 +72,43 @@ def ensure_venv() -> Path:
     return python
 
 
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def ensure_chromium() -> None:
+    """Install Debian's Chromium for tests/test_browser.py if it is missing and we can.
+
+    Only as root with apt-get (a Debian machine, as CI is); elsewhere the browser
+    tests skip and say why. Playwright never downloads a browser of its own.
+    """
+    if CHROMIUM.exists():
+        return
+    if not shutil.which("apt-get") or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        say(f"no {CHROMIUM}, and apt-get as root is not available to install it: "
+            "the browser tests will be skipped (install Debian's `chromium` to run them)")
+        return
+    say(f"no {CHROMIUM}: installing Debian's chromium for the browser tests")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    try:
+        run(["apt-get", "update"], env=env)
+        run(["apt-get", "install", "-y", "chromium"], env=env)
+    except subprocess.CalledProcessError as error:
+        say(f"installing chromium failed (exit {error.returncode}): "
+            "the browser tests will be skipped")
+
+
+def open_chapters_as_notebooks() -> None:
+    """Make JupyterLab in .venv open MyST-Markdown chapters as notebooks (jupytext).
+
+    The same settings file binder/postBuild installs on Binder. Any file of the
+    same name already there is left alone.
+    """
+    settings = VENV / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    if not settings.exists():
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / "tools" / "jupyterlab-overrides.json", settings)
+
+
 def use_venv_environment() -> None:
     os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     os.environ["VIRTUAL_ENV"] = str(VENV)
@@ -115,6 +153,7 @@ def main(argv: list[str]) -> int:
     except subprocess.CalledProcessError as error:
         say(f"setting up .venv failed (exit {error.returncode}); see the output above")
         return error.returncode or 1
+    open_chapters_as_notebooks()
     use_venv_environment()
     ready = time.perf_counter()
     say(f"environment ready in {ready - started:.1f} s")
@@ -125,6 +164,7 @@ def main(argv: list[str]) -> int:
             return 2
         code, _ = bookbuild.strict_build(ROOT, str(BIN / "jupyter-book"), echo=True)
     else:
+        ensure_chromium()
         code = subprocess.call([str(python), "-m", "pytest", *extra], cwd=ROOT)
 
     say(f"{command} finished with exit code {code} in {time.perf_counter() - ready:.1f} s")
