@@ -1,0 +1,175 @@
+"""The first gradient step: its rank-one part, the remainder, and the diagnostics routine."""
+
+import numpy as np
+import pytest
+
+import twostep as ts
+from twostep.first_step import first_step_diagnostics, first_step_spike, rank_one_residual, spike_strength
+
+POLY = ts.get_activation("poly4")
+
+
+def problem(seed=0, N=60, n=80, d=50, activation=POLY, link=None):
+    rng = np.random.default_rng(seed)
+    teacher = ts.Teacher(link or ts.hermite_link(1), d, rng)
+    W0, a = ts.initialise(N, d, rng)
+    X = ts.gaussian_inputs(n, d, rng)
+    return W0, a, X, teacher.labels(X, rng), activation, teacher
+
+
+def test_spike_is_mu1_a_v():
+    W0, a, X, y, act, _ = problem()
+    S = first_step_spike(a, X, y, act)
+    v = X.T @ y / X.shape[0]
+    np.testing.assert_allclose(S.matrix(), np.outer(a, v), rtol=1e-12, atol=1e-14)  # mu1 = 1
+    assert np.linalg.norm(S.left) == pytest.approx(1) and np.linalg.norm(S.right) == pytest.approx(1)
+    # a linear activation has sigma' = mu1 everywhere: the gradient *is* the spike
+    lin = ts.PolynomialActivation([0.0, 2.0])
+    S2 = first_step_spike(a, X, y, lin)
+    G = -ts.gradient(W0, a, X, y, lin)
+    np.testing.assert_allclose(S2.matrix(), G, rtol=1e-12, atol=1e-14)
+    assert rank_one_residual(G, S2) < 1e-10
+    # a negative mu1 flips the left vector, the value stays non-negative
+    S3 = first_step_spike(a, X, y, ts.PolynomialActivation([0.0, -1.0]))
+    np.testing.assert_allclose(S3.matrix(), -np.outer(a, v), rtol=1e-12, atol=1e-14)
+
+
+def test_residual_matches_dense_computation():
+    W0, a, X, y, act, _ = problem(N=40, n=70, d=30)
+    G = -ts.gradient(W0, a, X, y, act)
+    S = first_step_spike(a, X, y, act)
+    dense = np.linalg.norm(G - S.matrix(), 2) / np.linalg.norm(G, 2)
+    assert rank_one_residual(G, S) == pytest.approx(dense, rel=1e-8)
+    assert 0 < dense < 1
+
+
+def test_residual_shrinks_with_size():
+    # ||G - mu1 a v^T|| / ||G|| ~ N^{-1/2}: a factor 4 in N should roughly halve it
+    # (measured: about 0.57 from N = 120 to 480)
+    def mean_residual(N):
+        return np.mean([first_step_diagnostics(N, N, N, POLY, ts.hermite_link(1),
+                                               np.random.default_rng(s))["residual"]
+                        for s in range(4)])
+    assert 0.4 < mean_residual(480) / mean_residual(120) < 0.75
+
+
+def test_spike_strength_formula():
+    assert spike_strength(2.0, 1.0, 1.0, 1.0, 1.0) == pytest.approx(2 * np.sqrt(2))
+    assert spike_strength(1.0, -0.5, 0.0, 4.0, 4.0) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="psi must be in"):
+        spike_strength(1.0, 1.0, 1.0, 1.0, 0.0)
+
+
+def test_diagnostics_agree_with_run_two_steps():
+    steps = [(0.7, 0.0), (1.0, 0.25)]
+    out = first_step_diagnostics(80, 90, 60, POLY, ts.hermite_link(1), np.random.default_rng(3),
+                                 steps=steps, top=2)
+    for i, (c, alpha) in enumerate(steps):
+        run = ts.run_two_steps(80, 90, 60, POLY, ts.hermite_link(1), steps=((c, alpha), (1.0, 0.0)),
+                               batch="reused", rng=np.random.default_rng(3))
+        s, _, Vt = ts.top_singular(run.W1, 2)
+        np.testing.assert_allclose(out["top"][i], s, rtol=1e-10)
+        assert out["eta"][i] == pytest.approx(run.eta1)
+        assert out["right_overlap"][i] == pytest.approx(ts.overlap(Vt[0], run.teacher.directions[0]))
+        assert out["v_overlap"] == pytest.approx(ts.overlap(run.v, run.teacher.directions[0]))
+        assert out["spike"] == pytest.approx(np.linalg.norm(run.a) * np.linalg.norm(run.v))
+    assert out["top"].shape == (2, 2) and out["right_v_overlap"].shape == (2,)
+    assert 0 <= out["best_residual"] <= out["residual"] + 1e-12
+
+
+def test_diagnostics_float32_close_to_float64():
+    kw = dict(N=120, n=120, d=120, activation=POLY, target=ts.hermite_link(1), steps=[(1.0, 0.2)])
+    o64 = first_step_diagnostics(rng=np.random.default_rng(1), **kw)
+    o32 = first_step_diagnostics(rng=np.random.default_rng(1), dtype=np.float32, **kw)
+    # float32 draws differ from float64 draws, so compare statistics, not bits
+    assert abs(o32["residual"] - o64["residual"]) < 0.05
+    o32b = first_step_diagnostics(rng=np.random.default_rng(1), dtype=np.float32, **kw)
+    assert o32b["residual"] == o32["residual"]  # reproducible
+
+
+@pytest.mark.parametrize("kw, error, match", [
+    (dict(N=0), ValueError, "N must be an integer >= 1"),
+    (dict(top=0), ValueError, "top must be an integer >= 1"),
+    (dict(top=40), ValueError, r"top must be in \[1, min\(N, d\) - 2\]"),
+    (dict(steps=[(1.0, 0.5)]), ValueError, r"alpha must be in \[0.0, 0.5\)"),
+    (dict(steps=[1.0]), TypeError, r"steps\[0\] must be a \(c, alpha\) pair"),
+    (dict(steps="ab"), TypeError, "steps must be a sequence"),
+    (dict(target="he1"), TypeError, "target must be a Link"),
+    (dict(rng=1), TypeError, "rng must be a numpy.random.Generator"),
+    (dict(activation="poly4"), TypeError, "activation must be a twostep Activation"),
+    (dict(dtype=np.int64), ValueError, "dtype must be float64 or float32"),
+])
+def test_diagnostics_reject_bad_input(kw, error, match):
+    args = dict(N=30, n=30, d=30, activation=POLY, target=ts.hermite_link(1),
+                rng=np.random.default_rng(0))
+    args.update(kw)
+    with pytest.raises(error, match=match):
+        first_step_diagnostics(**args)
+
+
+def test_residual_rejects_bad_input():
+    W0, a, X, y, act, _ = problem(N=20, n=20, d=10)
+    G = -ts.gradient(W0, a, X, y, act)
+    S = first_step_spike(a, X, y, act)
+    with pytest.raises(TypeError, match="spike must be a RankOne"):
+        rank_one_residual(G, (1.0, a, X[0]))
+    with pytest.raises(ValueError, match=r"spike.left must have shape \(20\)"):
+        rank_one_residual(G, ts.RankOne(1.0, a[:5], S.right))
+    with pytest.raises(ValueError, match="update must not be the zero matrix"):
+        rank_one_residual(np.zeros_like(G), S)
+    with pytest.raises(ValueError, match=r"y must have shape \(20\)"):
+        first_step_spike(a, X, y[:3], act)
+
+
+def test_finite_size_overlap_limits_and_values():
+    # n, d -> infinity at fixed psi: the asymptotic formula
+    assert ts.finite_size_overlap(1.0, 1.0, 3.0, 10 ** 9, 10 ** 9) == pytest.approx(
+        ts.one_step_overlap(1.0, 1.0, 1.0), rel=1e-6)
+    # c1 = 0: about sqrt(E[y^2 z^2] / (d E[y^2]))
+    assert ts.finite_size_overlap(0.0, 1.0, 5.0, 2000, 1000) == pytest.approx(
+        np.sqrt(5 / 1000), rel=0.01)
+    with pytest.raises(ValueError, match="cross_moment must be >= c1"):
+        ts.finite_size_overlap(2.0, 1.0, 1.0, 10, 10)
+    with pytest.raises(ValueError, match=r"second_moment must be in \(0.0, inf\]"):
+        ts.finite_size_overlap(0.0, 0.0, 1.0, 10, 10)
+
+
+def test_learned_direction_overlaps_match_finite_size_formula():
+    links = [ts.hermite_link(1), ts.hermite_link(2), ts.hermite_link(3)]
+    n, d = 1000, 500
+    r = np.array([ts.learned_direction_overlaps(n, d, links, np.random.default_rng(s))
+                  for s in range(100)])
+    rms = np.sqrt(np.mean(r ** 2, axis=0))
+    for k, g in enumerate(links):
+        pred = ts.finite_size_overlap(g.coefficients[1], g.second_moment,
+                                      g.moment(lambda z, gz: gz ** 2 * z ** 2), n, d)
+        assert rms[k] == pytest.approx(pred, rel=0.15)
+    # the same data give the same overlap as v computed by hand
+    rng = np.random.default_rng(7)
+    got = ts.learned_direction_overlaps(50, 20, links[0], rng)
+    rng = np.random.default_rng(7)
+    beta = rng.standard_normal(20)
+    beta /= np.linalg.norm(beta)
+    X = rng.standard_normal((50, 20))
+    assert got[0] == pytest.approx(ts.overlap(X.T @ (X @ beta), beta))
+
+
+def test_learned_direction_overlaps_reject_bad_input():
+    with pytest.raises(TypeError, match="links must be a Link"):
+        ts.learned_direction_overlaps(10, 5, "he1", np.random.default_rng(0))
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        ts.learned_direction_overlaps(10, 5, ts.hermite_link(1), 0)
+    with pytest.raises(ValueError, match=r"noise must be in \[0.0, inf\]"):
+        ts.learned_direction_overlaps(10, 5, ts.hermite_link(1), np.random.default_rng(0), noise=-1)
+
+
+def test_extreme_labels_dominate_the_remainder_for_he3():
+    # He_3 labels reach |y| ~ 10 at n = 400; the sample with the largest label puts a spike
+    # of size ~ |y_j| / sqrt(n) in the remainder, along its own input x_j. (Two samples with
+    # similar extreme labels can share the top direction, hence the average over draws.)
+    def mean_overlap(link):
+        return np.mean([first_step_diagnostics(400, 400, 400, POLY, link, np.random.default_rng(s))
+                        ["remainder_sample_overlap"] for s in range(4)])
+    assert mean_overlap(ts.hermite_link(3)) > 0.7
+    # with a bounded link no single sample stands out
+    assert mean_overlap(ts.odd_bounded_link()) < 0.35
