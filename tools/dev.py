@@ -4,6 +4,8 @@
     python3 tools/dev.py book          execute every chapter, build _build/html strictly
     python3 tools/dev.py test [ARGS]   unit tests, every chapter, strict build, browser tests
                                        (ARGS go to pytest)
+    python3 tools/dev.py bench [ARGS]  speed and memory benchmark (benchmarks/bench_two_steps.py;
+                                       installs the optional PyTorch CPU build for comparison)
 
 Both create .venv on first use and reinstall it only when requirements.txt or
 pyproject.toml change. Stdlib only: this runs before .venv exists.
@@ -97,6 +99,19 @@ def ensure_chromium() -> None:
             "the browser tests will be skipped")
 
 
+def ensure_torch(python: Path) -> None:
+    """The benchmark compares against PyTorch autograd; it is an optional extra
+    (pyproject's ``bench``), installed on first use only, never for the book."""
+    probe = subprocess.run([str(python), "-c", "import torch"], capture_output=True)
+    if probe.returncode == 0:
+        return
+    try:
+        run([python, "-m", "pip", "install", "--disable-pip-version-check", "-e", ".[bench]"],
+            cwd=ROOT)
+    except subprocess.CalledProcessError:
+        say("could not install PyTorch; the benchmark will skip the comparison")
+
+
 def open_chapters_as_notebooks() -> None:
     """Make JupyterLab in .venv open MyST-Markdown chapters as notebooks (jupytext).
 
@@ -142,7 +157,7 @@ def print_outputs() -> None:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("book", "test"):
+    if not argv or argv[0] not in ("book", "test", "bench"):
         print(__doc__, file=sys.stderr)
         return 2
     command, extra = argv[0], argv[1:]
@@ -163,6 +178,9 @@ def main(argv: list[str]) -> int:
             print("'book' takes no arguments", file=sys.stderr)
             return 2
         code, _ = bookbuild.strict_build(ROOT, str(BIN / "jupyter-book"), echo=True)
+    elif command == "bench":
+        ensure_torch(python)
+        code = subprocess.call([str(python), "benchmarks/bench_two_steps.py", *extra], cwd=ROOT)
     else:
         ensure_chromium()
         code = subprocess.call([str(python), "-m", "pytest", *extra], cwd=ROOT)

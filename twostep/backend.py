@@ -1,0 +1,280 @@
+r"""Array backends: the two steps and the top of the spectrum on numpy, CuPy or PyTorch.
+
+:func:`get_backend` returns a :class:`Backend`, a thin wrapper of an array namespace
+(``numpy``, ``cupy`` or ``torch``) with the few operations the two steps need: moving
+arrays to and from the device, matrix products, elementwise arithmetic, ``qr`` and a
+small ``svd``. ``"auto"`` takes CuPy, then PyTorch, when an NVIDIA GPU is usable and
+numpy otherwise; asking for a backend that is not installed, or has no GPU, raises
+:class:`BackendUnavailable` (an ``ImportError``) saying how to install it.
+
+:func:`run_two_steps_on` mirrors :func:`twostep.run_two_steps` for polynomial
+activations. The random draws are made on the host by the same
+``numpy.random.Generator`` in the same order, so a run on any backend starts from the
+same :math:`W_0, a, X_1, y_1` (and :math:`X_2, y_2`); the steps
+
+.. math::
+    W_{t} = W_{t-1} + \frac{\eta_t}{n}\operatorname{diag}(a)\big[\sigma'(W_{t-1}X_t^\top)
+    \odot \mathbf 1 y_t^\top\big] X_t
+
+run on the device, by blocks of neurons as in :mod:`twostep.network`, with
+:math:`\sigma'` evaluated by Horner's rule from the monomial coefficients of the
+activation's derivative. On the numpy backend it reproduces ``run_two_steps`` exactly.
+
+:func:`top_singular_values_on` computes the top-``k`` singular values by block subspace
+iteration on the device (matrix products and QR only):
+
+.. math:: Q \leftarrow \operatorname{qr}\big(M^\top\operatorname{qr}(MQ)\big),\qquad
+          s = \operatorname{svd}(MQ)\ \text{(of an } N\times(k+p)\text{ matrix)}.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import check_choice, check_int, check_rng
+from .activations import PolynomialActivation
+from .network import BLOCK_ELEMENTS, _check_dtype, gaussian_inputs, initialise
+from .targets import Teacher
+from .training import BATCHES, _check_steps, step_size
+
+BACKENDS = ("numpy", "cupy", "torch", "auto")
+
+INSTALL = {
+    "cupy": "pip install cupy-cuda12x (CUDA 12; see https://docs.cupy.dev/en/stable/install.html)",
+    "torch": "pip install torch (a CUDA build; see https://pytorch.org/get-started/locally/)",
+}
+
+
+class BackendUnavailable(ImportError):
+    """A requested array backend is not installed or has no usable GPU."""
+
+
+@dataclass
+class Backend:
+    """An array namespace and how to reach its device.
+
+    Attributes
+    ----------
+    name : {"numpy", "cupy", "torch"}
+    xp : module
+        The namespace: ``numpy``, ``cupy`` or ``torch``.
+    device : str
+        ``"cpu"`` or ``"cuda"``.
+    """
+
+    name: str
+    xp: object
+    device: str = "cpu"
+
+    def asarray(self, x):
+        """A host array on the device (same dtype)."""
+        if self.name == "torch":
+            return self.xp.as_tensor(np.ascontiguousarray(x), device=self.device)
+        return self.xp.asarray(x)
+
+    def to_numpy(self, x) -> np.ndarray:
+        """A device array back on the host."""
+        if self.name == "torch":
+            return x.detach().cpu().numpy()
+        if self.name == "cupy":
+            return self.xp.asnumpy(x)
+        return np.asarray(x)
+
+    def empty_like(self, x):
+        return self.xp.empty_like(x)
+
+    def qr(self, x):
+        """Reduced QR factor ``Q`` of a tall matrix."""
+        return self.xp.linalg.qr(x)[0]
+
+    def svdvals(self, x):
+        """Singular values of a small matrix, descending."""
+        if self.name == "torch":
+            return self.xp.linalg.svdvals(x)
+        return self.xp.linalg.svd(x, compute_uv=False)
+
+    def synchronize(self):
+        """Wait for queued device work (for timing)."""
+        if self.name == "cupy":
+            self.xp.cuda.Device().synchronize()
+        elif self.name == "torch" and self.device != "cpu":
+            self.xp.cuda.synchronize()
+
+    def memory_used(self) -> int:
+        """Bytes held by the device's memory pool (0 on the host)."""
+        if self.name == "cupy":
+            return int(self.xp.get_default_memory_pool().used_bytes())
+        if self.name == "torch" and self.device != "cpu":
+            return int(self.xp.cuda.max_memory_allocated())
+        return 0
+
+
+def _import(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError as err:
+        raise BackendUnavailable(
+            f"backend {name!r} is not installed ({err}); install it with: {INSTALL[name]}, "
+            f"or use backend='numpy'") from None
+
+
+def _gpu_backend(name) -> Backend:
+    xp = _import(name)
+    try:
+        if name == "cupy":
+            ok = xp.cuda.runtime.getDeviceCount() > 0
+        else:
+            ok = bool(xp.cuda.is_available())
+    except Exception as err:  # a CUDA runtime error means: no usable device
+        raise BackendUnavailable(f"backend {name!r} is installed but finds no usable NVIDIA GPU "
+                                 f"({err}); use backend='numpy' or 'auto'") from None
+    if not ok:
+        raise BackendUnavailable(f"backend {name!r} is installed but finds no NVIDIA GPU; "
+                                 f"use backend='numpy' or 'auto'")
+    return Backend(name, xp, "cuda")
+
+
+def get_backend(name: str = "auto") -> Backend:
+    """The array backend ``name``: ``"numpy"``, ``"cupy"``, ``"torch"`` or ``"auto"``.
+
+    ``"auto"`` returns the first of CuPy and PyTorch that is installed and sees an NVIDIA
+    GPU, else numpy. ``"cupy"`` and ``"torch"`` run on the GPU and raise
+    :class:`BackendUnavailable` (an ``ImportError``) when the package or the GPU is absent.
+    """
+    check_choice(name, "backend", BACKENDS)
+    if name == "numpy":
+        return Backend("numpy", np, "cpu")
+    if name == "auto":
+        for candidate in ("cupy", "torch"):
+            try:
+                return _gpu_backend(candidate)
+            except BackendUnavailable:
+                continue
+        return Backend("numpy", np, "cpu")
+    return _gpu_backend(name)
+
+
+def _horner(bk: Backend, coef, Z):
+    # sigma^{(1)}(Z) = sum_j coef[j] Z^j, in place: one temporary of Z's shape.
+    out = bk.xp.full_like(Z, float(coef[-1]))
+    for c in coef[-2::-1]:
+        out *= Z
+        out += float(c)
+    return out
+
+
+def _step_on(bk: Backend, W, a, X, y, coef, eta, block_elements=BLOCK_ELEMENTS):
+    # W - eta * grad L(W), by blocks of neurons (see twostep.network._gradient).
+    N, n = W.shape[0], X.shape[0]
+    rows = max(1, min(N, block_elements // max(n, 1)))
+    out = bk.empty_like(W)
+    XT = X.T
+    for start in range(0, N, rows):
+        stop = min(N, start + rows)
+        M = _horner(bk, coef, W[start:stop] @ XT)
+        M *= y[None, :]
+        M *= (a[start:stop] * (-1.0 / n))[:, None]
+        G = M @ X
+        G *= -eta
+        G += W[start:stop]
+        out[start:stop] = G
+    return out
+
+
+@dataclass
+class DeviceRun:
+    """The arrays of :func:`run_two_steps_on`, on the backend's device.
+
+    Shapes: ``W0, W1, W2`` ``(N, d)``; ``a`` ``(N,)``; ``X1, X2`` ``(n, d)``; ``y1, y2`` ``(n,)``.
+    """
+
+    backend: Backend
+    W0: object
+    a: object
+    W1: object
+    W2: object
+    X1: object
+    y1: object
+    X2: object
+    y2: object
+    eta1: float
+    eta2: float
+    teacher: Teacher
+
+
+def run_two_steps_on(backend, N: int, n: int, d: int, activation: PolynomialActivation, target,
+                     steps, batch: str, rng: np.random.Generator, noise: float = 0.0,
+                     dtype=np.float64) -> DeviceRun:
+    r"""Two gradient steps on ``backend`` (a :class:`Backend` or a name for :func:`get_backend`).
+
+    Same arguments and the same random draws as :func:`twostep.run_two_steps`; the
+    activation must be polynomial (its derivative is evaluated by Horner's rule on the
+    device). With the numpy backend the weights equal those of ``run_two_steps``.
+
+    Returns
+    -------
+    DeviceRun
+    """
+    bk = backend if isinstance(backend, Backend) else get_backend(backend)
+    N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
+    if not isinstance(activation, PolynomialActivation):
+        raise TypeError("activation must be a PolynomialActivation (e.g. get_activation('poly4')) "
+                        f"on a device backend, got {type(activation).__name__}")
+    (c1, al1), (c2, al2) = _check_steps(steps)
+    check_choice(batch, "batch", BATCHES)
+    check_rng(rng)
+    dt = _check_dtype(dtype)
+    if isinstance(target, Teacher):
+        if target.d != d:
+            raise ValueError(f"target (a Teacher) has d={target.d}, but d={d}")
+        teacher = target
+    else:
+        teacher = Teacher(target, d, rng, noise=noise)
+    W0, a = initialise(N, d, rng, dt)
+    X1 = gaussian_inputs(n, d, rng, dt)
+    y1 = teacher.labels(X1, rng)
+    if batch == "reused":
+        X2, y2 = X1, y1
+    else:
+        X2 = gaussian_inputs(n, d, rng, dt)
+        y2 = teacher.labels(X2, rng)
+    eta1, eta2 = step_size(c1, al1, N), step_size(c2, al2, N)
+    coef = activation._power_coefficients(1).astype(dt)
+    W0d, ad, X1d, y1d = (bk.asarray(x) for x in (W0, a, X1, y1))
+    del W0, X1
+    X2d, y2d = (X1d, y1d) if batch == "reused" else (bk.asarray(X2), bk.asarray(y2))
+    W1d = _step_on(bk, W0d, ad, X1d, y1d, coef, eta1)
+    W2d = _step_on(bk, W1d, ad, X2d, y2d, coef, eta2)
+    return DeviceRun(bk, W0d, ad, W1d, W2d, X1d, y1d, X2d, y2d, eta1, eta2, teacher)
+
+
+def top_singular_values_on(backend, M, k: int = 1, iterations: int = 30, oversample: int = 10,
+                           seed: int = 0) -> np.ndarray:
+    r"""Top-``k`` singular values of a device matrix ``M`` (``(N, d)``) by subspace iteration.
+
+    ``iterations`` rounds of :math:`Q \leftarrow \operatorname{qr}(M^\top\operatorname{qr}(MQ))`
+    on a block of ``k + oversample`` columns started from a Gaussian matrix drawn from
+    ``seed``; the values are the singular values of :math:`MQ`. Outliers well separated from
+    the bulk converge fast; compare with :func:`twostep.top_singular` on the host.
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,)
+    """
+    bk = backend if isinstance(backend, Backend) else get_backend(backend)
+    k = check_int(k, "k")
+    iterations = check_int(iterations, "iterations", 0)
+    oversample = check_int(oversample, "oversample", 0)
+    m = min(M.shape)
+    if k > m:
+        raise ValueError(f"k must be in [1, min(M.shape)] = [1, {m}], got {k}")
+    b = min(m, k + oversample)
+    G = np.random.default_rng(seed).standard_normal((M.shape[1], b)).astype(bk.to_numpy(M[:1, :1]).dtype)
+    Q = bk.qr(bk.asarray(G))
+    for _ in range(iterations):
+        Q = bk.qr(M.T @ bk.qr(M @ Q))
+    s = bk.to_numpy(bk.svdvals(M @ Q))
+    return np.sort(s)[::-1][:k].astype(float)

@@ -1,0 +1,237 @@
+r"""The book's experiments by name, their defaults, and a memory check before they run.
+
+A registry maps a name to an existing experiment routine of the package, so that
+``python -m twostep`` (:mod:`twostep.cli`) and a chapter run the same code:
+
+=============  ==============================================================
+``two_steps``  :func:`twostep.run_two_steps`, then the top-``top`` singular values of
+               :math:`W_2` and the overlaps of their right vectors with :math:`\beta^*`
+``first_step`` :func:`twostep.first_step_diagnostics`
+``spike``      :func:`twostep.spike_experiment`
+``reuse``      :func:`twostep.reuse_experiment`
+``payoff``     :func:`twostep.payoff_experiment`
+=============  ==============================================================
+
+Every experiment is called as ``run_experiment(name, rng=..., **params)`` with the
+registered defaults filled in; activations and links may be given by name
+(``"poly4"``, ``"he1"``, ``"he1+odd"``).
+
+Memory. Before anything is allocated, :func:`estimate_bytes` bounds the peak memory
+of one task by
+
+.. math:: \text{bytes} \approx b\,\big(c_W\,N d + c_X\,n d + 2\cdot 2^{22}\big),
+
+where :math:`b` is 8 (float64) or 4 (float32), :math:`c_W, c_X` count the
+:math:`N\times d` and :math:`n\times d` arrays the routine holds at once (e.g. 6 and 2
+for two steps: :math:`W_0, W_1, W_2`, the gradient, a copy and a singular-vector
+workspace; :math:`X_1, X_2`), and :math:`2^{22}` elements is the gradient's block
+temporary (:data:`twostep.network.BLOCK_ELEMENTS`). :func:`check_memory` compares
+it, times the number of concurrent tasks, with :func:`available_memory`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ._validation import check_int, check_real
+
+DTYPE_BYTES = {"float64": 8, "float32": 4}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A registered experiment: the routine, its defaults and its memory footprint."""
+
+    name: str
+    func: Callable
+    defaults: dict = field(default_factory=dict)
+    summary: str = ""
+    #: Number of N x d arrays and of n x d arrays held at the peak (see the module docstring).
+    wide: float = 6.0
+    tall: float = 2.0
+
+
+def _activation(value):
+    from .activations import Activation, get_activation
+    return value if isinstance(value, Activation) else get_activation(value)
+
+
+def _target(value):
+    from .targets import Link, Teacher, get_link
+    if isinstance(value, str):
+        links = [get_link(name.strip()) for name in value.split("+")]
+        return links if len(links) > 1 else links[0]
+    if isinstance(value, (Link, Teacher)) or isinstance(value, (list, tuple)):
+        return value
+    raise TypeError(f"target must be a link name such as 'he1' or 'he1+odd', got {value!r}")
+
+
+def _sizes(N, n, d):
+    return N, (N if n is None else n), (N if d is None else d)
+
+
+def _two_steps(rng, N, n=None, d=None, activation="poly4", target="he1", c1=0.2, alpha1=0.4,
+               c2=0.2, alpha2=0.25, batch="reused", top=4, dtype="float64"):
+    from .alignment import overlaps
+    from .spectra import top_singular
+    from .training import run_two_steps
+    N, n, d = _sizes(N, n, d)
+    run = run_two_steps(N, n, d, _activation(activation), _target(target),
+                        ((c1, alpha1), (c2, alpha2)), batch, rng, dtype=np.dtype(dtype))
+    s, _, Vt = top_singular(run.W2, top)
+    B = run.teacher.directions
+    return {"top": s.astype(float), "overlap": overlaps(Vt.astype(float), B),
+            "eta1": run.eta1, "eta2": run.eta2}
+
+
+def _first_step(rng, N, n=None, d=None, activation="poly4", target="he1", c=0.2,
+                alphas=(0.0, 0.25, 0.4), top=1, dtype="float64"):
+    from .first_step import first_step_diagnostics
+    N, n, d = _sizes(N, n, d)
+    steps = [(c, alpha) for alpha in alphas]
+    out = first_step_diagnostics(N, n, d, _activation(activation), _target(target), rng,
+                                 steps=steps, top=top, dtype=np.dtype(dtype))
+    out["alphas"] = np.asarray(alphas, dtype=float)
+    return out
+
+
+def _spike(rng, **params):
+    from .spikes import spike_experiment
+    return spike_experiment(rng, **params)
+
+
+def _reuse(rng, steps=None, c1=0.2, alpha1=0.4, c2=0.2, alpha2=0.25, **params):
+    from .reuse import reuse_experiment
+    if steps is None:
+        steps = ((c1, alpha1), (c2, alpha2))
+    return reuse_experiment(rng, steps=steps, **params)
+
+
+def _payoff(rng, N, n=None, d=None, **params):
+    from .payoff import payoff_experiment
+    N, n, d = _sizes(N, n, d)
+    return payoff_experiment(rng, N=N, n=n, d=d, **params)
+
+
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
+    Experiment("two_steps", _two_steps, {"N": 500},
+               "two gradient steps; top singular values of W2 and their overlaps with beta*",
+               wide=6, tall=2),
+    Experiment("first_step", _first_step, {"N": 500},
+               "the first update as a rank-one spike plus a remainder (first_step_diagnostics)",
+               wide=6, tall=1),
+    Experiment("spike", _spike, {"N": 500, "batch": "reused"},
+               "is each exact term T_k its rank-one spike? (spike_experiment, N = n = d)",
+               wide=12, tall=2),
+    Experiment("reuse", _reuse, {"N": 500, "target": "he1", "batch": "reused"},
+               "where the learned directions point, reused vs fresh batch (reuse_experiment, N = n = d)",
+               wide=8, tall=2),
+    Experiment("payoff", _payoff, {"N": 500, "target": "he1"},
+               "test error of a ridge readout after 0, 1, 2 steps (payoff_experiment)",
+               wide=16, tall=6),
+)}
+
+
+def get_experiment(name: str) -> Experiment:
+    """The registered experiment ``name``; an unknown name lists the accepted ones."""
+    if not isinstance(name, str) or name not in EXPERIMENTS:
+        raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}")
+    return EXPERIMENTS[name]
+
+
+def experiment_params(name: str, params: dict | None = None) -> dict:
+    """The defaults of experiment ``name`` updated with ``params``."""
+    return {**get_experiment(name).defaults, **(params or {})}
+
+
+def run_experiment(name: str, rng: np.random.Generator, **params) -> dict:
+    """Run experiment ``name`` once: ``func(rng, **(defaults | params))``; returns its dict.
+
+    A module-level function, so ``functools.partial(run_experiment, name)`` can be sent to
+    joblib's worker processes or to Dask workers.
+    """
+    exp = get_experiment(name)
+    return exp.func(rng, **experiment_params(name, params))
+
+
+def _dtype_bytes(params: dict, default: str) -> int:
+    dt = params.get("dtype", default)
+    name = np.dtype(dt).name
+    if name not in DTYPE_BYTES:
+        raise ValueError(f"dtype must be one of {list(DTYPE_BYTES)}, got {dt!r}")
+    return DTYPE_BYTES[name]
+
+
+def estimate_bytes(name: str, params: dict) -> int:
+    r"""Approximate peak bytes of one task: :math:`b(c_W Nd + c_X nd + 2^{23})` (module docstring)."""
+    from .network import BLOCK_ELEMENTS
+    exp = get_experiment(name)
+    p = experiment_params(name, params)
+    N = check_int(p.get("N"), "N")
+    n = check_int(p.get("n") or N, "n")
+    d = check_int(p.get("d") or N, "d")
+    default = "float32" if name == "spike" else "float64"
+    b = _dtype_bytes(p, default)
+    return int(b * (exp.wide * N * d + exp.tall * n * d + 2 * BLOCK_ELEMENTS))
+
+
+def available_memory() -> int:
+    """Bytes of memory available now: ``MemAvailable`` of /proc/meminfo, else free pages."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes as a human-readable string (binary units)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def check_memory(name: str, grid: list[dict], concurrent: int = 1,
+                 max_memory: float | None = None) -> int:
+    """Raise ``MemoryError`` if the largest task of ``grid``, ``concurrent`` at a time, cannot fit.
+
+    Parameters
+    ----------
+    name : str
+        A registered experiment.
+    grid : list of dict
+        The parameter sets of the sweep (each completed with the defaults).
+    concurrent : int
+        Tasks running at once (worker processes on this machine).
+    max_memory : float, optional
+        Budget in bytes; defaults to :func:`available_memory`.
+
+    Returns
+    -------
+    int
+        The estimated peak bytes (largest task times ``concurrent``).
+    """
+    concurrent = check_int(concurrent, "concurrent", 1)
+    need = max(estimate_bytes(name, p) for p in (grid or [{}])) * concurrent
+    if max_memory is None:
+        budget, source = available_memory(), "available memory"
+    else:
+        budget, source = check_real(max_memory, "max_memory", low=0.0, low_open=True), "max_memory"
+    if budget and need > budget:
+        raise MemoryError(
+            f"experiment {name!r} needs about {format_bytes(need)} ({concurrent} task(s) at once) "
+            f"but {source} is {format_bytes(budget)}; reduce N, n or d, use dtype=float32, "
+            f"fewer jobs, or raise --max-memory if the estimate is too cautious")
+    return need
