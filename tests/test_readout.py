@@ -1,5 +1,7 @@
 """Ridge readout: against a direct solve, exact recovery, and the linear baseline."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -60,3 +62,130 @@ def test_readout_validation():
         ts.ridge_path(np.ones((3, 2)), np.ones(3), [0.0])
     with pytest.raises(ValueError, match="lam must be in"):
         ts.ridge(np.ones((3, 2)), np.ones(3), -1.0)
+
+
+# --- paired readouts, the Gram-based path, the ideal subspace readout -------------------
+
+from twostep.readout import _gram_ridge_path, _ridge_solve  # noqa: E402
+
+
+@pytest.mark.parametrize("shape", [(60, 25), (25, 60)])
+def test_gram_path_and_solve_match_the_svd_path(shape):
+    rng = np.random.default_rng(5)
+    F = rng.standard_normal(shape) * rng.uniform(0.1, 10, shape[1])
+    y = rng.standard_normal(shape[0])
+    lams = np.logspace(-4, 2, 7)
+    np.testing.assert_allclose(_gram_ridge_path(F, y, lams), ts.ridge_path(F, y, lams),
+                               rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(_ridge_solve(F, y, 0.3), ts.ridge(F, y, 0.3), rtol=1e-9, atol=1e-12)
+
+
+def test_fit_readout_follows_its_rule():
+    rng = np.random.default_rng(6)
+    F = rng.standard_normal((80, 30)) * rng.uniform(0.5, 5, 30)
+    y = F @ rng.standard_normal(30) + rng.standard_normal(80)
+    Ft = rng.standard_normal((50, 30)) * rng.uniform(0.5, 5, 30)
+    yt = rng.standard_normal(50)
+    val = rng.permutation(80)[:20]
+    rel = np.logspace(-3, 1, 9)
+    for standardise in (False, True):
+        res = ts.fit_readout(F, y, Ft, yt, val, standardise, rel)
+        s = ts.feature_scale(F) if standardise else np.ones(30)
+        G, Gt = F / s, Ft / s
+        lams = rel * np.mean(G ** 2)
+        keep = np.setdiff1d(np.arange(80), val)
+        errs = [ts.mse(G[val], y[val], ts.ridge(G[keep], y[keep], lam)) for lam in lams]
+        lam = lams[int(np.argmin(errs))]
+        assert res.penalty == pytest.approx(lam)
+        coef = ts.ridge(G, y, lam)
+        assert res.test_mse == pytest.approx(ts.mse(Gt, yt, coef), rel=1e-8)
+        assert res.train_mse == pytest.approx(ts.mse(G, y, coef), rel=1e-8)
+    # A pure-noise target: the largest penalty wins, at the edge of the grid.
+    assert ts.fit_readout(F, rng.standard_normal(80), Ft, yt, val, True, rel).edge == 1
+    assert ts.fit_readout(F, F[:, 0], Ft, yt, val, True, np.logspace(0, 2, 5)).edge == -1
+
+
+def test_standardising_is_invariant_to_feature_scales():
+    rng = np.random.default_rng(7)
+    F, Ft = rng.standard_normal((60, 20)), rng.standard_normal((40, 20))
+    y, yt = F[:, 0] + 0.1 * rng.standard_normal(60), Ft[:, 0]
+    D = np.diag(np.logspace(-4, 4, 20))
+    val = np.arange(15)
+    a = ts.fit_readout(F, y, Ft, yt, val, True)
+    b = ts.fit_readout(F @ D, y, Ft @ D, yt, val, True)
+    assert a.test_mse == pytest.approx(b.test_mse, rel=1e-6)
+
+
+def test_paired_readout_shares_the_data():
+    rng = np.random.default_rng(8)
+    d = 15
+    teacher = ts.Teacher(ts.hermite_link(1), d, rng)
+    W, _ = ts.initialise(40, d, rng)
+    act = ts.get_activation("poly2")
+    out = ts.paired_readout({"a": W, "b": W.copy(), "c": 2 * W}, act, teacher, 200, 100,
+                            np.random.default_rng(9), scalings=("standardised", "raw"))
+    assert set(out) == {"standardised", "raw"}
+    assert set(out["raw"]) == {"a", "b", "c", "linear", "zero"}
+    assert out["raw"]["zero"] == out["standardised"]["zero"]
+    assert out["raw"]["zero"].test_mse == pytest.approx(1.0, abs=0.3)  # E[y^2] = 1
+    for s in out:
+        assert out[s]["a"] == out[s]["b"]  # same features, same data, same split
+    # The linear readout recovers a noise-free linear target from n > d samples.
+    assert out["raw"]["linear"].test_mse < 1e-3
+    with pytest.raises(ValueError, match="scalings"):
+        ts.paired_readout({"a": W}, act, teacher, 20, 10, rng, scalings=("scaled",))
+    with pytest.raises(ValueError, match="other than 'linear'"):
+        ts.paired_readout({"linear": W}, act, teacher, 20, 10, rng)
+    with pytest.raises(ValueError, match="columns"):
+        ts.paired_readout({"a": W[:, :5]}, act, teacher, 20, 10, rng)
+    with pytest.raises(TypeError, match="weights"):
+        ts.paired_readout([W], act, teacher, 20, 10, rng)
+
+
+def test_subspace_error_limits_and_linear_case():
+    rng = np.random.default_rng(10)
+    d = 12
+    teacher = ts.Teacher([ts.hermite_link(1), ts.odd_bounded_link()], d, rng, noise=0.3)
+    B = teacher.directions
+    m2 = teacher.second_moment
+    assert ts.subspace_error(teacher, np.zeros((0, d))) == pytest.approx(m2)
+    # The whole target subspace: only the noise (and a truncation below 1e-3) is left.
+    assert ts.subspace_error(teacher, B) == pytest.approx(0.09, abs=1e-3)
+    # A direction orthogonal to both: nothing explained.
+    u = rng.standard_normal(d)
+    u -= B.T @ (B @ u)
+    assert ts.subspace_error(teacher, u) == pytest.approx(m2, abs=1e-12)
+    # He_1 alone, overlap rho: 1 - rho^2 (the best linear predictor restricted to u).
+    he1 = ts.Teacher(ts.hermite_link(1), d, rng)
+    rho, b = 0.6, he1.directions[0]
+    u -= b * (u @ b)
+    w = rho * b + np.sqrt(1 - rho ** 2) * u / np.linalg.norm(u)
+    assert ts.subspace_error(he1, 3.0 * w) == pytest.approx(1 - rho ** 2, abs=1e-12)
+    assert ts.projected_error(he1, [[rho ** 2]]) == pytest.approx(1 - rho ** 2, abs=1e-12)
+    with pytest.raises(ValueError, match="linearly independent"):
+        ts.subspace_error(teacher, np.vstack([u, 2 * u]))
+    with pytest.raises(ValueError, match="M must be"):
+        ts.projected_error(teacher, [[2.0, 0.0], [0.0, 0.5]])
+
+
+def test_subspace_error_matches_monte_carlo_of_the_conditional_mean():
+    # The predictor E[y | <u, x>] = sum_k c_k rho^k He_k(w)/k! (Mehler), scored by Monte Carlo.
+    rng = np.random.default_rng(11)
+    d = 6
+    g = ts.odd_bounded_link()
+    teacher = ts.Teacher(g, d, rng)
+    beta = teacher.directions[0]
+    perp = rng.standard_normal(d)
+    perp -= beta * (perp @ beta)
+    perp /= np.linalg.norm(perp)
+    rho = 0.8
+    u = rho * beta + np.sqrt(1 - rho ** 2) * perp
+    X = rng.standard_normal((400_000, d))
+    y = teacher.labels(X, rng)
+    w = X @ u
+    c = g.coefficients
+    pred = sum(c[k] * rho ** k * ts.hermite_polynomial(k, w) / math.factorial(k)
+               for k in range(1, c.size))
+    mc = np.mean((y - pred) ** 2)
+    assert ts.subspace_error(teacher, u) == pytest.approx(mc, abs=5e-3)
+    assert ts.subspace_error(teacher, u) < 0.95  # overlap 0.8 explains a visible part

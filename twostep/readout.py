@@ -11,14 +11,21 @@ with :math:`F = U\operatorname{diag}(s)V^\top` the thin SVD, so that a whole
 path of penalties costs one SVD. The penalty is chosen on a validation split
 (a stated rule, the same for every curve), then the readout is refitted on
 the full training set and scored on held-out data.
+
+:func:`paired_readout` scores several first layers on the *same* data (a
+paired comparison), optionally on standardised features, with a penalty grid
+relative to the features' scale. :func:`subspace_error` is the population
+error of the best predictor that sees the input only through a given
+subspace: what a perfect readout of the learned directions would achieve.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import svd
+from scipy.linalg import cho_factor, cho_solve, eigh, svd
 
 from ._validation import check_array, check_int, check_real, check_rng
 from .activations import Activation
@@ -96,11 +103,17 @@ def select_penalty(F, y, rng: np.random.Generator, lambdas=DEFAULT_LAMBDAS,
 
 @dataclass
 class ReadoutResult:
-    """Test error of a ridge readout on frozen features."""
+    """Test error of a ridge readout on frozen features.
+
+    ``edge`` is ``+1`` when the chosen penalty is the largest of the grid it was
+    chosen from, ``-1`` when it is the smallest (in both cases the best penalty
+    may lie beyond the grid), and ``0`` otherwise.
+    """
 
     test_mse: float
     train_mse: float
     penalty: float
+    edge: int = 0
 
 
 def readout_error(W, activation: Activation, teacher: Teacher, n_train: int, n_test: int,
@@ -138,3 +151,269 @@ def best_linear_error(teacher: Teacher) -> float:
     c0 = sum(g.coefficients[0] for g in teacher.links)
     c1 = sum(g.coefficients[1] ** 2 for g in teacher.links)
     return float(teacher.second_moment - c0 ** 2 - c1)
+
+
+# ---------------------------------------------------------------------------
+# Paired readouts: several feature maps scored on the same data.
+# ---------------------------------------------------------------------------
+
+#: Penalty grid *relative to the features' mean square*: the readout tries
+#: :math:`\lambda = \rho\,\overline{F^2}` for every :math:`\rho` here, so that the
+#: same grid means the same thing for features of any overall scale. The top
+#: value shrinks every coefficient by a factor of at least ten (the readout then
+#: predicts almost zero), the bottom one is nearly interpolation.
+RELATIVE_LAMBDAS = np.logspace(-6, 4, 41)
+
+#: Feature scalings accepted by :func:`paired_readout`.
+SCALINGS = ("standardised", "raw")
+
+
+def feature_scale(F) -> np.ndarray:
+    r"""Root mean square of every column of ``F`` (``(n, N)``), shape ``(N,)``.
+
+    :math:`s_i = (\frac1n\sum_j F_{ji}^2)^{1/2}`; a column that is identically zero
+    gets scale 1, so that dividing by the scale is always defined.
+    """
+    F = check_array(F, "F", ndim=2)
+    s = np.sqrt(np.mean(F * F, axis=0))
+    s[s == 0] = 1.0
+    return s
+
+
+def _gram_ridge_path(F, y, lambdas) -> np.ndarray:
+    # The same path as ridge_path, from an eigendecomposition of the smaller
+    # Gram matrix (F^T F, or F F^T and a = F^T (F F^T + n lam)^{-1} y):
+    # about three times cheaper than the SVD. Eigenvalues carry absolute
+    # errors ~ eps * s_max^2, harmless for penalties n*lam >> eps * s_max^2,
+    # which RELATIVE_LAMBDAS guarantees.
+    n, N = F.shape
+    shift = n * lambdas[:, None]
+    if n >= N:
+        s2, V = eigh(F.T @ F, check_finite=False)
+        b = V.T @ (F.T @ y)
+        return (b[None, :] / (np.clip(s2, 0.0, None)[None, :] + shift)) @ V.T
+    s2, U = eigh(F @ F.T, check_finite=False)
+    b = U.T @ y
+    return ((b[None, :] / (np.clip(s2, 0.0, None)[None, :] + shift)) @ U.T) @ F
+
+
+def _ridge_solve(F, y, lam: float) -> np.ndarray:
+    # One penalty: a Cholesky solve of the smaller Gram system.
+    n, N = F.shape
+    if n >= N:
+        G = F.T @ F
+        G[np.diag_indices_from(G)] += n * lam
+        return cho_solve(cho_factor(G, check_finite=False), F.T @ y, check_finite=False)
+    K = F @ F.T
+    K[np.diag_indices_from(K)] += n * lam
+    return F.T @ cho_solve(cho_factor(K, check_finite=False), y, check_finite=False)
+
+
+def fit_readout(F, y, F_test, y_test, val_index, standardise: bool = True,
+                relative_lambdas=RELATIVE_LAMBDAS) -> ReadoutResult:
+    r"""Ridge readout with a validation-chosen penalty, scored on test data.
+
+    Parameters
+    ----------
+    F, y : arrays of shape ``(n, N)`` and ``(n,)``
+        Training features and labels.
+    F_test, y_test : arrays of shape ``(m, N)`` and ``(m,)``
+        Test features and labels.
+    val_index : integer array
+        Rows of ``F`` held out to choose the penalty (the rest fit the path).
+    standardise : bool
+        Divide every feature by its training root mean square
+        (:func:`feature_scale`, computed on all ``n`` training rows) before
+        fitting; test features are divided by the same scales.
+    relative_lambdas : 1-d array of positive floats
+        Penalties :math:`\lambda = \rho\,\overline{F^2}` for :math:`\rho` in this
+        grid, :math:`\overline{F^2}` the mean squared entry of the (scaled)
+        training features.
+
+    Returns
+    -------
+    ReadoutResult
+        Test and training MSE of the readout refitted on all ``n`` rows with the
+        penalty :math:`\lambda` of smallest validation error; ``edge`` is ``+1``
+        (``-1``) when that penalty is the last (first) of the grid, else ``0``.
+    """
+    F = check_array(F, "F", ndim=2)
+    n, N = F.shape
+    y = check_array(y, "y", shape=(n,))
+    F_test = check_array(F_test, "F_test", ndim=2, shape=(None, N))
+    y_test = check_array(y_test, "y_test", shape=(F_test.shape[0],))
+    val = np.asarray(val_index)
+    if val.ndim != 1 or val.size == 0 or val.dtype.kind not in "iu":
+        raise TypeError("val_index must be a non-empty 1-d integer array")
+    if val.min() < 0 or val.max() >= n or np.unique(val).size != val.size:
+        raise ValueError(f"val_index must hold distinct row indices in [0, {n})")
+    if val.size >= n:
+        raise ValueError(f"val_index leaves no training rows (n = {n})")
+    if not isinstance(standardise, (bool, np.bool_)):
+        raise TypeError(f"standardise must be True or False, got {standardise!r}")
+    rel = check_array(relative_lambdas, "relative_lambdas", ndim=1)
+    if rel.size == 0 or np.any(rel <= 0):
+        raise ValueError("relative_lambdas must be a non-empty 1-d array of positive values")
+    if standardise:
+        scale = feature_scale(F)
+        F, F_test = F / scale, F_test / scale
+    lambdas = rel * float(np.mean(F * F))
+    keep = np.ones(n, dtype=bool)
+    keep[val] = False
+    path = _gram_ridge_path(F[keep], y[keep], lambdas)
+    val_err = np.mean((y[val, None] - F[val] @ path.T) ** 2, axis=0)
+    i = int(np.argmin(val_err))
+    coef = _ridge_solve(F, y, float(lambdas[i]))
+    edge = 1 if i == rel.size - 1 else (-1 if i == 0 else 0)
+    return ReadoutResult(mse(F_test, y_test, coef), mse(F, y, coef), float(lambdas[i]), edge)
+
+
+def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: int,
+                   n_test: int, rng: np.random.Generator, scalings=("standardised",),
+                   relative_lambdas=RELATIVE_LAMBDAS, val_fraction: float = 0.25,
+                   linear: bool = True) -> dict:
+    r"""Readouts of several first layers on the *same* training, validation and test data.
+
+    Draws ``n_train`` training and ``n_test`` test samples from ``teacher`` (in
+    that order, from ``rng``), then one random validation split of
+    ``round(val_fraction * n_train)`` rows, and fits :func:`fit_readout` on the
+    features :math:`\sigma(XW^\top)` of every ``W`` in ``weights``. Sharing the
+    data makes differences between first layers *paired*: the sampling noise of
+    the data is common to all of them and cancels in the differences.
+
+    Parameters
+    ----------
+    weights : mapping of str to array of shape ``(N, d)``
+        The first layers to compare, by name (``N`` may differ between them).
+    activation : Activation
+    teacher : Teacher
+    n_train, n_test : int
+    rng : numpy.random.Generator
+    scalings : sequence of {"standardised", "raw"}
+        Feature scalings to fit (see :func:`fit_readout`), on the same features.
+    relative_lambdas : 1-d array
+        The relative penalty grid (:data:`RELATIVE_LAMBDAS`).
+    val_fraction : float in (0, 1)
+    linear : bool
+        Also fit the same readout on the raw inputs :math:`x` (name ``"linear"``):
+        an empirical linear-ridge baseline.
+
+    Returns
+    -------
+    dict
+        ``result[scaling][name]`` is the :class:`ReadoutResult` of that first layer;
+        ``result[scaling]["zero"]`` is the predictor :math:`\hat y = 0` on the same data
+        (test and training mean of :math:`y^2`, penalty ``inf``), the natural unit
+        for test errors.
+    """
+    from collections.abc import Mapping
+
+    if not isinstance(weights, Mapping) or not weights:
+        raise TypeError("weights must be a non-empty mapping of names to (N, d) arrays")
+    if not isinstance(teacher, Teacher):
+        raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
+    _check_activation(activation)
+    checked = {}
+    for name, W in weights.items():
+        if not isinstance(name, str) or name in ("linear", "zero"):
+            raise ValueError(f"weights' names must be strings other than 'linear' and 'zero', "
+                             f"got {name!r}")
+        W = check_array(W, f"weights[{name!r}]", ndim=2)
+        if W.shape[1] != teacher.d:
+            raise ValueError(f"weights[{name!r}] has {W.shape[1]} columns, but the teacher has d={teacher.d}")
+        checked[name] = W
+    n_train, n_test = check_int(n_train, "n_train", 2), check_int(n_test, "n_test", 1)
+    check_rng(rng)
+    if isinstance(scalings, str):
+        scalings = (scalings,)
+    scalings = tuple(scalings)
+    if not scalings or any(s not in SCALINGS for s in scalings):
+        raise ValueError(f"scalings must be a non-empty sequence of {list(SCALINGS)}, got {scalings!r}")
+    val_fraction = check_real(val_fraction, "val_fraction", low=0.0, high=1.0,
+                              low_open=True, high_open=True)
+    n_val = max(1, int(round(val_fraction * n_train)))
+    if n_val >= n_train:
+        raise ValueError(f"val_fraction leaves no training rows (n_train = {n_train})")
+    d = teacher.d
+    X = gaussian_inputs(n_train, d, rng)
+    y = teacher.labels(X, rng)
+    Xt = gaussian_inputs(n_test, d, rng)
+    yt = teacher.labels(Xt, rng)
+    val = rng.permutation(n_train)[:n_val]
+    out = {s: {} for s in scalings}
+    for name, W in checked.items():
+        F, Ft = features(W, X, activation), features(W, Xt, activation)
+        for s in scalings:
+            out[s][name] = fit_readout(F, y, Ft, yt, val, s == "standardised", relative_lambdas)
+    if linear:
+        for s in scalings:
+            out[s]["linear"] = fit_readout(X, y, Xt, yt, val, s == "standardised",
+                                           relative_lambdas)
+    for s in scalings:
+        out[s]["zero"] = ReadoutResult(float(yt @ yt / n_test), float(y @ y / n_train),
+                                       float("inf"))
+    return out
+
+
+def projected_error(teacher: Teacher, M) -> float:
+    r"""Population error of the best predictor that sees :math:`x` only through a subspace.
+
+    Let :math:`P` project onto a subspace :math:`S` and :math:`M = BPB^\top`
+    (``(r, r)``) be the Gram matrix of the projected target directions,
+    :math:`M_{rs} = \langle P\beta^*_r, P\beta^*_s\rangle`. Given :math:`Px`, each
+    :math:`z_r = \langle\beta^*_r, x\rangle` is Gaussian with mean
+    :math:`\langle P\beta^*_r, x\rangle` and variance :math:`1 - M_{rr}`, so by
+    Mehler's formula
+    :math:`\mathbb{E}[\mathrm{He}_k(z_r)\mid Px] = M_{rr}^{k/2}\mathrm{He}_k(w_r)`,
+    :math:`w_r = \langle P\beta^*_r, x\rangle/\|P\beta^*_r\|`, and
+    :math:`\mathbb{E}[\mathrm{He}_j(w_r)\mathrm{He}_k(w_s)] = \delta_{jk}k!\,C_{rs}^k`.
+    Hence
+
+    .. math:: \min_f \mathbb{E}\big[(y - f(Px))^2\big]
+              = \mathbb{E}[y^2] - \Big(\sum_r c_0(g_r)\Big)^2
+                - \sum_{k\ge 1}\frac{1}{k!}\sum_{r,s} c_k(g_r)\,c_k(g_s)\,M_{rs}^k .
+
+    The sum runs to the tabulated degree 12 (:data:`twostep.targets.MAX_DEGREE`).
+    ``M = 0`` gives the error of the best constant, ``M = I`` (the subspace
+    contains every :math:`\beta^*_r`) the noise variance, up to the truncation.
+    """
+    if not isinstance(teacher, Teacher):
+        raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
+    r = teacher.rank
+    M = check_array(M, "M", shape=(r, r))
+    if not np.allclose(M, M.T, atol=1e-10) or np.any(np.linalg.eigvalsh(M) < -1e-10) \
+            or np.any(np.diag(M) > 1 + 1e-10):
+        raise ValueError("M must be a symmetric positive semi-definite (r, r) matrix with diagonal <= 1")
+    C = np.array([g.coefficients for g in teacher.links])  # (r, K + 1)
+    explained = 0.0
+    for k in range(1, C.shape[1]):
+        c = C[:, k]
+        explained += float(c @ (M ** k) @ c) / math.factorial(k)
+    c0 = float(C[:, 0].sum())
+    return float(teacher.second_moment - c0 * c0 - explained)
+
+
+def subspace_error(teacher: Teacher, V) -> float:
+    r""":func:`projected_error` for the span of the rows of ``V`` (``(k, d)``, ``k >= 0``).
+
+    The population error of the best predictor of :math:`y` that depends on
+    :math:`x` only through its projection on the span of the rows of ``V``;
+    ``k = 0`` (no direction) gives :math:`\mathbb{E}[y^2] - (\sum_r c_0(g_r))^2`.
+    """
+    if not isinstance(teacher, Teacher):
+        raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
+    V = np.asarray(V, dtype=float)
+    if V.ndim == 1:
+        V = V[None, :]
+    if V.ndim != 2 or V.shape[1] != teacher.d:
+        raise ValueError(f"V must have shape (k, {teacher.d}), got {V.shape}")
+    if V.shape[0] == 0:
+        return projected_error(teacher, np.zeros((teacher.rank, teacher.rank)))
+    V = check_array(V, "V", ndim=2)
+    if V.shape[0] > V.shape[1]:
+        raise ValueError(f"V must have at most d rows, got shape {V.shape}")
+    Q, R = np.linalg.qr(V.T)
+    if np.any(np.abs(np.diag(R)) <= 1e-12 * max(1.0, np.abs(R).max())):
+        raise ValueError("the rows of V must be linearly independent")
+    BQ = teacher.directions @ Q
+    return projected_error(teacher, BQ @ BQ.T)

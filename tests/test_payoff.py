@@ -1,0 +1,109 @@
+"""Paired comparison of 0, 1 and 2 steps by test error."""
+
+import numpy as np
+import pytest
+
+import twostep as ts
+from twostep.payoff import learned_directions, make_teacher, train_schemes
+
+N, n, d = 30, 40, 20
+ACT = ts.get_activation("poly4")
+
+
+def schemes(seed=0, alpha2s=(0.05, 0.35), target="he1+odd"):
+    rng = np.random.default_rng(seed)
+    teacher = make_teacher(target, d, rng)
+    return train_schemes(N, n, d, ACT, teacher, 0.5, 0.4, alpha2s, rng), teacher, seed
+
+
+def test_schemes_follow_the_definitions_and_match_run_two_steps():
+    sch, teacher, _ = schemes()
+    for i, a2 in enumerate(sch.alpha2s):
+        steps = ((0.5, 0.4), (0.5, a2))
+        for batch, W2 in (("reused", sch.W2_reused[i]), ("fresh", sch.W2_fresh[i])):
+            rng = np.random.default_rng(0)
+            make_teacher("he1+odd", d, rng)  # the same draws as schemes()
+            run = ts.run_two_steps(N, n, d, ACT, teacher, steps, batch, rng)
+            np.testing.assert_array_equal(run.W0, sch.W0)
+            np.testing.assert_allclose(run.W1, sch.W1, rtol=1e-13)
+            np.testing.assert_allclose(run.W2, W2, rtol=1e-12)
+        eta = sch.eta1 + sch.eta2s[i]
+        np.testing.assert_allclose(sch.W1_total[i],
+                                   ts.one_step(sch.W0, sch.a, sch.X1, sch.y1, ACT, eta), rtol=1e-13)
+    assert set(sch.weights(1)) == set(ts.payoff.SCHEMES)
+    with pytest.raises(ValueError, match="i must be"):
+        sch.weights(2)
+
+
+def test_learned_directions_are_the_spike_vectors_of_the_decomposition():
+    sch, teacher, _ = schemes(alpha2s=(0.05, 0.35))
+    lam = [ts.n_spikes(0.4, a2, 4) for a2 in sch.alpha2s]
+    assert lam == [0, 3]
+    for i, a2 in enumerate(sch.alpha2s):
+        dirs = learned_directions(sch, i)
+        assert dirs["W0"].shape == (0, d)
+        np.testing.assert_allclose(dirs["W1"][0], sch.X1.T @ sch.y1 / n)
+        assert dirs["W2_reused"].shape == dirs["W2_fresh"].shape == (1 + lam[i], d)
+        for batch, key in (("reused", "W2_reused"), ("fresh", "W2_fresh")):
+            rng = np.random.default_rng(0)
+            make_teacher("he1+odd", d, rng)
+            run = ts.run_two_steps(N, n, d, ACT, teacher, ((0.5, 0.4), (0.5, a2)), batch, rng)
+            for k in range(1, lam[i] + 1):
+                np.testing.assert_allclose(dirs[key][k], ts.signal_direction(run, k), rtol=1e-12)
+        v2 = sch.X2.T @ sch.y2 / n
+        np.testing.assert_allclose(dirs["W2_fresh"][0],
+                                   sch.eta1 * dirs["W1"][0] + sch.eta2s[i] * v2)
+
+
+def test_payoff_experiment_shapes_determinism_and_sanity():
+    kw = dict(target="he1+odd", N=N, n=n, d=d, alpha2s=(0.05, 0.25, 0.35), n_train=60,
+              n_test=50, scalings=("standardised", "raw"))
+    a = ts.payoff_experiment(np.random.default_rng(3), **kw)
+    b = ts.payoff_experiment(np.random.default_rng(3), **kw)
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+    for suffix in ("", "_raw"):
+        for name in ("W0", "W1", "linear"):
+            assert np.isscalar(a[f"err_{name}{suffix}"]) and a[f"err_{name}{suffix}"] > 0
+        for name in ("W1_total", "W2_reused", "W2_fresh"):
+            assert a[f"err_{name}{suffix}"].shape == (3,)
+            assert set(np.unique(a[f"edge_{name}{suffix}"])) <= {-1.0, 0.0, 1.0}
+    assert a["best_linear"] == pytest.approx(0.5)  # He_1 + odd: the linear half
+    assert a["ideal_W0"] == pytest.approx(1.0)
+    assert 0 < a["ideal_W1"] < 1
+    # One step of size eta1 + eta2 learns the same direction as one step of size eta1.
+    np.testing.assert_allclose(a["ideal_W1_total"], a["ideal_W1"])
+    assert a["overlap_v"].shape == (2,) and a["overlap_u_reused"].shape == (3, 2)
+
+
+def test_make_teacher_and_validation():
+    rng = np.random.default_rng(4)
+    t = make_teacher("he1+odd", 10, rng)
+    assert t.rank == 2 and t.d == 10
+    assert make_teacher(t, 10, rng) is t
+    assert make_teacher(ts.hermite_link(3), 10, rng).rank == 1
+    with pytest.raises(ValueError, match="d=10"):
+        make_teacher(t, 11, rng)
+    with pytest.raises(TypeError, match="target must be"):
+        make_teacher(3, 10, rng)
+    with pytest.raises(ValueError, match="alpha2 must be"):
+        train_schemes(N, n, d, ACT, make_teacher("he1", d, rng), 0.5, 0.4, (0.6,), rng)
+    with pytest.raises(TypeError, match="alpha2s"):
+        train_schemes(N, n, d, ACT, make_teacher("he1", d, rng), 0.5, 0.4, (), rng)
+    with pytest.raises(ValueError, match="scalings"):
+        ts.payoff_experiment(rng, "he1", N, n, d, scalings=("none",))
+
+
+def test_neuron_memorisation_matches_the_single_vector_diagnostic():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((30, 50))
+    D = rng.standard_normal((6, 50))
+    D[2] = 3 * X[7]          # a memorised input
+    D[4] = 0.0               # a neuron that did not move
+    got = ts.neuron_memorisation(D, X)
+    for i in (0, 1, 3, 5):
+        assert got[i] == pytest.approx(ts.memorisation(D[i], X)[0])
+    assert got[2] == pytest.approx(1.0) and got[4] == 0.0
+    with pytest.raises(ValueError, match="same d"):
+        ts.neuron_memorisation(D[:, :5], X)
