@@ -58,3 +58,21 @@ def test_given_teacher_is_used():
     teacher = ts.Teacher(ts.hermite_link(2), 20, np.random.default_rng(9))
     r = run("fresh", target=teacher)
     assert r.teacher is teacher
+
+
+def test_draw_problem_is_what_run_two_steps_trains_on():
+    for batch in ("reused", "fresh"):
+        p = ts.draw_problem(40, 30, 20, ts.hermite_link(1), batch, np.random.default_rng(4))
+        r = run(batch, seed=4)
+        for name in ("W0", "a", "X1", "y1", "X2", "y2"):
+            np.testing.assert_array_equal(getattr(p, name), getattr(r, name))
+        assert (p.X2 is p.X1) == (batch == "reused")
+
+
+def test_teacher_sample_draws_inputs_then_labels():
+    teacher = ts.Teacher(ts.hermite_link(2), 6, np.random.default_rng(0), noise=0.1)
+    X, y = teacher.sample(5, np.random.default_rng(1))
+    rng = np.random.default_rng(1)
+    X_ = ts.gaussian_inputs(5, 6, rng)
+    np.testing.assert_array_equal(X, X_)
+    np.testing.assert_array_equal(y, teacher.labels(X_, rng))

@@ -68,7 +68,7 @@ from .backend import (BackendUnavailable, get_backend, run_two_steps_on,
 from .targets import LINKS, Link, Teacher, get_link, hermite_link, odd_bounded_link
 from .theory import (n_spikes, one_step_overlap, phase_boundaries, single_step_equivalent,
                      spike_exponent, spike_terms)
-from .training import BATCHES, TwoStepRun, one_step, run_two_steps, step_size
+from .training import BATCHES, Problem, TwoStepRun, draw_problem, one_step, run_two_steps, step_size
 
 __version__ = "0.1.0"
 

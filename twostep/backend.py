@@ -34,11 +34,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_choice, check_int, check_rng
+from ._validation import check_choice, check_int
 from .activations import PolynomialActivation
-from .network import BLOCK_ELEMENTS, _check_dtype, gaussian_inputs, initialise
+from .network import BLOCK_ELEMENTS, _check_dtype
 from .targets import Teacher
-from .training import BATCHES, _check_steps, step_size
+from .training import _check_steps, draw_problem, step_size
 
 BACKENDS = ("numpy", "cupy", "torch", "auto")
 
@@ -224,23 +224,9 @@ def run_two_steps_on(backend, N: int, n: int, d: int, activation: PolynomialActi
         raise TypeError("activation must be a PolynomialActivation (e.g. get_activation('poly4')) "
                         f"on a device backend, got {type(activation).__name__}")
     (c1, al1), (c2, al2) = _check_steps(steps)
-    check_choice(batch, "batch", BATCHES)
-    check_rng(rng)
     dt = _check_dtype(dtype)
-    if isinstance(target, Teacher):
-        if target.d != d:
-            raise ValueError(f"target (a Teacher) has d={target.d}, but d={d}")
-        teacher = target
-    else:
-        teacher = Teacher(target, d, rng, noise=noise)
-    W0, a = initialise(N, d, rng, dt)
-    X1 = gaussian_inputs(n, d, rng, dt)
-    y1 = teacher.labels(X1, rng)
-    if batch == "reused":
-        X2, y2 = X1, y1
-    else:
-        X2 = gaussian_inputs(n, d, rng, dt)
-        y2 = teacher.labels(X2, rng)
+    p = draw_problem(N, n, d, target, batch, rng, noise, dt)
+    teacher, W0, a, X1, y1, X2, y2 = p.teacher, p.W0, p.a, p.X1, p.y1, p.X2, p.y2
     eta1, eta2 = step_size(c1, al1, N), step_size(c2, al2, N)
     coef = activation._power_coefficients(1).astype(dt)
     W0d, ad, X1d, y1d = (bk.asarray(x) for x in (W0, a, X1, y1))

@@ -229,8 +229,7 @@ def first_step_diagnostics(N: int, n: int, d: int, activation: Activation, targe
     else:
         raise TypeError(f"target must be a Link, a sequence of Link or a Teacher, got {type(target).__name__}")
     W0, a = initialise(N, d, rng, dt)
-    X = gaussian_inputs(n, d, rng, dt)
-    y = teacher.labels(X, rng)
+    X, y = teacher.sample(n, rng, dt)
     beta = teacher.directions[0]
 
     G = gradient(W0, a, X, y, activation)

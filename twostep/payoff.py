@@ -30,7 +30,7 @@ import numpy as np
 from ._validation import check_alpha, check_int, check_real, check_rng
 from .activations import Activation, get_activation
 from .alignment import overlaps
-from .network import _check_activation, gaussian_inputs, initialise
+from .network import _check_activation, initialise
 from .readout import SCALINGS, best_linear_error, paired_readout, subspace_error
 from .targets import Link, Teacher, get_link
 from .theory import spike_terms
@@ -136,10 +136,8 @@ def train_schemes(N: int, n: int, d: int, activation, teacher: Teacher, c: float
     alpha2s = _alpha2s(alpha2s)
     check_rng(rng)
     W0, a = initialise(N, d, rng)
-    X1 = gaussian_inputs(n, d, rng)
-    y1 = teacher.labels(X1, rng)
-    X2 = gaussian_inputs(n, d, rng)
-    y2 = teacher.labels(X2, rng)
+    X1, y1 = teacher.sample(n, rng)
+    X2, y2 = teacher.sample(n, rng)
     eta1 = step_size(c, alpha1, N)
     eta2s = tuple(step_size(c, a2, N) for a2 in alpha2s)
     W1 = one_step(W0, a, X1, y1, activation, eta1)

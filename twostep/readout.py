@@ -29,7 +29,7 @@ from scipy.linalg import cho_factor, cho_solve, eigh, svd
 
 from ._validation import check_array, check_int, check_real, check_rng
 from .activations import Activation
-from .network import _check_activation, gaussian_inputs
+from .network import _check_activation
 from .targets import Teacher
 
 #: Default penalty path: log-spaced, wide enough that the chosen value is
@@ -131,10 +131,8 @@ def readout_error(W, activation: Activation, teacher: Teacher, n_train: int, n_t
         raise ValueError(f"teacher has d={teacher.d}, but W has {W.shape[1]} columns")
     n_train, n_test = check_int(n_train, "n_train", 2), check_int(n_test, "n_test", 1)
     check_rng(rng)
-    X = gaussian_inputs(n_train, W.shape[1], rng)
-    y = teacher.labels(X, rng)
-    Xt = gaussian_inputs(n_test, W.shape[1], rng)
-    yt = teacher.labels(Xt, rng)
+    X, y = teacher.sample(n_train, rng)
+    Xt, yt = teacher.sample(n_test, rng)
     F, Ft = features(W, X, activation), features(W, Xt, activation)
     lam = select_penalty(F, y, rng, lambdas)
     coef = ridge(F, y, lam)
@@ -335,10 +333,8 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
     if n_val >= n_train:
         raise ValueError(f"val_fraction leaves no training rows (n_train = {n_train})")
     d = teacher.d
-    X = gaussian_inputs(n_train, d, rng)
-    y = teacher.labels(X, rng)
-    Xt = gaussian_inputs(n_test, d, rng)
-    yt = teacher.labels(Xt, rng)
+    X, y = teacher.sample(n_train, rng)
+    Xt, yt = teacher.sample(n_test, rng)
     val = rng.permutation(n_train)[:n_val]
     out = {s: {} for s in scalings}
     for name, W in checked.items():

@@ -54,7 +54,6 @@ from .activations import PolynomialActivation, get_activation
 from .alignment import memorisation, overlaps, subspace_overlap
 from .decomposition import second_step_term, signal_part
 from .hermite import gauss_nodes
-from .network import gaussian_inputs
 from .spectra import top_singular
 from .targets import Link, Teacher, get_link
 from .training import BATCHES, run_two_steps, step_size
@@ -333,12 +332,8 @@ def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, 
     batch = check_choice(batch, "batch", BATCHES)
     links, noise = target_links(target)
     teacher = Teacher(links, d, rng, noise=noise)
-    X1 = gaussian_inputs(n, d, rng)
-    y1 = teacher.labels(X1, rng)
-    second = (None, None)
-    if batch == "fresh":
-        X2 = gaussian_inputs(n, d, rng)
-        second = (X2, teacher.labels(X2, rng))
+    X1, y1 = teacher.sample(n, rng)
+    second = teacher.sample(n, rng) if batch == "fresh" else (None, None)
     U = signal_directions(X1, y1, ks, *second)
     out = {"overlaps": overlaps(U, teacher.directions), "norms": np.linalg.norm(U, axis=1)}
     if activation is not None:

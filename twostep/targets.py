@@ -20,6 +20,7 @@ import numpy as np
 from ._validation import check_array, check_int, check_real, check_rng
 from .hermite import DEFAULT_POINTS, gaussian_expectation, hermite_coefficients, hermite_polynomial
 from .hermite import information_exponent as _information_exponent
+from .network import gaussian_inputs
 
 #: Hermite degree up to which a link's coefficients are tabulated.
 MAX_DEGREE = 12
@@ -178,6 +179,12 @@ class Teacher:
         if self.noise > 0:
             y += self.noise * rng.standard_normal(X.shape[0]).astype(X.dtype, copy=False)
         return y
+
+    def sample(self, n: int, rng: np.random.Generator, dtype=np.float64):
+        r"""A batch: inputs :math:`x_j\sim N(0, I_d)` (``(n, d)``), then their labels (``(n,)``),
+        drawn from ``rng`` in that order."""
+        X = gaussian_inputs(n, self.d, rng, dtype)
+        return X, self.labels(X, rng)
 
     @property
     def second_moment(self) -> float:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ._validation import check_alpha, check_choice, check_int, check_real, check_rng
 from .activations import Activation
-from .network import _check_activation, _check_network, _gradient, gaussian_inputs, initialise
+from .network import _check_activation, _check_network, _gradient, initialise
 from .targets import Link, Teacher
 
 BATCHES = ("reused", "fresh")
@@ -94,6 +94,46 @@ def _check_steps(steps):
     return (c1, check_alpha(a1, "alpha1")), (c2, check_alpha(a2, "alpha2"))
 
 
+@dataclass
+class Problem:
+    """A drawn problem: the teacher, the initial network and the two batches.
+
+    Shapes: ``W0`` ``(N, d)``, ``a`` ``(N,)``, ``X1, X2`` ``(n, d)``, ``y1, y2`` ``(n,)``;
+    with a reused batch ``X2 is X1`` and ``y2 is y1``.
+    """
+
+    teacher: Teacher
+    W0: np.ndarray
+    a: np.ndarray
+    X1: np.ndarray
+    y1: np.ndarray
+    X2: np.ndarray
+    y2: np.ndarray
+
+
+def draw_problem(N: int, n: int, d: int, target, batch: str, rng: np.random.Generator,
+                 noise: float = 0.0, dtype=np.float64) -> Problem:
+    r"""Draw the teacher (unless ``target`` is one), ``W0``, ``a``, the first batch and,
+    for ``batch="fresh"``, an independent second batch, from ``rng`` in that order.
+
+    Every routine that simulates the two steps draws through here, so the same
+    generator state gives the same network and data everywhere in the package.
+    """
+    N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
+    check_choice(batch, "batch", BATCHES)
+    check_rng(rng)
+    if isinstance(target, Teacher):
+        if target.d != d:
+            raise ValueError(f"target (a Teacher) has d={target.d}, but d={d}")
+        teacher = target
+    else:
+        teacher = Teacher(target, d, rng, noise=noise)
+    W0, a = initialise(N, d, rng, dtype)
+    X1, y1 = teacher.sample(n, rng, dtype)
+    X2, y2 = (X1, y1) if batch == "reused" else teacher.sample(n, rng, dtype)
+    return Problem(teacher, W0, a, X1, y1, X2, y2)
+
+
 def run_two_steps(N: int, n: int, d: int, activation: Activation, target, steps,
                   batch: str, rng: np.random.Generator, noise: float = 0.0,
                   dtype=np.float64) -> TwoStepRun:
@@ -123,22 +163,8 @@ def run_two_steps(N: int, n: int, d: int, activation: Activation, target, steps,
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     _check_activation(activation)
     (c1, al1), (c2, al2) = _check_steps(steps)
-    check_choice(batch, "batch", BATCHES)
-    check_rng(rng)
-    if isinstance(target, Teacher):
-        if target.d != d:
-            raise ValueError(f"target (a Teacher) has d={target.d}, but d={d}")
-        teacher = target
-    else:
-        teacher = Teacher(target, d, rng, noise=noise)
-    W0, a = initialise(N, d, rng, dtype)
-    X1 = gaussian_inputs(n, d, rng, dtype)
-    y1 = teacher.labels(X1, rng)
-    if batch == "reused":
-        X2, y2 = X1, y1
-    else:
-        X2 = gaussian_inputs(n, d, rng, dtype)
-        y2 = teacher.labels(X2, rng)
+    p = draw_problem(N, n, d, target, batch, rng, noise, dtype)
+    teacher, W0, a, X1, y1, X2, y2 = p.teacher, p.W0, p.a, p.X1, p.y1, p.X2, p.y2
     eta1, eta2 = step_size(c1, al1, N), step_size(c2, al2, N)
     W1 = one_step(W0, a, X1, y1, activation, eta1)
     W2 = one_step(W1, a, X2, y2, activation, eta2)
