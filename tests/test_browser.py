@@ -181,8 +181,12 @@ _MATH = """() => {
       const i = text.indexOf(d);
       return d + ' in "' + text.slice(Math.max(0, i - 40), i + 40).replace(/\\s+/g, ' ') + '"';
   });
+  // A display equation wider than the text column is clipped (or needs a scrollbar).
+  const wide = [...document.querySelectorAll('mjx-container[display="true"]')]
+      .filter(c => c.scrollWidth > c.clientWidth + 1)
+      .map(c => ((c.closest('.math') || c).id || '?') + ': ' + c.textContent.trim().slice(0, 60));
   return {count: maths.length, containers: document.querySelectorAll('mjx-container').length,
-          untypeset, errors, raw};
+          untypeset, errors, raw, wide};
 }"""
 
 _LINKS = """() => ({
@@ -284,6 +288,8 @@ def check_page(context, site: str, page: str) -> tuple[list[str], dict]:
     problems += [f"math not typeset: {t!r}" for t in math["untypeset"]]
     problems += [f"MathJax error: {t!r}" for t in math["errors"]]
     problems += [f"raw TeX delimiter left in the text: {t}" for t in math["raw"]]
+    problems += [f"display equation wider than the text column (split it with aligned): {t}"
+                 for t in math["wide"]]
 
     for raw, absolute in links["links"]:
         if urlsplit(absolute).scheme not in ("http", "https"):
