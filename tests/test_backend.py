@@ -118,3 +118,53 @@ def test_device_check_exits_cleanly_without_gpu(root):
     assert res.returncode == 0
     if "no NVIDIA GPU" not in res.stdout and "no GPU backend" not in res.stdout:
         assert "agreement" in res.stdout  # a GPU is present: the check ran
+
+
+def _device_check(root):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("device_check",
+                                                  root / "benchmarks" / "device_check.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_device_check_runs_end_to_end_on_the_host(root):
+    # The GPU script's whole flow (steps, top-k by subspace iteration, agreement with the
+    # numpy run, the memory skip) on the numpy backend. N = 200000 needs ~480 GB: skipped
+    # before anything is allocated. The numpy path is the reference code itself, so W2
+    # agrees exactly; the top-8 by 30 subspace iterations agreed with svds to 2.9e-7,
+    # 4.2e-7, 6.8e-7 at N = 300, 1000, 2000 (float32 rounding, eps = 1.2e-7): 1e-5 bound.
+    lines = []
+    recs = _device_check(root).check(B.get_backend("numpy"), [300, 200000], top=8,
+                                     out=lines.append)
+    assert [r["N"] for r in recs] == [300, 200000]
+    assert recs[0]["dW2"] == 0.0
+    assert recs[0]["dtop"] < 1e-5
+    assert recs[0]["steps_s"] > 0 and recs[0]["topk_s"] > 0
+    assert recs[1]["steps_s"] is None
+    assert "skipped" in lines[-1] and "need about" in lines[-1] and "free" in lines[-1]
+
+
+def test_device_bytes_and_memory_error(monkeypatch):
+    # 3 weight matrices + one batch (reused) or two (fresh) + three blocks.
+    blocks = 3 * B.BLOCK_ELEMENTS
+    assert B.device_bytes(100, 50, 40, "reused", np.float32) == 4 * (3 * 4000 + 2000 + blocks)
+    assert B.device_bytes(100, 50, 40, "fresh") == 8 * (3 * 4000 + 2 * 2000 + blocks)
+    with pytest.raises(ValueError, match="batch must be one of"):
+        B.device_bytes(10, 10, 10, "twice")
+    with pytest.raises(ValueError, match="dtype must be float64 or float32"):
+        B.device_bytes(10, 10, 10, "reused", np.int8)
+    bk = B.get_backend("numpy")
+    monkeypatch.setattr(B.Backend, "memory_free", lambda self: 10 ** 6)
+    with pytest.raises(MemoryError, match=r"N=300, n=300, d=300 \(float64, reused batch\) need "
+                                          r"about .* numpy/cpu, which has 976\.6 KiB free"):
+        B.run_two_steps_on(bk, 300, 300, 300, ACT, LINK, STEPS, "reused", np.random.default_rng(0))
+
+
+def test_torch_cpu_device_check(root):
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (optional)")
+    # Same draw on torch (CPU) and numpy; float32 products in another order differ by
+    # rounding: measured 8.3e-7 relative at N = 300.
+    recs = _device_check(root).check(B.Backend("torch", torch, "cpu"), [300], out=lambda _: None)
+    assert recs[0]["dW2"] < 1e-5 and recs[0]["dtop"] < 1e-5

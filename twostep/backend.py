@@ -37,6 +37,7 @@ import numpy as np
 from ._validation import check_choice, check_int
 from .activations import PolynomialActivation
 from .network import BLOCK_ELEMENTS, _check_dtype
+from .experiments import format_bytes
 from .targets import Teacher
 from .training import _check_steps, draw_problem, step_size
 
@@ -111,6 +112,21 @@ class Backend:
             return int(self.xp.cuda.max_memory_allocated())
         return 0
 
+    def memory_free(self) -> int:
+        """Bytes the device can still hand out: free device memory plus what its pool caches.
+
+        On the host (numpy, or torch on the CPU) this is the memory available now
+        (:func:`twostep.experiments.available_memory`).
+        """
+        if self.name == "cupy":
+            pool = self.xp.get_default_memory_pool()
+            return int(self.xp.cuda.runtime.memGetInfo()[0] + pool.free_bytes())
+        if self.name == "torch" and self.device != "cpu":
+            cuda = self.xp.cuda
+            return int(cuda.mem_get_info()[0] + cuda.memory_reserved() - cuda.memory_allocated())
+        from .experiments import available_memory
+        return available_memory()
+
 
 def _import(name):
     try:
@@ -155,6 +171,21 @@ def get_backend(name: str = "auto") -> Backend:
                 continue
         return Backend("numpy", np, "cpu")
     return _gpu_backend(name)
+
+
+def device_bytes(N: int, n: int, d: int, batch: str, dtype=np.float64) -> int:
+    r"""Bytes :func:`run_two_steps_on` holds on the device at its peak.
+
+    :math:`b\,(3Nd + m\,nd + 3B)`: the weights :math:`W_0, W_1, W_2` (kept in the
+    :class:`DeviceRun`), :math:`m = 1` batch (reused) or :math:`m = 2` (fresh), and per block
+    of neurons the pre-activations, :math:`\sigma'` of them and the block's gradient, each
+    at most :math:`B` = ``BLOCK_ELEMENTS`` entries; :math:`b` is 4 (float32) or 8 (float64).
+    """
+    N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
+    check_choice(batch, "batch", ("reused", "fresh"))
+    b = _check_dtype(dtype).itemsize
+    m = 1 if batch == "reused" else 2
+    return int(b * (3 * N * d + m * n * d + 3 * BLOCK_ELEMENTS))
 
 
 def _horner(bk: Backend, coef, Z):
@@ -217,6 +248,11 @@ def run_two_steps_on(backend, N: int, n: int, d: int, activation: PolynomialActi
     Returns
     -------
     DeviceRun
+
+    Raises
+    ------
+    MemoryError
+        Before allocating, if :func:`device_bytes` exceeds the device's free memory.
     """
     bk = backend if isinstance(backend, Backend) else get_backend(backend)
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
@@ -225,6 +261,12 @@ def run_two_steps_on(backend, N: int, n: int, d: int, activation: PolynomialActi
                         f"on a device backend, got {type(activation).__name__}")
     (c1, al1), (c2, al2) = _check_steps(steps)
     dt = _check_dtype(dtype)
+    need, free = device_bytes(N, n, d, batch, dt), bk.memory_free()
+    if free and need > free:
+        # Checked before any draw or allocation, so a size that cannot fit fails at once.
+        raise MemoryError(f"two steps at N={N}, n={n}, d={d} ({np.dtype(dt).name}, {batch} batch) "
+                          f"need about {format_bytes(need)} on {bk.name}/{bk.device}, which has "
+                          f"{format_bytes(free)} free; reduce N, n or d or use dtype=float32")
     p = draw_problem(N, n, d, target, batch, rng, noise, dt)
     teacher, W0, a, X1, y1, X2, y2 = p.teacher, p.W0, p.a, p.X1, p.y1, p.X2, p.y2
     eta1, eta2 = step_size(c1, al1, N), step_size(c2, al2, N)
