@@ -8,7 +8,8 @@ to another host blocked. For each page:
 * no console error, no uncaught exception, no failed request, and no request
   to anything but the local server (a blocked request fails the page);
 * every image has loaded (``naturalWidth > 0``) and has non-empty alt text
-  (figures get their caption as alt text, ``tools/bookbuild.py``);
+  (figures get their caption as alt text, ``tools/bookbuild.py``), and every
+  figure is shown at 70 % of its drawn width or more, so its labels stay legible;
 * math is typeset by the MathJax copy served with the site: every math element
   holds MathJax output, none holds a TeX error, and no ``$$``, ``\\[`` or ``\\(``
   is left in the text outside code;
@@ -53,6 +54,8 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 TIMEOUT_MS = 60_000
+# Smallest ratio of a figure's shown width to its drawn width, at a 1280 px window.
+MIN_SCALE = 0.7
 # Folders of the site that hold assets and downloads, not pages.
 NOT_PAGES = ("_static", "_sources", "_images", "reports")
 
@@ -164,7 +167,8 @@ _WAIT_FOR_IMAGES = """async () => {
       new Promise(r => { img.addEventListener('load', r); img.addEventListener('error', r); })));
   return [...document.images].map(img => ({
       src: img.getAttribute('src'), alt: (img.getAttribute('alt') || '').trim(),
-      width: img.naturalWidth}));
+      width: img.naturalWidth, shown: img.getBoundingClientRect().width,
+      figure: !!img.closest('article figure')}));
 }"""
 
 _MATH = """() => {
@@ -282,6 +286,14 @@ def check_page(context, site: str, page: str) -> tuple[list[str], dict]:
             problems.append(
                 f"image without alt text: {img['src']} (give its figure a caption: "
                 "`mystnb: figure: caption:` or {glue:figure} with a caption)")
+
+        # Labels are drawn at 8 pt or more; shown below 70 % of the drawn size they fall
+        # under ~8 px. A figure wider than the column gets `:figclass: wide` (_static).
+        if img["figure"] and img["width"] > 0 and img["shown"] < MIN_SCALE * img["width"]:
+            problems.append(
+                f"figure shown at {img['shown'] / img['width']:.0%} of its drawn width "
+                f"({img['shown']:.0f} of {img['width']} px): give it `:figclass: wide` "
+                "or draw it narrower")
 
     if math["count"] and math["containers"] == 0:
         problems.append(f"{math['count']} math elements but no MathJax output")

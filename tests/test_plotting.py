@@ -21,6 +21,16 @@ def test_plot_spectrum_counts_and_draws_outliers():
     plt.close(fig)
 
 
+def test_plot_spectrum_outlier_color():
+    s = np.r_[5.0, np.linspace(0.1, 1.9, 50)]
+    fig, ax = plt.subplots()
+    plotting.plot_spectrum(ax, s, 1.0, outlier_color="#1e8449")
+    drawn = [line for line in ax.lines if line.get_color() == "#1e8449"]
+    assert len(drawn) == 2   # the tick at 5 and its legend handle
+    assert not any(line.get_color() == plotting.COLORS["reused"] for line in ax.lines)
+    plt.close(fig)
+
+
 def test_theory_power_law_passes_through_anchor():
     fig, ax = plt.subplots()
     (line,) = plotting.theory_power_law(ax, [500, 1000, 2000], -0.5, 1000, 2.0)

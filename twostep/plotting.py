@@ -31,11 +31,13 @@ def use_book_style() -> None:
 
 
 def plot_spectrum(ax, singular, ratio: float, bins: int = 60, label: str | None = None,
-                  color: str = "0.6", n_outliers_max: int = 10, margin: float = 0.05):
+                  color: str = "0.6", n_outliers_max: int = 10, margin: float = 0.05,
+                  outlier_color: str = COLORS["reused"]):
     r"""Histogram of singular values (density), the Marchenko--Pastur density for
     :math:`\gamma=N/d`, the bulk edge, and the values beyond the edge as ticks.
 
-    Returns the number of values above ``edge * (1 + margin)``.
+    Returns the number of values above ``edge * (1 + margin)``; they are drawn in
+    ``outlier_color`` (a chapter not about batch reuse can pass a neutral colour).
     """
     s = check_array(singular, "singular", ndim=1)
     ratio = check_real(ratio, "ratio", low=0.0, low_open=True)
@@ -51,9 +53,9 @@ def plot_spectrum(ax, singular, ratio: float, bins: int = 60, label: str | None 
             label=f"Marchenko–Pastur, N/d = {ratio:g}")
     ax.axvline(edge, color=COLORS["theory"], ls=":", lw=1, label=f"bulk edge {edge:.2f}")
     for x in outliers[:n_outliers_max]:
-        ax.axvline(x, color=COLORS["reused"], lw=1.6, ymax=0.35)
+        ax.axvline(x, color=outlier_color, lw=1.6, ymax=0.35)
     if outliers.size:
-        ax.plot([], [], color=COLORS["reused"], lw=1.6, label=f"{outliers.size} beyond the edge")
+        ax.plot([], [], color=outlier_color, lw=1.6, label=f"{outliers.size} beyond the edge")
     ax.set_xlabel("singular value")
     ax.set_ylabel("density")
     return int(outliers.size)
