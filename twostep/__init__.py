@@ -30,7 +30,7 @@ results        Results files of a sweep (JSON, with parameters and version): wri
 backend        Array backends (numpy, CuPy, PyTorch): two steps and top singular values on a GPU.
 cli            ``python -m twostep``: run an experiment over sizes, seeds, grids; loky or Dask.
 plotting       Shared figure helpers (imported on demand: twostep.plotting).
-report         Glued numbers and computed tables for the chapters (twostep.report).
+report         Glued numbers (sci: 2.4 × 10²⁸), computed tables for the chapters (twostep.report).
 """
 
 from .activations import (ACTIVATIONS, Activation, CentredReLU, PolynomialActivation, Tanh,
