@@ -9,7 +9,8 @@ to another host blocked. For each page:
   to anything but the local server (a blocked request fails the page);
 * every image has loaded (``naturalWidth > 0``) and has non-empty alt text
   (figures get their caption as alt text, ``tools/bookbuild.py``), and every
-  figure is shown at 70 % of its drawn width or more, so its labels stay legible;
+  figure is shown at 70 % of its drawn width or more, so its labels stay legible,
+  and no page scrolls sideways in a 1024 px window;
 * math is typeset by the MathJax copy served with the site: every math element
   holds MathJax output, none holds a TeX error, and no ``$$``, ``\\[`` or ``\\(``
   is left in the text outside code;
@@ -56,6 +57,8 @@ CHROMIUM_ARGS = [
 TIMEOUT_MS = 60_000
 # Smallest ratio of a figure's shown width to its drawn width, at a 1280 px window.
 MIN_SCALE = 0.7
+# A second window width at which no page may scroll sideways.
+NARROW = 1024
 # Folders of the site that hold assets and downloads, not pages.
 NOT_PAGES = ("_static", "_sources", "_images", "reports")
 
@@ -266,6 +269,10 @@ def check_page(context, site: str, page: str) -> tuple[list[str], dict]:
         images = tab.evaluate(_WAIT_FOR_IMAGES)
         math = tab.evaluate(_MATH)
         links = tab.evaluate(_LINKS)
+        # A narrower window (a laptop with the sidebar shown) must not scroll sideways.
+        tab.set_viewport_size({"width": NARROW, "height": 900})
+        overflow = tab.evaluate("() => document.documentElement.scrollWidth - innerWidth")
+        tab.set_viewport_size({"width": 1280, "height": 900})
         SHOTS.mkdir(parents=True, exist_ok=True)
         shot = SHOTS / (page.removesuffix(".html").replace("/", "__") + ".png")
         tab.screenshot(path=str(shot), full_page=True)
@@ -273,6 +280,8 @@ def check_page(context, site: str, page: str) -> tuple[list[str], dict]:
     finally:
         tab.close()
 
+    if overflow > 1:
+        problems.append(f"the page scrolls sideways by {overflow} px in a {NARROW} px window")
     blocked = context.blocked[blocked_before:]
     problems += [f"request to another host blocked: {u}" for u in blocked]
     problems += [f"console error: {m}" for m in console]
