@@ -35,6 +35,7 @@ from twostep.backend import (Backend, BackendUnavailable, get_backend, run_two_s
 SIZES = (4000, 16000, 32000)
 STEPS = ((0.2, 0.4), (0.2, 0.25))
 TOP = 8
+ACTIVATION, TARGET = ts.get_activation("poly4"), ts.get_link("he1")
 
 
 def agreement(bk: Backend, run, s_dev: np.ndarray, N: int) -> tuple[float, float]:
@@ -43,8 +44,7 @@ def agreement(bk: Backend, run, s_dev: np.ndarray, N: int) -> tuple[float, float
     ``s_dev`` are the top singular values computed on the device; the reference ones are
     scipy's svds of the host's W2.
     """
-    act, link = ts.get_activation("poly4"), ts.get_link("he1")
-    cpu = ts.run_two_steps(N, N, N, act, link, STEPS, "reused", np.random.default_rng(0),
+    cpu = ts.run_two_steps(N, N, N, ACTIVATION, TARGET, STEPS, "reused", np.random.default_rng(0),
                            dtype=np.float32)
     W2 = bk.to_numpy(run.W2)
     dw = float(np.abs(W2 - cpu.W2).max() / np.abs(cpu.W2).max())
@@ -59,7 +59,6 @@ def check(bk: Backend, sizes, top: int = TOP, out=print) -> list[dict]:
     ``N, steps_s, topk_s, device_gb`` (``None`` where the size was skipped for memory) and,
     at the first size that ran, ``dW2, dtop`` (see :func:`agreement`).
     """
-    act, link = ts.get_activation("poly4"), ts.get_link("he1")
     out(f"backend {bk.name} on {bk.device}; float32; poly4 activation, He1 target, reused batch; "
         f"top-{top} singular values")
     out(f"{'N=n=d':>7} {'two steps s':>12} {'top-k s':>9} {'device GB':>10}  agreement with CPU")
@@ -68,7 +67,7 @@ def check(bk: Backend, sizes, top: int = TOP, out=print) -> list[dict]:
         try:
             bk.synchronize()
             t0 = time.perf_counter()
-            run = run_two_steps_on(bk, N, N, N, act, link, STEPS, "reused",
+            run = run_two_steps_on(bk, N, N, N, ACTIVATION, TARGET, STEPS, "reused",
                                    np.random.default_rng(0), dtype=np.float32)
         except MemoryError as err:
             out(f"{N:>7} skipped: {err}")

@@ -104,3 +104,16 @@ def test_other_validation_paths():
         POLY.derivative(np.zeros(3), -1)
     with pytest.raises(ValueError, match="margin must be in"):
         ts.count_outliers(np.ones(3), 1.0, margin=-0.1)
+
+
+def test_check_pairs():
+    from twostep._validation import check_pairs
+    assert check_pairs([(1, 2), [3, 4]], "steps", "a (c, alpha) pair") == [(1, 2), (3, 4)]
+    assert check_pairs(np.array([[0.1, 0.2]]), "grid", "a pair") == [(0.1, 0.2)]
+    assert check_pairs((), "steps", "a pair") == []
+    with pytest.raises(TypeError, match=r"steps must be a sequence, a \(c, alpha\) pair each"):
+        check_pairs("ab", "steps", "a (c, alpha) pair")
+    with pytest.raises(TypeError, match=r"grid must be a sequence"):
+        check_pairs(5, "grid", "a pair")
+    with pytest.raises(TypeError, match=r"grid\[1\] must be an \(alpha1, alpha2\) pair, got 0.3"):
+        check_pairs([(0.1, 0.2), 0.3], "grid", "an (alpha1, alpha2) pair")

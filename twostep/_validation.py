@@ -81,6 +81,25 @@ def check_rng(rng, name: str = "rng") -> np.random.Generator:
     return rng
 
 
+def check_pairs(values, name: str, pair: str) -> list[tuple]:
+    """The items of ``values`` unpacked as 2-tuples; ``pair`` names one in messages.
+
+    ``pair`` is a noun phrase such as ``"a (c, alpha) pair"``. A string or a
+    non-iterable, or an item that is not a pair, raises a ``TypeError`` naming
+    ``name`` (or ``name[i]``).
+    """
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a sequence, {pair} each, got {values!r}")
+    out = []
+    for i, item in enumerate(values):
+        try:
+            first, second = item
+        except (TypeError, ValueError):
+            raise TypeError(f"{name}[{i}] must be {pair}, got {item!r}") from None
+        out.append((first, second))
+    return out
+
+
 def check_choice(value, name: str, choices) -> str:
     """A string among ``choices``."""
     if not isinstance(value, str):

@@ -37,7 +37,7 @@ import numpy as np
 from ._validation import check_choice, check_int
 from .activations import PolynomialActivation
 from .network import BLOCK_ELEMENTS, _check_dtype
-from .experiments import format_bytes
+from .experiments import available_memory, format_bytes
 from .targets import Teacher
 from .training import _check_steps, draw_problem, step_size
 
@@ -124,7 +124,6 @@ class Backend:
         if self.name == "torch" and self.device != "cpu":
             cuda = self.xp.cuda
             return int(cuda.mem_get_info()[0] + cuda.memory_reserved() - cuda.memory_allocated())
-        from .experiments import available_memory
         return available_memory()
 
 
@@ -266,7 +265,8 @@ def run_two_steps_on(backend, N: int, n: int, d: int, activation: PolynomialActi
         # Checked before any draw or allocation, so a size that cannot fit fails at once.
         raise MemoryError(f"two steps at N={N}, n={n}, d={d} ({np.dtype(dt).name}, {batch} batch) "
                           f"need about {format_bytes(need)} on {bk.name}/{bk.device}, which has "
-                          f"{format_bytes(free)} free; reduce N, n or d or use dtype=float32")
+                          f"{format_bytes(free)} free; reduce N, n or d"
+                          + (" or use dtype=float32" if dt == np.float64 else ""))
     p = draw_problem(N, n, d, target, batch, rng, noise, dt)
     teacher, W0, a, X1, y1, X2, y2 = p.teacher, p.W0, p.a, p.X1, p.y1, p.X2, p.y2
     eta1, eta2 = step_size(c1, al1, N), step_size(c2, al2, N)

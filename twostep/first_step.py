@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 from scipy.sparse.linalg import LinearOperator, svds
 
-from ._validation import check_array, check_int, check_real, check_rng
+from ._validation import check_array, check_int, check_pairs, check_real, check_rng
 from .activations import Activation
 from .alignment import overlap
 from .decomposition import RankOne
@@ -157,19 +157,6 @@ def spike_strength(eta: float, mu1: float, c1: float, second_moment: float, psi:
     return eta * abs(mu1) * math.sqrt(c1 * c1 + m2 / psi)
 
 
-def _check_steps(steps):
-    if isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence):
-        raise TypeError("steps must be a sequence of (c, alpha) pairs")
-    out = []
-    for i, pair in enumerate(steps):
-        try:
-            c, alpha = pair
-        except (TypeError, ValueError):
-            raise TypeError(f"steps[{i}] must be a (c, alpha) pair, got {pair!r}") from None
-        out.append((c, alpha))
-    return out
-
-
 def first_step_diagnostics(N: int, n: int, d: int, activation: Activation, target,
                            rng: np.random.Generator, steps: Sequence = (), top: int = 1,
                            noise: float = 0.0, dtype=np.float64) -> dict:
@@ -214,7 +201,7 @@ def first_step_diagnostics(N: int, n: int, d: int, activation: Activation, targe
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     _check_activation(activation)
     check_rng(rng)
-    steps = _check_steps(steps)
+    steps = check_pairs(steps, "steps", "a (c, alpha) pair")
     top = check_int(top, "top", 1)
     if top >= min(N, d) - 1 or min(N, d) < 3:
         raise ValueError(f"top must be in [1, min(N, d) - 2] = [1, {min(N, d) - 2}], got {top}")

@@ -29,7 +29,7 @@ import math
 import numpy as np
 from scipy.sparse.linalg import svds
 
-from ._validation import check_array, check_choice, check_int, check_real, check_rng
+from ._validation import check_array, check_choice, check_int, check_pairs, check_real, check_rng
 from .activations import get_activation
 from .decomposition import RankOne, second_step_terms, signal_part
 from .network import _check_activation
@@ -332,15 +332,9 @@ def _resolve(activation, link):
 
 
 def _check_settings(settings, name):
-    out = []
-    for i, pair in enumerate(settings):
-        try:
-            a1, a2 = pair
-        except (TypeError, ValueError):
-            raise TypeError(f"{name}[{i}] must be an (alpha1, alpha2) pair, got {pair!r}") from None
-        out.append((check_real(a1, f"{name}[{i}][0]", low=0.0, high=0.5, high_open=True),
-                    check_real(a2, f"{name}[{i}][1]", low=0.0, high=0.5, high_open=True)))
-    return out
+    return [(check_real(a1, f"{name}[{i}][0]", low=0.0, high=0.5, high_open=True),
+             check_real(a2, f"{name}[{i}][1]", low=0.0, high=0.5, high_open=True))
+            for i, (a1, a2) in enumerate(check_pairs(settings, name, "an (alpha1, alpha2) pair"))]
 
 
 def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="poly4",
