@@ -6,7 +6,7 @@ peak device memory, and at the first size the agreement with the CPU (numpy) run
 same draw: max |W2_gpu - W2_cpu| / max |W2_cpu| and the largest relative error of the
 top-k singular values against scipy's svds on the host. The largest size holds
 3 N^2 + N^2 float32 = 16.4 GB at N = 32000; a size the device cannot hold (estimated
-before allocating, `twostep.backend.device_bytes`) is reported and skipped.
+before allocating, `twostep.scale.backend.device_bytes`) is reported and skipped.
 
 Budget: the work is about 4 products of N^3 per size (two steps), so ~2.6e14 flops at
 N = 32000, about 15-30 s at the FP32 rate of a current data-centre GPU; the CPU reference
@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 import twostep as ts
-from twostep.backend import (Backend, BackendUnavailable, get_backend, run_two_steps_on,
+from twostep.scale.backend import (Backend, BackendUnavailable, get_backend, run_two_steps_on,
                              top_singular_values_on)
 
 SIZES = (4000, 16000, 32000)

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import twostep as ts
+from twostep.model.activations import ACTIVATIONS, Activation, CentredReLU, PolynomialActivation
+from twostep.model.hermite import hermite_coefficients, hermite_polynomial
 
 Z = np.linspace(-2.5, 2.5, 41)
 
@@ -15,7 +17,7 @@ def numerical_derivative(f, z, h=1e-5):
 
 
 @pytest.mark.parametrize("act", [ts.get_activation("poly4"), ts.Tanh(),
-                                 ts.PolynomialActivation([0.1, -0.5, 0.3, 2.0])])
+                                 PolynomialActivation([0.1, -0.5, 0.3, 2.0])])
 def test_derivatives_match_finite_differences(act):
     for order in range(1, 4):
         fd = numerical_derivative(lambda z: act.derivative(z, order - 1), Z)
@@ -24,8 +26,8 @@ def test_derivatives_match_finite_differences(act):
 
 def test_polynomial_hermite_coefficients_roundtrip():
     mu = np.array([0.2, 1.0, -0.5, 0.25, 1.0])
-    act = ts.PolynomialActivation(mu)
-    quad = ts.hermite_coefficients(act, 6)
+    act = PolynomialActivation(mu)
+    quad = hermite_coefficients(act, 6)
     np.testing.assert_allclose(quad, np.r_[mu, 0, 0], atol=1e-12)
     np.testing.assert_allclose(act.hermite_coefficients(6), np.r_[mu, 0, 0])
     # Stein: mu_k = E[sigma^(k)(z)]
@@ -43,7 +45,7 @@ def test_poly_family_definition():
     # "polyL" is sum_{k=1}^L He_k / k!, i.e. mu_1 = ... = mu_L = 1.
     act = ts.get_activation("poly4")
     z = Z
-    expected = sum(ts.hermite_polynomial(k, z) / math.factorial(k) for k in range(1, 5))
+    expected = sum(hermite_polynomial(k, z) / math.factorial(k) for k in range(1, 5))
     np.testing.assert_allclose(act(z), expected, atol=1e-12)
 
 
@@ -58,20 +60,20 @@ def test_tanh_closed_forms():
 
 
 def test_relu_coefficients_closed_form_and_quadrature():
-    act = ts.CentredReLU()
+    act = CentredReLU()
     mu = act.hermite_coefficients(6)
     phi0 = 1 / np.sqrt(2 * np.pi)
     np.testing.assert_allclose(mu, [0, 0.5, phi0, 0, -phi0, 0, 3 * phi0], atol=1e-14)
     # Generic quadrature converges slowly past the kink; it agrees to the
     # 1e-3 that a 300-point rule reaches (measured error 8e-4 at 200 points).
-    quad = ts.hermite_coefficients(act, 4, points=300)
+    quad = hermite_coefficients(act, 4, points=300)
     np.testing.assert_allclose(quad, mu[:5], atol=2e-3)
     with pytest.raises(ValueError, match="order"):
         act.derivative(Z, 2)
 
 
 def test_get_activation_names():
-    for name in ts.ACTIVATIONS:
-        assert isinstance(ts.get_activation(name), ts.Activation)
+    for name in ACTIVATIONS:
+        assert isinstance(ts.get_activation(name), Activation)
     with pytest.raises(ValueError, match="name must be one of"):
         ts.get_activation("sigmoid")

@@ -4,20 +4,21 @@ import numpy as np
 import pytest
 
 import twostep as ts
+from twostep.analysis.alignment import overlap, overlaps, subspace_overlap
 
 
 def test_overlap_basic():
     e = np.eye(4)
-    assert ts.overlap(e[0], e[0]) == 1.0
-    assert ts.overlap(-3 * e[0], e[0]) == 1.0
-    assert ts.overlap(e[0] + e[1], e[0]) == pytest.approx(1 / np.sqrt(2))
-    np.testing.assert_allclose(ts.overlaps(e[:2], e[1:3]), [[0, 0], [1, 0]])
+    assert overlap(e[0], e[0]) == 1.0
+    assert overlap(-3 * e[0], e[0]) == 1.0
+    assert overlap(e[0] + e[1], e[0]) == pytest.approx(1 / np.sqrt(2))
+    np.testing.assert_allclose(overlaps(e[:2], e[1:3]), [[0, 0], [1, 0]])
 
 
 def test_subspace_overlap():
     e = np.eye(5)
     V = np.array([e[0] + e[1], e[0] - e[1]])
-    np.testing.assert_allclose(ts.subspace_overlap(V, e[:3]), [1, 1, 0], atol=1e-12)
+    np.testing.assert_allclose(subspace_overlap(V, e[:3]), [1, 1, 0], atol=1e-12)
 
 
 def test_chance_level_of_random_directions():
@@ -25,7 +26,7 @@ def test_chance_level_of_random_directions():
     rng = np.random.default_rng(0)
     d = 400
     beta = rng.standard_normal(d)
-    vals = [ts.overlap(rng.standard_normal(d), beta) for _ in range(2000)]
+    vals = [overlap(rng.standard_normal(d), beta) for _ in range(2000)]
     assert np.sqrt(np.mean(np.square(vals))) == pytest.approx(ts.chance_overlap(d), rel=0.05)
 
 

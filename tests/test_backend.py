@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep import backend as B
+from twostep.scale import backend as B
 
 ACT, LINK = ts.get_activation("poly4"), ts.get_link("he1")
 STEPS = ((0.2, 0.4), (0.3, 0.25))

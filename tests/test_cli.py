@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from twostep import __version__, sweep
-from twostep.cli import build_parser, main, parse_bytes, parse_grid, parse_params, parse_seeds
-from twostep.results import read_results
+from twostep.scale.cli import build_parser, main, parse_bytes, parse_grid, parse_params, parse_seeds
+from twostep.scale.results import read_results
 
 
 def test_parsers():
@@ -86,7 +86,7 @@ def test_dask_cluster_gives_the_serial_results(tmp_path):
         "distributed", reason="dask.distributed is not installed (pip install 'dask[distributed]')")
     import joblib
 
-    from twostep.experiments import run_experiment
+    from twostep.scale.registry import run_experiment
     from functools import partial
 
     grid = {"N": [20, 30], "batch": ["reused", "fresh"]}

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import twostep as ts
+from twostep.analysis.alignment import overlap
+from twostep.analysis.decomposition import reuse_weights, second_step_term, signal_direction
 
 STEPS = ((0.2, 0.4), (0.2, 0.25))
 
@@ -23,7 +25,7 @@ def test_terms_sum_to_second_update(batch, activation):
     assert len(terms) == r.activation.degree
     D = r.W2 - r.W1
     assert np.linalg.norm(sum(terms) - D) <= 1e-10 * np.linalg.norm(D)
-    np.testing.assert_array_equal(ts.second_step_term(r, 2 if r.activation.degree > 2 else 1),
+    np.testing.assert_array_equal(second_step_term(r, 2 if r.activation.degree > 2 else 1),
                                   terms[2 if r.activation.degree > 2 else 1])
 
 
@@ -37,7 +39,7 @@ def test_mean_signal_part_formula():
                     * np.outer(r.a ** (k + 1), u))
         S = ts.signal_part(r, k, kind="mean")
         np.testing.assert_allclose(S.matrix(), expected, rtol=1e-10, atol=1e-15)
-        np.testing.assert_allclose(ts.signal_direction(r, k), u)
+        np.testing.assert_allclose(signal_direction(r, k), u)
         assert np.linalg.norm(S.left) == pytest.approx(1) and np.linalg.norm(S.right) == pytest.approx(1)
 
 
@@ -55,7 +57,7 @@ def test_reuse_weights_against_monte_carlo():
     z = np.random.default_rng(1).standard_normal(2_000_000)
     s = r.X2 @ r.v
     rj = r.y2 * np.sum(r.X2 ** 2, axis=1) / r.n
-    m = ts.reuse_weights(r, 2)
+    m = reuse_weights(r, 2)
     for j in range(3):
         mc = np.mean(act.derivative(z, 3) * (s[j] + (act.derivative(z, 1) - 1) * rj[j]) ** 2)
         # Monte-Carlo relative standard error here is ~3e-3 (2e6 draws of a degree-6 polynomial)
@@ -70,9 +72,9 @@ def test_fresh_terms_are_close_to_their_signal_part():
     for seed in range(5):
         r = run("fresh", seed=seed)
         S1 = ts.signal_part(r, 1)
-        s, U, Vt = ts.top_singular(ts.second_step_term(r, 1), 1)
-        right.append(ts.overlap(Vt[0], S1.right))
-        left.append(ts.overlap(U[:, 0], S1.left))
+        s, U, Vt = ts.top_singular(second_step_term(r, 1), 1)
+        right.append(overlap(Vt[0], S1.right))
+        left.append(overlap(U[:, 0], S1.left))
     assert np.mean(right) > 0.7 and np.mean(left) > 0.7
 
 

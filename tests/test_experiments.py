@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from twostep.experiments import (EXPERIMENTS, check_memory, estimate_bytes, get_experiment,
+from twostep.scale.registry import (EXPERIMENTS, check_memory, estimate_bytes, get_experiment,
                                  run_experiment)
-from twostep.first_step import first_step_diagnostics
+from twostep.chapters.one_step import first_step_diagnostics
 from twostep import get_activation, get_link, run_two_steps, top_singular
 
 

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep.gradcheck import finite_difference_gradient, gradient_check
+from twostep.model.activations import PolynomialActivation
+from twostep.analysis.gradcheck import finite_difference_gradient, gradient_check
 
 
 def small(seed=0, N=6, n=9, d=4):
@@ -24,7 +25,7 @@ def test_check_detects_a_wrong_gradient():
     # The loss of a linear activation is linear in W, so its finite differences are
     # exact; compare them with the gradient of a different activation.
     W, a, X, y = small()
-    lin = ts.PolynomialActivation([0.0, 1.0])
+    lin = PolynomialActivation([0.0, 1.0])
     fd = finite_difference_gradient(W, a, X, y, lin)
     np.testing.assert_allclose(fd, ts.gradient(W, a, X, y, lin), rtol=1e-8, atol=1e-12)
     assert np.max(np.abs(fd - ts.gradient(W, a, X, y, ts.get_activation("poly4")))) > 1e-3

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import twostep as ts
+from twostep.model.network import correlation_loss, forward
 
 
 def small_problem(seed=0, N=7, n=11, d=5, activation="poly4"):
@@ -24,18 +25,18 @@ def test_gradient_matches_central_finite_differences(activation):
         for k in range(W.shape[1]):
             E = np.zeros_like(W)
             E[i, k] = h
-            fd[i, k] = (ts.correlation_loss(W + E, a, X, y, act)
-                        - ts.correlation_loss(W - E, a, X, y, act)) / (2 * h)
+            fd[i, k] = (correlation_loss(W + E, a, X, y, act)
+                        - correlation_loss(W - E, a, X, y, act)) / (2 * h)
     # central differences have O(h^2) truncation and O(eps/h) rounding error
     np.testing.assert_allclose(G, fd, rtol=1e-6, atol=1e-8)
 
 
 def test_forward_and_loss_definitions():
     W, a, X, y, act = small_problem()
-    f = ts.forward(W, a, X, act)
+    f = forward(W, a, X, act)
     explicit = np.array([a @ act(W @ x) for x in X])
     np.testing.assert_allclose(f, explicit, rtol=1e-13)
-    assert ts.correlation_loss(W, a, X, y, act) == pytest.approx(-np.mean(y * explicit), rel=1e-13)
+    assert correlation_loss(W, a, X, y, act) == pytest.approx(-np.mean(y * explicit), rel=1e-13)
 
 
 def test_initialisation_scales():
@@ -60,7 +61,7 @@ def test_float32_keeps_dtype():
 
 
 def test_blocked_gradient_equals_single_block():
-    from twostep.network import _gradient
+    from twostep.model.network import _gradient
 
     W, a, X, y, act = small_problem(N=13, n=9, d=6)
     whole = _gradient(W, a, X, y, act, block_elements=10 ** 6)

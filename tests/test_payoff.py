@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep.payoff import learned_directions, make_teacher, train_schemes
+from twostep.analysis.decomposition import signal_direction
+from twostep.chapters.readout import SCHEMES, learned_directions, train_schemes
+from twostep.model.targets import make_teacher
 
 N, n, d = 30, 40, 20
 ACT = ts.get_activation("poly4")
@@ -30,7 +32,7 @@ def test_schemes_follow_the_definitions_and_match_run_two_steps():
         eta = sch.eta1 + sch.eta2s[i]
         np.testing.assert_allclose(sch.W1_total[i],
                                    ts.one_step(sch.W0, sch.a, sch.X1, sch.y1, ACT, eta), rtol=1e-13)
-    assert set(sch.weights(1)) == set(ts.payoff.SCHEMES)
+    assert set(sch.weights(1)) == set(SCHEMES)
     with pytest.raises(ValueError, match="i must be"):
         sch.weights(2)
 
@@ -49,7 +51,7 @@ def test_learned_directions_are_the_spike_vectors_of_the_decomposition():
             make_teacher("he1+odd", d, rng)
             run = ts.run_two_steps(N, n, d, ACT, teacher, ((0.5, 0.4), (0.5, a2)), batch, rng)
             for k in range(1, lam[i] + 1):
-                np.testing.assert_allclose(dirs[key][k], ts.signal_direction(run, k), rtol=1e-12)
+                np.testing.assert_allclose(dirs[key][k], signal_direction(run, k), rtol=1e-12)
         v2 = sch.X2.T @ sch.y2 / n
         np.testing.assert_allclose(dirs["W2_fresh"][0],
                                    sch.eta1 * dirs["W1"][0] + sch.eta2s[i] * v2)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep import phases
+from twostep.analysis import phases
 
 A = np.array([0.05, 0.14, 0.23, 0.32, 0.41])
 

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import twostep as ts  # noqa: E402
-from twostep import plotting  # noqa: E402
+from twostep.chapters import figures as plotting  # noqa: E402
 
 
 def test_plot_spectrum_counts_and_draws_outliers():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from twostep.report import glue_numbers, markdown_table
+from twostep.chapters.report import glue_numbers, markdown_table
 
 
 def test_glue_numbers_passes_plain_python_numbers(monkeypatch):
@@ -25,7 +25,7 @@ def test_markdown_table_directive():
 
 
 def test_sci():
-    from twostep.report import sci
+    from twostep.chapters.report import sci
     assert sci(2.4e28, 2) == "2.4 \u00d7 10\u00b2\u2078"
     assert sci(5e3) == "5 \u00d7 10\u00b3"
     assert sci(1e7) == "10\u2077"

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep.rescaling import StepFamily, step_family
+from twostep.analysis.rescaling import StepFamily
 
 REF = ((0.3, 0.4), (0.2, 0.25))
 OTHER = ((0.5, 0.1), (1.5, 0.45))
@@ -19,7 +19,7 @@ def run(batch, steps=REF, activation="poly4", seed=3, N=120, n=100, d=90):
 @pytest.mark.parametrize("activation", ["poly2", "poly4"])
 def test_family_reproduces_training_at_other_step_sizes(batch, activation):
     ref, other = run(batch, REF, activation), run(batch, OTHER, activation)
-    fam = step_family(ref)
+    fam = StepFamily(ref)
     assert fam.degree == ref.activation.degree and (fam.N, fam.d) == (120, 90)
     e1, e2 = fam.etas(OTHER)
     assert (e1, e2) == pytest.approx((other.eta1, other.eta2))
@@ -53,7 +53,7 @@ def test_terms_argument_is_used_in_place_and_checked():
 
 def test_one_step_is_two_steps_minus_higher_orders_when_reused():
     r = run("reused")
-    fam = step_family(r)
+    fam = StepFamily(r)
     terms = ts.second_step_terms(r)
     np.testing.assert_allclose(fam.linearised(r.eta1, r.eta2), fam.one_step(r.eta1 + r.eta2),
                                atol=1e-12 * np.linalg.norm(r.W2))
@@ -73,7 +73,7 @@ def test_family_needs_a_polynomial_activation():
 
 def test_linearised_is_the_second_gradient_at_initialisation_for_fresh_batches():
     r = run("fresh")
-    fam = step_family(r)
+    fam = StepFamily(r)
     direct = r.W1 - r.eta2 * ts.gradient(r.W0, r.a, r.X2, r.y2, r.activation)
     np.testing.assert_allclose(fam.linearised(r.eta1, r.eta2), direct, atol=1e-12 * np.linalg.norm(direct))
     np.testing.assert_allclose(fam.linearised(r.eta1, r.eta2) + fam.higher_orders(r.eta1, r.eta2),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep.results import read_results, write_results
+from twostep.scale.results import read_results, write_results
 
 
 def test_round_trip_is_exact(tmp_path):

@@ -4,14 +4,20 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep import reuse as R
+from twostep.analysis.alignment import overlap, subspace_overlap
+from twostep.analysis.decomposition import signal_direction
+from twostep.analysis.decomposition import signal_directions
+from twostep.analysis.population import population_signal
+from twostep.analysis.alignment import unmemorised_overlap
+from twostep.chapters.reuse import reuse_experiment, signal_overlap_experiment
+from twostep.model.targets import target_links
 
 STEPS = ((0.5, 0.4), (0.5, 0.25))
 
 
 def data(n=300, d=200, seed=0, target="odd"):
     rng = np.random.default_rng(seed)
-    links, _ = R.target_links(target)
+    links, _ = target_links(target)
     teacher = ts.Teacher(links, d, rng)
     X1 = rng.standard_normal((n, d))
     X2 = rng.standard_normal((n, d))
@@ -21,11 +27,11 @@ def data(n=300, d=200, seed=0, target="odd"):
 def test_signal_directions_formula():
     _, X1, y1, X2, y2 = data()
     v = X1.T @ y1 / len(y1)
-    U = R.signal_directions(X1, y1, [0, 2], X2, y2)
+    U = signal_directions(X1, y1, [0, 2], X2, y2)
     np.testing.assert_allclose(U[0], X2.T @ y2 / len(y2))
     np.testing.assert_allclose(U[1], X2.T @ (y2 * (X2 @ v) ** 2) / len(y2))
-    np.testing.assert_allclose(R.signal_directions(X1, y1, [3]),
-                               R.signal_directions(X1, y1, [3], X1, y1))
+    np.testing.assert_allclose(signal_directions(X1, y1, [3]),
+                               signal_directions(X1, y1, [3], X1, y1))
 
 
 def test_signal_directions_match_the_decomposition():
@@ -33,9 +39,9 @@ def test_signal_directions_match_the_decomposition():
         run = ts.run_two_steps(120, 100, 80, ts.get_activation("poly4"), ts.get_link("odd"), STEPS,
                                batch, np.random.default_rng(1))
         second = (None, None) if batch == "reused" else (run.X2, run.y2)
-        U = R.signal_directions(run.X1, run.y1, range(4), *second)
+        U = signal_directions(run.X1, run.y1, range(4), *second)
         for k in range(4):
-            np.testing.assert_allclose(U[k], ts.signal_direction(run, k), rtol=1e-12)
+            np.testing.assert_allclose(U[k], signal_direction(run, k), rtol=1e-12)
 
 
 def test_reuse_aware_directions_match_the_decomposition():
@@ -43,46 +49,46 @@ def test_reuse_aware_directions_match_the_decomposition():
         run = ts.run_two_steps(120, 100, 80, ts.get_activation("poly4"), ts.get_link("he3"), STEPS,
                                batch, np.random.default_rng(2))
         second = (None, None) if batch == "reused" else (run.X2, run.y2)
-        U = R.signal_directions(run.X1, run.y1, range(4), *second, activation="poly4")
+        U = signal_directions(run.X1, run.y1, range(4), *second, activation="poly4")
         for k in range(4):
             right = ts.signal_part(run, k, "reuse").right
             np.testing.assert_allclose(U[k] / np.linalg.norm(U[k]), right, atol=1e-10)
     with pytest.raises(ValueError, match="k must be"):
-        R.signal_directions(run.X1, run.y1, [4], activation="poly4")
+        signal_directions(run.X1, run.y1, [4], activation="poly4")
     with pytest.raises(TypeError, match="activation"):
-        R.signal_directions(run.X1, run.y1, [1], activation=3)
+        signal_directions(run.X1, run.y1, [1], activation=3)
 
 
 def test_signal_directions_validation():
     _, X1, y1, X2, y2 = data(20, 10)
     with pytest.raises(ValueError, match="X2 and y2"):
-        R.signal_directions(X1, y1, [0], X2=X2)
+        signal_directions(X1, y1, [0], X2=X2)
     with pytest.raises(TypeError, match="ks"):
-        R.signal_directions(X1, y1, 2)
+        signal_directions(X1, y1, 2)
     with pytest.raises(ValueError, match="k must be"):
-        R.signal_directions(X1, y1, [-1])
+        signal_directions(X1, y1, [-1])
     with pytest.raises(ValueError, match="y1"):
-        R.signal_directions(X1, y1[:-1], [0])
+        signal_directions(X1, y1[:-1], [0])
 
 
 def test_target_links():
-    links, noise = R.target_links("he1+odd")
+    links, noise = target_links("he1+odd")
     assert [g.name for g in links] == ["He_1", ts.odd_bounded_link().name] and noise == 0
     teacher = ts.Teacher([ts.hermite_link(3)], 5, np.random.default_rng(0), noise=0.3)
-    assert R.target_links(teacher)[1] == 0.3
+    assert target_links(teacher)[1] == 0.3
     with pytest.raises(TypeError, match="target"):
-        R.target_links(3)
+        target_links(3)
     with pytest.raises(ValueError, match="name"):
-        R.target_links("he1+nope")
+        target_links("he1+nope")
 
 
 @pytest.mark.parametrize("batch", ["reused", "fresh"])
 @pytest.mark.parametrize("target,noise", [("he1", 0.0), ("he1+he3", 0.0), ("he1", 0.5)])
 def test_order_zero_is_the_one_step_overlap(batch, target, noise):
-    links, _ = R.target_links(target)
+    links, _ = target_links(target)
     teacher = ts.Teacher(links, 10, np.random.default_rng(0), noise=noise)
     for psi in (0.5, 1.0, 3.0):
-        p = R.population_signal(teacher, psi, 0, batch)
+        p = population_signal(teacher, psi, 0, batch)
         expected = ts.one_step_overlap(1.0, teacher.second_moment, psi)
         assert p.overlaps[0] == pytest.approx(expected, rel=1e-9)
         assert p.norm == pytest.approx(np.sqrt(1 + teacher.second_moment / psi), rel=1e-9)
@@ -91,19 +97,19 @@ def test_order_zero_is_the_one_step_overlap(batch, target, noise):
 def test_parity_selection():
     # Odd target without linear part: only k = 2 under reuse; nothing with fresh batches.
     for link in ("odd", "he3"):
-        reused = [R.population_signal(link, 1.0, k, "reused").overlaps[0] for k in range(4)]
-        fresh = [R.population_signal(link, 1.0, k, "fresh").overlaps[0] for k in range(4)]
+        reused = [population_signal(link, 1.0, k, "reused").overlaps[0] for k in range(4)]
+        fresh = [population_signal(link, 1.0, k, "fresh").overlaps[0] for k in range(4)]
         np.testing.assert_allclose([reused[0], reused[1], reused[3]], 0, atol=1e-10)
         assert reused[2] > 0.05
         np.testing.assert_allclose(fresh, 0, atol=1e-10)
     # Even target: reached by neither.
     for batch in ("reused", "fresh"):
         np.testing.assert_allclose(
-            [R.population_signal("he2", 1.0, k, batch).overlaps[0] for k in range(4)], 0, atol=1e-10)
+            [population_signal("he2", 1.0, k, batch).overlaps[0] for k in range(4)], 0, atol=1e-10)
     # k = 2, reuse: A_2 = E[g^3 z] / psi^2 exactly for an odd g with c_1 = 0.
     g = ts.get_link("odd")
     for psi in (0.5, 2.0):
-        A = R.population_signal(g, psi, 2, "reused").along[0]
+        A = population_signal(g, psi, 2, "reused").along[0]
         assert A == pytest.approx(g.moment(lambda z, gz: gz ** 3 * z) / psi ** 2, rel=1e-8)
 
 
@@ -112,12 +118,12 @@ def test_population_signal_against_monte_carlo(psi, n, d):
     # Direct simulation of u_k over seeds vs the quadrature limit: norms and mean overlaps.
     seeds = 12
     for batch in ("reused", "fresh"):
-        res = [R.signal_overlap_experiment(np.random.default_rng(s), n, d, "odd", batch)
+        res = [signal_overlap_experiment(np.random.default_rng(s), n, d, "odd", batch)
                for s in range(seeds)]
         ov = np.array([r["overlaps"][:, 0] for r in res])
         norms = np.array([r["norms"] for r in res]).mean(axis=0)
         for k in range(4):
-            p = R.population_signal("odd", psi, k, batch)
+            p = population_signal("odd", psi, k, batch)
             assert norms[k] == pytest.approx(p.norm, rel=0.1 if k < 3 else 0.25)  # k = 3: heavy tails
             pred = p.expected_overlaps(n)[0]
             sem = ov[:, k].std(ddof=1) / np.sqrt(seeds)
@@ -130,36 +136,36 @@ def test_reuse_aware_direction_against_the_decomposition():
     for seed in range(6):
         run = ts.run_two_steps(500, 500, 500, ts.get_activation("poly4"), ts.get_link("odd"), STEPS,
                                "reused", np.random.default_rng(seed))
-        vals.append(ts.overlap(ts.signal_part(run, 2, "reuse").right, run.teacher.directions[0]))
-    p = R.population_signal("odd", 1.0, 2, "reused", kind="reuse", activation="poly4")
+        vals.append(overlap(ts.signal_part(run, 2, "reuse").right, run.teacher.directions[0]))
+    p = population_signal("odd", 1.0, 2, "reused", kind="reuse", activation="poly4")
     assert np.mean(vals) == pytest.approx(p.expected_overlaps(500)[0], abs=0.06)
     # Fresh: the reuse-aware weight reduces to mu_{k+1} (mu_1 s)^k, i.e. the plain u_k.
-    pf = R.population_signal("he1", 1.0, 2, "fresh", kind="reuse", activation="poly4")
-    np.testing.assert_allclose(pf.overlaps, R.population_signal("he1", 1.0, 2, "fresh").overlaps)
+    pf = population_signal("he1", 1.0, 2, "fresh", kind="reuse", activation="poly4")
+    np.testing.assert_allclose(pf.overlaps, population_signal("he1", 1.0, 2, "fresh").overlaps)
 
 
 def test_expected_overlaps():
-    p = R.population_signal("odd", 1.0, 2, "reused")
+    p = population_signal("odd", 1.0, 2, "reused")
     assert p.expected_overlaps(10 ** 12)[0] == pytest.approx(p.overlaps[0], rel=1e-6)
     assert p.expected_overlaps(100)[0] > p.overlaps[0]
-    f = R.population_signal("odd", 1.0, 2, "fresh")
+    f = population_signal("odd", 1.0, 2, "fresh")
     ratio = f.expected_overlaps(400)[0] / f.expected_overlaps(1600)[0]
     assert ratio == pytest.approx(2.0, rel=1e-9)
 
 
 def test_population_signal_validation():
     with pytest.raises(ValueError, match="psi"):
-        R.population_signal("odd", 0.0, 2)
+        population_signal("odd", 0.0, 2)
     with pytest.raises(ValueError, match="batch"):
-        R.population_signal("odd", 1.0, 2, "twice")
+        population_signal("odd", 1.0, 2, "twice")
     with pytest.raises(ValueError, match="kind"):
-        R.population_signal("odd", 1.0, 2, kind="other")
+        population_signal("odd", 1.0, 2, kind="other")
     with pytest.raises(TypeError, match="activation"):
-        R.population_signal("odd", 1.0, 2, kind="reuse")
+        population_signal("odd", 1.0, 2, kind="reuse")
     with pytest.raises(ValueError, match="k must be"):
-        R.population_signal("odd", 1.0, 4, kind="reuse", activation="poly4")
+        population_signal("odd", 1.0, 4, kind="reuse", activation="poly4")
     with pytest.raises(ValueError, match="grid"):
-        R.population_signal("he1+he2+he3+odd", 1.0, 1)
+        population_signal("he1+he2+he3+odd", 1.0, 1)
 
 
 def test_unmemorised_overlap():
@@ -169,47 +175,47 @@ def test_unmemorised_overlap():
     beta = X[3] / np.linalg.norm(X[3]) + 0.5 * rng.standard_normal(d) / np.sqrt(d)
     # A vector that is one input: its whole overlap with beta goes away.
     V = X[3][None, :]
-    assert ts.subspace_overlap(V, beta)[0] > 0.8
-    assert R.unmemorised_overlap(V, beta, X)[0] == pytest.approx(0.0, abs=1e-12)
+    assert subspace_overlap(V, beta)[0] > 0.8
+    assert unmemorised_overlap(V, beta, X)[0] == pytest.approx(0.0, abs=1e-12)
     # beta itself (after removing the input) is still found when it is in the span.
     b = rng.standard_normal(d)
     V2 = np.vstack([X[5], b])
-    assert R.unmemorised_overlap(V2, b, X)[0] > 0.95
+    assert unmemorised_overlap(V2, b, X)[0] > 0.95
     with pytest.raises(ValueError, match="X"):
-        R.unmemorised_overlap(V, beta, X[:, :10])
+        unmemorised_overlap(V, beta, X[:, :10])
 
 
 def test_experiments_shapes():
-    out = R.signal_overlap_experiment(np.random.default_rng(0), 60, 40, "he1+odd", "fresh")
+    out = signal_overlap_experiment(np.random.default_rng(0), 60, 40, "he1+odd", "fresh")
     assert out["overlaps"].shape == (4, 2) and out["norms"].shape == (4,)
-    out = R.signal_overlap_experiment(np.random.default_rng(0), 60, 40, "odd", "reused",
+    out = signal_overlap_experiment(np.random.default_rng(0), 60, 40, "odd", "reused",
                                       ks=(0, 2), activation="poly4")
     assert out["overlaps_reuse"].shape == (2, 1)
     # k = 0: the reuse-aware weight is mu_1 y, so the direction is v itself.
     assert out["overlaps_reuse"][0, 0] == pytest.approx(out["overlaps"][0, 0])
-    res = R.reuse_experiment(np.random.default_rng(0), 60, "odd", "reused", STEPS, top=3)
+    res = reuse_experiment(np.random.default_rng(0), 60, "odd", "reused", STEPS, top=3)
     assert res["signal"].shape == (4, 1)
     assert res["top_overlap"].shape == (3, 1) and res["top_memorisation"].shape == (3,)
     assert res["subspace"].shape == (3, 1) and res["subspace_unmemorised"].shape == (3, 1)
     assert 0 <= res["term_overlap"][0] <= 1 and 0 <= res["term_memorisation"] <= 1
-    res = R.reuse_experiment(np.random.default_rng(0), 60, "odd", "fresh", STEPS, term=None, top=2)
+    res = reuse_experiment(np.random.default_rng(0), 60, "odd", "fresh", STEPS, term=None, top=2)
     assert "term_overlap" not in res
     with pytest.raises(TypeError, match="rng"):
-        R.reuse_experiment(0, 60, "odd", "fresh", STEPS)
+        reuse_experiment(0, 60, "odd", "fresh", STEPS)
 
 
 def test_rescaled_alpha2_is_the_run_at_that_alpha2():
     # Same seed, alpha1 fixed: measuring W_2' = W_1 + (eta2'/eta2)(W_2 - W_1) equals training at alpha2'.
     steps = ((0.5, 0.4), (0.5, 0.25))
-    res = R.reuse_experiment(np.random.default_rng(3), 150, "odd", "reused", steps, term=None, top=3,
+    res = reuse_experiment(np.random.default_rng(3), 150, "odd", "reused", steps, term=None, top=3,
                              alpha2s=[0.05, 0.35])
     for i, a2 in enumerate([0.05, 0.35]):
-        direct = R.reuse_experiment(np.random.default_rng(3), 150, "odd", "reused",
+        direct = reuse_experiment(np.random.default_rng(3), 150, "odd", "reused",
                                     ((0.5, 0.4), (0.5, a2)), term=None, top=3)
         np.testing.assert_allclose(res["rescaled_subspace"][i], direct["subspace"], atol=1e-8)
         np.testing.assert_allclose(res["rescaled_subspace_unmemorised"][i],
                                    direct["subspace_unmemorised"], atol=1e-8)
     with pytest.raises(ValueError, match="alpha2s"):
-        R.reuse_experiment(np.random.default_rng(3), 60, "odd", "reused", steps, term=None, alpha2s=[0.6])
+        reuse_experiment(np.random.default_rng(3), 60, "odd", "reused", steps, term=None, alpha2s=[0.6])
     with pytest.raises(TypeError, match="alpha2s"):
-        R.reuse_experiment(np.random.default_rng(3), 60, "odd", "reused", steps, term=None, alpha2s=0.1)
+        reuse_experiment(np.random.default_rng(3), 60, "odd", "reused", steps, term=None, alpha2s=0.1)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep.spiked import bbp_threshold, spiked_outlier, spiked_overlaps
+from twostep.analysis.bbp import bbp_threshold, spiked_outlier, spiked_overlaps
 
 
 @pytest.mark.parametrize("ratio", [0.5, 1.0, 2.0])

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep import spikes
-from twostep.spiked import bbp_threshold, spiked_outlier
+from twostep.analysis import spikes
+from twostep.chapters.two_steps import spike_experiment
+from twostep.analysis.bbp import bbp_threshold, spiked_outlier
 
 STEPS = ((0.2, 0.4), (0.2, 0.25))
 
@@ -125,7 +126,7 @@ def test_predicted_spikes_match_signal_part_and_vanish_for_tanh_even_orders():
 
 def test_spike_experiment_counts_match_direct_training():
     settings = [(0.3, 0.3), (0.45, 0.3)]
-    out = spikes.spike_experiment(np.random.default_rng(5), 120, "fresh", settings=settings,
+    out = spike_experiment(np.random.default_rng(5), 120, "fresh", settings=settings,
                                   grid=settings, n_top=4, dtype="float64")
     assert out["settings_top"].shape == (2, 4) and out["grid_count"].shape == (2,)
     np.testing.assert_array_equal(out["settings_count"], out["grid_count"])
@@ -153,11 +154,11 @@ def test_spike_experiment_counts_match_direct_training():
         assert out["settings_beta_two"][i] == pytest.approx(abs(v2 @ beta), abs=1e-6)
         assert out["settings_beta_lin"][i] == pytest.approx(abs(vl @ beta), abs=1e-6)
     with pytest.raises(ValueError, match="n_top"):
-        spikes.spike_experiment(np.random.default_rng(0), 10, "fresh", n_top=9)
+        spike_experiment(np.random.default_rng(0), 10, "fresh", n_top=9)
     with pytest.raises(TypeError, match="settings"):
-        spikes.spike_experiment(np.random.default_rng(0), 10, "fresh", settings=[0.1])
+        spike_experiment(np.random.default_rng(0), 10, "fresh", settings=[0.1])
     with pytest.raises(ValueError, match="grid"):
-        spikes.spike_experiment(np.random.default_rng(0), 10, "fresh", grid=[(0.1, 0.5)])
+        spike_experiment(np.random.default_rng(0), 10, "fresh", grid=[(0.1, 0.5)])
 
 
 def test_power_cosine_limits_and_finite_n():

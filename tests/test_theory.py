@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import twostep as ts
+from twostep.analysis.alignment import overlap
 
 
 @pytest.mark.parametrize("alpha1, alpha2, L, expected", [
@@ -23,12 +24,6 @@ import twostep as ts
 ])
 def test_n_spikes_table(alpha1, alpha2, L, expected):
     assert ts.n_spikes(alpha1, alpha2, L) == expected
-
-
-def test_single_step_equivalence_is_lambda_zero():
-    for a1 in np.linspace(0, 0.49, 12):
-        for a2 in np.linspace(0, 0.49, 12):
-            assert ts.single_step_equivalent(a1, a2) == (ts.n_spikes(a1, a2) == 0)
 
 
 def test_spike_exponents_and_terms():
@@ -54,7 +49,7 @@ def one_step_overlaps(link, d, psi, seeds):
         teacher = ts.Teacher(link, d, rng)
         X = ts.gaussian_inputs(int(psi * d), d, rng)
         y = teacher.labels(X, rng)
-        out.append(ts.overlap(X.T @ y, teacher.directions[0]))
+        out.append(overlap(X.T @ y, teacher.directions[0]))
     return np.array(out), teacher
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import twostep as ts
+from twostep.model.steps import draw_problem
 
 STEPS = ((0.3, 0.2), (0.5, 0.25))
 
@@ -62,7 +63,7 @@ def test_given_teacher_is_used():
 
 def test_draw_problem_is_what_run_two_steps_trains_on():
     for batch in ("reused", "fresh"):
-        p = ts.draw_problem(40, 30, 20, ts.hermite_link(1), batch, np.random.default_rng(4))
+        p = draw_problem(40, 30, 20, ts.hermite_link(1), batch, np.random.default_rng(4))
         r = run(batch, seed=4)
         for name in ("W0", "a", "X1", "y1", "X2", "y2"):
             np.testing.assert_array_equal(getattr(p, name), getattr(r, name))

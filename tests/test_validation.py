@@ -4,6 +4,10 @@ import numpy as np
 import pytest
 
 import twostep as ts
+from twostep.analysis.alignment import overlap
+from twostep.model.activations import PolynomialActivation
+from twostep.model.hermite import gauss_nodes, hermite_coefficients
+from twostep.model.network import correlation_loss, forward
 
 RNG = np.random.default_rng(0)
 POLY = ts.get_activation("poly4")
@@ -31,7 +35,7 @@ def good_run(**kw):
     (dict(steps=((0.0, 0.1), (0.2, 0.1))), ValueError, r"c1 must be in \(0.0, inf\]"),
     (dict(steps=((0.2, 0.1), (float("nan"), 0.1))), ValueError, "c2 must be finite"),
     (dict(steps=(0.2, 0.1)), TypeError, r"steps must be \(\(c1, alpha1\), \(c2, alpha2\)\)"),
-    (dict(target="he1"), TypeError, "links must be a Link"),
+    (dict(target=3), TypeError, "target must be a Link, a sequence of Link, a Teacher, or a link name"),
     (dict(target=ts.Teacher(ts.hermite_link(1), 11, RNG)), ValueError, "has d=11, but d=10"),
     (dict(noise=-1.0), ValueError, r"noise must be in \[0.0, inf\]"),
     (dict(dtype=np.int32), ValueError, "dtype must be float64 or float32"),
@@ -54,9 +58,9 @@ def test_network_functions_reject_bad_arrays():
     bad = X.copy()
     bad[0, 0] = np.inf
     with pytest.raises(ValueError, match="X must contain only finite values"):
-        ts.forward(W, a, bad, POLY)
+        forward(W, a, bad, POLY)
     with pytest.raises(ValueError, match="W must be a 2-d array"):
-        ts.correlation_loss(W[0], a, X, y, POLY)
+        correlation_loss(W[0], a, X, y, POLY)
     with pytest.raises(TypeError, match="W must hold real numbers"):
         ts.gradient(W.astype(complex), a, X, y, POLY)
     with pytest.raises(TypeError, match="W must hold real numbers"):
@@ -79,13 +83,13 @@ def test_other_validation_paths():
     with pytest.raises(ValueError, match=r"ratio must be in \(0.0, inf\]"):
         ts.bulk_edge(-1.0)
     with pytest.raises(ValueError, match="mu's last entry"):
-        ts.PolynomialActivation([0.0, 1.0, 0.0])
+        PolynomialActivation([0.0, 1.0, 0.0])
     with pytest.raises(ValueError, match="mu must hold at least"):
-        ts.PolynomialActivation([1.0])
+        PolynomialActivation([1.0])
     with pytest.raises(ValueError, match=r"points must be in \[2, 300\]"):
-        ts.gauss_nodes(1000)
+        gauss_nodes(1000)
     with pytest.raises(TypeError, match="f must be callable"):
-        ts.hermite_coefficients(3.0, 4)
+        hermite_coefficients(3.0, 4)
     with pytest.raises(ValueError, match=r"name must be one of"):
         ts.get_link("he9")
     with pytest.raises(ValueError, match="frequency must be in"):
@@ -93,9 +97,9 @@ def test_other_validation_paths():
     with pytest.raises(ValueError, match="number of links"):
         ts.Teacher([ts.hermite_link(1)] * 3, 2, RNG)
     with pytest.raises(ValueError, match="u and beta must be non-zero"):
-        ts.overlap(np.zeros(3), np.ones(3))
+        overlap(np.zeros(3), np.ones(3))
     with pytest.raises(ValueError, match=r"beta must have shape \(3\)"):
-        ts.overlap(np.ones(3), np.ones(4))
+        overlap(np.ones(3), np.ones(4))
     with pytest.raises(TypeError, match="run must be a TwoStepRun"):
         ts.second_step_terms(None)
     with pytest.raises(ValueError, match=r"kind must be one of"):

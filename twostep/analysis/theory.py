@@ -6,7 +6,10 @@ r"""The theory's predictions, as functions of the step-size exponents and the mo
   :math:`N^{\alpha_2 - k(1/2-\alpha_1)}`.
 * One step learns :math:`v = X^\top y/n`, whose overlap with :math:`\beta^*` tends to
   :math:`c_1/\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}`, :math:`\psi = n/d`.
-* If :math:`\alpha_1+\alpha_2<1/2` the two steps act like one step of size :math:`\eta_1+\eta_2`.
+* If :math:`\alpha_1+\alpha_2<1/2` the two steps act like one step of size :math:`\eta_1+\eta_2`
+  (:math:`\Lambda = 0`).
+* The first spike's strength :math:`\eta|\mu_1|\sqrt{c_1^2+\mathbb{E}[y^2]/\psi}`
+  (:func:`spike_strength`) and the finite-size overlap of :math:`v` (:func:`finite_size_overlap`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import math
 
 import numpy as np
 
-from ._validation import check_alpha, check_array, check_int, check_real
+from .._validation import check_alpha, check_array, check_int, check_real
 
 # Ratios such as 0.1 / (0.5 - 0.4) come out as 0.99999... in floating point;
 # the floor must see the exact rational value, hence a relative tolerance.
@@ -51,11 +54,6 @@ def spike_terms(alpha1: float, alpha2: float, mu) -> list[int]:
     return [k for k in range(1, lam + 1) if abs(mu[k + 1]) > 1e-12]
 
 
-def single_step_equivalent(alpha1: float, alpha2: float) -> bool:
-    r"""True when :math:`\alpha_1+\alpha_2<1/2`: no new outlier, one step of size :math:`\eta_1+\eta_2`."""
-    return check_alpha(alpha1, "alpha1") + check_alpha(alpha2, "alpha2") < 0.5
-
-
 def one_step_overlap(c1: float, second_moment: float, psi: float) -> float:
     r"""Limit of :math:`|\langle v/\|v\|, \beta^*\rangle|`: :math:`|c_1|/\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}`."""
     c1 = check_real(c1, "c1")
@@ -71,3 +69,53 @@ def phase_boundaries(alpha1, k: int) -> np.ndarray:
     if np.any((a1 < 0) | (a1 >= 0.5)):
         raise ValueError("alpha1 must lie in [0, 1/2)")
     return k * (0.5 - a1)
+
+
+def spike_strength(eta: float, mu1: float, c1: float, second_moment: float, psi: float) -> float:
+    r"""Predicted singular value of the spike :math:`\eta\mu_1 av^\top`:
+    :math:`\theta = \eta\,|\mu_1|\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}`.
+
+    Uses :math:`\|a\|\to1` and :math:`\|v\|^2\to c_1^2+\mathbb{E}[y^2]/\psi`, :math:`\psi=n/d`.
+    """
+    eta = check_real(eta, "eta", low=0.0)
+    mu1 = check_real(mu1, "mu1")
+    c1 = check_real(c1, "c1")
+    m2 = check_real(second_moment, "second_moment", low=0.0)
+    psi = check_real(psi, "psi", low=0.0, low_open=True)
+    return eta * abs(mu1) * math.sqrt(c1 * c1 + m2 / psi)
+
+
+def finite_size_overlap(c1: float, second_moment: float, cross_moment: float, n: int,
+                        d: int) -> float:
+    r"""Root-mean-square overlap of :math:`v = X^\top y/n` with :math:`\beta^*` at finite ``n``, ``d``.
+
+    Along :math:`\beta^*`, :math:`v` has mean :math:`c_1` and variance
+    :math:`(\mathbb{E}[y^2z^2]-c_1^2)/n` (:math:`z=\langle\beta^*,x\rangle`); orthogonally
+    it has squared norm close to :math:`(d-1)\mathbb{E}[y^2]/n`. Hence
+
+    .. math::
+        \mathbb{E}\big[\langle v/\|v\|,\beta^*\rangle^2\big] \approx \frac{q}{q + (d-1)\mathbb{E}[y^2]/n},
+        \qquad q = c_1^2 + \frac{\mathbb{E}[y^2z^2]-c_1^2}{n},
+
+    which tends to :func:`twostep.one_step_overlap` as :math:`n, d\to\infty`,
+    :math:`n/d=\psi`, and for :math:`c_1 = 0` is
+    :math:`\approx\sqrt{\mathbb{E}[y^2z^2]/(d\,\mathbb{E}[y^2])}`, of order :math:`d^{-1/2}`.
+
+    Parameters
+    ----------
+    c1 : float
+        :math:`c_1(g) = \mathbb{E}[g(z)z]`.
+    second_moment : float
+        :math:`\mathbb{E}[y^2] > 0`.
+    cross_moment : float
+        :math:`\mathbb{E}[y^2z^2] \ge c_1^2` (e.g. ``link.moment(lambda z, g: g**2 * z**2)``).
+    n, d : int
+    """
+    c1 = check_real(c1, "c1")
+    m2 = check_real(second_moment, "second_moment", low=0.0, low_open=True)
+    m22 = check_real(cross_moment, "cross_moment", low=0.0)
+    n, d = check_int(n, "n"), check_int(d, "d")
+    if m22 < c1 * c1 * (1 - 1e-9):
+        raise ValueError(f"cross_moment must be >= c1**2 = {c1 * c1:g} (Cauchy-Schwarz), got {m22}")
+    q = c1 * c1 + max(m22 - c1 * c1, 0.0) / n
+    return math.sqrt(q / (q + (d - 1) * m2 / n))

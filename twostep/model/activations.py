@@ -22,7 +22,7 @@ import numpy as np
 from numpy.polynomial import Polynomial
 from numpy.polynomial import hermite_e as H
 
-from ._validation import check_array, check_choice, check_int
+from .._validation import check_array, check_choice, check_int
 from .hermite import DEFAULT_POINTS, hermite_coefficients, series_to_hermite_e
 
 

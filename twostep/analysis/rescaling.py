@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_int, check_real
+from .._validation import check_int, check_real
 from .decomposition import second_step_terms
-from .training import TwoStepRun, step_size
+from ..model.steps import TwoStepRun, step_size
 
 
 class StepFamily:
@@ -144,8 +144,4 @@ class StepFamily:
         """
         return self.W1(eta)
 
-
-def step_family(run: TwoStepRun) -> StepFamily:
-    """Shorthand for :class:`StepFamily` ``(run)``."""
-    return StepFamily(run)
 

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ._validation import check_array, check_int, check_real, check_rng
+from .._validation import check_array, check_int, check_real, check_rng
 from .hermite import DEFAULT_POINTS, gaussian_expectation, hermite_coefficients, hermite_polynomial
 from .hermite import information_exponent as _information_exponent
 from .network import gaussian_inputs
@@ -196,3 +196,36 @@ class Teacher:
 
     def __repr__(self) -> str:
         return f"Teacher([{', '.join(g.name for g in self.links)}], d={self.d}, noise={self.noise:g})"
+
+
+def target_links(target):
+    r"""The links and label-noise level of a target.
+
+    ``target`` is a :class:`Link`, a sequence of links, a :class:`Teacher`, or a
+    name understood by :func:`twostep.get_link`; names joined by ``"+"`` (e.g.
+    ``"he1+odd"``) give a multi-index target, one direction per name.
+    Returns ``(links, noise)``.
+    """
+    if isinstance(target, Teacher):
+        return list(target.links), target.noise
+    if isinstance(target, Link):
+        return [target], 0.0
+    if isinstance(target, str):
+        return [get_link(name.strip()) for name in target.split("+")], 0.0
+    if isinstance(target, Sequence) and target and all(isinstance(g, Link) for g in target):
+        return list(target), 0.0
+    raise TypeError("target must be a Link, a sequence of Link, a Teacher, or a link name "
+                    f"such as 'odd' or 'he1+odd', got {target!r}")
+
+
+def make_teacher(target, d: int, rng: np.random.Generator, noise: float = 0.0) -> Teacher:
+    r"""A :class:`Teacher` from a Teacher (returned as is), a Link, a sequence of Links,
+    or link names joined by ``"+"`` (``"he1"``, ``"odd"``, ``"he1+odd"``: one direction per
+    name, drawn from ``rng``), with label noise of standard deviation ``noise``."""
+    d = check_int(d, "d")
+    if isinstance(target, Teacher):
+        if target.d != d:
+            raise ValueError(f"target (a Teacher) has d={target.d}, but d={d}")
+        return target
+    links, _ = target_links(target)
+    return Teacher(links, d, rng, noise=noise)

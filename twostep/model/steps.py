@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_alpha, check_choice, check_int, check_real, check_rng
+from .._validation import check_alpha, check_choice, check_int, check_real, check_rng
 from .activations import Activation
 from .network import _check_activation, _check_network, _gradient, initialise
-from .targets import Link, Teacher
+from .targets import Teacher, make_teacher
 
 BATCHES = ("reused", "fresh")
 
@@ -122,12 +122,7 @@ def draw_problem(N: int, n: int, d: int, target, batch: str, rng: np.random.Gene
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_choice(batch, "batch", BATCHES)
     check_rng(rng)
-    if isinstance(target, Teacher):
-        if target.d != d:
-            raise ValueError(f"target (a Teacher) has d={target.d}, but d={d}")
-        teacher = target
-    else:
-        teacher = Teacher(target, d, rng, noise=noise)
+    teacher = make_teacher(target, d, rng, noise)
     W0, a = initialise(N, d, rng, dtype)
     X1, y1 = teacher.sample(n, rng, dtype)
     X2, y2 = (X1, y1) if batch == "reused" else teacher.sample(n, rng, dtype)

@@ -27,14 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, eigh, svd
 
-from ._validation import check_array, check_int, check_real, check_rng
-from .activations import Activation
-from .network import _check_activation
-from .targets import Teacher
-
-#: Default penalty path: log-spaced, wide enough that the chosen value is
-#: interior for every setting in the book.
-DEFAULT_LAMBDAS = np.logspace(-6, 2, 33)
+from .._validation import check_array, check_int, check_real, check_rng
+from ..model.activations import Activation
+from ..model.network import _check_activation
+from ..model.targets import Teacher
 
 
 def features(W, X, activation: Activation) -> np.ndarray:
@@ -77,68 +73,6 @@ def mse(F, y, coef) -> float:
     return float(r @ r / r.size)
 
 
-def select_penalty(F, y, rng: np.random.Generator, lambdas=DEFAULT_LAMBDAS,
-                   val_fraction: float = 0.25) -> float:
-    r"""The penalty with the smallest error on a random validation split.
-
-    A fraction ``val_fraction`` of the rows of ``F`` is held out; the ridge path
-    is fitted on the rest. Returns the chosen :math:`\lambda`.
-    """
-    F = check_array(F, "F", ndim=2)
-    y = check_array(y, "y", shape=(F.shape[0],))
-    check_rng(rng)
-    val_fraction = check_real(val_fraction, "val_fraction", low=0.0, high=1.0,
-                              low_open=True, high_open=True)
-    n = F.shape[0]
-    n_val = max(1, int(round(val_fraction * n)))
-    if n_val >= n:
-        raise ValueError(f"val_fraction leaves no training rows (n = {n})")
-    perm = rng.permutation(n)
-    val, tr = perm[:n_val], perm[n_val:]
-    lambdas = np.asarray(lambdas, dtype=float)
-    coefs = ridge_path(F[tr], y[tr], lambdas)
-    errors = np.mean((y[val, None] - F[val] @ coefs.T) ** 2, axis=0)
-    return float(lambdas[int(np.argmin(errors))])
-
-
-@dataclass
-class ReadoutResult:
-    """Test error of a ridge readout on frozen features.
-
-    ``edge`` is ``+1`` when the chosen penalty is the largest of the grid it was
-    chosen from, ``-1`` when it is the smallest (in both cases the best penalty
-    may lie beyond the grid), and ``0`` otherwise.
-    """
-
-    test_mse: float
-    train_mse: float
-    penalty: float
-    edge: int = 0
-
-
-def readout_error(W, activation: Activation, teacher: Teacher, n_train: int, n_test: int,
-                  rng: np.random.Generator, lambdas=DEFAULT_LAMBDAS) -> ReadoutResult:
-    r"""Fit the second layer on features of ``W`` by ridge and measure test error.
-
-    Draws ``n_train`` fresh training and ``n_test`` test samples from ``teacher``
-    (in that order, from ``rng``), picks :math:`\lambda` by :func:`select_penalty`,
-    refits on the whole training set, and returns the test and training MSE.
-    """
-    W = check_array(W, "W", ndim=2)
-    if not isinstance(teacher, Teacher):
-        raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
-    if teacher.d != W.shape[1]:
-        raise ValueError(f"teacher has d={teacher.d}, but W has {W.shape[1]} columns")
-    n_train, n_test = check_int(n_train, "n_train", 2), check_int(n_test, "n_test", 1)
-    check_rng(rng)
-    X, y = teacher.sample(n_train, rng)
-    Xt, yt = teacher.sample(n_test, rng)
-    F, Ft = features(W, X, activation), features(W, Xt, activation)
-    lam = select_penalty(F, y, rng, lambdas)
-    coef = ridge(F, y, lam)
-    return ReadoutResult(mse(Ft, yt, coef), mse(F, y, coef), lam)
-
-
 def best_linear_error(teacher: Teacher) -> float:
     r"""Population error of the best affine predictor :math:`c_0 + \sum_r c_1(g_r)\langle\beta^*_r,x\rangle`:
 
@@ -154,6 +88,21 @@ def best_linear_error(teacher: Teacher) -> float:
 # ---------------------------------------------------------------------------
 # Paired readouts: several feature maps scored on the same data.
 # ---------------------------------------------------------------------------
+
+@dataclass
+class ReadoutResult:
+    """Test error of a ridge readout on frozen features.
+
+    ``edge`` is ``+1`` when the chosen penalty is the largest of the grid it was
+    chosen from, ``-1`` when it is the smallest (in both cases the best penalty
+    may lie beyond the grid), and ``0`` otherwise.
+    """
+
+    test_mse: float
+    train_mse: float
+    penalty: float
+    edge: int = 0
+
 
 #: Penalty grid *relative to the features' mean square*: the readout tries
 #: :math:`\lambda = \rho\,\overline{F^2}` for every :math:`\rho` here, so that the

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_real
+from .._validation import check_real
 
 
 def _check_theta(theta):

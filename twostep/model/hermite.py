@@ -19,7 +19,7 @@ import numpy as np
 from numpy.polynomial import hermite_e as H
 from scipy.special import factorial
 
-from ._validation import check_int, check_real
+from .._validation import check_int, check_real
 
 #: Largest rule numpy's ``hermegauss`` computes without overflow (measured: 360 works, 380 does not).
 MAX_POINTS = 300

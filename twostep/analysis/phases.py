@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from ._validation import check_array, check_int, check_real
+from .._validation import check_array, check_int, check_real
 from .theory import n_spikes
 
 #: Default alignment threshold: a cosine above 1/sqrt(2) means the predicted vector

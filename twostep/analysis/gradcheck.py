@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_real
-from .activations import Activation
-from .network import _check_activation, _check_network, correlation_loss, gradient
+from .._validation import check_real
+from ..model.activations import Activation
+from ..model.network import _check_activation, _check_network, correlation_loss, gradient
 
 #: Largest N * d for which the entrywise check is allowed (2 N d loss evaluations).
 MAX_ENTRIES = 20_000

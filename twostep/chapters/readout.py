@@ -27,42 +27,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_alpha, check_int, check_real, check_rng
-from .activations import Activation, get_activation
-from .alignment import overlaps
-from .network import _check_activation, initialise
-from .readout import SCALINGS, best_linear_error, paired_readout, subspace_error
-from .targets import Link, Teacher, get_link
-from .theory import spike_terms
-from .training import one_step, step_size
+from .._validation import check_alpha, check_int, check_real, check_rng
+from ..model.activations import Activation, get_activation
+from ..analysis.alignment import overlaps
+from ..analysis.decomposition import weighted_direction
+from ..model.network import _check_activation, initialise
+from ..analysis.readout import SCALINGS, best_linear_error, paired_readout, subspace_error
+from ..model.targets import Teacher, make_teacher
+from ..analysis.theory import spike_terms
+from ..model.steps import one_step, step_size
 
 #: The first layers compared, in the order of the table above.
 SCHEMES = ("W0", "W1", "W1_total", "W2_reused", "W2_fresh")
 
 #: The schemes whose weights depend on :math:`\alpha_2`.
 SECOND_STEP_SCHEMES = ("W1_total", "W2_reused", "W2_fresh")
-
-
-def make_teacher(target, d: int, rng: np.random.Generator) -> Teacher:
-    r"""A :class:`Teacher` from a Teacher (returned as is), a Link, a sequence of Links,
-    or link names joined by ``"+"`` (``"he1"``, ``"odd"``, ``"he1+odd"``: one
-    direction per name, drawn from ``rng``)."""
-    d = check_int(d, "d")
-    if isinstance(target, Teacher):
-        if target.d != d:
-            raise ValueError(f"target (a Teacher) has d={target.d}, but d={d}")
-        return target
-    check_rng(rng)
-    if isinstance(target, str):
-        links = [get_link(name.strip()) for name in target.split("+")]
-    elif isinstance(target, Link):
-        links = [target]
-    elif isinstance(target, Sequence) and target and all(isinstance(g, Link) for g in target):
-        links = list(target)
-    else:
-        raise TypeError("target must be a Teacher, a Link, a sequence of Link, or link names "
-                        f"such as 'odd' or 'he1+odd', got {target!r}")
-    return Teacher(links, d, rng)
 
 
 @dataclass
@@ -150,12 +129,6 @@ def train_schemes(N: int, n: int, d: int, activation, teacher: Teacher, c: float
                           eta2s, alpha1, alpha2s, activation, teacher, params)
 
 
-def _signal(X, y, v, k: int) -> np.ndarray:
-    # u_k = X^T (y * (X v)^k) / n, as twostep.signal_direction computes from a run.
-    s = X @ v
-    return X.T @ (y * s ** k) / X.shape[0]
-
-
 def learned_directions(schemes: TrainedSchemes, i: int) -> dict:
     r"""The directions each first layer has learned according to the spectral picture.
 
@@ -183,9 +156,9 @@ def learned_directions(schemes: TrainedSchemes, i: int) -> dict:
     v1 = schemes.X1.T @ schemes.y1 / n
     v2 = schemes.X2.T @ schemes.y2 / n
     d = v1.size
-    reused = [v1] + [_signal(schemes.X1, schemes.y1, v1, k) for k in ks]
+    reused = [v1] + [weighted_direction(schemes.X1, schemes.y1, (schemes.X1 @ v1) ** k) for k in ks]
     fresh = [schemes.eta1 * v1 + schemes.eta2s[i] * v2] + [
-        _signal(schemes.X2, schemes.y2, v1, k) for k in ks]
+        weighted_direction(schemes.X2, schemes.y2, (schemes.X2 @ v1) ** k) for k in ks]
     return {"W0": np.zeros((0, d)), "W1": v1[None, :], "W1_total": v1[None, :],
             "W2_reused": np.array(reused), "W2_fresh": np.array(fresh)}
 
@@ -276,8 +249,8 @@ def payoff_experiment(rng: np.random.Generator, target, N: int, n: int, d: int,
     out["overlap_v"] = overlaps(v1, B)[0]
     L = activation.degree if activation.degree is not None else 4
     ks = range(1, L)
-    out["overlap_u_reused"] = overlaps(np.array([_signal(sch.X1, sch.y1, v1, k) for k in ks]), B)
-    out["overlap_u_fresh"] = overlaps(np.array([_signal(sch.X2, sch.y2, v1, k) for k in ks]), B)
+    out["overlap_u_reused"] = overlaps(np.array([weighted_direction(sch.X1, sch.y1, (sch.X1 @ v1) ** k) for k in ks]), B)
+    out["overlap_u_fresh"] = overlaps(np.array([weighted_direction(sch.X2, sch.y2, (sch.X2 @ v1) ** k) for k in ks]), B)
     return out
 
 

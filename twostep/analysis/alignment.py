@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_array, check_int
+from .._validation import check_array, check_int
 
 
 def overlap(u, beta) -> float:
@@ -72,3 +72,25 @@ def memorisation(u, X):
     c = np.abs(X @ u) / (np.linalg.norm(X, axis=1) * np.linalg.norm(u))
     j = int(np.argmax(c))
     return float(c[j]), j
+
+
+def unmemorised_overlap(V, B, X) -> np.ndarray:
+    r"""Overlap of the span of ``V``'s rows with each :math:`\beta_r`, after projecting
+    :math:`\beta_r` off the training inputs that ``V``'s rows memorise.
+
+    For each row :math:`v_i` of ``V`` (``(K, d)``) take the input
+    :math:`x_{j_i}` with the largest :math:`|\cos(v_i, x_j)|` (:func:`twostep.memorisation`);
+    replace each row :math:`\beta_r` of ``B`` (``(r, d)``) by its component orthogonal to
+    :math:`\mathrm{span}\{x_{j_1},\dots,x_{j_K}\}` and return
+    :func:`twostep.subspace_overlap` of ``V`` with those, shape ``(r,)``. A memorised
+    input then adds nothing, however much of :math:`\beta_r` it happens to carry.
+    """
+    V = np.atleast_2d(check_array(V, "V"))
+    B = np.atleast_2d(check_array(B, "B"))
+    X = check_array(X, "X", ndim=2, shape=(None, V.shape[1]))
+    if B.shape[1] != V.shape[1]:
+        raise ValueError(f"V and B must have the same number of columns, got {V.shape} and {B.shape}")
+    J = sorted({memorisation(v, X)[1] for v in V})
+    Q, _ = np.linalg.qr(X[J].T)
+    Bc = B - (B @ Q) @ Q.T
+    return subspace_overlap(V, Bc)

@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from ._validation import check_int
+from .._validation import check_int
 
 
 def _interactive() -> bool:

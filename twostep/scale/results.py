@@ -75,7 +75,7 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
     str
         The path written.
     """
-    from . import __version__
+    from .._version import __version__
 
     if not isinstance(experiment, str) or not experiment:
         raise ValueError(f"experiment must be a non-empty string, got {experiment!r}")

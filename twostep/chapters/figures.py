@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_array, check_int, check_real
-from .spectra import bulk_edge, bulk_edges, marchenko_pastur_density
+from .._validation import check_array, check_int, check_real
+from ..analysis.spectra import bulk_edge, bulk_edges, marchenko_pastur_density
 
 #: Colours for reused / fresh batches and for theory lines, used book-wide.
 COLORS = {"reused": "#c0392b", "fresh": "#2471a3", "theory": "0.15", "chance": "0.55",

@@ -36,11 +36,11 @@ import sys
 import time
 from functools import partial
 
-from . import __version__
-from .experiments import (EXPERIMENTS, check_memory, experiment_params,
+from .._version import __version__
+from .registry import (EXPERIMENTS, check_memory, experiment_params,
                           get_experiment, run_experiment)
 from .results import write_results
-from .sweep import sweep
+from ..analysis.sweep import sweep
 
 SCHEDULER_ENV = "TWOSTEP_DASK_SCHEDULER"
 BACKENDS = ("loky", "dask")

@@ -34,12 +34,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_choice, check_int
-from .activations import PolynomialActivation
-from .network import BLOCK_ELEMENTS, _check_dtype
-from .experiments import available_memory, format_bytes
-from .targets import Teacher
-from .training import _check_steps, draw_problem, step_size
+from .._validation import check_choice, check_int
+from ..model.activations import PolynomialActivation
+from ..model.network import BLOCK_ELEMENTS, _check_dtype
+from .memory import available_memory, format_bytes
+from ..model.targets import Teacher
+from ..model.steps import _check_steps, draw_problem, step_size
 
 BACKENDS = ("numpy", "cupy", "torch", "auto")
 

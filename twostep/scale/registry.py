@@ -31,13 +31,13 @@ it, times the number of concurrent tasks, with :func:`available_memory`.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from ._validation import check_int, check_real
+from .._validation import check_int, check_real
+from .memory import available_memory, format_bytes
 
 DTYPE_BYTES = {"float64": 8, "float32": 4}
 
@@ -56,12 +56,12 @@ class Experiment:
 
 
 def _activation(value):
-    from .activations import Activation, get_activation
+    from ..model.activations import Activation, get_activation
     return value if isinstance(value, Activation) else get_activation(value)
 
 
 def _target(value):
-    from .targets import Link, Teacher, get_link
+    from ..model.targets import Link, Teacher, get_link
     if isinstance(value, str):
         links = [get_link(name.strip()) for name in value.split("+")]
         return links if len(links) > 1 else links[0]
@@ -76,9 +76,9 @@ def _sizes(N, n, d):
 
 def _two_steps(rng, N, n=None, d=None, activation="poly4", target="he1", c1=0.2, alpha1=0.4,
                c2=0.2, alpha2=0.25, batch="reused", top=4, dtype="float64"):
-    from .alignment import overlaps
-    from .spectra import top_singular
-    from .training import run_two_steps
+    from ..analysis.alignment import overlaps
+    from ..analysis.spectra import top_singular
+    from ..model.steps import run_two_steps
     N, n, d = _sizes(N, n, d)
     run = run_two_steps(N, n, d, _activation(activation), _target(target),
                         ((c1, alpha1), (c2, alpha2)), batch, rng, dtype=np.dtype(dtype))
@@ -90,7 +90,7 @@ def _two_steps(rng, N, n=None, d=None, activation="poly4", target="he1", c1=0.2,
 
 def _first_step(rng, N, n=None, d=None, activation="poly4", target="he1", c=0.2,
                 alphas=(0.0, 0.25, 0.4), top=1, dtype="float64"):
-    from .first_step import first_step_diagnostics
+    from ..chapters.one_step import first_step_diagnostics
     N, n, d = _sizes(N, n, d)
     steps = [(c, alpha) for alpha in alphas]
     out = first_step_diagnostics(N, n, d, _activation(activation), _target(target), rng,
@@ -100,19 +100,19 @@ def _first_step(rng, N, n=None, d=None, activation="poly4", target="he1", c=0.2,
 
 
 def _spike(rng, **params):
-    from .spikes import spike_experiment
+    from ..chapters.two_steps import spike_experiment
     return spike_experiment(rng, **params)
 
 
 def _reuse(rng, steps=None, c1=0.2, alpha1=0.4, c2=0.2, alpha2=0.25, **params):
-    from .reuse import reuse_experiment
+    from ..chapters.reuse import reuse_experiment
     if steps is None:
         steps = ((c1, alpha1), (c2, alpha2))
     return reuse_experiment(rng, steps=steps, **params)
 
 
 def _payoff(rng, N, n=None, d=None, **params):
-    from .payoff import payoff_experiment
+    from ..chapters.readout import payoff_experiment
     N, n, d = _sizes(N, n, d)
     return payoff_experiment(rng, N=N, n=n, d=d, **params)
 
@@ -168,7 +168,7 @@ def _dtype_bytes(params: dict, default: str) -> int:
 
 def estimate_bytes(name: str, params: dict) -> int:
     r"""Approximate peak bytes of one task: :math:`b(c_W Nd + c_X nd + 2^{23})` (module docstring)."""
-    from .network import BLOCK_ELEMENTS
+    from ..model.network import BLOCK_ELEMENTS
     exp = get_experiment(name)
     p = experiment_params(name, params)
     N = check_int(p.get("N"), "N")
@@ -177,30 +177,6 @@ def estimate_bytes(name: str, params: dict) -> int:
     default = "float32" if name == "spike" else "float64"
     b = _dtype_bytes(p, default)
     return int(b * (exp.wide * N * d + exp.tall * n * d + 2 * BLOCK_ELEMENTS))
-
-
-def available_memory() -> int:
-    """Bytes of memory available now: ``MemAvailable`` of /proc/meminfo, else free pages."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return 0
-
-
-def format_bytes(n: float) -> str:
-    """``n`` bytes as a human-readable string (binary units)."""
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
-        n /= 1024
-    return f"{n:.1f} TiB"
 
 
 def check_memory(name: str, grid: list[dict], concurrent: int = 1,

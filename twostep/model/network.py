@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_array, check_int, check_rng
+from .._validation import check_array, check_int, check_rng
 from .activations import Activation
 
 DTYPES = (np.float64, np.float32)

@@ -27,40 +27,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.sparse.linalg import svds
 
-from ._validation import check_array, check_choice, check_int, check_pairs, check_real, check_rng
-from .activations import get_activation
-from .decomposition import RankOne, second_step_terms, signal_part
-from .network import _check_activation
-from .rescaling import StepFamily
-from .spectra import bulk_edge, count_outliers
-from .targets import Link, get_link
-from .training import TwoStepRun, run_two_steps
-
-#: Relative accuracy asked of ARPACK. The chapters compare singular values and
-#: cosines at the 1e-3 level; machine precision costs several times more iterations.
-SVDS_TOL = 1e-9
-
-
-def _top(M, k=1, seed=0):
-    """Top-k singular triplets (descending) of a dense matrix, ARPACK with a seeded start."""
-    v0 = np.random.default_rng(seed).standard_normal(min(M.shape)).astype(M.dtype)
-    U, s, Vt = svds(M, k=k, v0=v0, tol=SVDS_TOL, solver="arpack")
-    order = np.argsort(s)[::-1]
-    return s[order], U[:, order], Vt[order]
-
-
-def _top_values(M, k, seed=0):
-    v0 = np.random.default_rng(seed).standard_normal(min(M.shape)).astype(M.dtype)
-    s = svds(M, k=k, v0=v0, tol=SVDS_TOL, solver="arpack", return_singular_vectors=False)
-    return np.sort(s)[::-1]
-
-
-def _cos(x, y) -> float:
-    nx, ny = np.linalg.norm(x), np.linalg.norm(y)
-    return float(abs(x @ y) / (nx * ny)) if nx > 0 and ny > 0 else 0.0
-
+from .._validation import check_array, check_choice, check_int, check_real, check_rng
+from ..model.steps import TwoStepRun
+from .alignment import memorisation, overlap
+from .decomposition import RankOne, second_step_terms, signal_part, weighted_direction
+from .spectra import SVDS_TOL, bulk_edge, top_singular
 
 def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: bool = False) -> dict:
     r"""For every exact term :math:`T_k`, its size, its predicted spike, and how well they match.
@@ -107,20 +79,19 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
     if vectors:
         out["U"] = np.zeros((L, run.N))
         out["Vt"] = np.zeros((L, run.d))
-    xnorm = np.linalg.norm(run.X2, axis=1)
     for k, T in enumerate(terms):
         T = check_array(T, f"terms[{k}]", shape=(run.N, run.d), dtype=T.dtype)
         S = signal_part(run, k, kind)
-        s, U, Vt = _top(T, 1)
+        s, U, Vt = top_singular(T, 1, tol=SVDS_TOL)
         R = T - np.outer((S.value * S.left).astype(T.dtype), S.right.astype(T.dtype))
         out["signal"][k] = S.value
         out["top"][k] = s[0]
-        out["residual"][k] = _top_values(R, 1)[0]
+        out["residual"][k] = top_singular(R, 1, vectors=False, tol=SVDS_TOL)[0]
         del R
-        out["left"][k] = _cos(U[:, 0].astype(float), S.left)
-        out["right"][k] = _cos(Vt[0].astype(float), S.right)
-        out["memorisation"][k] = float(np.max(np.abs(run.X2 @ Vt[0]) / xnorm)) / float(
-            np.linalg.norm(Vt[0]))
+        if S.value > 0:
+            out["left"][k] = overlap(U[:, 0].astype(float), S.left)
+            out["right"][k] = overlap(Vt[0].astype(float), S.right)
+        out["memorisation"][k] = memorisation(Vt[0], run.X2)[0]
         out["localisation"][k] = float(np.max(np.abs(U[:, 0])) / np.linalg.norm(U[:, 0]))
         out["localisation_signal"][k] = float(np.max(np.abs(S.left))) if S.value > 0 else 0.0
         out["scale"][k] = run.eta2 * run.eta1 ** k
@@ -221,9 +192,14 @@ def power_projections(M, a, powers: int) -> np.ndarray:
     K = check_int(powers, "powers", 1)
     if K > 8:
         raise ValueError(f"powers must be in [1, 8], got {K}")
-    A = np.stack([a ** (m + 1) / np.linalg.norm(a ** (m + 1)) for m in range(K)], axis=1)
-    Q, _ = np.linalg.qr(A)
+    Q = _power_basis(a, K)
     return np.linalg.norm(Q.T.astype(M.dtype) @ M, axis=1).astype(float)
+
+
+def _power_basis(a, K):
+    # Orthonormal q_0..q_{K-1}: Gram-Schmidt of a, a^2, ..., a^K (each normalised first), (N, K).
+    A = np.stack([a ** (m + 1) / np.linalg.norm(a ** (m + 1)) for m in range(K)], axis=1)
+    return np.linalg.qr(A)[0]
 
 
 def power_projections_null(M, a, powers: int, rng: np.random.Generator, draws: int = 20) -> np.ndarray:
@@ -243,8 +219,7 @@ def power_projections_null(M, a, powers: int, rng: np.random.Generator, draws: i
         raise ValueError(f"powers must be in [1, 8], got {K}")
     check_rng(rng)
     draws = check_int(draws, "draws", 1)
-    A = np.stack([a ** (m + 1) / np.linalg.norm(a ** (m + 1)) for m in range(K)], axis=1)
-    Q, _ = np.linalg.qr(A)
+    Q = _power_basis(a, K)
     total = np.zeros(K)
     for _ in range(draws):
         R = Q * rng.choice([-1.0, 1.0], size=(M.shape[0], 1))
@@ -306,146 +281,8 @@ def predicted_spikes(run: TwoStepRun, orders: int) -> list[RankOne]:
     mu = np.array(run.activation.hermite_coefficients(K), dtype=float)
     mu[np.abs(mu) < 1e-12] = 0.0  # quadrature noise (~1e-17) on coefficients zero by symmetry
     s = run.X2 @ run.v
-    out = []
-    for k in range(K):
-        u = run.X2.T @ (run.y2 * s ** k) / run.n
-        left = run.a ** (k + 1)
-        scale = run.eta2 * mu[k + 1] * (run.eta1 * mu[1]) ** k / math.factorial(k)
-        value = abs(scale) * float(np.linalg.norm(left)) * float(np.linalg.norm(u))
-        if value == 0:
-            out.append(RankOne(0.0, np.zeros(run.N), np.zeros(run.d)))
-        else:
-            out.append(RankOne(value, np.sign(scale) * left / np.linalg.norm(left),
-                               u / np.linalg.norm(u)))
-    return out
+    return [RankOne.from_vectors(run.eta2 * mu[k + 1] * (run.eta1 * mu[1]) ** k / math.factorial(k),
+                                 run.a ** (k + 1), weighted_direction(run.X2, run.y2, s ** k))
+            for k in range(K)]
 
 
-def _resolve(activation, link):
-    if isinstance(activation, str):
-        activation = get_activation(activation)
-    _check_activation(activation)
-    if isinstance(link, str):
-        link = get_link(link)
-    if not isinstance(link, Link):
-        raise TypeError(f"link must be a Link or a link name, got {type(link).__name__}")
-    return activation, link
-
-
-def _check_settings(settings, name):
-    return [(check_real(a1, f"{name}[{i}][0]", low=0.0, high=0.5, high_open=True),
-             check_real(a2, f"{name}[{i}][1]", low=0.0, high=0.5, high_open=True))
-            for i, (a1, a2) in enumerate(check_pairs(settings, name, "an (alpha1, alpha2) pair"))]
-
-
-def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="poly4",
-                     link="he1", c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
-                     settings=(), grid=(), n_top: int = 6, margin: float = 0.05,
-                     dtype="float32") -> dict:
-    r"""One draw, :math:`N = n = d`: the term diagnostics and the spectrum of :math:`W_2` at many step sizes.
-
-    Runs two steps with :math:`\eta_t = cN^{\alpha_t}` (reference exponents ``alpha1``,
-    ``alpha2``), measures :func:`term_diagnostics`, and then, using the exact step-size
-    rescaling of :class:`~twostep.rescaling.StepFamily` on the same draw (same constant ``c``):
-
-    * for every :math:`(\alpha_1,\alpha_2)` in ``settings``: the top ``n_top`` singular values
-      and the raw outlier counts of :math:`W_2` and :math:`W_1`; the singular values of the
-      predicted spike part :math:`\eta_1\mu_1av^\top + \sum_kS_k` (:func:`rank_one_sum_singular_values`;
-      reuse-aware :math:`\tilde S_k` for a reused batch); and the comparison of :math:`W_2` with
-      :math:`W_{\rm lin} = W_1 + T_0` (one step of size :math:`\eta_1+\eta_2` when reused):
-      :math:`\|W_2 - W_{\rm lin}\|_{op} = \|\sum_{k\ge1}T_k\|_{op}` and cosines of top right
-      singular vectors with each other and with :math:`\beta^*`;
-    * for every point of ``grid``: the raw outlier counts of :math:`W_2` and :math:`W_1` only.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    N : int
-        Width, batch size and dimension (:math:`\psi = \phi = 1`).
-    batch : {"reused", "fresh"}
-    activation : str or PolynomialActivation
-    link : str or Link
-        Single-index target link (e.g. ``"he1"``).
-    c, alpha1, alpha2 : float
-        Reference step sizes :math:`c N^{\alpha_t}`.
-    settings, grid : sequence of (alpha1, alpha2)
-    n_top : int
-        Number of top singular values computed per matrix (a count equal to ``n_top`` means
-        "at least").
-    margin : float
-        Passed to :func:`twostep.count_outliers` (edge :math:`2(1+\text{margin})`).
-    dtype : {"float32", "float64"}
-
-    Returns
-    -------
-    dict
-        The arrays of :func:`term_diagnostics` (shape ``(L,)``) and the step-free sizes
-        ``top_free``, ``signal_free``, ``residual_free`` (divided by ``scale``); per setting
-        (leading axis ``len(settings)``): ``settings_top`` ``(., n_top)``, ``settings_count``,
-        ``settings_count_W1``, ``settings_spikes`` ``(., L + 1)``, ``settings_higher``,
-        ``settings_lin_overlap``, ``settings_beta_two``, ``settings_beta_lin``; per grid point:
-        ``grid_count``, ``grid_count_W1``.
-    """
-    from .first_step import first_step_spike
-
-    check_rng(rng)
-    N = check_int(N, "N", 8)
-    activation, link = _resolve(activation, link)
-    settings = _check_settings(settings, "settings")
-    grid = _check_settings(grid, "grid")
-    n_top = check_int(n_top, "n_top", 1)
-    if n_top >= N - 1:
-        raise ValueError(f"n_top must be < N - 1 = {N - 1}, got {n_top}")
-    dtype = check_choice(dtype, "dtype", ("float32", "float64"))
-    run = run_two_steps(N, N, N, activation, link, ((c, alpha1), (c, alpha2)), batch, rng,
-                        dtype=np.dtype(dtype))
-    terms = second_step_terms(run)
-    out = term_diagnostics(run, terms=terms)
-    for key in ("top", "signal", "residual"):
-        out[key + "_free"] = out[key] / out["scale"]
-    L = run.activation.degree
-    first = first_step_spike(run.a, run.X1, run.y1, run.activation)   # per unit eta1
-    parts_free = [signal_part(run, k) for k in range(L)]               # at the reference steps
-    beta = run.teacher.directions[0].astype(float)
-    eta1_ref, eta2_ref = run.eta1, run.eta2
-    family = StepFamily(run, terms)  # rescales the terms in place
-    del run, terms
-    edge = bulk_edge(1.0)
-
-    def right_vector(M):
-        return _top(M, 1)[2][0].astype(float)
-
-    m = len(settings)
-    for key, shape in (("settings_top", (m, n_top)), ("settings_spikes", (m, L + 1))):
-        out[key] = np.zeros(shape)
-    for key in ("settings_higher", "settings_lin_overlap", "settings_beta_two", "settings_beta_lin"):
-        out[key] = np.zeros(m)
-    out["settings_count"] = np.zeros(m, dtype=int)
-    out["settings_count_W1"] = np.zeros(m, dtype=int)
-    for i, (a1, a2) in enumerate(settings):
-        e1, e2 = c * N ** a1, c * N ** a2
-        W2 = family.W2(e1, e2)
-        s = _top_values(W2, n_top)
-        out["settings_top"][i] = s
-        out["settings_count"][i] = count_outliers(s, edge, margin)
-        out["settings_count_W1"][i] = count_outliers(_top_values(family.W1(e1), n_top), edge, margin)
-        parts = [RankOne(first.value * e1, first.left, first.right)] + [
-            RankOne(p.value * e2 * e1 ** k / (eta2_ref * eta1_ref ** k), p.left, p.right)
-            for k, p in enumerate(parts_free)]
-        out["settings_spikes"][i] = rank_one_sum_singular_values(parts)
-        out["settings_higher"][i] = _top_values(family.higher_orders(e1, e2), 1)[0]
-        r2, rlin = right_vector(W2), right_vector(family.linearised(e1, e2))
-        del W2
-        out["settings_lin_overlap"][i] = _cos(r2, rlin)
-        out["settings_beta_two"][i] = _cos(r2, beta)
-        out["settings_beta_lin"][i] = _cos(rlin, beta)
-
-    out["grid_count"] = np.zeros(len(grid), dtype=int)
-    out["grid_count_W1"] = np.zeros(len(grid), dtype=int)
-    cache1 = {}
-    for i, (a1, a2) in enumerate(grid):
-        e1, e2 = c * N ** a1, c * N ** a2
-        out["grid_count"][i] = count_outliers(_top_values(family.W2(e1, e2), n_top), edge, margin)
-        if a1 not in cache1:
-            cache1[a1] = count_outliers(_top_values(family.W1(e1), n_top), edge, margin)
-        out["grid_count_W1"][i] = cache1[a1]
-    return out

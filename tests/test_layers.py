@@ -1,0 +1,85 @@
+"""The package's layers: every import inside ``twostep/`` points down (or sideways within a layer).
+
+Order, lowest first: the base modules (``_validation``, ``_version``), ``model``,
+``analysis``, ``chapters``, ``scale``, and the top-level namespace (``__init__``,
+``__main__``). A chapter module may import the model and the analysis, never the
+scale-out; the model imports nothing above itself. The test parses every module with
+``ast`` (imports inside functions included), so it fails on an upward import before
+anything runs.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "twostep"
+LAYERS = {"_validation": 0, "_version": 0, "model": 1, "analysis": 2, "chapters": 3, "scale": 4,
+          "__init__": 5, "__main__": 5}
+
+
+def _module_name(path: Path) -> list[str]:
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    return parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts
+
+
+def _layer(parts: list[str]) -> int:
+    if not parts:
+        return LAYERS["__init__"]  # `twostep` itself
+    if parts[0] not in LAYERS:
+        raise AssertionError(f"twostep/{'/'.join(parts)} belongs to no layer; add it to LAYERS")
+    return LAYERS[parts[0]]
+
+
+def _imports(text: str, here: list[str]):
+    """(line, target module parts inside twostep) for every import of the package in ``text``,
+    the source of a module in the package ``twostep/<here>``."""
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[:len(here) - (node.level - 1)] if node.level > 1 else here
+                target = base + (node.module.split(".") if node.module else [])
+            elif node.module and node.module.split(".")[0] == "twostep":
+                target = node.module.split(".")[1:]
+            else:
+                continue
+            if not node.module:  # `from . import x`: x is a module of that package
+                for alias in node.names:
+                    yield node.lineno, target + [alias.name]
+            else:
+                yield node.lineno, target
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "twostep":
+                    yield node.lineno, alias.name.split(".")[1:]
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_point_down(path):
+    assert not _upward(path.read_text(), path.relative_to(PACKAGE)), \
+        f"twostep/{path.relative_to(PACKAGE)} imports upward: " + "; ".join(
+            _upward(path.read_text(), path.relative_to(PACKAGE)))
+
+
+def _upward(text: str, relative: Path) -> list[str]:
+    source = _layer(_module_name(PACKAGE / relative))
+    return [f"line {line}: imports twostep.{'.'.join(t)}"
+            for line, t in _imports(text, list(relative.parts[:-1])) if _layer(t) > source]
+
+
+def test_every_layer_is_a_folder_and_the_checker_sees_upward_imports():
+    for name in ("model", "analysis", "chapters", "scale"):
+        assert (PACKAGE / name / "__init__.py").is_file(), f"twostep/{name}/ is missing"
+    model = Path("model/network.py")
+    assert _upward("from .hermite import gauss_nodes\nfrom .._validation import check_int\n", model) == []
+    assert _upward("from ..analysis.spectra import top_singular\n", model) == [
+        "line 1: imports twostep.analysis.spectra"]
+    assert _upward("def f():\n    from twostep.scale import cli\n", model) == [
+        "line 2: imports twostep.scale"]
+    assert _upward("import twostep\n", Path("chapters/reuse.py")) == ["line 1: imports twostep."]

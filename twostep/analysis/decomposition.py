@@ -1,0 +1,286 @@
+r"""The exact decomposition of the second update into Hermite-order terms.
+
+Write :math:`P = W_0X_2^\top` and :math:`\Delta = (W_1 - W_0)X_2^\top`
+(both :math:`N\times n`). For a polynomial :math:`\sigma` of degree :math:`L`,
+Taylor's formula is exact:
+:math:`\sigma'(P+\Delta) = \sum_{k=0}^{L-1}\sigma^{(k+1)}(P)\odot\Delta^{\circ k}/k!`, so
+
+.. math::
+    W_2 - W_1 = \sum_{k=0}^{L-1} T_k,\qquad
+    T_k = \frac{\eta_2}{n\,k!}\operatorname{diag}(a)
+          \big[\sigma^{(k+1)}(P)\odot\Delta^{\circ k}\odot\mathbf 1y_2^\top\big]X_2 .
+
+Replacing :math:`\Delta` by its rank-one part :math:`\eta_1\mu_1 a s^\top`
+(:math:`s = X_2v`, :math:`v = X_1^\top y_1/n`) and :math:`\sigma^{(k+1)}(P)`
+by its mean :math:`\mu_{k+1}` gives the *signal part* of :math:`T_k`,
+
+.. math::
+    S_k = \frac{\eta_2\mu_{k+1}(\eta_1\mu_1)^k}{k!}\,a^{\circ(k+1)}u_k^\top,
+    \qquad u_k = \frac1n X_2^\top\big(y_2\odot s^{\circ k}\big).
+
+With a reused batch the first update carries, for sample :math:`j`, the
+self-term :math:`\eta_1 a_i\sigma'(P_{ij})y_j\|x_j\|^2/n`: it multiplies the
+neuron's own :math:`\sigma'(P_{ij})`, not its mean :math:`\mu_1`. Averaging
+over :math:`z = P_{ij}\sim N(0,1)` jointly gives the reuse-aware signal part
+
+.. math::
+    \tilde S_k = \frac{\eta_2\eta_1^k}{k!}\,a^{\circ(k+1)}\tilde u_k^\top,\quad
+    \tilde u_k = \frac1nX_2^\top(y_2\odot m_k),\quad
+    m_{k,j} = \mathbb{E}_z\Big[\sigma^{(k+1)}(z)\big(\mu_1 s_j +
+              (\sigma'(z)-\mu_1)\,y_j\|x_j\|^2/n\big)^k\Big],
+
+which equals :math:`S_k` for a fresh batch (where the self-term is absent).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import check_array, check_choice, check_int
+from ..model.activations import Activation, PolynomialActivation, get_activation
+from ..model.hermite import gauss_nodes
+from ..model.network import _check_activation
+from ..model.steps import TwoStepRun
+
+SIGNALS = ("auto", "mean", "reuse")
+
+
+def _check_run(run) -> TwoStepRun:
+    if not isinstance(run, TwoStepRun):
+        raise TypeError(f"run must be a TwoStepRun (from run_two_steps), got {type(run).__name__}")
+    if not isinstance(run.activation, PolynomialActivation):
+        raise ValueError(
+            f"the exact decomposition needs a PolynomialActivation, got {run.activation.name}")
+    return run
+
+
+def _check_k(run, k):
+    L = run.activation.degree
+    k = check_int(k, "k", 0)
+    if k > L - 1:
+        raise ValueError(f"k must be in [0, L-1] = [0, {L - 1}] for a degree-{L} activation, got {k}")
+    return k
+
+
+def _pre_activations(run):
+    P = run.W0 @ run.X2.T
+    D = (run.W1 - run.W0) @ run.X2.T
+    return P, D
+
+
+def _term(run, k, P, D):
+    M = run.activation.derivative(P, k + 1)
+    if k:
+        M *= D ** k
+    M *= run.y2[None, :]
+    M *= run.a[:, None]
+    T = M @ run.X2
+    T *= run.eta2 / (run.n * math.factorial(k))
+    return T
+
+
+def second_step_term(run: TwoStepRun, k: int) -> np.ndarray:
+    r"""The exact term :math:`T_k` of :math:`W_2 - W_1`, shape ``(N, d)``."""
+    run = _check_run(run)
+    k = _check_k(run, k)
+    P, D = _pre_activations(run)
+    return _term(run, k, P, D)
+
+
+def second_step_terms(run: TwoStepRun) -> list[np.ndarray]:
+    r"""All exact terms :math:`T_0, \dots, T_{L-1}` (each ``(N, d)``); they sum to :math:`W_2 - W_1`."""
+    run = _check_run(run)
+    P, D = _pre_activations(run)
+    return [_term(run, k, P, D) for k in range(run.activation.degree)]
+
+
+@dataclass
+class RankOne:
+    r"""A rank-one matrix :math:`\text{value}\cdot\ell r^\top` with unit vectors
+    ``left`` (shape ``(N,)``) and ``right`` (shape ``(d,)``); ``value >= 0``
+    is its only non-zero singular value."""
+
+    value: float
+    left: np.ndarray
+    right: np.ndarray
+
+    @classmethod
+    def from_vectors(cls, scale: float, left, right) -> "RankOne":
+        r""":math:`\text{scale}\cdot\ell r^\top` for any (not necessarily unit) vectors,
+        normalised: ``value`` :math:`= |\text{scale}|\,\|\ell\|\,\|r\|`, the sign of ``scale``
+        carried by ``left``. A zero product gives ``value = 0`` and zero vectors."""
+        nl, nr = float(np.linalg.norm(left)), float(np.linalg.norm(right))
+        value = abs(float(scale)) * nl * nr
+        if value == 0:
+            return cls(0.0, left * 0, right * 0)
+        return cls(float(value), np.sign(scale) * left / nl, right / nr)
+
+    def scaled(self, factor: float) -> "RankOne":
+        """The same spike with its singular value multiplied by ``factor >= 0``."""
+        return RankOne(self.value * factor, self.left, self.right)
+
+    def matrix(self) -> np.ndarray:
+        """The dense ``(N, d)`` matrix."""
+        return self.value * np.outer(self.left, self.right)
+
+
+def weighted_direction(X, y, weights) -> np.ndarray:
+    r""":math:`X^\top(y\odot w)/n` for ``X`` ``(n, d)``, ``y`` and ``w`` ``(n,)`` (or ``w`` ``(n, m)``:
+    then shape ``(m, d)``). With :math:`w = 1` this is the first-step direction
+    :math:`v`; with :math:`w = s^{\circ k}` the signal direction :math:`u_k`; with
+    :math:`w = m_k` its reuse-aware version :math:`\tilde u_k`."""
+    if np.ndim(weights) == 2:
+        return (X.T @ (y[:, None] * weights)).T / X.shape[0]
+    return X.T @ (y * weights) / X.shape[0]
+
+
+def signal_direction(run: TwoStepRun, k: int) -> np.ndarray:
+    r""":math:`u_k = X_2^\top(y_2\odot s^{\circ k})/n` with :math:`s = X_2 v`, shape ``(d,)``."""
+    run = _check_run(run)
+    k = _check_k(run, k)
+    return weighted_direction(run.X2, run.y2, (run.X2 @ run.v) ** k)
+
+
+def reuse_weights(run: TwoStepRun, k: int) -> np.ndarray:
+    r"""Per-sample weights :math:`m_{k,j}` of the reuse-aware signal part, shape ``(n,)``.
+
+    :math:`m_{k,j} = \mathbb{E}_z[\sigma^{(k+1)}(z)(\mu_1 s_j + (\sigma'(z)-\mu_1)r_j)^k]`
+    with :math:`r_j = y_j\|x_j\|^2/n` under reuse and :math:`r_j = 0` for a fresh batch.
+    """
+    run = _check_run(run)
+    k = _check_k(run, k)
+    r = _self_term(run.X2, run.y2) if run.batch == "reused" else np.zeros(run.n)
+    return reuse_weight(run.activation, k, run.activation.mu[1] * (run.X2 @ run.v), r)
+
+
+def _self_term(X, y):
+    # r_j = y_j |x_j|^2 / n: sample j's own contribution to <x_j, v> under reuse.
+    return y * np.einsum("ij,ij->i", X, X) / X.shape[0]
+
+
+def signal_part(run: TwoStepRun, k: int, kind: str = "auto") -> RankOne:
+    r"""The rank-one signal part of :math:`T_k`.
+
+    ``kind="mean"`` gives :math:`S_k` (:math:`\sigma^{(k+1)}` and :math:`\sigma'`
+    replaced by their means); ``kind="reuse"`` gives :math:`\tilde S_k` (self-term
+    kept with the neuron's own :math:`\sigma'`); ``"auto"`` picks ``"reuse"`` for a
+    reused batch and ``"mean"`` for a fresh one (where the two coincide).
+    """
+    run = _check_run(run)
+    k = _check_k(run, k)
+    kind = check_choice(kind, "kind", SIGNALS)
+    if kind == "auto":
+        kind = "reuse" if run.batch == "reused" else "mean"
+    left = run.a ** (k + 1)
+    if kind == "mean":
+        mu = run.activation.mu
+        scale = run.eta2 * mu[k + 1] * (run.eta1 * mu[1]) ** k / math.factorial(k)
+        return RankOne.from_vectors(scale, left, signal_direction(run, k))
+    u = weighted_direction(run.X2, run.y2, reuse_weights(run, k))
+    return RankOne.from_vectors(run.eta2 * run.eta1 ** k / math.factorial(k), left, u)
+
+
+def signal_directions(X1, y1, ks, X2=None, y2=None, activation=None) -> np.ndarray:
+    r"""The directions :math:`u_k = X_2^\top(y_2\odot (X_2v)^{\circ k})/n_2`, :math:`v = X_1^\top y_1/n_1`.
+
+    They depend on the data only, not on the network's weights. With ``activation``
+    given, the reuse-aware directions :math:`\tilde u_k = X_2^\top(y_2\odot m_k)/n_2` of
+    :func:`twostep.signal_part` (``kind="reuse"``) are returned instead, with
+    :math:`m_{k,j} = \mathbb{E}_z[\sigma^{(k+1)}(z)(\mu_1 s_j + (\sigma'(z)-\mu_1)r_j)^k]`,
+    :math:`r_j = y_j\|x_j\|^2/n` for a reused batch and :math:`0` for a fresh one.
+
+    Parameters
+    ----------
+    X1 : ndarray, shape (n1, d)
+    y1 : ndarray, shape (n1,)
+    ks : sequence of int
+        Orders :math:`k \ge 0` (at most :math:`L-1` with an activation of degree :math:`L`).
+    X2, y2 : ndarray, shapes (n2, d) and (n2,), optional
+        The second batch; omitted (both ``None``) means the first batch is reused.
+    activation : PolynomialActivation or str, optional
+
+    Returns
+    -------
+    ndarray, shape (len(ks), d)
+    """
+    X1 = check_array(X1, "X1", ndim=2)
+    y1 = check_array(y1, "y1", shape=(X1.shape[0],))
+    if (X2 is None) != (y2 is None):
+        raise ValueError("give both X2 and y2 (fresh batch) or neither (reused batch)")
+    reused = X2 is None
+    if reused:
+        X2, y2 = X1, y1
+    else:
+        X2 = check_array(X2, "X2", ndim=2, shape=(None, X1.shape[1]))
+        y2 = check_array(y2, "y2", shape=(X2.shape[0],))
+    if isinstance(ks, (int, np.integer)) or not len(ks):
+        raise TypeError(f"ks must be a non-empty sequence of integers >= 0, got {ks!r}")
+    ks = [check_int(k, "k", 0) for k in ks]
+    s = X2 @ weighted_direction(X1, y1, 1.0)
+    if activation is None:
+        return weighted_direction(X2, y2, np.stack([s ** k for k in ks], axis=1))
+    activation = polynomial_activation(activation)
+    if max(ks) > activation.degree - 1:
+        raise ValueError(f"k must be in [0, L-1] = [0, {activation.degree - 1}] for a "
+                         f"degree-{activation.degree} activation, got {max(ks)}")
+    r = _self_term(X2, y2) if reused else np.zeros(X2.shape[0])
+    mu1 = activation.mu[1]
+    return weighted_direction(X2, y2, np.stack(
+        [reuse_weight(activation, k, mu1 * s, r) for k in ks], axis=1))
+
+
+def polynomial_activation(activation) -> PolynomialActivation:
+    """A :class:`PolynomialActivation` from itself or its name (``"poly4"``)."""
+    if isinstance(activation, str):
+        activation = get_activation(activation)
+    if not isinstance(activation, PolynomialActivation):
+        raise TypeError("activation must be a PolynomialActivation or its name (e.g. 'poly4'), "
+                        f"got {activation!r}")
+    return activation
+
+
+def _reuse_weight_coefficients(activation, k, points=60):
+    # e_m = E[sigma^(k+1)(z) (sigma'(z) - mu_1)^m], m = 0..k, so that
+    # m_k(s, r) = sum_m C(k, m) (mu_1 s)^(k-m) r^m e_m.
+    z, w = gauss_nodes(points)
+    d1 = activation.derivative(z, 1) - activation.mu[1]
+    dk = activation.derivative(z, k + 1)
+    return np.array([np.dot(w, dk * d1 ** m) for m in range(k + 1)])
+
+
+def reuse_weight(activation, k: int, mu1_s, r) -> np.ndarray:
+    r"""The reuse-aware weight :math:`m_k(s, r) = \mathbb{E}_z[\sigma^{(k+1)}(z)(\mu_1 s + (\sigma'(z)-\mu_1)r)^k]`,
+    elementwise in ``mu1_s`` :math:`= \mu_1 s` and ``r`` (same shapes), expanded binomially in
+    :math:`r` with Gauss--Hermite moments of the activation (exact for a polynomial)."""
+    # m_k = E_z[sigma^(k+1)(z) (mu_1 s + (sigma'(z) - mu_1) r)^k]
+    #     = sum_m C(k, m) (mu_1 s)^(k-m) r^m e_m, elementwise in (s, r).
+    e = _reuse_weight_coefficients(activation, k)
+    return sum(math.comb(k, m) * mu1_s ** (k - m) * r ** m * e[m] for m in range(k + 1))
+
+
+def first_step_spike(a, X, y, activation: Activation) -> RankOne:
+    r"""The rank-one part :math:`\mu_1\,a v^\top` of :math:`G=-\nabla L(W_0)`, :math:`v = X^\top y/n`.
+
+    Parameters
+    ----------
+    a : ndarray, shape (N,)
+    X : ndarray, shape (n, d)
+    y : ndarray, shape (n,)
+    activation : Activation
+        Supplies :math:`\mu_1 = \mathbb{E}[\sigma'(z)]`.
+
+    Returns
+    -------
+    RankOne
+        ``value`` :math:`= |\mu_1|\,\|a\|\,\|v\|`, ``left`` :math:`=\operatorname{sign}(\mu_1)a/\|a\|`,
+        ``right`` :math:`= v/\|v\|`.
+    """
+    X = check_array(X, "X", ndim=2)
+    a = check_array(a, "a", ndim=1, dtype=X.dtype)
+    y = check_array(y, "y", shape=(X.shape[0],), dtype=X.dtype)
+    _check_activation(activation)
+    mu1 = float(activation.hermite_coefficients(1)[1])
+    return RankOne.from_vectors(mu1, a, weighted_direction(X, y, 1.0))

@@ -1,0 +1,194 @@
+r"""The population limit of the signal directions: reused versus fresh batches.
+
+The :math:`k`-th term of the second update carries the rank-one signal
+:math:`a^{\circ(k+1)}u_k^\top` with (see :mod:`twostep.decomposition`)
+
+.. math:: u_k = \frac1n X_2^\top\big(y_2\odot s^{\circ k}\big),\qquad s = X_2v,\qquad
+          v = \frac1n X_1^\top y_1 .
+
+Write :math:`z_{jr} = \langle\beta^*_r, x_j\rangle`, :math:`c_r = c_1(g_r)` and
+:math:`\psi = n/d`. In the proportional limit, with :math:`\zeta_j\sim N(0,1)`
+independent of :math:`(z_j, y_j)`,
+
+.. math::
+    s_j \approx \sum_r c_r z_{jr} + \rho\,\frac{y_j}{\psi} + \tau\zeta_j,\qquad
+    \tau^2 = \mathbb{E}[y^2]/\psi,
+
+where :math:`\rho = 1` for a reused batch (sample :math:`j`'s own term
+:math:`y_j\|x_j\|^2/n` in :math:`\langle x_j, v\rangle`) and :math:`\rho = 0` for a
+fresh one. With :math:`w = y\,s^k` (or, for ``kind="reuse"``, the reuse-aware weight
+:math:`y\,m_k` of :func:`twostep.reuse_weights`), :math:`u_k` splits into three
+orthogonal pieces:
+
+.. math::
+    u_k \approx \sum_r A_r\beta^*_r + B\,\hat v_\perp + \text{(isotropic rest)},\qquad
+    A_r = \mathbb{E}[w z_r],\quad
+    B = \mathbb{E}\Big[w\big(s - \textstyle\sum_r c_r z_r\big)\Big]/\tau,
+
+:math:`\hat v_\perp` the unit part of :math:`v` orthogonal to the :math:`\beta^*_r`,
+and a rest of squared norm :math:`R = \big(\mathbb{E}[w^2] - \rho\,\mathbb{E}[wy]^2/\mathbb{E}[y^2]\big)/\psi`
+(under reuse the inputs' remaining coordinates are orthogonal to :math:`y` by
+construction of :math:`\hat v_\perp`). So the overlap of :math:`u_k` with
+:math:`\beta^*_r` tends to
+
+.. math:: \frac{|A_r|}{\sqrt{\sum_{r'} A_{r'}^2 + B^2 + R}} .
+
+All expectations are Gauss--Hermite quadratures over :math:`(z_1,\dots,z_r,\zeta)`
+(and the label noise, if any). With a fresh batch (:math:`\rho = 0`) and :math:`c_r = 0`,
+:math:`s` does not depend on :math:`z_r`, so :math:`A_r = c_r\,\mathbb{E}[s^k] = 0` for every
+:math:`k`: fresh batches reach only directions whose link has :math:`c_1 \neq 0`. This is a
+heuristic (leave-one-out) limit; ``tests/test_reuse.py`` checks it against simulation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import erf
+
+from .._validation import check_choice, check_int, check_real
+from ..model.hermite import gauss_nodes
+from ..model.steps import BATCHES
+from ..model.targets import target_links
+from .decomposition import reuse_weight, polynomial_activation
+
+
+KINDS = ("plain", "reuse")
+
+
+#: Largest quadrature grid :func:`population_signal` builds (points per axis multiplied).
+MAX_GRID = 4_000_000
+
+
+@dataclass
+class PopulationSignal:
+    r"""Large-:math:`n` decomposition of :math:`u_k` (or :math:`\tilde u_k`).
+
+    Attributes
+    ----------
+    along : ndarray, shape (r,)
+        :math:`A_r = \mathbb{E}[w z_r]`, the component along each :math:`\beta^*_r`.
+    along_v : float
+        :math:`B`, the component along the first step's noise direction :math:`\hat v_\perp`.
+    rest : float
+        :math:`R`, the squared norm of the isotropic remainder.
+    sampling_var : ndarray, shape (r,)
+        :math:`\mathrm{Var}(w z_r)`: at finite :math:`n` the component along
+        :math:`\beta^*_r` fluctuates around :math:`A_r` with variance ``sampling_var / n``.
+    """
+
+    k: int
+    batch: str
+    kind: str
+    psi: float
+    along: np.ndarray
+    along_v: float
+    rest: float
+    sampling_var: np.ndarray
+
+    @property
+    def norm(self) -> float:
+        r"""Limit of :math:`\|u_k\|`: :math:`\sqrt{\sum_r A_r^2 + B^2 + R}`."""
+        return float(np.sqrt(np.sum(self.along ** 2) + self.along_v ** 2 + self.rest))
+
+    @property
+    def overlaps(self) -> np.ndarray:
+        r"""Limit of the overlap of :math:`u_k` with each :math:`\beta^*_r`, shape ``(r,)``."""
+        return np.abs(self.along) / self.norm
+
+    def expected_overlaps(self, n: int) -> np.ndarray:
+        r"""Mean overlap with each :math:`\beta^*_r` at batch size ``n``, shape ``(r,)``.
+
+        The component along :math:`\beta^*_r` is :math:`A_r + \delta`,
+        :math:`\delta\sim N(0, \sigma^2)`, :math:`\sigma^2 = \mathrm{Var}(wz_r)/n`, so the mean
+        overlap is the folded-normal mean
+        :math:`\big(\sigma\sqrt{2/\pi}\,e^{-A_r^2/2\sigma^2} + A_r\,\mathrm{erf}(A_r/\sqrt2\sigma)\big)/\|u_k\|`.
+        It tends to :attr:`overlaps` as :math:`n\to\infty`; when :math:`A_r = 0` it is the
+        sampling level :math:`\sigma\sqrt{2/\pi}/\|u_k\|`, of order :math:`n^{-1/2}`.
+        """
+        n = check_int(n, "n")
+        sd = np.sqrt(np.maximum(self.sampling_var, 0.0) / n)
+        A = np.abs(self.along)
+        safe = np.where(sd > 0, sd, 1.0)
+        folded = np.where(sd > 0, sd * np.sqrt(2 / np.pi) * np.exp(-A ** 2 / (2 * safe ** 2))
+                          + A * erf(A / (np.sqrt(2) * safe)), A)
+        return folded / self.norm
+
+
+def population_signal(target, psi: float, k: int, batch: str = "reused", kind: str = "plain",
+                      activation=None, points: int = 80) -> PopulationSignal:
+    r"""The large-:math:`n` components of :math:`u_k` along the target directions.
+
+    Parameters
+    ----------
+    target : Link, sequence of Link, Teacher, or str
+        See :func:`target_links`; a Teacher's label noise is included.
+    psi : float
+        :math:`\psi = n/d > 0`.
+    k : int
+        Order of the term, ``k >= 0``.
+    batch : {"reused", "fresh"}
+    kind : {"plain", "reuse"}
+        ``"plain"``: :math:`w = y s^k` (the direction :math:`u_k`); ``"reuse"``: the
+        reuse-aware weight :math:`w = y\,\mathbb{E}_{z'}[\sigma^{(k+1)}(z')(\mu_1 s +
+        (\sigma'(z')-\mu_1)\rho y/\psi)^k]` of :func:`twostep.signal_part` with
+        ``kind="reuse"`` (needs ``activation``).
+    activation : PolynomialActivation or str, optional
+        Needed for ``kind="reuse"``.
+    points : int
+        Gauss--Hermite points per target direction (the :math:`\zeta` and noise axes
+        use the exact rule for their polynomial degree).
+
+    Returns
+    -------
+    PopulationSignal
+    """
+    links, noise = target_links(target)
+    psi = check_real(psi, "psi", low=0.0, low_open=True)
+    k = check_int(k, "k", 0)
+    batch = check_choice(batch, "batch", BATCHES)
+    kind = check_choice(kind, "kind", KINDS)
+    points = check_int(points, "points", 2)
+    if kind == "reuse":
+        activation = polynomial_activation(activation)
+        if k > activation.degree - 1:
+            raise ValueError(f"k must be in [0, L-1] = [0, {activation.degree - 1}] for a "
+                             f"degree-{activation.degree} activation, got {k}")
+    r = len(links)
+    exact = k + 3  # w^2 and w * (s - lin) are polynomials of degree <= 2k + 2 in zeta and the noise
+    axes = [gauss_nodes(points)] * r + [gauss_nodes(exact)] + ([gauss_nodes(exact)] if noise else [])
+    size = math.prod(len(z) for z, _ in axes)
+    if size > MAX_GRID:
+        raise ValueError(f"the quadrature grid would have {size} points (> {MAX_GRID}); "
+                         f"lower points (got {points}) or use fewer target directions")
+    grids = np.meshgrid(*[z for z, _ in axes], indexing="ij")
+    weight = np.ones(grids[0].shape)
+    for i, (_, w) in enumerate(axes):
+        shape = [1] * len(axes)
+        shape[i] = -1
+        weight = weight * w.reshape(shape)
+    Z, zeta = grids[:r], grids[r]
+    y = sum(g(Zr) for g, Zr in zip(links, Z))
+    if noise:
+        y = y + noise * grids[r + 1]
+    E = lambda f: float(np.sum(weight * f))  # noqa: E731
+    Ey2 = E(y * y)
+    tau = math.sqrt(Ey2 / psi)
+    c = [g.coefficients[1] for g in links]
+    lin = sum(cr * Zr for cr, Zr in zip(c, Z))
+    rho = 1.0 if batch == "reused" else 0.0
+    self_term = rho * y / psi
+    s = lin + self_term + tau * zeta
+    if kind == "plain":
+        w = y * s ** k
+    else:
+        w = y * reuse_weight(activation, k, activation.mu[1] * s, self_term)
+    along = np.array([E(w * Zr) for Zr in Z])
+    second = np.array([E((w * Zr) ** 2) for Zr in Z])
+    along_v = E(w * (s - lin)) / tau
+    rest = (E(w * w) - rho * E(w * y) ** 2 / Ey2) / psi
+    return PopulationSignal(k=k, batch=batch, kind=kind, psi=psi, along=along,
+                            along_v=float(along_v), rest=float(max(rest, 0.0)),
+                            sampling_var=second - along ** 2)
