@@ -43,6 +43,9 @@ def test_help_lists_experiments(capsys):
     (["two_steps", "-p", "N=10", "-N", "10"], "both by --param and --grid"),
     (["two_steps", "--backend", "dask"], "needs --scheduler"),
     (["two_steps", "-N", "10", "-p", "batch=twice"], "batch must be one of"),
+    (["two_steps", "-N", "10", "-g", "nonsense=1,2"],
+     "has no parameter 'nonsense'; it accepts N, activation, alpha1, alpha2, batch, c1, c2"),
+    (["spike", "-N", "10", "-p", "link=he1"], "has no parameter 'link'"),
 ])
 def test_bad_input_is_a_clear_error(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.delenv("TWOSTEP_DASK_SCHEDULER", raising=False)
@@ -53,6 +56,35 @@ def test_bad_input_is_a_clear_error(argv, message, capsys, tmp_path, monkeypatch
     assert not (tmp_path / "r.json").exists()
 
 
+def test_help_lists_every_parameter_with_its_default(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    out = capsys.readouterr().out
+    for text in ('batch="reused"', 'activation="poly4"', 'target="he1"', "c1=0.2", "alpha2=0.25",
+                 'dtype="float64"', "n_top=6", "alpha2s=[0.25]"):
+        assert text in out
+
+
+def test_output_in_a_missing_folder_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["two_steps", "-N", "10", "-o", str(tmp_path / "no" / "such" / "r.json"),
+              "--no-progress"])
+    assert exit.value.code == 2 and "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "no").exists()
+
+
+def test_results_record_every_effective_parameter_and_the_command(tmp_path):
+    out = tmp_path / "two.json"
+    argv = ["two_steps", "-N", "20", "-g", "batch=fresh", "-p", "top=2", "-o", str(out),
+            "--no-progress"]
+    assert main(argv) == 0
+    doc = read_results(out)
+    assert doc["params"]["top"] == 2 and doc["params"]["c2"] == 0.2
+    assert doc["params"]["activation"] == "poly4" and doc["params"]["alpha1"] == 0.4
+    assert doc["grid"] == {"N": [20], "batch": ["fresh"]}
+    assert doc["command"] == "python -m twostep " + " ".join(argv)
+
+
 def test_end_to_end_writes_a_readable_file(tmp_path):
     out = tmp_path / "two.json"
     assert main(["two_steps", "-N", "30", "40", "-g", "batch=reused,fresh", "-s", "0:2",
@@ -60,7 +92,7 @@ def test_end_to_end_writes_a_readable_file(tmp_path):
     doc = read_results(out)
     assert doc["version"] == __version__ and doc["experiment"] == "two_steps"
     assert doc["grid"] == {"N": [30, 40], "batch": ["reused", "fresh"]}
-    assert doc["params"] == {"top": 2} and doc["seeds"] == [0, 1]
+    assert doc["params"]["top"] == 2 and doc["seeds"] == [0, 1]
     assert len(doc["records"]) == 8 and doc["records"][0]["top"].shape == (2,)
     assert doc["estimated_bytes"] > 0 and doc["backend"] == "loky"
 

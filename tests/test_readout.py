@@ -53,7 +53,6 @@ def test_readout_on_random_features_beats_zero_and_linear_baseline_formula():
 def test_readout_validation():
     rng = np.random.default_rng(4)
     W, _ = ts.initialise(5, 4, rng)
-    teacher = ts.Teacher(ts.hermite_link(1), 3, rng)
     with pytest.raises(ValueError, match="lambdas must be"):
         ridge_path(np.ones((3, 2)), np.ones(3), [0.0])
     with pytest.raises(ValueError, match="lam must be in"):

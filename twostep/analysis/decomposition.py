@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_array, check_choice, check_int
-from ..model.activations import Activation, PolynomialActivation, get_activation
+from ..model.activations import Activation, PolynomialActivation, as_activation
 from ..model.hermite import gauss_nodes
 from ..model.network import _check_activation
 from ..model.steps import TwoStepRun
@@ -234,8 +234,7 @@ def signal_directions(X1, y1, ks, X2=None, y2=None, activation=None) -> np.ndarr
 
 def polynomial_activation(activation) -> PolynomialActivation:
     """A :class:`PolynomialActivation` from itself or its name (``"poly4"``)."""
-    if isinstance(activation, str):
-        activation = get_activation(activation)
+    activation = as_activation(activation)
     if not isinstance(activation, PolynomialActivation):
         raise TypeError("activation must be a PolynomialActivation or its name (e.g. 'poly4'), "
                         f"got {activation!r}")

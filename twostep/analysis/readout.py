@@ -281,7 +281,6 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
     n_val = max(1, int(round(val_fraction * n_train)))
     if n_val >= n_train:
         raise ValueError(f"val_fraction leaves no training rows (n_train = {n_train})")
-    d = teacher.d
     X, y = teacher.sample(n_train, rng)
     Xt, yt = teacher.sample(n_test, rng)
     val = rng.permutation(n_train)[:n_val]

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_alpha, check_int, check_real, check_rng
-from ..model.activations import Activation, get_activation
+from ..model.activations import Activation, as_activation
 from ..analysis.alignment import overlaps
 from ..analysis.decomposition import weighted_direction
-from ..model.network import _check_activation, initialise
+from ..model.network import initialise
 from ..analysis.readout import SCALINGS, best_linear_error, paired_readout, subspace_error
 from ..model.targets import Teacher, make_teacher
 from ..analysis.theory import spike_terms
@@ -79,13 +79,6 @@ class TrainedSchemes:
                 "W2_reused": self.W2_reused[i], "W2_fresh": self.W2_fresh[i]}
 
 
-def _activation(activation) -> Activation:
-    if isinstance(activation, str):
-        return get_activation(activation)
-    _check_activation(activation)
-    return activation
-
-
 def _alpha2s(alpha2s) -> tuple:
     if isinstance(alpha2s, (int, float)):
         alpha2s = (alpha2s,)
@@ -105,7 +98,7 @@ def train_schemes(N: int, n: int, d: int, activation, teacher: Teacher, c: float
     Cost: :math:`1 + 3\,|\alpha_2\text{s}|` gradient steps.
     """
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
-    activation = _activation(activation)
+    activation = as_activation(activation)
     if not isinstance(teacher, Teacher):
         raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
     if teacher.d != d:
@@ -205,7 +198,7 @@ def payoff_experiment(rng: np.random.Generator, target, N: int, n: int, d: int,
     """
     check_rng(rng)
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
-    activation = _activation(activation)
+    activation = as_activation(activation)
     n_train = d if n_train is None else check_int(n_train, "n_train", 2)
     n_test = 2 * d if n_test is None else check_int(n_test, "n_test", 1)
     if isinstance(scalings, str):

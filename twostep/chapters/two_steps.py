@@ -17,20 +17,8 @@ from ..analysis.decomposition import first_step_spike, second_step_terms, signal
 from ..analysis.rescaling import StepFamily
 from ..analysis.spectra import SVDS_TOL, bulk_edge, count_outliers, top_singular
 from ..analysis.spikes import rank_one_sum_singular_values, term_diagnostics
-from ..model.activations import get_activation
-from ..model.network import _check_activation
+from ..model.activations import as_activation
 from ..model.steps import run_two_steps
-from ..model.targets import Link, get_link
-def _resolve(activation, link):
-    if isinstance(activation, str):
-        activation = get_activation(activation)
-    _check_activation(activation)
-    if isinstance(link, str):
-        link = get_link(link)
-    if not isinstance(link, Link):
-        raise TypeError(f"link must be a Link or a link name, got {type(link).__name__}")
-    return activation, link
-
 
 
 def _check_settings(settings, name):
@@ -39,16 +27,16 @@ def _check_settings(settings, name):
             for i, (a1, a2) in enumerate(check_pairs(settings, name, "an (alpha1, alpha2) pair"))]
 
 
-
 def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="poly4",
-                     link="he1", c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
-                     settings=(), grid=(), n_top: int = 6, margin: float = 0.05,
-                     dtype="float32") -> dict:
+                     target="he1", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
+                     alpha2: float = 0.25, settings=(), grid=(), n_top: int = 6,
+                     margin: float = 0.05, dtype="float32") -> dict:
     r"""One draw, :math:`N = n = d`: the term diagnostics and the spectrum of :math:`W_2` at many step sizes.
 
-    Runs two steps with :math:`\eta_t = cN^{\alpha_t}` (reference exponents ``alpha1``,
+    Runs two steps with :math:`\eta_t = c_tN^{\alpha_t}` (reference exponents ``alpha1``,
     ``alpha2``), measures :func:`term_diagnostics`, and then, using the exact step-size
-    rescaling of :class:`~twostep.rescaling.StepFamily` on the same draw (same constant ``c``):
+    rescaling of :class:`~twostep.analysis.rescaling.StepFamily` on the same draw (same
+    constants :math:`c_1, c_2`):
 
     * for every :math:`(\alpha_1,\alpha_2)` in ``settings``: the top ``n_top`` singular values
       and the raw outlier counts of :math:`W_2` and :math:`W_1`; the singular values of the
@@ -66,10 +54,10 @@ def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="p
         Width, batch size and dimension (:math:`\psi = \phi = 1`).
     batch : {"reused", "fresh"}
     activation : str or PolynomialActivation
-    link : str or Link
-        Single-index target link (e.g. ``"he1"``).
-    c, alpha1, alpha2 : float
-        Reference step sizes :math:`c N^{\alpha_t}`.
+    target : str, Link, sequence of Link or Teacher
+        The target (e.g. ``"he1"``); :math:`\beta^*` is its first direction.
+    c1, alpha1, c2, alpha2 : float
+        Reference step sizes :math:`c_t N^{\alpha_t}`.
     settings, grid : sequence of (alpha1, alpha2)
     n_top : int
         Number of top singular values computed per matrix (a count equal to ``n_top`` means
@@ -90,14 +78,14 @@ def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="p
     """
     check_rng(rng)
     N = check_int(N, "N", 8)
-    activation, link = _resolve(activation, link)
+    activation = as_activation(activation)
     settings = _check_settings(settings, "settings")
     grid = _check_settings(grid, "grid")
     n_top = check_int(n_top, "n_top", 1)
     if n_top >= N - 1:
         raise ValueError(f"n_top must be < N - 1 = {N - 1}, got {n_top}")
     dtype = check_choice(dtype, "dtype", ("float32", "float64"))
-    run = run_two_steps(N, N, N, activation, link, ((c, alpha1), (c, alpha2)), batch, rng,
+    run = run_two_steps(N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)), batch, rng,
                         dtype=np.dtype(dtype))
     terms = second_step_terms(run)
     out = term_diagnostics(run, terms=terms)
@@ -126,7 +114,7 @@ def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="p
     out["settings_count"] = np.zeros(m, dtype=int)
     out["settings_count_W1"] = np.zeros(m, dtype=int)
     for i, (a1, a2) in enumerate(settings):
-        e1, e2 = c * N ** a1, c * N ** a2
+        e1, e2 = c1 * N ** a1, c2 * N ** a2
         W2 = family.W2(e1, e2)
         s = top_values(W2, n_top)
         out["settings_top"][i] = s
@@ -146,7 +134,7 @@ def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="p
     out["grid_count_W1"] = np.zeros(len(grid), dtype=int)
     cache1 = {}
     for i, (a1, a2) in enumerate(grid):
-        e1, e2 = c * N ** a1, c * N ** a2
+        e1, e2 = c1 * N ** a1, c2 * N ** a2
         out["grid_count"][i] = count_outliers(top_values(family.W2(e1, e2), n_top), edge, margin)
         if a1 not in cache1:
             cache1[a1] = count_outliers(top_values(family.W1(e1), n_top), edge, margin)

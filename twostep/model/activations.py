@@ -175,3 +175,13 @@ def get_activation(name: str) -> Activation:
         L = int(name[4:])
         return PolynomialActivation([0.0] + [1.0] * L, name=f"He_1+...+He_{L}/{L}!")
     return Tanh() if name == "tanh" else CentredReLU()
+
+
+def as_activation(activation) -> Activation:
+    """An :class:`Activation` given as itself or by name (see :func:`get_activation`)."""
+    if isinstance(activation, str):
+        return get_activation(activation)
+    if not isinstance(activation, Activation):
+        raise TypeError(f"activation must be a twostep Activation or one of {list(ACTIVATIONS)}, "
+                        f"got {type(activation).__name__}")
+    return activation

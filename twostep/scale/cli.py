@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from functools import partial
@@ -119,7 +120,8 @@ def _describe() -> str:
     lines = []
     for name, exp in EXPERIMENTS.items():
         lines.append(f"  {name:<11} {exp.summary}")
-        lines.append(f"  {'':<11} defaults: {json.dumps(exp.defaults)}")
+        params = ", ".join(f"{k}={json.dumps(v)}" for k, v in exp.parameters().items())
+        lines.append(f"  {'':<11} parameters: {params}")
     return "\n".join(lines)
 
 
@@ -129,8 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run an experiment of the book 'Two steps of gradient descent' over sizes, "
                     "seeds and parameter grids, and write the results (with the parameters "
                     "and the package version) to a JSON file that twostep.read_results reads.",
-        epilog="experiments:\n" + _describe() + "\n\nThe keyword arguments of each routine "
-               "(see its docstring) are accepted by -p and -g.",
+        epilog="experiments (every parameter with its default; -p and -g accept these keys):\n"
+               + _describe(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("experiment", nargs="?", help=f"one of: {', '.join(EXPERIMENTS)}")
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
@@ -203,6 +205,10 @@ def run(args) -> dict:
     func = partial(run_experiment, exp.name)
     func.__name__ = exp.name  # the progress bar's label
     out = args.output or os.path.join("results", f"{exp.name}.json")
+    folder = os.path.dirname(os.path.abspath(out))
+    if args.output and not os.path.isdir(folder):
+        # Only the default folder is created: a typo in -o should not make a new tree.
+        raise ValueError(f"--output folder {folder} does not exist; create it first")
     start = time.perf_counter()
     if args.backend == "dask":
         import joblib
@@ -222,15 +228,18 @@ def run(args) -> dict:
     else:
         records = sweep(func, tasks, seeds, n_jobs=args.jobs, progress=args.progress)
     elapsed = time.perf_counter() - start
-    write_results(out, exp.name, records, params=params, grid=grid, seeds=seeds,
+    effective = {k: v for k, v in full[0].items() if k not in grid}
+    write_results(out, exp.name, records, params=effective, grid=grid, seeds=seeds,
                   backend=args.backend, jobs=args.jobs, elapsed=elapsed,
-                  estimated_bytes=need, command=" ".join(sys.argv))
+                  estimated_bytes=need, command=getattr(args, "command", None))
     return {"path": out, "tasks": len(records), "elapsed": elapsed}
 
 
 def main(argv=None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
+    args.command = " ".join(["python -m twostep"] + [shlex.quote(a) for a in argv])
     if args.list:
         print(_describe())
         return 0

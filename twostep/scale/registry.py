@@ -31,12 +31,17 @@ it, times the number of concurrent tasks, with :func:`available_memory`.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from .._validation import check_int, check_real
+from ..chapters.readout import payoff_experiment
+from ..chapters.reuse import reuse_experiment
+from ..chapters.two_steps import spike_experiment
+from ..model.activations import as_activation
 from .memory import available_memory, format_bytes
 
 DTYPE_BYTES = {"float64": 8, "float32": 4}
@@ -53,21 +58,31 @@ class Experiment:
     #: Number of N x d arrays and of n x d arrays held at the peak (see the module docstring).
     wide: float = 6.0
     tall: float = 2.0
+    #: The package routine behind an adapter that forwards ``**params`` to it.
+    routine: Callable | None = None
+    #: Keywords of ``routine`` that the adapter sets itself (not accepted from the caller).
+    hidden: tuple = ()
+
+    def parameters(self) -> dict:
+        """Every keyword the experiment accepts, with its effective default.
+
+        Read from the signatures of the adapter and of the routine it forwards ``**params``
+        to, then updated with the registered defaults; a keyword without any default
+        maps to :data:`REQUIRED`.
+        """
+        out = {}
+        for func in (self.routine, self.func):
+            if func is None:
+                continue
+            for name, par in list(inspect.signature(func).parameters.items())[1:]:  # not rng
+                if par.kind in (par.VAR_KEYWORD, par.VAR_POSITIONAL) or name in self.hidden:
+                    continue
+                out[name] = REQUIRED if par.default is par.empty else par.default
+        return {**out, **self.defaults}
 
 
-def _activation(value):
-    from ..model.activations import Activation, get_activation
-    return value if isinstance(value, Activation) else get_activation(value)
-
-
-def _target(value):
-    from ..model.targets import Link, Teacher, get_link
-    if isinstance(value, str):
-        links = [get_link(name.strip()) for name in value.split("+")]
-        return links if len(links) > 1 else links[0]
-    if isinstance(value, (Link, Teacher)) or isinstance(value, (list, tuple)):
-        return value
-    raise TypeError(f"target must be a link name such as 'he1' or 'he1+odd', got {value!r}")
+#: Marks a parameter that has no default.
+REQUIRED = "<required>"
 
 
 def _sizes(N, n, d):
@@ -80,7 +95,7 @@ def _two_steps(rng, N, n=None, d=None, activation="poly4", target="he1", c1=0.2,
     from ..analysis.spectra import top_singular
     from ..model.steps import run_two_steps
     N, n, d = _sizes(N, n, d)
-    run = run_two_steps(N, n, d, _activation(activation), _target(target),
+    run = run_two_steps(N, n, d, as_activation(activation), target,
                         ((c1, alpha1), (c2, alpha2)), batch, rng, dtype=np.dtype(dtype))
     s, _, Vt = top_singular(run.W2, top)
     B = run.teacher.directions
@@ -93,26 +108,21 @@ def _first_step(rng, N, n=None, d=None, activation="poly4", target="he1", c=0.2,
     from ..chapters.one_step import first_step_diagnostics
     N, n, d = _sizes(N, n, d)
     steps = [(c, alpha) for alpha in alphas]
-    out = first_step_diagnostics(N, n, d, _activation(activation), _target(target), rng,
+    out = first_step_diagnostics(N, n, d, as_activation(activation), target, rng,
                                  steps=steps, top=top, dtype=np.dtype(dtype))
     out["alphas"] = np.asarray(alphas, dtype=float)
     return out
 
 
 def _spike(rng, **params):
-    from ..chapters.two_steps import spike_experiment
     return spike_experiment(rng, **params)
 
 
-def _reuse(rng, steps=None, c1=0.2, alpha1=0.4, c2=0.2, alpha2=0.25, **params):
-    from ..chapters.reuse import reuse_experiment
-    if steps is None:
-        steps = ((c1, alpha1), (c2, alpha2))
-    return reuse_experiment(rng, steps=steps, **params)
+def _reuse(rng, c1=0.2, alpha1=0.4, c2=0.2, alpha2=0.25, **params):
+    return reuse_experiment(rng, steps=((c1, alpha1), (c2, alpha2)), **params)
 
 
 def _payoff(rng, N, n=None, d=None, **params):
-    from ..chapters.readout import payoff_experiment
     N, n, d = _sizes(N, n, d)
     return payoff_experiment(rng, N=N, n=n, d=d, **params)
 
@@ -126,13 +136,13 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                wide=6, tall=1),
     Experiment("spike", _spike, {"N": 500, "batch": "reused"},
                "is each exact term T_k its rank-one spike? (spike_experiment, N = n = d)",
-               wide=12, tall=2),
+               wide=12, tall=2, routine=spike_experiment),
     Experiment("reuse", _reuse, {"N": 500, "target": "he1", "batch": "reused"},
                "where the learned directions point, reused vs fresh batch (reuse_experiment, N = n = d)",
-               wide=8, tall=2),
+               wide=8, tall=2, routine=reuse_experiment, hidden=("steps",)),
     Experiment("payoff", _payoff, {"N": 500, "target": "he1"},
                "test error of a ridge readout after 0, 1, 2 steps (payoff_experiment)",
-               wide=16, tall=6),
+               wide=16, tall=6, routine=payoff_experiment),
 )}
 
 
@@ -144,8 +154,22 @@ def get_experiment(name: str) -> Experiment:
 
 
 def experiment_params(name: str, params: dict | None = None) -> dict:
-    """The defaults of experiment ``name`` updated with ``params``."""
-    return {**get_experiment(name).defaults, **(params or {})}
+    """Every effective parameter of experiment ``name``: its defaults updated with ``params``.
+
+    An unknown key raises a ``ValueError`` that lists the accepted ones; a parameter
+    without a default that ``params`` does not give raises one too.
+    """
+    exp = get_experiment(name)
+    accepted = exp.parameters()
+    unknown = sorted(set(params or {}) - set(accepted))
+    if unknown:
+        raise ValueError(f"experiment {name!r} has no parameter {', '.join(map(repr, unknown))}; "
+                         f"it accepts {', '.join(sorted(accepted))}")
+    out = {**accepted, **(params or {})}
+    missing = sorted(k for k, v in out.items() if isinstance(v, str) and v == REQUIRED)
+    if missing:
+        raise ValueError(f"experiment {name!r} needs a value for {', '.join(missing)} (-p KEY=VALUE)")
+    return out
 
 
 def run_experiment(name: str, rng: np.random.Generator, **params) -> dict:

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Record or compare every glued value of the executed chapters.
+
+    python3 tools/glue_snapshot.py record [OUT.json]   snapshot of _build/jupyter_execute
+    python3 tools/glue_snapshot.py compare [SNAP.json] every value in SNAP that the current
+                                                       build still glues must reproduce
+
+myst-nb writes each executed chapter's glued outputs to
+``_build/jupyter_execute/book/<chapter>.glue.json``; this reads those files (run it after
+``python3 tools/dev.py book`` or ``test``). A value is its ``text/plain`` form; a figure is
+recorded as ``<figure>``. Two values agree when they are equal as text, or when they hold
+the same words and every number in one is within a relative ``1e-4`` (absolute ``1e-9``)
+of the matching number in the other: the same draws through reorganised code differ only
+by floating-point rounding (BLAS order, float32 norms), far below the 2-3 digits a chapter
+prints. ``compare`` exits 1 if any kept value disagrees and lists the names of values that
+are in the snapshot but no longer glued (dropped on purpose, or renamed).
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXECUTED = ROOT / "_build" / "jupyter_execute" / "book"
+DEFAULT = ROOT / "tests" / "data" / "glue_snapshot.json"
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+RTOL, ATOL = 1e-4, 1e-9
+
+
+def snapshot(folder: Path = EXECUTED) -> dict:
+    out = {}
+    for path in sorted(folder.glob("*.glue.json")):
+        chapter = path.name[: -len(".glue.json")]
+        values = {}
+        for name, output in json.loads(path.read_text()).items():
+            data = output.get("data", {})
+            values[name] = "<figure>" if any(k.startswith("image/") for k in data) else \
+                data.get("text/markdown", data.get("text/plain", ""))
+        out[chapter] = values
+    if not out:
+        sys.exit(f"no *.glue.json in {folder}: build the book first (python3 tools/dev.py book)")
+    return out
+
+
+def agree(old: str, new: str) -> tuple[bool, float]:
+    """Whether two glued texts agree, and the largest relative difference of their numbers."""
+    if old == new:
+        return True, 0.0
+    if NUMBER.sub("#", old) != NUMBER.sub("#", new):
+        return False, math.inf
+    worst = 0.0
+    for a, b in zip(NUMBER.findall(old), NUMBER.findall(new)):
+        x, y = float(a), float(b)
+        diff = abs(x - y)
+        rel = diff / max(abs(x), abs(y)) if diff else 0.0
+        worst = max(worst, rel)
+        if diff > ATOL + RTOL * max(abs(x), abs(y)):
+            return False, worst
+    return True, worst
+
+
+def compare(reference: dict, current: dict) -> int:
+    kept = dropped = 0
+    worst = 0.0
+    bad = []
+    for chapter, values in reference.items():
+        now = current.get(chapter, {})
+        for name, old in values.items():
+            if name not in now:
+                dropped += 1
+                continue
+            kept += 1
+            ok, rel = agree(old, now[name])
+            if not ok:
+                bad.append(f"  {chapter}:{name}: {old[:80]!r} -> {now[name][:80]!r}")
+            elif rel != math.inf:
+                worst = max(worst, rel)
+    total = sum(len(v) for v in reference.values())
+    new = sum(len(set(v) - set(reference.get(c, {}))) for c, v in current.items())
+    print(f"snapshot: {total} values; kept {kept}, of which {kept - len(bad)} reproduce "
+          f"(largest relative difference {worst:.1e}); {len(bad)} differ; {dropped} no longer "
+          f"glued; {new} new")
+    for line in bad:
+        print(line)
+    return 1 if bad else 0
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("record", "compare"):
+        print(__doc__)
+        return 2
+    path = Path(argv[1]) if len(argv) > 1 else DEFAULT
+    if argv[0] == "record":
+        path.write_text(json.dumps(snapshot(), indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+        print(f"wrote {path}")
+        return 0
+    return compare(json.loads(path.read_text()), snapshot())
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
