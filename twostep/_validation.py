@@ -107,3 +107,22 @@ def check_choice(value, name: str, choices) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
     return value
+
+
+def check_dtype(dtype) -> np.dtype:
+    """A floating dtype of the simulations: float64 or float32."""
+    dt = np.dtype(dtype)
+    if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
+        raise ValueError(f"dtype must be float64 or float32, got {dt}")
+    return dt
+
+
+def check_steps(steps) -> tuple:
+    """Two step sizes ``((c1, alpha1), (c2, alpha2))``: ``c_t > 0``, ``alpha_t`` in ``[0, 1/2)``."""
+    try:
+        (c1, a1), (c2, a2) = steps
+    except (TypeError, ValueError):
+        raise TypeError("steps must be ((c1, alpha1), (c2, alpha2))") from None
+    c1 = check_real(c1, "c1", low=0.0, low_open=True)
+    c2 = check_real(c2, "c2", low=0.0, low_open=True)
+    return (c1, check_alpha(a1, "alpha1")), (c2, check_alpha(a2, "alpha2"))

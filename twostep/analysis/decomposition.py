@@ -40,9 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_array, check_choice, check_int
-from ..model.activations import Activation, PolynomialActivation, as_activation
+from ..model.activations import Activation, PolynomialActivation, as_activation, check_activation
 from ..model.hermite import gauss_nodes
-from ..model.network import _check_activation
 from ..model.steps import TwoStepRun
 
 SIGNALS = ("auto", "mean", "reuse")
@@ -280,6 +279,6 @@ def first_step_spike(a, X, y, activation: Activation) -> RankOne:
     X = check_array(X, "X", ndim=2)
     a = check_array(a, "a", ndim=1, dtype=X.dtype)
     y = check_array(y, "y", shape=(X.shape[0],), dtype=X.dtype)
-    _check_activation(activation)
+    check_activation(activation)
     mu1 = float(activation.hermite_coefficients(1)[1])
     return RankOne.from_vectors(mu1, a, weighted_direction(X, y, 1.0))

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_real
-from ..model.activations import Activation
-from ..model.network import _check_activation, _check_network, correlation_loss, gradient
+from ..model.activations import Activation, check_activation
+from ..model.network import check_network, correlation_loss, gradient
 
 #: Largest N * d for which the entrywise check is allowed (2 N d loss evaluations).
 MAX_ENTRIES = 20_000
@@ -29,8 +29,8 @@ def finite_difference_gradient(W, a, X, y, activation: Activation, h: float = 1e
 
     Costs :math:`2Nd` evaluations of the loss, so ``N * d`` is capped at ``MAX_ENTRIES``.
     """
-    W, a, X, y = _check_network(np.asarray(W, dtype=float), a, X, y)
-    _check_activation(activation)
+    W, a, X, y = check_network(np.asarray(W, dtype=float), a, X, y)
+    check_activation(activation)
     h = check_real(h, "h", low=0.0, low_open=True)
     if W.size > MAX_ENTRIES:
         raise ValueError(f"W must have at most {MAX_ENTRIES} entries for a finite-difference "

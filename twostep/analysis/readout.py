@@ -28,8 +28,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, eigh, svd
 
 from .._validation import check_array, check_int, check_real, check_rng
-from ..model.activations import Activation
-from ..model.network import _check_activation
+from ..model.activations import Activation, check_activation
 from ..model.targets import Teacher
 
 
@@ -37,7 +36,7 @@ def features(W, X, activation: Activation) -> np.ndarray:
     r"""Hidden-layer features :math:`F = \sigma(XW^\top)`, shape ``(n, N)``."""
     W = check_array(W, "W", ndim=2)
     X = check_array(X, "X", ndim=2, shape=(None, W.shape[1]))
-    _check_activation(activation)
+    check_activation(activation)
     return activation(X @ W.T)
 
 
@@ -259,7 +258,7 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
         raise TypeError("weights must be a non-empty mapping of names to (N, d) arrays")
     if not isinstance(teacher, Teacher):
         raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
-    _check_activation(activation)
+    check_activation(activation)
     checked = {}
     for name, W in weights.items():
         if not isinstance(name, str) or name in ("linear", "zero"):

@@ -25,12 +25,12 @@ from typing import Sequence
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from .._validation import check_int, check_pairs, check_real, check_rng
+from .._validation import check_dtype, check_int, check_pairs, check_real, check_rng
 from ..analysis.alignment import overlap
 from ..analysis.decomposition import first_step_spike
 from ..analysis.spectra import SVDS_TOL, top_singular
-from ..model.activations import Activation
-from ..model.network import _check_activation, _check_dtype, gaussian_inputs, gradient, initialise
+from ..model.activations import Activation, check_activation
+from ..model.network import gaussian_inputs, gradient, initialise
 from ..model.steps import step_size
 from ..model.targets import Link, make_teacher
 
@@ -96,13 +96,13 @@ def first_step_diagnostics(N: int, n: int, d: int, activation: Activation, targe
         :math:`W_1` with :math:`\beta^*`; ``right_v_overlap``: the same with :math:`v`.
     """
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
-    _check_activation(activation)
+    check_activation(activation)
     check_rng(rng)
     steps = check_pairs(steps, "steps", "a (c, alpha) pair")
     top = check_int(top, "top", 1)
     if top >= min(N, d) - 1 or min(N, d) < 3:
         raise ValueError(f"top must be in [1, min(N, d) - 2] = [1, {min(N, d) - 2}], got {top}")
-    dt = _check_dtype(dtype)
+    dt = check_dtype(dtype)
     etas = np.array([step_size(c, alpha, N) for c, alpha in steps], dtype=float)
     teacher = make_teacher(target, d, rng, noise)
     W0, a = initialise(N, d, rng, dt)
@@ -161,7 +161,7 @@ def learned_direction_overlaps(n: int, d: int, links, rng: np.random.Generator,
         raise TypeError("links must be a Link or a non-empty sequence of Link")
     check_rng(rng)
     noise = check_real(noise, "noise", low=0.0)
-    dt = _check_dtype(dtype)
+    dt = check_dtype(dtype)
     beta = rng.standard_normal(d)
     beta /= np.linalg.norm(beta)
     X = gaussian_inputs(n, d, rng, dt)

@@ -19,6 +19,7 @@ Three families are provided:
 from __future__ import annotations
 
 import numpy as np
+from array_api_compat import array_namespace, is_array_api_obj
 from numpy.polynomial import Polynomial
 from numpy.polynomial import hermite_e as H
 
@@ -83,17 +84,20 @@ class PolynomialActivation(Activation):
             self._series.append(H.hermeder(prev) if prev.size > 1 else np.zeros(1))
         return H.herme2poly(self._series[order])
 
-    def derivative(self, z, order: int = 1) -> np.ndarray:
+    def derivative(self, z, order: int = 1):
+        r"""Elementwise :math:`\sigma^{(\text{order})}(z)` by Horner's rule, in place (one
+        temporary of ``z``'s shape). ``z`` may be a numpy, CuPy or PyTorch array (any
+        library of the array API standard); the result is of the same kind."""
         order = check_int(order, "order", 0)
-        z = np.asarray(z)
-        dtype = np.result_type(z, np.float32)
+        xp, z = namespace(z)
+        dtype = np.result_type(z, np.float32) if xp is np else z.dtype
         if order > self.degree:
-            return np.zeros_like(z, dtype=dtype)
-        coef = self._power_coefficients(order).astype(dtype)
-        out = np.full_like(z, coef[-1], dtype=dtype)
+            return xp.zeros_like(z, dtype=dtype)
+        coef = self._power_coefficients(order)
+        out = xp.full_like(z, float(coef[-1]), dtype=dtype)
         for c in coef[-2::-1]:
             out *= z
-            out += c
+            out += float(c)
         return out
 
     def hermite_coefficients(self, degree: int, points: int = DEFAULT_POINTS) -> np.ndarray:
@@ -185,3 +189,21 @@ def as_activation(activation) -> Activation:
         raise TypeError(f"activation must be a twostep Activation or one of {list(ACTIVATIONS)}, "
                         f"got {type(activation).__name__}")
     return activation
+
+
+def check_activation(activation) -> Activation:
+    """``activation`` if it is an :class:`Activation`, else a ``TypeError``."""
+    if not isinstance(activation, Activation):
+        raise TypeError(
+            f"activation must be a twostep Activation (see twostep.get_activation), "
+            f"got {type(activation).__name__}")
+    return activation
+
+
+def namespace(z):
+    """``(xp, z)``: for a CuPy, PyTorch or other array-API array, its namespace (through
+    ``array_api_compat``) and ``z`` itself; for anything else numpy and ``np.asarray(z)``
+    (numpy arrays, lists, scalars; bad input then fails in the numpy checks)."""
+    if not isinstance(z, np.ndarray) and is_array_api_obj(z):
+        return array_namespace(z), z
+    return np, np.asarray(z)

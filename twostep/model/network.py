@@ -10,30 +10,26 @@ The correlation loss and its gradient are
     \big[\sigma'(WX^\top)\odot \mathbf{1}y^\top\big] X,
 
 two matrix products and one elementwise product (no :math:`N\times n\times d` array).
+:func:`gradient` is written once for every array library: numpy input is validated, and
+CuPy or PyTorch arrays (the array API standard, through ``array_api_compat``) run the same
+code on their device.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_array, check_int, check_rng
-from .activations import Activation
+from array_api_compat import is_array_api_obj
 
-DTYPES = (np.float64, np.float32)
-
-
-def _check_dtype(dtype):
-    dt = np.dtype(dtype)
-    if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
-        raise ValueError(f"dtype must be float64 or float32, got {dt}")
-    return dt
+from .._validation import check_array, check_dtype, check_int, check_rng
+from .activations import Activation, check_activation, namespace
 
 
 def gaussian_inputs(n: int, d: int, rng: np.random.Generator, dtype=np.float64) -> np.ndarray:
     r"""Inputs :math:`x_j \sim N(0, I_d)` stacked as rows: shape ``(n, d)``."""
     n, d = check_int(n, "n"), check_int(d, "d")
     check_rng(rng)
-    return rng.standard_normal((n, d), dtype=_check_dtype(dtype))
+    return rng.standard_normal((n, d), dtype=check_dtype(dtype))
 
 
 def initialise(N: int, d: int, rng: np.random.Generator, dtype=np.float64):
@@ -44,7 +40,7 @@ def initialise(N: int, d: int, rng: np.random.Generator, dtype=np.float64):
     """
     N, d = check_int(N, "N"), check_int(d, "d")
     check_rng(rng)
-    dt = _check_dtype(dtype)
+    dt = check_dtype(dtype)
     W0 = rng.standard_normal((N, d), dtype=dt)
     W0 *= dt.type(1.0 / np.sqrt(d))
     a = rng.standard_normal(N, dtype=dt)
@@ -52,7 +48,9 @@ def initialise(N: int, d: int, rng: np.random.Generator, dtype=np.float64):
     return W0, a
 
 
-def _check_network(W, a, X, y=None):
+def check_network(W, a, X, y=None):
+    """``W`` ``(N, d)``, ``a`` ``(N,)``, ``X`` ``(n, d)`` and ``y`` ``(n,)`` as finite float arrays
+    of ``W``'s dtype (float64 unless ``W`` is float32), or a clear error."""
     W = np.asarray(W)
     dt = W.dtype if W.dtype in (np.float32, np.float64) else np.float64
     W = check_array(W, "W", ndim=2, dtype=dt)
@@ -65,25 +63,17 @@ def _check_network(W, a, X, y=None):
     return W, a, X, y
 
 
-def _check_activation(activation):
-    if not isinstance(activation, Activation):
-        raise TypeError(
-            f"activation must be a twostep Activation (see twostep.get_activation), "
-            f"got {type(activation).__name__}")
-    return activation
-
-
 def forward(W, a, X, activation: Activation) -> np.ndarray:
     r"""Network outputs :math:`f(x_j) = a^\top\sigma(Wx_j)`, shape ``(n,)``."""
-    W, a, X = _check_network(W, a, X)
-    _check_activation(activation)
+    W, a, X = check_network(W, a, X)
+    check_activation(activation)
     return activation(X @ W.T) @ a
 
 
 def correlation_loss(W, a, X, y, activation: Activation) -> float:
     r""":math:`L(W) = -\frac1n\sum_j y_j f(x_j)`."""
-    W, a, X, y = _check_network(W, a, X, y)
-    _check_activation(activation)
+    W, a, X, y = check_network(W, a, X, y)
+    check_activation(activation)
     return float(-np.dot(y, activation(X @ W.T) @ a) / X.shape[0])
 
 
@@ -91,9 +81,14 @@ def gradient(W, a, X, y, activation: Activation) -> np.ndarray:
     r"""Gradient of the correlation loss in ``W``, shape ``(N, d)``:
 
     .. math:: \nabla L(W) = -\frac1n\operatorname{diag}(a)\big[\sigma'(WX^\top)\odot\mathbf 1 y^\top\big]X.
+
+    Host (numpy) input is validated; CuPy or PyTorch arrays are used as they are, on
+    their device, with a polynomial activation (its derivative is evaluated by Horner's
+    rule on the same device).
     """
-    W, a, X, y = _check_network(W, a, X, y)
-    _check_activation(activation)
+    if not is_array_api_obj(W) or isinstance(W, np.ndarray):
+        W, a, X, y = check_network(W, a, X, y)
+    check_activation(activation)
     return _gradient(W, a, X, y, activation)
 
 
@@ -104,17 +99,20 @@ BLOCK_ELEMENTS = 1 << 22
 
 
 def _gradient(W, a, X, y, activation, block_elements: int = BLOCK_ELEMENTS):
-    # Unchecked core, shared with the training loop: per block of neurons, one
-    # product for the pre-activations, sigma' and the label/readout scalings in
-    # place, one product into the block's rows of G.
+    # Unchecked core, shared with the training loop and the device backends: per block
+    # of neurons, one product for the pre-activations, sigma' and the label/readout
+    # scalings in place, one product into the block's rows of G.
+    xp, W = namespace(W)
     N, n = W.shape[0], X.shape[0]
     rows = max(1, min(N, block_elements // max(n, 1)))
-    G = np.empty_like(W)
-    scale = W.dtype.type(-1.0 / n)
+    G = xp.empty_like(W)
     for start in range(0, N, rows):
         block = slice(start, min(N, start + rows))
-        M = activation.derivative(W[block] @ X.T, 1)
+        M = activation.derivative(W[block, :] @ X.T, 1)
         M *= y[None, :]
-        M *= (scale * a[block])[:, None]
-        np.matmul(M, X, out=G[block])
+        M *= (a[block] * (-1.0 / n))[:, None]
+        if xp is np:
+            np.matmul(M, X, out=G[block, :])  # no temporary of the block's size
+        else:
+            G[block, :] = M @ X
     return G

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import check_alpha, check_choice, check_int, check_real, check_rng
-from .activations import Activation
-from .network import _check_activation, _check_network, _gradient, initialise
+from array_api_compat import is_array_api_obj
+
+from .._validation import check_alpha, check_choice, check_int, check_real, check_rng, check_steps
+from .activations import Activation, check_activation
+from .network import _gradient, check_network, initialise
 from .targets import Teacher, make_teacher
 
 BATCHES = ("reused", "fresh")
@@ -32,10 +34,15 @@ def step_size(c: float, alpha: float, N: int) -> float:
     return c * N ** alpha
 
 
-def one_step(W, a, X, y, activation: Activation, eta: float) -> np.ndarray:
-    r"""One gradient step :math:`W - \eta\nabla L(W; X, y)`, shape ``(N, d)``."""
-    W, a, X, y = _check_network(W, a, X, y)
-    _check_activation(activation)
+def one_step(W, a, X, y, activation: Activation, eta: float):
+    r"""One gradient step :math:`W - \eta\nabla L(W; X, y)`, shape ``(N, d)``.
+
+    Like :func:`twostep.model.network.gradient`, it runs on numpy (validated input) and on
+    CuPy or PyTorch arrays, on their device.
+    """
+    if not is_array_api_obj(W) or isinstance(W, np.ndarray):
+        W, a, X, y = check_network(W, a, X, y)
+    check_activation(activation)
     eta = check_real(eta, "eta", low=0.0)
     G = _gradient(W, a, X, y, activation)
     G *= -eta
@@ -82,16 +89,6 @@ class TwoStepRun:
     def v(self) -> np.ndarray:
         r"""First-step direction :math:`v = X_1^\top y_1/n`, shape ``(d,)``."""
         return self.X1.T @ self.y1 / self.n
-
-
-def _check_steps(steps):
-    try:
-        (c1, a1), (c2, a2) = steps
-    except (TypeError, ValueError):
-        raise TypeError("steps must be ((c1, alpha1), (c2, alpha2))") from None
-    check_real(c1, "c1", low=0.0, low_open=True)
-    check_real(c2, "c2", low=0.0, low_open=True)
-    return (c1, check_alpha(a1, "alpha1")), (c2, check_alpha(a2, "alpha2"))
 
 
 @dataclass
@@ -156,8 +153,8 @@ def run_two_steps(N: int, n: int, d: int, activation: Activation, target, steps,
     TwoStepRun
     """
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
-    _check_activation(activation)
-    (c1, al1), (c2, al2) = _check_steps(steps)
+    check_activation(activation)
+    (c1, al1), (c2, al2) = check_steps(steps)
     p = draw_problem(N, n, d, target, batch, rng, noise, dtype)
     teacher, W0, a, X1, y1, X2, y2 = p.teacher, p.W0, p.a, p.X1, p.y1, p.X2, p.y2
     eta1, eta2 = step_size(c1, al1, N), step_size(c2, al2, N)

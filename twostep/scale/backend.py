@@ -16,9 +16,10 @@ same :math:`W_0, a, X_1, y_1` (and :math:`X_2, y_2`); the steps
     W_{t} = W_{t-1} + \frac{\eta_t}{n}\operatorname{diag}(a)\big[\sigma'(W_{t-1}X_t^\top)
     \odot \mathbf 1 y_t^\top\big] X_t
 
-run on the device, by blocks of neurons as in :mod:`twostep.network`, with
-:math:`\sigma'` evaluated by Horner's rule from the monomial coefficients of the
-activation's derivative. On the numpy backend it reproduces ``run_two_steps`` exactly.
+run on the device through the package's one gradient (:func:`twostep.model.steps.one_step`,
+written against the array API standard), by blocks of neurons, with :math:`\sigma'`
+evaluated by Horner's rule on the device. This module only selects the device and moves
+arrays; on the numpy backend it reproduces ``run_two_steps`` exactly.
 
 :func:`top_singular_values_on` computes the top-``k`` singular values by block subspace
 iteration on the device (matrix products and QR only):
@@ -34,12 +35,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_choice, check_int
+from .._validation import check_choice, check_dtype, check_int, check_steps
 from ..model.activations import PolynomialActivation
-from ..model.network import BLOCK_ELEMENTS, _check_dtype
-from .memory import available_memory, format_bytes
+from ..model.network import BLOCK_ELEMENTS
+from ..model.steps import draw_problem, one_step, step_size
 from ..model.targets import Teacher
-from ..model.steps import _check_steps, draw_problem, step_size
+from .memory import available_memory, format_bytes
 
 BACKENDS = ("numpy", "cupy", "torch", "auto")
 
@@ -83,9 +84,6 @@ class Backend:
         if self.name == "cupy":
             return self.xp.asnumpy(x)
         return np.asarray(x)
-
-    def empty_like(self, x):
-        return self.xp.empty_like(x)
 
     def qr(self, x):
         """Reduced QR factor ``Q`` of a tall matrix."""
@@ -182,36 +180,9 @@ def device_bytes(N: int, n: int, d: int, batch: str, dtype=np.float64) -> int:
     """
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_choice(batch, "batch", ("reused", "fresh"))
-    b = _check_dtype(dtype).itemsize
+    b = check_dtype(dtype).itemsize
     m = 1 if batch == "reused" else 2
     return int(b * (3 * N * d + m * n * d + 3 * BLOCK_ELEMENTS))
-
-
-def _horner(bk: Backend, coef, Z):
-    # sigma^{(1)}(Z) = sum_j coef[j] Z^j, in place: one temporary of Z's shape.
-    out = bk.xp.full_like(Z, float(coef[-1]))
-    for c in coef[-2::-1]:
-        out *= Z
-        out += float(c)
-    return out
-
-
-def _step_on(bk: Backend, W, a, X, y, coef, eta, block_elements=BLOCK_ELEMENTS):
-    # W - eta * grad L(W), by blocks of neurons (see twostep.network._gradient).
-    N, n = W.shape[0], X.shape[0]
-    rows = max(1, min(N, block_elements // max(n, 1)))
-    out = bk.empty_like(W)
-    XT = X.T
-    for start in range(0, N, rows):
-        stop = min(N, start + rows)
-        M = _horner(bk, coef, W[start:stop] @ XT)
-        M *= y[None, :]
-        M *= (a[start:stop] * (-1.0 / n))[:, None]
-        G = M @ X
-        G *= -eta
-        G += W[start:stop]
-        out[start:stop] = G
-    return out
 
 
 @dataclass
@@ -258,8 +229,8 @@ def run_two_steps_on(backend, N: int, n: int, d: int, activation: PolynomialActi
     if not isinstance(activation, PolynomialActivation):
         raise TypeError("activation must be a PolynomialActivation (e.g. get_activation('poly4')) "
                         f"on a device backend, got {type(activation).__name__}")
-    (c1, al1), (c2, al2) = _check_steps(steps)
-    dt = _check_dtype(dtype)
+    (c1, al1), (c2, al2) = check_steps(steps)
+    dt = check_dtype(dtype)
     need, free = device_bytes(N, n, d, batch, dt), bk.memory_free()
     if free and need > free:
         # Checked before any draw or allocation, so a size that cannot fit fails at once.
@@ -270,12 +241,11 @@ def run_two_steps_on(backend, N: int, n: int, d: int, activation: PolynomialActi
     p = draw_problem(N, n, d, target, batch, rng, noise, dt)
     teacher, W0, a, X1, y1, X2, y2 = p.teacher, p.W0, p.a, p.X1, p.y1, p.X2, p.y2
     eta1, eta2 = step_size(c1, al1, N), step_size(c2, al2, N)
-    coef = activation._power_coefficients(1).astype(dt)
     W0d, ad, X1d, y1d = (bk.asarray(x) for x in (W0, a, X1, y1))
     del W0, X1
     X2d, y2d = (X1d, y1d) if batch == "reused" else (bk.asarray(X2), bk.asarray(y2))
-    W1d = _step_on(bk, W0d, ad, X1d, y1d, coef, eta1)
-    W2d = _step_on(bk, W1d, ad, X2d, y2d, coef, eta2)
+    W1d = one_step(W0d, ad, X1d, y1d, activation, eta1)
+    W2d = one_step(W1d, ad, X2d, y2d, activation, eta2)
     return DeviceRun(bk, W0d, ad, W1d, W2d, X1d, y1d, X2d, y2d, eta1, eta2, teacher)
 
 
