@@ -4,6 +4,9 @@
     python3 tools/glue_snapshot.py record [OUT.json]   snapshot of _build/jupyter_execute
     python3 tools/glue_snapshot.py compare [SNAP.json] every value in SNAP that the current
                                                        build still glues must reproduce
+    python3 tools/glue_snapshot.py compare SNAP.json book/one_step.ipynb ...
+                                                       the same, for executed notebooks only
+                                                       (e.g. from jupytext --execute)
 
 myst-nb writes each executed chapter's glued outputs to
 ``_build/jupyter_execute/book/<chapter>.glue.json``; this reads those files (run it after
@@ -32,16 +35,29 @@ NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 RTOL, ATOL = 1e-4, 1e-9
 
 
+def _text(output: dict) -> str:
+    data = output.get("data", {})
+    if any(k.startswith("image/") for k in data):
+        return "<figure>"
+    return data.get("text/markdown", data.get("text/plain", ""))
+
+
+def notebook_glue(path: Path) -> dict:
+    """The glued values of one executed notebook, by name."""
+    values = {}
+    for cell in json.loads(path.read_text()).get("cells", []):
+        for output in cell.get("outputs", []):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                values[name] = _text(output)
+    return values
+
+
 def snapshot(folder: Path = EXECUTED) -> dict:
     out = {}
     for path in sorted(folder.glob("*.glue.json")):
         chapter = path.name[: -len(".glue.json")]
-        values = {}
-        for name, output in json.loads(path.read_text()).items():
-            data = output.get("data", {})
-            values[name] = "<figure>" if any(k.startswith("image/") for k in data) else \
-                data.get("text/markdown", data.get("text/plain", ""))
-        out[chapter] = values
+        out[chapter] = {name: _text(o) for name, o in json.loads(path.read_text()).items()}
     if not out:
         sys.exit(f"no *.glue.json in {folder}: build the book first (python3 tools/dev.py book)")
     return out
@@ -99,7 +115,12 @@ def main(argv: list[str]) -> int:
         path.write_text(json.dumps(snapshot(), indent=1, ensure_ascii=False, sort_keys=True) + "\n")
         print(f"wrote {path}")
         return 0
-    return compare(json.loads(path.read_text()), snapshot())
+    reference = json.loads(path.read_text())
+    if len(argv) > 2:
+        current = {Path(nb).name.split(".")[0]: notebook_glue(Path(nb)) for nb in argv[2:]}
+        reference = {c: v for c, v in reference.items() if c in current}
+        return compare(reference, current)
+    return compare(reference, snapshot())
 
 
 if __name__ == "__main__":
