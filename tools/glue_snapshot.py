@@ -36,7 +36,10 @@ RTOL, ATOL = 1e-4, 1e-9
 
 
 def _text(output: dict) -> str:
-    data = output.get("data", {})
+    # In a notebook glue's MIME types carry scrapbook's prefix; myst-nb's .glue.json strips it.
+    prefix = output.get("metadata", {}).get("scrapbook", {}).get("mime_prefix", "")
+    data = {k[len(prefix):] if prefix and k.startswith(prefix) else k: v
+            for k, v in output.get("data", {}).items()}
     if any(k.startswith("image/") for k in data):
         return "<figure>"
     return data.get("text/markdown", data.get("text/plain", ""))

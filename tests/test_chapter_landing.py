@@ -1,0 +1,44 @@
+"""The landing page's module: one small network, its outlier counts and the figure."""
+
+import numpy as np
+import pytest
+
+from twostep.analysis.spectra import singular_values
+from twostep.chapters import landing
+
+
+@pytest.fixture(scope="module")
+def summary():
+    return landing.summary_data(N=80, seed=1)
+
+
+def test_summary_counts_match_the_spectra(summary):
+    assert summary.s_W2.shape == summary.s_W2r.shape == (80,)
+    threshold = summary.edge * (1 + summary.margin)
+    assert summary.count["W2"] == int(np.sum(summary.s_W2 > threshold))
+    assert summary.count["W2r"] == int(np.sum(summary.s_W2r > threshold))
+    assert summary.n_spikes == 2 and len(summary.exponents) == 2  # (0.4, 0.25), L = 4
+    assert np.all((summary.memo > 0) & (summary.memo <= 1 + 1e-12))
+    assert summary.memo_null == pytest.approx(np.sqrt(2 * np.log(80) / 80))
+
+
+def test_summary_is_reproducible_and_uses_the_whole_spectrum(summary):
+    again = landing.summary_data(N=80, seed=1)
+    np.testing.assert_array_equal(again.s_W2, summary.s_W2)
+    assert np.all(np.diff(summary.s_W2) <= 0) and summary.s_W2[-1] >= 0
+    assert singular_values(np.eye(3)).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_plot_has_labelled_axes(summary):
+    fig = landing.plot_summary(summary)
+    axes = fig.axes
+    assert axes[0].get_xlabel() == r"$\alpha_1$" and axes[0].get_ylabel() == r"$\alpha_2$"
+    assert any(ax.get_xlabel() == "singular value" for ax in axes)
+
+
+@pytest.mark.parametrize("kw, match", [(dict(N=4), "N must be an integer >= 8"),
+                                       (dict(alpha1=0.5), r"alpha1 must be in \[0.0, 0.5\)"),
+                                       (dict(c=0.0), r"c must be in \(0.0, inf\]")])
+def test_summary_rejects_bad_input(kw, match):
+    with pytest.raises(ValueError, match=match):
+        landing.summary_data(**kw)
