@@ -40,7 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_array, check_choice, check_int
-from ..model.activations import Activation, PolynomialActivation, as_activation, check_activation
+from ..model.activations import (Activation, PolynomialActivation, as_activation,
+                                 check_activation, namespace)
 from ..model.hermite import gauss_nodes
 from ..model.steps import TwoStepRun
 
@@ -111,11 +112,14 @@ class RankOne:
         r""":math:`\text{scale}\cdot\ell r^\top` for any (not necessarily unit) vectors,
         normalised: ``value`` :math:`= |\text{scale}|\,\|\ell\|\,\|r\|`, the sign of ``scale``
         carried by ``left``. A zero product gives ``value = 0`` and zero vectors."""
-        nl, nr = float(np.linalg.norm(left)), float(np.linalg.norm(right))
+        xp = namespace(left)[0]
+        norm = np.linalg.norm if xp is np else xp.linalg.vector_norm   # numpy, or a device
+        nl, nr = float(norm(left)), float(norm(right))
         value = abs(float(scale)) * nl * nr
         if value == 0:
             return cls(0.0, left * 0, right * 0)
-        return cls(float(value), np.sign(scale) * left / nl, right / nr)
+        sign = np.sign(scale) if xp is np else math.copysign(1.0, scale)
+        return cls(float(value), sign * left / nl, right / nr)
 
     def scaled(self, factor: float) -> "RankOne":
         """The same spike with its singular value multiplied by ``factor >= 0``."""
@@ -131,7 +135,7 @@ def weighted_direction(X, y, weights) -> np.ndarray:
     then shape ``(m, d)``). With :math:`w = 1` this is the first-step direction
     :math:`v`; with :math:`w = s^{\circ k}` the signal direction :math:`u_k`; with
     :math:`w = m_k` its reuse-aware version :math:`\tilde u_k`."""
-    if np.ndim(weights) == 2:
+    if getattr(weights, "ndim", 0) == 2:
         return (X.T @ (y[:, None] * weights)).T / X.shape[0]
     return X.T @ (y * weights) / X.shape[0]
 
@@ -151,13 +155,20 @@ def reuse_weights(run: TwoStepRun, k: int) -> np.ndarray:
     """
     run = _check_run(run)
     k = _check_k(run, k)
-    r = _self_term(run.X2, run.y2) if run.batch == "reused" else np.zeros(run.n)
-    return reuse_weight(run.activation, k, run.activation.mu[1] * (run.X2 @ run.v), r)
+    xp = namespace(run.X2)[0]
+    if run.batch == "reused":
+        r = _self_term(run.X2, run.y2)
+    else:
+        r = np.zeros(run.n) if xp is np else run.y2 * 0.0
+    mu1 = run.activation.mu[1] if xp is np else float(run.activation.mu[1])
+    return reuse_weight(run.activation, k, mu1 * (run.X2 @ run.v), r)
 
 
 def _self_term(X, y):
     # r_j = y_j |x_j|^2 / n: sample j's own contribution to <x_j, v> under reuse.
-    return y * np.einsum("ij,ij->i", X, X) / X.shape[0]
+    xp = namespace(X)[0]
+    sq = np.einsum("ij,ij->i", X, X) if xp is np else xp.sum(X * X, axis=1)
+    return y * sq / X.shape[0]
 
 
 def signal_part(run: TwoStepRun, k: int, kind: str = "auto") -> RankOne:
@@ -256,6 +267,8 @@ def reuse_weight(activation, k: int, mu1_s, r) -> np.ndarray:
     # m_k = E_z[sigma^(k+1)(z) (mu_1 s + (sigma'(z) - mu_1) r)^k]
     #     = sum_m C(k, m) (mu_1 s)^(k-m) r^m e_m, elementwise in (s, r).
     e = _reuse_weight_coefficients(activation, k)
+    if namespace(mu1_s)[0] is not np:
+        e = [float(x) for x in e]  # device arrays take Python scalars
     return sum(math.comb(k, m) * mu1_s ** (k - m) * r ** m * e[m] for m in range(k + 1))
 
 

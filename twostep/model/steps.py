@@ -154,14 +154,30 @@ def run_two_steps(N: int, n: int, d: int, activation: Activation, target, steps,
     """
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_activation(activation)
+    steps = check_steps(steps)
+    return two_steps(draw_problem(N, n, d, target, batch, rng, noise, dtype), activation, steps)
+
+
+def two_steps(problem: Problem, activation: Activation, steps) -> TwoStepRun:
+    r"""The two gradient steps on a drawn :class:`Problem`, whatever array library holds it.
+
+    :math:`\eta_t = c_tN^{\alpha_t}` for ``steps = ((c1, alpha1), (c2, alpha2))``; the batch
+    is reused when ``problem.X2 is problem.X1``. With the arrays on a GPU (CuPy, PyTorch;
+    see :mod:`twostep.scale.device`) the steps run there, through the same gradient.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a Problem (from draw_problem), got {type(problem).__name__}")
+    check_activation(activation)
     (c1, al1), (c2, al2) = check_steps(steps)
-    p = draw_problem(N, n, d, target, batch, rng, noise, dtype)
-    teacher, W0, a, X1, y1, X2, y2 = p.teacher, p.W0, p.a, p.X1, p.y1, p.X2, p.y2
+    p = problem
+    N, d = p.W0.shape
+    n = p.X1.shape[0]
+    batch = "reused" if p.X2 is p.X1 else "fresh"
     eta1, eta2 = step_size(c1, al1, N), step_size(c2, al2, N)
-    W1 = one_step(W0, a, X1, y1, activation, eta1)
-    W2 = one_step(W1, a, X2, y2, activation, eta2)
+    W1 = one_step(p.W0, p.a, p.X1, p.y1, activation, eta1)
+    W2 = one_step(W1, p.a, p.X2, p.y2, activation, eta2)
     params = dict(N=N, n=n, d=d, c1=c1, alpha1=al1, c2=c2, alpha2=al2, batch=batch,
-                  activation=activation.name, links=[g.name for g in teacher.links],
-                  noise=teacher.noise, dtype=np.dtype(dtype).name)
-    return TwoStepRun(W0, a, W1, W2, X1, y1, X2, y2, eta1, eta2, batch, activation,
-                      teacher, params)
+                  activation=activation.name, links=[g.name for g in p.teacher.links],
+                  noise=p.teacher.noise, dtype=str(p.W0.dtype).rsplit(".", 1)[-1])
+    return TwoStepRun(p.W0, p.a, W1, W2, p.X1, p.y1, p.X2, p.y2, eta1, eta2, batch, activation,
+                      p.teacher, params)

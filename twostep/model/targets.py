@@ -164,6 +164,21 @@ class Teacher:
         q, r = np.linalg.qr(rng.standard_normal((d, len(links))))
         self.directions = (q * np.sign(np.diag(r))).T.copy()
 
+    @classmethod
+    def from_directions(cls, links, directions, noise: float = 0.0) -> "Teacher":
+        r"""A teacher with given orthonormal directions (rows of ``directions``, ``(r, d)``),
+        e.g. drawn on a GPU by :func:`twostep.scale.device.draw_problem_on`."""
+        links = [links] if isinstance(links, Link) else list(links)
+        B = check_array(directions, "directions", ndim=2)
+        if B.shape[0] != len(links):
+            raise ValueError(f"directions must have one row per link ({len(links)}), got {B.shape}")
+        if not np.allclose(B @ B.T, np.eye(len(links)), atol=1e-5):
+            raise ValueError("directions must be orthonormal rows")
+        out = cls.__new__(cls)
+        out.links, out.d, out.directions = links, B.shape[1], B.astype(float)
+        out.noise = check_real(noise, "noise", low=0.0)
+        return out
+
     @property
     def rank(self) -> int:
         return len(self.links)

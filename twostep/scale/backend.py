@@ -1,31 +1,16 @@
-r"""Array backends: the two steps and the top of the spectrum on numpy, CuPy or PyTorch.
+r"""Array backends: which library and device the simulations run on, and moving arrays there.
 
 :func:`get_backend` returns a :class:`Backend`, a thin wrapper of an array namespace
-(``numpy``, ``cupy`` or ``torch``) with the few operations the two steps need: moving
-arrays to and from the device, matrix products, elementwise arithmetic, ``qr`` and a
-small ``svd``. ``"auto"`` takes CuPy, then PyTorch, when an NVIDIA GPU is usable and
-numpy otherwise; asking for a backend that is not installed, or has no GPU, raises
-:class:`BackendUnavailable` (an ``ImportError``) saying how to install it.
+(``numpy``, ``cupy`` or ``torch``): moving arrays to and from the device, a QR and a small
+SVD, synchronisation for timing, and the device's free memory. ``"auto"`` takes CuPy, then
+PyTorch, when an NVIDIA GPU is usable and numpy otherwise; asking for a backend that is not
+installed, or has no GPU, raises :class:`BackendUnavailable` (an ``ImportError``) saying how
+to install it. :func:`device_bytes` and :func:`check_fits` size a run before it allocates.
 
-:func:`run_two_steps_on` mirrors :func:`twostep.run_two_steps` for polynomial
-activations. The random draws are made on the host by the same
-``numpy.random.Generator`` in the same order, so a run on any backend starts from the
-same :math:`W_0, a, X_1, y_1` (and :math:`X_2, y_2`); the steps
-
-.. math::
-    W_{t} = W_{t-1} + \frac{\eta_t}{n}\operatorname{diag}(a)\big[\sigma'(W_{t-1}X_t^\top)
-    \odot \mathbf 1 y_t^\top\big] X_t
-
-run on the device through the package's one gradient (:func:`twostep.model.steps.one_step`,
-written against the array API standard), by blocks of neurons, with :math:`\sigma'`
-evaluated by Horner's rule on the device. This module only selects the device and moves
-arrays; on the numpy backend it reproduces ``run_two_steps`` exactly.
-
-:func:`top_singular_values_on` computes the top-``k`` singular values by block subspace
-iteration on the device (matrix products and QR only):
-
-.. math:: Q \leftarrow \operatorname{qr}\big(M^\top\operatorname{qr}(MQ)\big),\qquad
-          s = \operatorname{svd}(MQ)\ \text{(of an } N\times(k+p)\text{ matrix)}.
+The simulations themselves are not here: the gradient and the steps
+(:mod:`twostep.model.network`, :mod:`twostep.model.steps`) and the exact terms
+(:mod:`twostep.analysis.decomposition`) are written once against the array API standard, and
+:mod:`twostep.scale.device` draws a problem on the device and runs them there.
 """
 
 from __future__ import annotations
@@ -35,11 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_choice, check_dtype, check_int, check_steps
-from ..model.activations import PolynomialActivation
+from .._validation import check_choice, check_dtype, check_int
 from ..model.network import BLOCK_ELEMENTS
-from ..model.steps import draw_problem, one_step, step_size
-from ..model.targets import Teacher
 from .memory import available_memory, format_bytes
 
 BACKENDS = ("numpy", "cupy", "torch", "auto")
@@ -170,109 +152,29 @@ def get_backend(name: str = "auto") -> Backend:
     return _gpu_backend(name)
 
 
-def device_bytes(N: int, n: int, d: int, batch: str, dtype=np.float64) -> int:
-    r"""Bytes :func:`run_two_steps_on` holds on the device at its peak.
+def device_bytes(N: int, n: int, d: int, batch: str, dtype=np.float64, terms: int = 0) -> int:
+    r"""Bytes two steps (and, with ``terms = L``, their measurement) hold on the device at the peak.
 
-    :math:`b\,(3Nd + m\,nd + 3B)`: the weights :math:`W_0, W_1, W_2` (kept in the
-    :class:`DeviceRun`), :math:`m = 1` batch (reused) or :math:`m = 2` (fresh), and per block
+    :math:`b\,(3Nd + m\,nd + 3B)` for the steps: the weights :math:`W_0, W_1, W_2`,
+    :math:`m = 1` batch (reused) or :math:`m = 2` (fresh), and per block
     of neurons the pre-activations, :math:`\sigma'` of them and the block's gradient, each
     at most :math:`B` = ``BLOCK_ELEMENTS`` entries; :math:`b` is 4 (float32) or 8 (float64).
+    The measurement (:func:`twostep.scale.device.measure_on`) adds the ``terms`` exact terms
+    :math:`T_k` (each :math:`N\times d`), the two :math:`N\times n` matrices :math:`W_0X_2^\top`
+    and :math:`(W_1-W_0)X_2^\top`, and two :math:`N\times d` temporaries.
     """
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_choice(batch, "batch", ("reused", "fresh"))
     b = check_dtype(dtype).itemsize
+    terms = check_int(terms, "terms", 0)
     m = 1 if batch == "reused" else 2
-    return int(b * (3 * N * d + m * n * d + 3 * BLOCK_ELEMENTS))
+    extra = (terms + 2) * N * d + 2 * N * n if terms else 0
+    return int(b * (3 * N * d + m * n * d + 3 * BLOCK_ELEMENTS + extra))
 
 
-@dataclass
-class DeviceRun:
-    """The arrays of :func:`run_two_steps_on`, on the backend's device.
-
-    Shapes: ``W0, W1, W2`` ``(N, d)``; ``a`` ``(N,)``; ``X1, X2`` ``(n, d)``; ``y1, y2`` ``(n,)``.
-    """
-
-    backend: Backend
-    W0: object
-    a: object
-    W1: object
-    W2: object
-    X1: object
-    y1: object
-    X2: object
-    y2: object
-    eta1: float
-    eta2: float
-    teacher: Teacher
-
-
-def run_two_steps_on(backend, N: int, n: int, d: int, activation: PolynomialActivation, target,
-                     steps, batch: str, rng: np.random.Generator, noise: float = 0.0,
-                     dtype=np.float64) -> DeviceRun:
-    r"""Two gradient steps on ``backend`` (a :class:`Backend` or a name for :func:`get_backend`).
-
-    Same arguments and the same random draws as :func:`twostep.run_two_steps`; the
-    activation must be polynomial (its derivative is evaluated by Horner's rule on the
-    device). With the numpy backend the weights equal those of ``run_two_steps``.
-
-    Returns
-    -------
-    DeviceRun
-
-    Raises
-    ------
-    MemoryError
-        Before allocating, if :func:`device_bytes` exceeds the device's free memory.
-    """
-    bk = backend if isinstance(backend, Backend) else get_backend(backend)
-    N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
-    if not isinstance(activation, PolynomialActivation):
-        raise TypeError("activation must be a PolynomialActivation (e.g. get_activation('poly4')) "
-                        f"on a device backend, got {type(activation).__name__}")
-    (c1, al1), (c2, al2) = check_steps(steps)
-    dt = check_dtype(dtype)
-    need, free = device_bytes(N, n, d, batch, dt), bk.memory_free()
+def check_fits(bk: Backend, need: int, what: str) -> None:
+    """Raise ``MemoryError`` before anything is allocated if ``need`` bytes exceed ``bk``'s free memory."""
+    free = bk.memory_free()
     if free and need > free:
-        # Checked before any draw or allocation, so a size that cannot fit fails at once.
-        raise MemoryError(f"two steps at N={N}, n={n}, d={d} ({np.dtype(dt).name}, {batch} batch) "
-                          f"need about {format_bytes(need)} on {bk.name}/{bk.device}, which has "
-                          f"{format_bytes(free)} free; reduce N, n or d"
-                          + (" or use dtype=float32" if dt == np.float64 else ""))
-    p = draw_problem(N, n, d, target, batch, rng, noise, dt)
-    teacher, W0, a, X1, y1, X2, y2 = p.teacher, p.W0, p.a, p.X1, p.y1, p.X2, p.y2
-    eta1, eta2 = step_size(c1, al1, N), step_size(c2, al2, N)
-    W0d, ad, X1d, y1d = (bk.asarray(x) for x in (W0, a, X1, y1))
-    del W0, X1
-    X2d, y2d = (X1d, y1d) if batch == "reused" else (bk.asarray(X2), bk.asarray(y2))
-    W1d = one_step(W0d, ad, X1d, y1d, activation, eta1)
-    W2d = one_step(W1d, ad, X2d, y2d, activation, eta2)
-    return DeviceRun(bk, W0d, ad, W1d, W2d, X1d, y1d, X2d, y2d, eta1, eta2, teacher)
-
-
-def top_singular_values_on(backend, M, k: int = 1, iterations: int = 30, oversample: int = 10,
-                           seed: int = 0) -> np.ndarray:
-    r"""Top-``k`` singular values of a device matrix ``M`` (``(N, d)``) by subspace iteration.
-
-    ``iterations`` rounds of :math:`Q \leftarrow \operatorname{qr}(M^\top\operatorname{qr}(MQ))`
-    on a block of ``k + oversample`` columns started from a Gaussian matrix drawn from
-    ``seed``; the values are the singular values of :math:`MQ`. Outliers well separated from
-    the bulk converge fast; compare with :func:`twostep.top_singular` on the host.
-
-    Returns
-    -------
-    numpy.ndarray, shape (k,)
-    """
-    bk = backend if isinstance(backend, Backend) else get_backend(backend)
-    k = check_int(k, "k")
-    iterations = check_int(iterations, "iterations", 0)
-    oversample = check_int(oversample, "oversample", 0)
-    m = min(M.shape)
-    if k > m:
-        raise ValueError(f"k must be in [1, min(M.shape)] = [1, {m}], got {k}")
-    b = min(m, k + oversample)
-    G = np.random.default_rng(seed).standard_normal((M.shape[1], b)).astype(bk.to_numpy(M[:1, :1]).dtype)
-    Q = bk.qr(bk.asarray(G))
-    for _ in range(iterations):
-        Q = bk.qr(M.T @ bk.qr(M @ Q))
-    s = bk.to_numpy(bk.svdvals(M @ Q))
-    return np.sort(s)[::-1][:k].astype(float)
+        raise MemoryError(f"{what} needs about {format_bytes(need)} on {bk.name}/{bk.device}, "
+                          f"which has {format_bytes(free)} free; reduce N, n or d")

@@ -1,0 +1,275 @@
+r"""The book's two-step measurements on a GPU: draws, steps, exact terms and spectra on the device.
+
+Nothing here is a second copy of a formula. The problem is drawn on the device by the
+device's own seeded generator (:func:`draw_problem_on`, a fixed order: :math:`\beta^*`,
+:math:`W_0`, :math:`a`, :math:`X_1`, the label noise of batch 1, then :math:`X_2` and its
+noise for a fresh batch); the steps are :func:`twostep.model.steps.two_steps`, the exact
+terms :math:`T_k` and the signal parts :math:`S_k` are the formulas of
+:mod:`twostep.analysis.decomposition`, all written against the array API standard, so they
+run unchanged on numpy, CuPy and PyTorch arrays. Only the top of a spectrum needs a device
+algorithm of its own: ARPACK runs on the host, so :func:`top_singular_on` uses block
+subspace iteration (matrix products, a QR and a small SVD),
+
+.. math:: Q \leftarrow \operatorname{qr}\big(M^\top\operatorname{qr}(MQ)\big),\qquad
+          MQ = U\Sigma V^\top\ \Rightarrow\ s_i = \Sigma_{ii},\ u_i = U_{:i},\ v_i = (QV)_{:i}.
+
+:func:`measure_on` gives, for one draw, what the chapter *Two steps, several spikes* and the
+appendix *At scale* read: for every order :math:`k`, :math:`s_1(T_k)`, :math:`\|S_k\|`,
+:math:`\|T_k - S_k\|_{op}`, the cosines of :math:`T_k`'s top singular vectors with
+:math:`a^{\circ(k+1)}`, with :math:`S_k`'s right vector and with :math:`\beta^*`; and, from the
+exact rescaling :math:`W_2 = W_0 + \eta_1G_1 + \eta_2\sum_k\eta_1^k\hat T_k`
+(:mod:`twostep.analysis.rescaling`), the raw outlier count of :math:`W_2` at every point of a
+grid of :math:`(\alpha_1, \alpha_2)` without running the steps again.
+
+For a comparison with the host, :func:`to_host` copies a device problem to numpy; the numpy
+path then gives the same weights to float32 rounding (``tests/test_device.py`` checks this
+on the CPU with PyTorch or with the array API's reference library).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validation import check_choice, check_int, check_pairs, check_real, check_steps
+from ..analysis.decomposition import second_step_terms, signal_part
+from ..model.activations import PolynomialActivation, as_activation, namespace
+from ..model.steps import BATCHES, Problem, TwoStepRun, draw_problem, two_steps
+from ..model.targets import Teacher, target_links
+from .backend import Backend, check_fits, device_bytes, get_backend
+
+
+def _backend(backend) -> Backend:
+    return backend if isinstance(backend, Backend) else get_backend(backend)
+
+
+def _normal(bk: Backend, seed: int, dtype):
+    """A function ``shape -> standard normals`` on the device, from its own generator."""
+    if bk.name == "torch":
+        torch = bk.xp
+        gen = torch.Generator(device=bk.device).manual_seed(seed)
+        tdt = {np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64}[dtype]
+        return lambda shape: torch.randn(shape, generator=gen, device=bk.device, dtype=tdt)
+    if bk.name == "cupy":
+        gen = bk.xp.random.default_rng(seed)
+        return lambda shape: gen.standard_normal(shape, dtype=dtype)
+    raise ValueError(f"backend must be 'cupy' or 'torch' for device draws, got {bk.name!r}")
+
+
+def draw_problem_on(backend, N: int, n: int, d: int, target, batch: str, seed: int,
+                    noise: float = 0.0, dtype="float32") -> Problem:
+    r"""A problem drawn on the device: :math:`\beta^*` (orthonormalised Gaussian, ``(r, d)``),
+    :math:`W_0` (:math:`N(0, 1/d)`), :math:`a` (:math:`N(0, 1/N)`), :math:`X_1` and the noise of
+    :math:`y_1`, then :math:`X_2` and its noise if ``batch == "fresh"``, in that order, from the
+    device's generator seeded with ``seed``.
+
+    With ``backend="numpy"`` this is :func:`twostep.model.steps.draw_problem` with
+    ``numpy.random.default_rng(seed)``. Only :math:`X\beta^*` (``(n, r)``) visits the host, where
+    the links are evaluated; the labels go back to the device.
+    """
+    bk = _backend(backend)
+    N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
+    check_choice(batch, "batch", BATCHES)
+    seed = check_int(seed, "seed", 0)
+    noise = check_real(noise, "noise", low=0.0)
+    dt = np.dtype(check_choice(np.dtype(dtype).name, "dtype", ("float32", "float64")))
+    if bk.name == "numpy":
+        return draw_problem(N, n, d, target, batch, np.random.default_rng(seed), noise, dt)
+    links, noise_given = target_links(target)
+    noise = noise or noise_given
+    normal = _normal(bk, seed, dt)
+    xp = bk.xp
+    Q, R = xp.linalg.qr(normal((d, len(links))))
+    B = (Q * xp.sign(xp.diagonal(R))[None, :]).T          # (r, d), orthonormal rows
+    W0 = normal((N, d)) * (1.0 / math.sqrt(d))
+    a = normal((N,)) * (1.0 / math.sqrt(N))
+
+    def batch_draw():
+        X = normal((n, d))
+        Z = bk.to_numpy(X @ B.T).astype(np.float64)       # (n, r): the host sees only this
+        y = bk.asarray(sum(g(Z[:, r]) for r, g in enumerate(links)).astype(dt))
+        if noise > 0:
+            y = y + noise * normal((n,))
+        return X, y
+
+    X1, y1 = batch_draw()
+    X2, y2 = (X1, y1) if batch == "reused" else batch_draw()
+    teacher = Teacher.from_directions(links, bk.to_numpy(B).astype(np.float64), noise)
+    return Problem(teacher, W0, a, X1, y1, X2, y2)
+
+
+def to_host(problem: Problem, backend) -> Problem:
+    """The same problem with every array copied to numpy (the reused batch stays shared)."""
+    bk = _backend(backend)
+    W0, a, X1, y1 = (bk.to_numpy(x) for x in (problem.W0, problem.a, problem.X1, problem.y1))
+    if problem.X2 is problem.X1:
+        X2, y2 = X1, y1
+    else:
+        X2, y2 = bk.to_numpy(problem.X2), bk.to_numpy(problem.y2)
+    return Problem(problem.teacher, W0, a, X1, y1, X2, y2)
+
+
+def top_singular_on(M, k: int = 1, iterations: int = 40, oversample: int = 8, seed: int = 0,
+                    vectors: bool = True, minus=None):
+    r"""Top-``k`` singular triplets of a device (or numpy) matrix ``M`` ``(N, d)`` by block
+    subspace iteration on ``k + oversample`` columns started from a Gaussian block drawn on the
+    host from ``seed``. With ``minus = (c, l, r)`` the matrix is :math:`M - c\,lr^\top`,
+    applied without forming it.
+
+    Returns ``s`` (numpy, ``(k,)``) and, with ``vectors``, ``U`` ``(N, k)`` and ``Vt``
+    ``(k, d)`` on ``M``'s device. Well-separated top values converge geometrically, at the rate
+    :math:`(s_{k+p+1}/s_i)^{2}` per iteration; compare with :func:`twostep.top_singular`.
+    """
+    xp, M = namespace(M)
+    k = check_int(k, "k")
+    iterations = check_int(iterations, "iterations", 0)
+    oversample = check_int(oversample, "oversample", 0)
+    m = min(M.shape)
+    if k > m:
+        raise ValueError(f"k must be in [1, min(M.shape)] = [1, {m}], got {k}")
+    b = min(m, k + oversample)
+    G = np.random.default_rng(check_int(seed, "seed", 0)).standard_normal((M.shape[1], b))
+    Q = xp.asarray(G.astype(_numpy_dtype(M)))
+    if xp is not np:
+        Q = xp.asarray(Q, device=_device(M)) if _device(M) is not None else Q
+    if minus is None:
+        right, left = (lambda Y: M @ Y), (lambda Z: M.T @ Z)
+    else:
+        c, lv, rv = minus
+        c = float(c)
+        right = lambda Y: M @ Y - (c * lv)[:, None] * (rv @ Y)[None, :]      # noqa: E731
+        left = lambda Z: M.T @ Z - (c * rv)[:, None] * (lv @ Z)[None, :]     # noqa: E731
+    Q = xp.linalg.qr(Q)[0]
+    for _ in range(iterations):
+        Q = xp.linalg.qr(left(xp.linalg.qr(right(Q))[0]))[0]
+    U, s, Vh = xp.linalg.svd(right(Q), full_matrices=False)
+    s_host = _host(s)[:k].astype(float)
+    if not vectors:
+        return s_host
+    return s_host, U[:, :k], (Q @ Vh.T[:, :k]).T
+
+
+def _device(x):
+    return getattr(x, "device", None)
+
+
+def _numpy_dtype(x) -> np.dtype:
+    # torch.float32, cupy's numpy dtype, array_api_strict.float32: the name after the last dot.
+    return np.dtype(str(x.dtype).rsplit(".", 1)[-1])
+
+
+def _host(x) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "get"):          # CuPy
+        return x.get()
+    if hasattr(x, "detach"):       # PyTorch
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _cos(xp, x, y) -> float:
+    nx, ny = float(xp.linalg.vector_norm(x)), float(xp.linalg.vector_norm(y))
+    return abs(float(xp.sum(x * y))) / (nx * ny) if nx > 0 and ny > 0 else 0.0
+
+
+def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
+               iterations: int = 40, oversample: int = 8) -> dict:
+    r"""The exact terms of one draw and the outlier count over a step-size grid, on ``run``'s device.
+
+    Parameters
+    ----------
+    run : TwoStepRun
+        From :func:`twostep.model.steps.two_steps` on a problem of :func:`draw_problem_on`
+        (any array library), with a :class:`~twostep.model.activations.PolynomialActivation`.
+    grid : sequence of (alpha1, alpha2)
+        Step-size exponents at which :math:`W_2 = W_0 + \eta_1G_1 + \eta_2\sum_k\eta_1^k\hat T_k`
+        (same constants :math:`c_1, c_2` as ``run``) is rebuilt and its outliers counted.
+    margin : float
+        Outliers are singular values above :math:`(1+\text{margin})(1+\sqrt{N/d})`.
+    n_top : int
+        Singular values computed per grid point (a count equal to ``n_top`` means "at least").
+    iterations, oversample : int
+        Of :func:`top_singular_on`.
+
+    Returns
+    -------
+    dict of numpy arrays
+        Shape ``(L,)``, indexed by :math:`k`: ``top`` :math:`s_1(T_k)`, ``signal`` :math:`\|S_k\|`,
+        ``residual`` :math:`\|T_k-S_k\|_{op}`, ``left`` :math:`|\cos(\hat\ell_k, a^{\circ(k+1)})|`,
+        ``right`` :math:`|\cos(\hat r_k, u_k)|`, ``beta`` :math:`|\cos(\hat r_k, \beta^*)|`,
+        ``scale`` :math:`\eta_2\eta_1^k`; ``grid_count`` ``(len(grid),)``.
+    """
+    if not isinstance(run, TwoStepRun):
+        raise TypeError(f"run must be a TwoStepRun, got {type(run).__name__}")
+    if not isinstance(run.activation, PolynomialActivation):
+        raise TypeError("measure_on needs a PolynomialActivation (exact terms)")
+    grid = [(check_real(a1, f"grid[{i}][0]", low=0.0, high=0.5, high_open=True),
+             check_real(a2, f"grid[{i}][1]", low=0.0, high=0.5, high_open=True))
+            for i, (a1, a2) in enumerate(check_pairs(grid, "grid", "an (alpha1, alpha2) pair"))]
+    margin = check_real(margin, "margin", low=0.0)
+    n_top = check_int(n_top, "n_top")
+    xp, W0 = namespace(run.W0)
+    N, d = W0.shape
+    beta = xp.asarray(run.teacher.directions[0].astype(_numpy_dtype(W0)))
+    if xp is not np and _device(W0) is not None:
+        beta = xp.asarray(beta, device=_device(W0))
+    keys = ("top", "signal", "residual", "left", "right", "beta", "scale")
+    out = {key: np.zeros(run.activation.degree) for key in keys}
+    free = second_step_terms(run)      # T_0 .. T_{L-1}, divided in place by eta2 eta1^k below
+    for k, T in enumerate(free):
+        S = signal_part(run, k, "auto")   # reuse-aware for a reused batch, as term_diagnostics
+        sv, U, Vt = top_singular_on(T, 1, iterations, oversample)
+        out["top"][k], out["signal"][k] = sv[0], S.value
+        out["left"][k] = _cos(xp, U[:, 0], S.left)
+        out["right"][k] = _cos(xp, Vt[0, :], S.right)
+        out["beta"][k] = _cos(xp, Vt[0, :], beta)
+        out["residual"][k] = top_singular_on(T, 1, iterations, oversample, vectors=False,
+                                             minus=(S.value, S.left, S.right))[0]
+        out["scale"][k] = run.eta2 * run.eta1 ** k
+        T *= float(1.0 / out["scale"][k])          # the step-free term T_k / (eta2 eta1^k)
+    G1 = (run.W1 - W0) * (1.0 / run.eta1)
+    c1, c2 = run.eta1 / N ** run.params["alpha1"], run.eta2 / N ** run.params["alpha2"]
+    edge = (1 + margin) * (1 + math.sqrt(N / d))
+    counts = []
+    for a1, a2 in grid:
+        e1, e2 = float(c1 * N ** a1), float(c2 * N ** a2)
+        W2 = W0 + e1 * G1
+        for k, T in enumerate(free):
+            W2 += (e2 * e1 ** k) * T
+        top = top_singular_on(W2, n_top, iterations, oversample, vectors=False)
+        counts.append(int(np.sum(top > edge)))
+        del W2
+    out["grid_count"] = np.array(counts, dtype=int)
+    return out
+
+
+def run_two_steps_on(backend, N: int, n: int, d: int, activation, target, steps, batch: str,
+                     seed: int = 0, noise: float = 0.0, dtype="float32",
+                     terms: int = 0) -> TwoStepRun:
+    r"""Draw a problem on the device (:func:`draw_problem_on`) and take the two steps there.
+
+    Raises ``MemoryError`` before any allocation if :func:`twostep.scale.backend.device_bytes`
+    (with ``terms`` exact terms to be measured afterwards) exceeds the device's free memory.
+    """
+    bk = _backend(backend)
+    activation = as_activation(activation)
+    if not isinstance(activation, PolynomialActivation):
+        raise TypeError("activation must be a PolynomialActivation (e.g. 'poly4') on a device "
+                        f"backend, got {activation.name}")
+    steps = check_steps(steps)
+    need = device_bytes(N, n, d, batch, dtype, terms)
+    check_fits(bk, need, f"two steps at N={N}, n={n}, d={d} ({np.dtype(dtype).name}, {batch} batch)")
+    return two_steps(draw_problem_on(bk, N, n, d, target, batch, seed, noise, dtype), activation,
+                     steps)
+
+
+def spike_on(backend, N: int, batch: str, activation="poly4", target="he1", c1: float = 0.2,
+             alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25, grid=(),
+             seed: int = 0, dtype="float32", **options) -> dict:
+    r"""Draw on the device, take two steps there and :func:`measure_on` (``N = n = d``)."""
+    L = as_activation(activation).degree or 0
+    run = run_two_steps_on(backend, N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)),
+                           batch, seed, dtype=dtype, terms=L)
+    return measure_on(run, grid=grid, **options)
