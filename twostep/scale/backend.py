@@ -67,6 +67,16 @@ class Backend:
             return self.xp.asnumpy(x)
         return np.asarray(x)
 
+    def device_name(self) -> str:
+        """The GPU's name (e.g. ``"NVIDIA H200"``), or ``"cpu"``."""
+        if self.name == "cupy":
+            props = self.xp.cuda.runtime.getDeviceProperties(self.xp.cuda.Device().id)
+            name = props["name"]
+            return name.decode() if isinstance(name, bytes) else str(name)
+        if self.name == "torch" and self.device != "cpu":
+            return str(self.xp.cuda.get_device_name())
+        return "cpu"
+
     def qr(self, x):
         """Reduced QR factor ``Q`` of a tall matrix."""
         return self.xp.linalg.qr(x)[0]

@@ -44,7 +44,10 @@ from .results import write_results
 from ..analysis.sweep import sweep
 
 SCHEDULER_ENV = "TWOSTEP_DASK_SCHEDULER"
-BACKENDS = ("loky", "dask")
+#: loky and dask run tasks in CPU worker processes; cupy and torch run them one after another
+#: on this machine's GPU, drawn and measured there (twostep.scale.device).
+BACKENDS = ("loky", "dask", "cupy", "torch")
+DEVICES = ("cupy", "torch")
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
@@ -147,7 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, default=1,
                    help="worker processes on this machine (loky backend; default 1)")
     p.add_argument("--backend", choices=BACKENDS, default="loky",
-                   help="joblib backend: loky (this machine) or dask (a Dask distributed cluster)")
+                   help="where tasks run: loky (worker processes on this machine), dask (a Dask "
+                        "distributed cluster), or cupy / torch (this machine's NVIDIA GPU; the "
+                        "spike and reuse experiments, drawn and measured on the device)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help=f"Dask scheduler address, e.g. tcp://host:8786, or 'local' for a "
                         f"LocalCluster (default: ${SCHEDULER_ENV})")
@@ -196,6 +201,13 @@ def run(args) -> dict:
     from itertools import product
     tasks = [{**params, **dict(zip(keys, values))} for values in product(*grid.values())] or [params]
     full = [experiment_params(exp.name, t) for t in tasks]
+    out = args.output or os.path.join("results", f"{exp.name}.json")
+    folder = os.path.dirname(os.path.abspath(out))
+    if args.output and not os.path.isdir(folder):
+        # Only the default folder is created: a typo in -o should not make a new tree.
+        raise ValueError(f"--output folder {folder} does not exist; create it first")
+    if args.backend in DEVICES:
+        return _run_on_device(args, exp, params, grid, tasks, seeds, out)
     if args.backend == "dask":
         # The tasks run on the cluster's workers: check one task against the budget given.
         need = check_memory(exp.name, full, 1, max_memory) if max_memory else None
@@ -204,11 +216,6 @@ def run(args) -> dict:
 
     func = partial(run_experiment, exp.name)
     func.__name__ = exp.name  # the progress bar's label
-    out = args.output or os.path.join("results", f"{exp.name}.json")
-    folder = os.path.dirname(os.path.abspath(out))
-    if args.output and not os.path.isdir(folder):
-        # Only the default folder is created: a typo in -o should not make a new tree.
-        raise ValueError(f"--output folder {folder} does not exist; create it first")
     start = time.perf_counter()
     if args.backend == "dask":
         import joblib
@@ -232,6 +239,34 @@ def run(args) -> dict:
     write_results(out, exp.name, records, params=effective, grid=grid, seeds=seeds,
                   backend=args.backend, jobs=args.jobs, elapsed=elapsed,
                   estimated_bytes=need, command=getattr(args, "command", None))
+    return {"path": out, "tasks": len(records), "elapsed": elapsed}
+
+
+def _run_on_device(args, exp, params, grid, tasks, seeds, out) -> dict:
+    """Every task and seed in turn on the GPU; a size that cannot fit stops the run before
+    it allocates (MemoryError from twostep.scale.device)."""
+    from .backend import get_backend
+
+    if exp.device is None:
+        raise ValueError(f"experiment {exp.name!r} has no device path; --backend cupy|torch runs "
+                         f"{', '.join(n for n, e in EXPERIMENTS.items() if e.device)}")
+    bk = get_backend(args.backend)
+    records = []
+    start = time.perf_counter()
+    for task in tasks:
+        full = experiment_params(exp.name, task)
+        for seed in seeds:
+            t0 = time.perf_counter()
+            result = exp.device(bk, seed, **full)
+            bk.synchronize()
+            records.append({**task, "seed": seed, "wall_s": time.perf_counter() - t0, **result})
+            print(f"{exp.name} {task} seed {seed}: {records[-1]['wall_s']:.1f} s",
+                  file=sys.stderr, flush=True)
+    elapsed = time.perf_counter() - start
+    effective = {k: v for k, v in experiment_params(exp.name, tasks[0]).items() if k not in grid}
+    write_results(out, exp.name, records, params=effective, grid=grid, seeds=seeds,
+                  backend=args.backend, jobs=1, elapsed=elapsed, device=bk.device_name(),
+                  command=getattr(args, "command", None))
     return {"path": out, "tasks": len(records), "elapsed": elapsed}
 
 

@@ -273,3 +273,59 @@ def spike_on(backend, N: int, batch: str, activation="poly4", target="he1", c1: 
     run = run_two_steps_on(backend, N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)),
                            batch, seed, dtype=dtype, terms=L)
     return measure_on(run, grid=grid, **options)
+
+
+def _memorised(xp, X, Vt):
+    """(max_j |cos(v_i, x_j)| for each row v_i of the device matrix ``Vt``, the argmax j's)."""
+    C = xp.abs(X @ Vt.T) / (xp.linalg.vector_norm(X, axis=1)[:, None]
+                            * xp.linalg.vector_norm(Vt, axis=1)[None, :])
+    C = _host(C)
+    return C.max(axis=0), C.argmax(axis=0)
+
+
+def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float = 0.2,
+             alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25, term: int | None = 2,
+             top: int = 8, seed: int = 0, dtype="float32", iterations: int = 40) -> dict:
+    r"""The reuse experiment on the device (:math:`N = n = d`): where the learned directions point.
+
+    The same quantities as :func:`twostep.chapters.reuse.reuse_experiment` (without its
+    ``alpha2s`` rescaling), from a problem drawn on the device: ``signal`` (overlaps of
+    :math:`u_0..u_{L-1}` with the target directions, ``(L, r)``), ``signal_reuse``,
+    ``term_value``, ``term_overlap`` and ``term_memorisation`` of :math:`T_{\text{term}}`,
+    ``top_values``, ``top_overlap``, ``top_memorisation``, ``subspace`` and
+    ``subspace_unmemorised`` of :math:`W_2`'s top ``top`` right singular vectors. Only
+    ``(k, d)`` blocks of vectors and the memorised inputs' rows come back to the host, where the
+    overlaps of :mod:`twostep.analysis.alignment` are taken.
+    """
+    from ..analysis.alignment import overlaps, subspace_overlap, unmemorised_overlap
+    from ..analysis.decomposition import second_step_term, weighted_direction
+
+    bk = _backend(backend)
+    activation = as_activation(activation)
+    L = activation.degree or 0
+    run = run_two_steps_on(bk, N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)),
+                           batch, seed, dtype=dtype, terms=1)
+    xp = namespace(run.W0)[0]
+    B = run.teacher.directions
+    s = run.X2 @ run.v
+    U = [bk.to_numpy(weighted_direction(run.X2, run.y2, s ** k)) for k in range(L)]
+    out = {"signal": overlaps(np.array(U, dtype=float), B)}
+    if term is not None:
+        term = check_int(term, "term", 0)
+        out["signal_reuse"] = overlaps(bk.to_numpy(signal_part(run, term, "auto").right)
+                                       .astype(float), B)[0]
+        T = second_step_term(run, term)
+        sv, _, Vt = top_singular_on(T, 1, iterations)
+        del T
+        out["term_value"] = float(sv[0])
+        out["term_overlap"] = overlaps(bk.to_numpy(Vt).astype(float), B)[0]
+        out["term_memorisation"] = float(_memorised(xp, run.X2, Vt)[0][0])
+    sv, _, Vt = top_singular_on(run.W2, check_int(top, "top"), iterations)
+    memo, J = _memorised(xp, run.X2, Vt)
+    V = bk.to_numpy(Vt).astype(float)
+    rows = np.array([bk.to_numpy(run.X2[j, :]) for j in sorted(set(J.tolist()))], dtype=float)
+    out["top_values"], out["top_overlap"], out["top_memorisation"] = sv, overlaps(V, B), memo
+    out["subspace"] = np.array([subspace_overlap(V[:K], B) for K in range(1, len(V) + 1)])
+    out["subspace_unmemorised"] = np.array([unmemorised_overlap(V[:K], B, rows)
+                                            for K in range(1, len(V) + 1)])
+    return out

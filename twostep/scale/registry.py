@@ -42,6 +42,7 @@ from ..chapters.readout import payoff_experiment
 from ..chapters.reuse import reuse_experiment
 from ..chapters.two_steps import spike_experiment
 from ..model.activations import as_activation
+from .device import reuse_on, spike_on
 from .memory import available_memory, format_bytes
 
 DTYPE_BYTES = {"float64": 8, "float32": 4}
@@ -62,6 +63,9 @@ class Experiment:
     routine: Callable | None = None
     #: Keywords of ``routine`` that the adapter sets itself (not accepted from the caller).
     hidden: tuple = ()
+    #: ``device(backend, seed, **params)``: the same experiment with the problem drawn and
+    #: measured on a GPU (:mod:`twostep.scale.device`), or ``None`` if there is no device path.
+    device: Callable | None = None
 
     def parameters(self) -> dict:
         """Every keyword the experiment accepts, with its effective default.
@@ -122,6 +126,20 @@ def _reuse(rng, c1=0.2, alpha1=0.4, c2=0.2, alpha2=0.25, **params):
     return reuse_experiment(rng, steps=((c1, alpha1), (c2, alpha2)), **params)
 
 
+def _spike_device(backend, seed, settings=(), **params):
+    if settings:
+        raise ValueError("settings (the per-setting spectra) run on the host only; on a device "
+                         "use grid, whose outlier counts measure_on computes")
+    return spike_on(backend, seed=seed, **params)
+
+
+def _reuse_device(backend, seed, alpha2s=(), **params):
+    if alpha2s:
+        raise ValueError("alpha2s (rescaled subspaces) run on the host only; leave it empty "
+                         "on a device")
+    return reuse_on(backend, seed=seed, **params)
+
+
 def _payoff(rng, N, n=None, d=None, **params):
     N, n, d = _sizes(N, n, d)
     return payoff_experiment(rng, N=N, n=n, d=d, **params)
@@ -136,10 +154,11 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                wide=6, tall=1),
     Experiment("spike", _spike, {"N": 500, "batch": "reused"},
                "is each exact term T_k its rank-one spike? (spike_experiment, N = n = d)",
-               wide=12, tall=2, routine=spike_experiment),
+               wide=12, tall=2, routine=spike_experiment, device=_spike_device),
     Experiment("reuse", _reuse, {"N": 500, "target": "he1", "batch": "reused"},
                "where the learned directions point, reused vs fresh batch (reuse_experiment, N = n = d)",
-               wide=8, tall=2, routine=reuse_experiment, hidden=("steps",)),
+               wide=8, tall=2, routine=reuse_experiment, hidden=("steps",),
+               device=_reuse_device),
     Experiment("payoff", _payoff, {"N": 500, "target": "he1"},
                "test error of a ridge readout after 0, 1, 2 steps (payoff_experiment)",
                wide=16, tall=6, routine=payoff_experiment),

@@ -53,6 +53,25 @@ def _decode(value):
     return value
 
 
+def environment(device: str | None = None) -> dict:
+    """Where a run ran: Python, numpy, scipy and (if loaded) CuPy / PyTorch versions, the machine,
+    and ``device`` (e.g. the GPU's name) when given."""
+    import platform
+    import sys
+
+    import scipy
+
+    env = {"python": platform.python_version(), "numpy": np.__version__,
+           "scipy": scipy.__version__, "machine": platform.machine(),
+           "processor": platform.processor() or platform.machine()}
+    for name in ("cupy", "torch"):
+        if name in sys.modules:
+            env[name] = getattr(sys.modules[name], "__version__", "?")
+    if device:
+        env["device"] = device
+    return env
+
+
 def write_results(path, experiment: str, records: list[dict], params: dict | None = None,
                   grid: dict | None = None, seeds=(), **meta) -> str:
     """Write ``records`` of ``experiment`` with their parameters and the package version.
@@ -60,7 +79,8 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
     Parameters
     ----------
     path : str or path-like
-        Destination, conventionally ``*.json``; its directory is created if needed.
+        Destination, conventionally ``*.json``; its directory is created if needed. The file
+        also records :func:`environment` (versions, machine, ``device`` if given in ``meta``).
     experiment : str
     records : list of dict
         As returned by :func:`twostep.sweep`.
@@ -81,10 +101,12 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
         raise ValueError(f"experiment must be a non-empty string, got {experiment!r}")
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
         raise TypeError("records must be a list of dicts (the output of twostep.sweep)")
+    meta = dict(meta)
+    env = environment(meta.pop("device", None))
     doc = {"format": FORMAT, "version": __version__, "experiment": experiment,
            "params": params or {}, "grid": grid or {}, "seeds": list(seeds),
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           **meta, "records": records}
+           "environment": env, **meta, "records": records}
     path = os.fspath(path)
     folder = os.path.dirname(path)
     if folder:
