@@ -171,25 +171,51 @@ def _self_term(X, y):
     return y * sq / X.shape[0]
 
 
-def signal_part(run: TwoStepRun, k: int, kind: str = "auto") -> RankOne:
+def signal_part(run: TwoStepRun, k: int, kind: str = "auto", corrected: bool = False) -> RankOne:
     r"""The rank-one signal part of :math:`T_k`.
 
     ``kind="mean"`` gives :math:`S_k` (:math:`\sigma^{(k+1)}` and :math:`\sigma'`
     replaced by their means); ``kind="reuse"`` gives :math:`\tilde S_k` (self-term
     kept with the neuron's own :math:`\sigma'`); ``"auto"`` picks ``"reuse"`` for a
     reused batch and ``"mean"`` for a fresh one (where the two coincide).
+
+    ``corrected=True`` adds the neuron-specific part of the first update (the book's
+    derivation, chapter *Two steps*): the move of neuron :math:`i` on input :math:`x_l` is
+    :math:`\eta_1a_i(\mu_1s_l + \rho_{il})` with :math:`\rho_{il} = \langle r_i, x_l\rangle`
+    approximately :math:`N(0, R^2)` (:func:`fluctuation_variance`), and averaging the
+    :math:`k`-th power over :math:`\rho` turns :math:`(\mu_1 s)^k` into
+    :math:`q_k(s) = \mathbb E_g[(\mu_1s + Rg)^k] = \sum_{m\ \rm even}\binom km(m-1)!!R^m(\mu_1s)^{k-m}`:
+
+    .. math::
+        S_k^{\rm corr} = \frac{\eta_2\eta_1^k}{k!}\,a^{\circ(k+1)}\Big(\frac1nX_2^\top
+        \big(y_2\odot m_k^{\rm corr}\big)\Big)^\top,\qquad
+        m^{\rm corr}_{k,j} = \sum_{m\ \rm even}\binom km(m-1)!!\,R^m\,
+        \mathbb E_z\big[\sigma^{(k+1)}(z)\big(\mu_1s_j + (\sigma'(z)-\mu_1)t_j\big)^{k-m}\big],
+
+    with :math:`t_j = y_j\|x_j\|^2/n` for the reuse-aware kind on a reused batch and 0
+    otherwise (then :math:`m^{\rm corr}_{k,j} = \mu_{k+1}q_k(s_j)`). Orders :math:`k = 0, 1` are
+    unchanged; the left vector is the same.
     """
     run = _check_run(run)
     k = _check_k(run, k)
     kind = check_choice(kind, "kind", SIGNALS)
+    if not isinstance(corrected, bool):
+        raise TypeError(f"corrected must be a bool, got {type(corrected).__name__}")
     if kind == "auto":
         kind = "reuse" if run.batch == "reused" else "mean"
     left = run.a ** (k + 1)
-    if kind == "mean":
+    if kind == "mean" and not (corrected and k >= 2):
         mu = run.activation.mu
         scale = run.eta2 * mu[k + 1] * (run.eta1 * mu[1]) ** k / math.factorial(k)
         return RankOne.from_vectors(scale, left, signal_direction(run, k))
-    u = weighted_direction(run.X2, run.y2, reuse_weights(run, k))
+    if not (corrected and k >= 2):
+        weights = reuse_weights(run, k)
+    else:
+        self_term = _self_term(run.X2, run.y2) if kind == "reuse" and run.batch == "reused" \
+            else np.zeros(run.n)
+        weights = corrected_weight(run.activation, k, run.activation.mu[1] * (run.X2 @ run.v),
+                                   self_term, fluctuation_variance(run, k))
+    u = weighted_direction(run.X2, run.y2, weights)
     return RankOne.from_vectors(run.eta2 * run.eta1 ** k / math.factorial(k), left, u)
 
 
@@ -251,25 +277,62 @@ def polynomial_activation(activation) -> PolynomialActivation:
     return activation
 
 
-def _reuse_weight_coefficients(activation, k, points=60):
-    # e_m = E[sigma^(k+1)(z) (sigma'(z) - mu_1)^m], m = 0..k, so that
-    # m_k(s, r) = sum_m C(k, m) (mu_1 s)^(k-m) r^m e_m.
+def _reuse_weight_coefficients(activation, k, power, points=60):
+    # e_m = E[sigma^(k+1)(z) (sigma'(z) - mu_1)^m], m = 0..power, so that
+    # m_k(s, r) = sum_m C(power, m) (mu_1 s)^(power-m) r^m e_m.
     z, w = gauss_nodes(points)
     d1 = activation.derivative(z, 1) - activation.mu[1]
     dk = activation.derivative(z, k + 1)
-    return np.array([np.dot(w, dk * d1 ** m) for m in range(k + 1)])
+    return np.array([np.dot(w, dk * d1 ** m) for m in range(power + 1)])
 
 
-def reuse_weight(activation, k: int, mu1_s, r) -> np.ndarray:
-    r"""The reuse-aware weight :math:`m_k(s, r) = \mathbb{E}_z[\sigma^{(k+1)}(z)(\mu_1 s + (\sigma'(z)-\mu_1)r)^k]`,
-    elementwise in ``mu1_s`` :math:`= \mu_1 s` and ``r`` (same shapes), expanded binomially in
-    :math:`r` with Gauss--Hermite moments of the activation (exact for a polynomial)."""
-    # m_k = E_z[sigma^(k+1)(z) (mu_1 s + (sigma'(z) - mu_1) r)^k]
-    #     = sum_m C(k, m) (mu_1 s)^(k-m) r^m e_m, elementwise in (s, r).
-    e = _reuse_weight_coefficients(activation, k)
+def reuse_weight(activation, k: int, mu1_s, r, power: int | None = None) -> np.ndarray:
+    r"""The reuse-aware weight :math:`m_k(s, r) = \mathbb{E}_z[\sigma^{(k+1)}(z)(\mu_1 s + (\sigma'(z)-\mu_1)r)^p]`,
+    :math:`p` = ``power`` (default :math:`k`), elementwise in ``mu1_s`` :math:`= \mu_1 s` and ``r``
+    (same shapes), expanded binomially in :math:`r` with Gauss--Hermite moments of the
+    activation (exact for a polynomial)."""
+    # m_k = E_z[sigma^(k+1)(z) (mu_1 s + (sigma'(z) - mu_1) r)^p]
+    #     = sum_m C(p, m) (mu_1 s)^(p-m) r^m e_m, elementwise in (s, r).
+    p = k if power is None else power
+    e = _reuse_weight_coefficients(activation, k, p)
     if namespace(mu1_s)[0] is not np:
         e = [float(x) for x in e]  # device arrays take Python scalars
-    return sum(math.comb(k, m) * mu1_s ** (k - m) * r ** m * e[m] for m in range(k + 1))
+    return sum(math.comb(p, m) * mu1_s ** (p - m) * r ** m * e[m] for m in range(p + 1))
+
+
+def fluctuation_variance(run: TwoStepRun, k: int) -> float:
+    r"""The variance :math:`R^2` of the neuron-specific part of the first update, as the
+    :math:`k`-th spike sees it.
+
+    Row :math:`i` of :math:`W_1 - W_0` is :math:`\eta_1a_i(\mu_1v + r_i)` with
+    :math:`r_i = \frac1n\sum_j(\sigma'(\langle w_i,x_j\rangle)-\mu_1)y_jx_j`; returns the mean of
+    :math:`\|r_i\|^2` weighted by :math:`a_i^{2(k+1)}`, the weight of neuron :math:`i` in
+    :math:`a^{\circ(k+1)}`. Its limit is :func:`twostep.analysis.theory.fluctuation_variance`,
+    :math:`\mathbb E[y^2]\,\mathrm{Var}\,\sigma'(z)/\psi`.
+    """
+    run = _check_run(run)
+    k = check_int(k, "k", 0)
+    # The rows r_i from the update itself (no new gradient): (W1 - W0)_i / (eta1 a_i) - mu1 v.
+    # Neurons with a_i near 0 lose precision here, and the weight a_i^(2k+2) discards them.
+    R = (run.W1 - run.W0).astype(float)
+    R /= run.eta1 * run.a.astype(float)[:, None]
+    R -= run.activation.mu[1] * run.v.astype(float)[None, :]
+    weights = run.a.astype(float) ** (2 * (k + 1))
+    return float(weights @ np.einsum("ij,ij->i", R, R) / weights.sum())
+
+
+def corrected_weight(activation, k: int, mu1_s, r, R2: float) -> np.ndarray:
+    r""":math:`m^{\rm corr}_k = \mathbb E_{z,g}[\sigma^{(k+1)}(z)(\mu_1s + (\sigma'(z)-\mu_1)r + Rg)^k]`
+    for independent standard Gaussians :math:`z, g`, elementwise: expanding in :math:`g`,
+    :math:`\sum_{m\ \rm even}\binom km(m-1)!!R^m` times :func:`reuse_weight` of power
+    :math:`k-m`. ``R2 = 0`` gives :func:`reuse_weight`; ``r = 0`` gives
+    :math:`\mu_{k+1}\mathbb E_g[(\mu_1s + Rg)^k]`."""
+    return sum(math.comb(k, m) * _double_factorial(m - 1) * R2 ** (m // 2)
+               * reuse_weight(activation, k, mu1_s, r, power=k - m) for m in range(0, k + 1, 2))
+
+
+def _double_factorial(m: int) -> int:
+    return math.prod(range(m, 0, -2)) if m > 0 else 1
 
 
 def first_step_spike(a, X, y, activation: Activation) -> RankOne:

@@ -52,10 +52,11 @@ from .._validation import check_choice, check_int, check_real
 from ..model.hermite import gauss_nodes
 from ..model.steps import BATCHES
 from ..model.targets import target_links
-from .decomposition import reuse_weight, polynomial_activation
+from .decomposition import corrected_weight, polynomial_activation, reuse_weight
+from .theory import fluctuation_variance_limit
 
 
-KINDS = ("plain", "reuse")
+KINDS = ("plain", "reuse", "corrected")
 
 
 #: Largest quadrature grid :func:`population_signal` builds (points per axis multiplied).
@@ -134,9 +135,13 @@ def population_signal(target, psi: float, k: int, batch: str = "reused", kind: s
         ``"plain"``: :math:`w = y s^k` (the direction :math:`u_k`); ``"reuse"``: the
         reuse-aware weight :math:`w = y\,\mathbb{E}_{z'}[\sigma^{(k+1)}(z')(\mu_1 s +
         (\sigma'(z')-\mu_1)\rho y/\psi)^k]` of :func:`twostep.signal_part` with
-        ``kind="reuse"`` (needs ``activation``).
+        ``kind="reuse"`` (needs ``activation``); ``"corrected"``: that weight with the
+        neuron-specific part of the first update averaged in,
+        :func:`twostep.analysis.decomposition.corrected_weight` with
+        :math:`R^2 = \mathbb E[y^2]\,\mathrm{Var}\,\sigma'(z)/\psi` (the book's correction of
+        :math:`S_k`; for a fresh batch :math:`w = y\,\mu_{k+1}\mathbb E_g[(\mu_1s+Rg)^k]`).
     activation : PolynomialActivation or str, optional
-        Needed for ``kind="reuse"``.
+        Needed for ``kind="reuse"`` and ``"corrected"``.
     points : int
         Gauss--Hermite points per target direction (the :math:`\zeta` and noise axes
         use the exact rule for their polynomial degree).
@@ -151,7 +156,7 @@ def population_signal(target, psi: float, k: int, batch: str = "reused", kind: s
     batch = check_choice(batch, "batch", BATCHES)
     kind = check_choice(kind, "kind", KINDS)
     points = check_int(points, "points", 2)
-    if kind == "reuse":
+    if kind != "plain":
         activation = polynomial_activation(activation)
         if k > activation.degree - 1:
             raise ValueError(f"k must be in [0, L-1] = [0, {activation.degree - 1}] for a "
@@ -183,8 +188,11 @@ def population_signal(target, psi: float, k: int, batch: str = "reused", kind: s
     s = lin + self_term + tau * zeta
     if kind == "plain":
         w = y * s ** k
-    else:
+    elif kind == "reuse":
         w = y * reuse_weight(activation, k, activation.mu[1] * s, self_term)
+    else:
+        R2 = fluctuation_variance_limit(activation.mu, Ey2, psi)
+        w = y * corrected_weight(activation, k, activation.mu[1] * s, self_term, R2)
     along = np.array([E(w * Zr) for Zr in Z])
     second = np.array([E((w * Zr) ** 2) for Zr in Z])
     along_v = E(w * (s - lin)) / tau

@@ -119,3 +119,25 @@ def finite_size_overlap(c1: float, second_moment: float, cross_moment: float, n:
         raise ValueError(f"cross_moment must be >= c1**2 = {c1 * c1:g} (Cauchy-Schwarz), got {m22}")
     q = c1 * c1 + max(m22 - c1 * c1, 0.0) / n
     return math.sqrt(q / (q + (d - 1) * m2 / n))
+
+
+def fluctuation_variance_limit(mu, second_moment: float, psi: float) -> float:
+    r"""Limit of :math:`\|r_i\|^2`, the neuron-specific part of the first update:
+    :math:`R^2 = \mathbb E[y^2]\,\mathrm{Var}\,\sigma'(z)/\psi` with
+    :math:`\mathrm{Var}\,\sigma'(z) = \sum_{m\ge1}\mu_{m+1}^2/m!` (the book's derivation; e.g.
+    :math:`5/3` for :math:`\sigma_4`, :math:`\mathrm{He}_1` and :math:`\psi = 1`).
+
+    Parameters
+    ----------
+    mu : array_like, shape (L + 1,)
+        Hermite coefficients :math:`\mu_0..\mu_L` of :math:`\sigma`.
+    second_moment : float
+        :math:`\mathbb E[y^2] \ge 0`.
+    psi : float
+        :math:`n/d > 0`.
+    """
+    mu = check_array(mu, "mu", ndim=1)
+    m2 = check_real(second_moment, "second_moment", low=0.0)
+    psi = check_real(psi, "psi", low=0.0, low_open=True)
+    var = sum(mu[m + 1] ** 2 / math.factorial(m) for m in range(1, mu.size - 1))
+    return float(m2 * var / psi)
