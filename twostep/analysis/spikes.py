@@ -34,7 +34,8 @@ from .alignment import memorisation, overlap
 from .decomposition import RankOne, second_step_terms, signal_part, weighted_direction
 from .spectra import SVDS_TOL, bulk_edge, top_singular
 
-def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: bool = False) -> dict:
+def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: bool = False,
+                     corrected: bool = False) -> dict:
     r"""For every exact term :math:`T_k`, its size, its predicted spike, and how well they match.
 
     Parameters
@@ -48,6 +49,10 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
         The exact terms, if already computed (:func:`twostep.second_step_terms`).
     vectors : bool
         Also return the top singular vectors of each :math:`T_k`.
+    corrected : bool
+        Also compare with the corrected signal part :math:`S_k^{\rm corr}`
+        (:func:`twostep.analysis.decomposition.signal_part` with ``corrected=True``): keys
+        ``signal_corrected``, ``residual_corrected``, ``right_corrected``.
 
     Returns
     -------
@@ -68,6 +73,8 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
     kind = check_choice(kind, "kind", ("auto", "mean", "reuse"))
     if not isinstance(vectors, bool):
         raise TypeError(f"vectors must be a bool, got {type(vectors).__name__}")
+    if not isinstance(corrected, bool):
+        raise TypeError(f"corrected must be a bool, got {type(corrected).__name__}")
     if terms is None:
         terms = second_step_terms(run)
     L = run.activation.degree
@@ -75,6 +82,8 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
         raise ValueError(f"terms must be a list of the L = {L} exact terms, got {type(terms).__name__}")
     keys = ("signal", "top", "residual", "left", "right", "memorisation", "localisation",
             "localisation_signal", "scale")
+    if corrected:
+        keys += ("signal_corrected", "residual_corrected", "right_corrected")
     out = {key: np.zeros(L) for key in keys}
     if vectors:
         out["U"] = np.zeros((L, run.N))
@@ -92,6 +101,13 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
             out["left"][k] = overlap(U[:, 0].astype(float), S.left)
             out["right"][k] = overlap(Vt[0].astype(float), S.right)
         out["memorisation"][k] = memorisation(Vt[0], run.X2)[0]
+        if corrected:
+            C = signal_part(run, k, kind, corrected=True)
+            R = T - np.outer((C.value * C.left).astype(T.dtype), C.right.astype(T.dtype))
+            out["signal_corrected"][k] = C.value
+            out["residual_corrected"][k] = top_singular(R, 1, vectors=False, tol=SVDS_TOL)[0]
+            del R
+            out["right_corrected"][k] = overlap(Vt[0].astype(float), C.right) if C.value > 0 else 0.0
         out["localisation"][k] = float(np.max(np.abs(U[:, 0])) / np.linalg.norm(U[:, 0]))
         out["localisation_signal"][k] = float(np.max(np.abs(S.left))) if S.value > 0 else 0.0
         out["scale"][k] = run.eta2 * run.eta1 ** k
