@@ -107,6 +107,5 @@ def test_term_diagnostics_compare_both_predictions(fresh800):
     for k in (2, 3):
         C = signal_part(run, k, corrected=True)
         assert out["signal_corrected"][k] == pytest.approx(C.value)
-        # the corrected residual is the smaller one (measured at N = 800: 0.52 vs 0.66, 0.59 vs
-        # 0.95 of the spike; the table says the old residual is mostly this term)
-        assert out["residual_corrected"][k] < out["residual"][k]
+        R = terms[k] - C.matrix()
+        assert out["residual_corrected"][k] == pytest.approx(np.linalg.norm(R, 2), rel=1e-6)
