@@ -182,3 +182,21 @@ def test_rank_one_sum_singular_values_against_dense_svd():
                                np.linalg.svd(dense, compute_uv=False)[:3], rtol=1e-10)
     with pytest.raises(TypeError, match="parts"):
         spikes.rank_one_sum_singular_values([])
+
+
+def test_own_bulk_edge_removes_the_predicted_spikes():
+    from twostep.analysis.spikes import own_bulk_edge, power_basis
+    rng = np.random.default_rng(2)
+    N, d = 300, 300
+    W0 = rng.standard_normal((N, d)) / np.sqrt(d)
+    a = rng.standard_normal(N) / np.sqrt(N)
+    u = rng.standard_normal((3, d))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    # three strong spikes along a, a^2, a^3: W's top values leave the bulk, the own edge does not
+    W = W0 + sum(6.0 * np.outer(a ** (m + 1) / np.linalg.norm(a ** (m + 1)), u[m]) for m in range(3))
+    edge = own_bulk_edge(W, a, 3)
+    assert ts.top_singular(W, 3, vectors=False)[-1] > 4 and edge == pytest.approx(2.0, abs=0.1)
+    Q = power_basis(a, 3)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(3), atol=1e-12)
+    with pytest.raises(ValueError, match=r"a must have shape \(300\)"):
+        own_bulk_edge(W, a[:5], 3)

@@ -208,12 +208,14 @@ def power_projections(M, a, powers: int) -> np.ndarray:
     K = check_int(powers, "powers", 1)
     if K > 8:
         raise ValueError(f"powers must be in [1, 8], got {K}")
-    Q = _power_basis(a, K)
+    Q = power_basis(a, K)
     return np.linalg.norm(Q.T.astype(M.dtype) @ M, axis=1).astype(float)
 
 
-def _power_basis(a, K):
-    # Orthonormal q_0..q_{K-1}: Gram-Schmidt of a, a^2, ..., a^K (each normalised first), (N, K).
+def power_basis(a, K: int) -> np.ndarray:
+    r"""Orthonormal :math:`q_0,\dots,q_{K-1}` (columns, shape ``(N, K)``): Gram--Schmidt of
+    :math:`a, a^{\circ2}, \dots, a^{\circ K}`, each normalised first; the left vectors of all
+    predicted spikes of orders :math:`k < K` lie in their span."""
     A = np.stack([a ** (m + 1) / np.linalg.norm(a ** (m + 1)) for m in range(K)], axis=1)
     return np.linalg.qr(A)[0]
 
@@ -235,7 +237,7 @@ def power_projections_null(M, a, powers: int, rng: np.random.Generator, draws: i
         raise ValueError(f"powers must be in [1, 8], got {K}")
     check_rng(rng)
     draws = check_int(draws, "draws", 1)
-    Q = _power_basis(a, K)
+    Q = power_basis(a, K)
     total = np.zeros(K)
     for _ in range(draws):
         R = Q * rng.choice([-1.0, 1.0], size=(M.shape[0], 1))
@@ -302,3 +304,21 @@ def predicted_spikes(run: TwoStepRun, orders: int) -> list[RankOne]:
             for k in range(K)]
 
 
+def own_bulk_edge(W, a, orders: int) -> float:
+    r"""The bulk edge of ``W`` (``(N, d)``) estimated from its own spectrum: the top singular
+    value of :math:`(I - QQ^\top)W`, with :math:`Q` the :func:`power_basis` of ``a`` of size
+    ``orders``.
+
+    Every predicted spike of the two steps has its left vector among
+    :math:`a, a^{\circ2}, \dots, a^{\circ L}`, so projecting their span out removes the spikes and
+    leaves the bulk, widened by the second step's remainder, whose largest value is the edge
+    against which :math:`W_2`'s outliers are counted (instead of :math:`W_0`'s edge
+    :math:`1+\sqrt{N/d}`). By interlacing, removing :math:`K` dimensions moves the bulk's top by
+    at most its :math:`K`-th spacing, which vanishes as :math:`N` grows.
+    """
+    W = check_array(W, "W", ndim=2)
+    a = check_array(a, "a", shape=(W.shape[0],)).astype(float)
+    K = check_int(orders, "orders", 1)
+    Q = power_basis(a, K).astype(W.dtype)
+    P = W - Q @ (Q.T @ W)
+    return float(top_singular(P, 1, vectors=False, tol=SVDS_TOL)[0])
