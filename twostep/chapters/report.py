@@ -60,6 +60,9 @@ def markdown_table(caption: str, label: str, header, rows):
 
     if not isinstance(caption, str) or not isinstance(label, str):
         raise TypeError("caption and label must be strings")
+    if "`" in caption:
+        # A backtick fence's info string may not contain backticks: the table would render as text.
+        raise ValueError(f"caption must not contain backticks (use plain text or $math$), got {caption!r}")
     header = [str(h) for h in header]
     rows = [[str(c) for c in row] for row in rows]
     for i, row in enumerate(rows):

@@ -1,0 +1,240 @@
+"""The compute, plot and table functions of the chapter *One step* (twostep/chapters/one_step.py),
+at tiny sizes: shapes, agreement with a direct computation, labelled figures, bad input."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from twostep.analysis.bbp import bbp_threshold, spiked_outlier  # noqa: E402
+from twostep.analysis.spectra import singular_values  # noqa: E402
+from twostep.analysis.sweep import loglog_slope, rng_for  # noqa: E402
+from twostep.analysis.theory import finite_size_overlap, one_step_overlap, spike_strength  # noqa: E402
+from twostep.chapters import one_step as ch  # noqa: E402
+from twostep.model.activations import get_activation  # noqa: E402
+from twostep.model.hermite import gaussian_expectation  # noqa: E402
+from twostep.model.network import gaussian_inputs, initialise  # noqa: E402
+from twostep.model.steps import one_step, step_size  # noqa: E402
+from twostep.model.targets import Teacher, hermite_link, odd_bounded_link  # noqa: E402
+
+POLY4 = get_activation("poly4")
+TANH = get_activation("tanh")
+HE1, HE2, HE3 = hermite_link(1), hermite_link(2), hermite_link(3)
+
+
+def _pipe_free(header, rows):
+    # a "|" inside a cell would end the cell of the markdown pipe table
+    assert rows and all(len(r) == len(header) for r in rows)
+    assert not any("|" in cell for cell in list(header) + [c for r in rows for c in r])
+
+
+def _labelled(fig):
+    assert isinstance(fig, Figure)
+    axes = fig.get_axes()
+    assert axes and all(ax.get_xlabel() for ax in axes) and axes[0].get_ylabel()
+    # a panel may leave its y label to a shared axis on its left
+    assert all(ax.get_ylabel() or ax.get_shared_y_axes().joined(ax, axes[0]) for ax in axes)
+    plt.close(fig)
+
+
+# --- formulas -----------------------------------------------------------------------------
+
+def test_derivative_spread_of_sigma4_has_its_closed_form():
+    # sigma_4' - mu_1 = He_1 + He_2/2 + He_3/6, variance 1 + 2/4 + 6/36
+    assert ch.derivative_spread(POLY4) == pytest.approx(np.sqrt(1 + 0.5 + 1 / 6), rel=1e-10)
+    mu1 = TANH.hermite_coefficients(1)[1]
+    direct = np.sqrt(gaussian_expectation(lambda z: (1 - np.tanh(z) ** 2 - mu1) ** 2))
+    assert ch.derivative_spread(TANH) == pytest.approx(direct, rel=1e-8)
+    with pytest.raises(TypeError):
+        ch.derivative_spread("poly4")
+
+
+def test_single_sample_norm_and_its_arguments():
+    assert ch.single_sample_norm(-3.0, 1.5, 400, 100) == pytest.approx(3.0 * 1.5 * 10 / 400)
+    with pytest.raises(ValueError, match="spread"):
+        ch.single_sample_norm(1.0, -1.0, 10, 10)
+    with pytest.raises(TypeError, match="n must be an integer"):
+        ch.single_sample_norm(1.0, 1.0, 10.5, 10)
+
+
+def test_log_corrected_slope_is_the_local_slope():
+    N = 4000.0
+    f = lambda x: 0.5 * (np.log(np.log(x)) - np.log(x))  # log sqrt(log N / N)
+    h = 1e-4
+    numeric = (f(N * np.exp(h)) - f(N * np.exp(-h))) / (2 * h)
+    assert ch.log_corrected_slope(N) == pytest.approx(numeric, rel=1e-6)
+    with pytest.raises(ValueError, match="N must be in"):
+        ch.log_corrected_slope(1.0)
+
+
+def test_cross_moment_of_hermite_links():
+    # E[z^4] = 3; E[(z^2-1)^2 z^2]/2 = (15 - 6 + 1)/2 = 5; E[(z^3-3z)^2 z^2]/6 = (105-90+27)/6 = 7
+    assert ch.cross_moment(HE1) == pytest.approx(3.0, rel=1e-10)
+    assert ch.cross_moment(HE2) == pytest.approx(5.0, rel=1e-10)
+    assert ch.cross_moment(HE3) == pytest.approx(7.0, rel=1e-10)
+    with pytest.raises(TypeError, match="link must be a Link"):
+        ch.cross_moment(lambda z: z)
+
+
+def test_critical_step_reaches_the_threshold():
+    eta = ch.critical_step(1.0, 1.0, 1.0, 1.0, 1.0)
+    assert eta == pytest.approx(1 / np.sqrt(2))
+    assert spike_strength(eta, 1.0, 1.0, 1.0, 1.0) == pytest.approx(bbp_threshold(1.0))
+    assert ch.critical_step(2.0, 0.0, 1.0, 2.0, 0.5) == pytest.approx(0.5 ** 0.25 / (2 * np.sqrt(0.5)))
+    with pytest.raises(ValueError, match="mu1"):
+        ch.critical_step(0.0, 1.0, 1.0, 1.0, 1.0)
+    with pytest.raises(ValueError):
+        ch.critical_step(1.0, 0.0, 0.0, 1.0, 1.0)
+
+
+# --- the remainder and the growth -------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def residual():
+    return ch.residual_data({"poly4": POLY4, "tanh": TANH}, HE1, [24, 32], range(2), [40, 48], range(2),
+                            {"He_3": HE3, "odd": odd_bounded_link()},
+                            steps=[(1.0, 0.0), (1.0, 0.2), (1.0, 0.4)], fit_from=32)
+
+
+def test_residual_data_shapes_and_direct_computation(residual):
+    res = residual
+    assert list(res.sizes) == [24, 32, 40, 48] and list(res.sizes_small) == [24, 32]
+    assert set(res.summary) == {"poly4", "tanh"} and set(res.tail_summary) == {"He_1", "He_3", "odd"}
+    assert [len(v) for v in res.summary.values()] == [4, 4]
+    assert res.summary["poly4"][0]["top1"].shape == (3,)
+    # the first row is the mean over seeds of first_step_diagnostics with each seed's generator
+    direct = [ch.first_step_diagnostics(24, 24, 24, POLY4, HE1, rng_for(s), steps=res.steps, top=2,
+                                        dtype=np.float32) for s in range(2)]
+    e = res.summary["poly4"][0]
+    assert e["residual"] == pytest.approx(np.mean([d["residual"] for d in direct]), rel=1e-6)
+    assert e["top2"] == pytest.approx(np.mean([d["top"][:, 1] for d in direct], axis=0), rel=1e-6)
+    rem = np.mean([d["eta"] * d["residual"] * d["update_norm"] for d in direct], axis=0)
+    assert e["remainder"] == pytest.approx(rem, rel=1e-6)
+    tail = [ch.first_step_diagnostics(32, 32, 32, POLY4, HE3, rng_for(s), dtype=np.float32) for s in range(2)]
+    assert res.tail_summary["He_3"][1]["max_label"] == pytest.approx(np.mean([t["max_label"] for t in tail]))
+    res_poly = [r["residual"] for r in res.summary["poly4"]]
+    assert res.slopes["poly4"] == pytest.approx(loglog_slope(res.sizes, res_poly))
+    assert res.slopes["poly4_large"][0] == pytest.approx(loglog_slope(res.sizes[1:], res_poly[1:])[0])
+    assert res.mu1 == pytest.approx(1.0) and res.spread == pytest.approx(ch.derivative_spread(POLY4))
+
+
+def test_residual_numbers_tables_and_figures(residual):
+    res = residual
+    nums = ch.residual_numbers(res)
+    assert nums["res_Nmin"] == 24 and nums["res_Nmax"] == 48 and nums["tail_Nmax"] == 32
+    assert nums["slope_poly"] == pytest.approx(res.slopes["poly4"][0])
+    assert nums["sample_spike_he3"] == pytest.approx(
+        ch.single_sample_norm(res.tail_summary["He_3"][-1]["max_label"], res.spread, 32, 32))
+    theta = spike_strength(step_size(1.0, 0.4, 48), 1.0, 1.0, 1.0, 1.0)
+    assert nums["top1_pred_2"] == pytest.approx(spiked_outlier(theta, 1.0), rel=1e-6)
+    assert all(isinstance(v, (int, float, str)) for v in nums.values())
+    for table in (ch.residual_table, ch.slope_table, ch.tail_table, ch.growth_table):
+        _pipe_free(*table(res))
+    assert len(ch.growth_table(res)[1]) == 3 and len(ch.tail_table(res)[1]) == 3
+    _labelled(ch.plot_residual(res))
+    _labelled(ch.plot_growth(res))
+
+
+def test_residual_data_rejects_bad_input():
+    acts = {"poly4": POLY4}
+    tails = {"He_3": HE3}
+    with pytest.raises(ValueError, match="main"):
+        ch.residual_data({"tanh": TANH}, HE1, [24, 32], range(2), [40], range(2), tails)
+    with pytest.raises(TypeError, match="target"):
+        ch.residual_data(acts, "he1", [24, 32], range(2), [40], range(2), tails)
+    with pytest.raises(ValueError, match=r"sizes_small\[1\]"):
+        ch.residual_data(acts, HE1, [24, 2], range(2), [40], range(2), tails)
+    with pytest.raises(ValueError, match="seeds"):
+        ch.residual_data(acts, HE1, [24, 32], range(1), [40], range(2), tails)
+    with pytest.raises(ValueError, match=r"steps\[0\]\[1\]"):
+        ch.residual_data(acts, HE1, [24, 32], range(2), [40], range(2), tails, steps=[(1.0, 0.5)])
+    with pytest.raises(TypeError, match="tail_targets"):
+        ch.residual_data(acts, HE1, [24, 32], range(2), [40], range(2), {"He_3": 3})
+    with pytest.raises(TypeError, match="data must be the ResidualData"):
+        ch.plot_residual({"sizes": [1, 2]})
+
+
+# --- the spectrum of W_1 ------------------------------------------------------------------
+
+def test_w1_spectrum_data_matches_a_direct_draw():
+    spec = ch.w1_spectrum_data(40, [0.5, 2.0], 0.0, POLY4, HE1, np.random.default_rng(11), margin=0.05)
+    rng = np.random.default_rng(11)
+    teacher = Teacher(HE1, 40, rng)
+    W0, a = initialise(40, 40, rng)
+    X = gaussian_inputs(40, 40, rng)
+    G = one_step(W0, a, X, teacher.labels(X, rng), POLY4, 1.0) - W0
+    for c, s in zip([0.5, 2.0], spec.singular):
+        assert s.shape == (40,)
+        np.testing.assert_allclose(s, singular_values(W0 + c * G), rtol=1e-10)
+    assert spec.pred[1] == pytest.approx(spiked_outlier(spike_strength(2.0, 1.0, 1.0, 1.0, 1.0), 1.0))
+    assert spec.outliers == [int(np.sum(s > 2.0 * 1.05)) for s in spec.singular]
+    assert spec.eta_c == pytest.approx(1 / np.sqrt(2))
+    nums = ch.w1_spectrum_numbers(spec)
+    assert nums["spec_top_high"] == pytest.approx(spec.singular[1][0])
+    _labelled(ch.plot_w1_spectrum(spec))
+    with pytest.raises(ValueError, match=r"cs\[0\]"):
+        ch.w1_spectrum_data(40, [0.0], 0.0, POLY4, HE1, np.random.default_rng(0))
+    with pytest.raises(TypeError, match="rng"):
+        ch.w1_spectrum_data(40, [1.0], 0.0, POLY4, HE1, 11)
+
+
+# --- the BBP transition -------------------------------------------------------------------
+
+def test_bbp_data_shapes_direct_computation_and_figure():
+    cs = [0.3, 1.0, 2.0, 2.5]
+    bbp = ch.bbp_data(32, cs, {"He_1": HE1, "He_3": HE3}, range(2), POLY4)
+    e = bbp.summary["He_1"]
+    assert e["top1"].shape == (4,) and e["right_v_overlap"].shape == (4,)
+    direct = [ch.first_step_diagnostics(32, 32, 32, POLY4, HE1, rng_for(s), steps=[(c, 0.0) for c in cs],
+                                        dtype=np.float32) for s in range(2)]
+    np.testing.assert_allclose(e["top1"], np.mean([d["top"][:, 0] for d in direct], axis=0), rtol=1e-6)
+    assert bbp.eta_c["He_1"] == pytest.approx(1 / np.sqrt(2)) and bbp.eta_c["He_3"] == pytest.approx(1.0)
+    above = np.array(cs) > 1.2 / np.sqrt(2)
+    limit = spiked_outlier(np.array(cs)[above] * np.sqrt(2), 1.0)
+    assert bbp.gap["He_1"][0] == pytest.approx(np.max(np.abs(e["top1"][above] / limit - 1)), rel=1e-6)
+    nums = ch.bbp_numbers(bbp)
+    assert nums["eta_c_ratio"] == pytest.approx(np.sqrt(2))
+    header, rows = ch.bbp_table(bbp)
+    assert len(rows) == 2
+    _pipe_free(header, rows)
+    _labelled(ch.plot_bbp(bbp))
+    with pytest.raises(ValueError, match="window"):
+        ch.bbp_data(32, cs, {"He_1": HE1}, range(2), POLY4, window=0.5)
+    with pytest.raises(ValueError, match="cs"):
+        ch.bbp_data(32, [1.0], {"He_1": HE1}, range(2), POLY4)
+
+
+# --- the learned direction ----------------------------------------------------------------
+
+def test_overlap_data_shapes_direct_computation_and_figure():
+    targets = {"He_1": HE1, "He_1+He_3": HE1 + HE3, "He_2": HE2, "He_3": HE3, "odd": odd_bounded_link()}
+    keys = ["He_1", "He_2", "He_3", "odd"]
+    ov = ch.overlap_data(30, 1.0, 0.25, [2.0, 1.0], range(2), targets, POLY4, 2.0, [16, 24], range(2), keys)
+    assert list(ov.psis) == [1.0, 2.0]
+    st = ov.stats["He_2"]
+    assert st["v"].shape == (2,) and st["z"].shape == (2,)
+    direct = [ch.first_step_diagnostics(30, 30, 30, POLY4, HE2, rng_for(s), steps=[(1.0, 0.25)],
+                                        dtype=np.float32)["v_overlap"] ** 2 for s in range(2)]
+    assert st["v"][0] == pytest.approx(np.sqrt(np.mean(direct)), rel=1e-6)
+    assert ov.stats["He_1"]["pred"][1] == pytest.approx(one_step_overlap(1.0, 1.0, 2.0))
+    assert st["finite"][0] == pytest.approx(finite_size_overlap(0.0, 1.0, 5.0, 30, 30), rel=1e-6)
+    dim = [ch.learned_direction_overlaps(32, 16, [targets[k] for k in keys], rng_for(s), dtype=np.float32)
+           for s in range(2)]
+    assert ov.dim_stats["He_3"]["v"][0] == pytest.approx(np.sqrt(np.mean([o[2] ** 2 for o in dim])), rel=1e-6)
+    nums = ch.overlap_numbers(ov)
+    assert nums["m22_he2"] == pytest.approx(5.0) and nums["m22_he3_root"] == pytest.approx(np.sqrt(7.0))
+    assert nums["high_max"] == pytest.approx(max(np.max(ov.stats[k]["v"]) for k in ["He_2", "He_3", "odd"]))
+    header, rows = ch.overlap_table(ov)
+    assert len(rows) == 5 and "-0.00" not in " ".join(c for r in rows for c in r)
+    _pipe_free(header, rows)
+    _labelled(ch.plot_overlap(ov))
+    with pytest.raises(ValueError, match="dim_keys"):
+        ch.overlap_data(30, 1.0, 0.25, [1.0], range(2), targets, POLY4, 2.0, [16], range(2), ["He_9"])
+    with pytest.raises(ValueError, match="alpha"):
+        ch.overlap_data(30, 1.0, 0.5, [1.0], range(2), targets, POLY4, 2.0, [16], range(2), keys)
