@@ -123,3 +123,68 @@ def test_cache_dir_follows_config(tmp_path):
     assert nbchapters.cache_dir(tmp_path) == (tmp_path / "_build" / ".jupyter_cache").resolve()
     (tmp_path / "_config.yml").write_text("execute:\n  cache: elsewhere/cache\n")
     assert nbchapters.cache_dir(tmp_path) == (tmp_path / "elsewhere" / "cache").resolve()
+
+
+_TOY_CHAPTER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+mystnb:
+  execution_timeout: 60
+---
+
+# A chapter
+
+```{code-cell} ipython3
+:tags: [hide-input]
+
+x = 1
+```
+
+Text.
+
+```{code-cell} ipython3
+x + 1
+```
+"""
+
+
+def test_executed_notebook_is_cached_under_the_chapters_own_key(tmp_path):
+    """nbmake adds timing metadata to every cell it runs; the cache must still be
+    keyed on the chapter as read from its .md, or the build would execute it again."""
+    pytest.importorskip("jupytext")
+    import jupytext
+    import nbformat
+    from jupyter_cache import get_cache
+
+    (tmp_path / "_config.yml").write_text("execute:\n  timeout: 900\n  allow_errors: false\n")
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "toy.md").write_text(_TOY_CHAPTER)
+    nb = nbchapters.read_chapter(tmp_path, "book/toy")
+    # The chapter's own front matter wins over _config.yml; nbmake reads these.
+    assert nb.metadata["execution"] == {"timeout": 60, "allow_errors": False}
+    executed_path = nbchapters.converted_path(tmp_path, "book/toy")
+    executed_path.parent.mkdir(parents=True)
+    for n, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        cell.execution_count = n + 1
+        cell.metadata["execution"] = {"iopub.execute_input": f"2026-01-01T00:00:0{n}Z"}
+        cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": str(n + 2)},
+                                               execution_count=n + 1)]
+    nbformat.write(nb, executed_path)
+
+    plugin = nbchapters.ChapterPlugin(tmp_path)
+    pk = plugin.store("book/toy", executed_path, 1.0)
+    cache = get_cache(str(nbchapters.cache_dir(tmp_path)))
+    as_read = jupytext.read(tmp_path / "book" / "toy.md")
+    assert cache.match_cache_notebook(as_read).pk == pk
+    _, merged = cache.merge_match_into_notebook(as_read)
+    outputs = [c.outputs for c in merged.cells if c.cell_type == "code"]
+    assert [o[0]["data"]["text/plain"] for o in outputs] == ["2", "3"]
+    records = nbchapters.cache_records(tmp_path)
+    assert nbchapters.docname_of_uri(tmp_path, records[pk][0]) == "book/toy"

@@ -10,7 +10,9 @@ It also finishes the pages for their readers (see ``setup``): each executed
 chapter in its page's download menu, alt text for every captioned figure, launch
 buttons only when the repository's URL is set, no script that would load from a
 third-party server, glued numpy scalars formatted as numbers, a ``prf:claim``
-directive and a ``{chapter}`` role.
+directive and a ``{chapter}`` role. What of this needs internals of myst-nb or
+sphinx-book-theme (the download menu, Colab's button, glued numpy scalars) is in
+``tools/upstream_internals.py``, the one module allowed to use them.
 
 One module, three users, so each rule is written once:
 
