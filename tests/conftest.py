@@ -52,6 +52,14 @@ def pytest_collection_modifyitems(session, config, items):
     # sort is stable, so chapters keep their _toc.yml order.
     plugin = _chapter_plugin(config)
     items.sort(key=lambda item: _rank(item, plugin))
+    if hasattr(config, "workerinput") and any(_rank(item, plugin) == 1 for item in items):
+        # pytest-xdist (-n): chapters run on several workers, and nothing makes the
+        # build on one worker wait for the chapters on the others.
+        skip = pytest.mark.skip(reason="with -n (pytest-xdist) the strict build and the "
+                                "browser tests cannot follow the chapters; run them without -n")
+        for item in items:
+            if _rank(item, plugin) > 1:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -186,7 +186,7 @@ class ChapterPlugin:
     # -- collection
 
     def pytest_configure(self, config):
-        if not config.option.nbmake:
+        if not getattr(config.option, "nbmake", False):  # no --nbmake, or no nbmake
             return
         self.converted = convert_chapters(self.root)
         if config.args_source != pytest.Config.ArgsSource.TESTPATHS:
