@@ -1,226 +1,190 @@
-"""The book as tests: one item per chapter, in ``_toc.yml`` order, then the build.
+"""The book's strict build, after nbmake has executed every chapter into the cache.
 
-Each chapter is executed exactly once per run. The chapter items execute it
-with myst-nb's own cache client (the code path ``jupyter-book build`` takes in
-``execute_notebooks: cache`` mode) into ``_build/.jupyter_cache``; the strict
-build then finds every chapter in that cache and only renders it. The build
-item reads the build log to prove it: a chapter executed a second time fails
-the test.
+The chapters themselves are nbmake items (``pytest --nbmake``; tools/nbchapters.py
+converts ``book/*.md`` and stores each executed notebook in the book's execution
+cache). The build test below runs ``jupyter-book build . -n -W --keep-going`` and
+proves from the cache's own records (jupyter-cache's ``list_cache_records``) that
+the build executed nothing nbmake had executed in the same run: a chapter executed
+twice fails the test.
+
+Collecting this module needs neither Sphinx nor a kernel: ``pytest -m "not book"``
+runs the unit tests at the bottom and nothing else.
 """
 
 from __future__ import annotations
 
-import dataclasses as dc
-import re
-import sys
-import time
-from functools import lru_cache
-from pathlib import Path
-
 import pytest
 
 import bookbuild
-
-ROOT = Path(__file__).resolve().parent.parent
-REPORTS = ROOT / bookbuild.REPORTS
-
-# docname -> True (executed or found in the cache) / False (failed), this run.
-_chapter_ok: dict[str, bool] = {}
-# "exit": the strict build's exit code, once it ran in this session; the
-# browser tests (tests/test_browser.py) test its pages only if it is 0.
-_build_result: dict[str, int] = {}
-
-
-def _toc_docnames() -> list[str]:
-    from sphinx_external_toc.parsing import parse_toc_yaml
-
-    site_map = parse_toc_yaml(ROOT / "_toc.yml")
-    order: list[str] = []
-
-    def walk(docname: str) -> None:
-        order.append(docname)
-        for child in site_map[docname].child_files():
-            walk(child)
-
-    walk(site_map.root.docname)
-    return order
-
-
-def _source(docname: str) -> Path:
-    for suffix in (".md", ".ipynb"):
-        if (ROOT / (docname + suffix)).is_file():
-            return ROOT / (docname + suffix)
-    raise FileNotFoundError(f"_toc.yml lists {docname!r}, which has no .md/.ipynb")
-
-
-def _is_notebook(path: Path) -> bool:
-    from myst_nb.core.read import is_myst_markdown_notebook
-
-    return path.suffix == ".ipynb" or is_myst_markdown_notebook(path.read_text())
-
-
-def _chapters() -> list[str]:
-    # Plain Markdown pages (no code cells) are not executed, so get no item.
-    return [d for d in _toc_docnames() if _is_notebook(_source(d))]
-
-
-@lru_cache(maxsize=1)
-def _parser_configs():
-    """myst and myst-nb settings exactly as jupyter-book derives them from _config.yml."""
-    from jupyter_book.config import get_final_config
-    from myst_nb.core.config import NbParserConfig
-    from myst_parser.config.main import MdParserConfig
-
-    sphinx_config, _ = get_final_config(
-        user_yaml=ROOT / "_config.yml",
-        cli_config={"latex_individualpages": False},
-        sourcedir=ROOT,
-    )
-
-    def pick(cls, prefix):
-        names = {f.name for f in dc.fields(cls)}
-        return {
-            key[len(prefix) :]: value
-            for key, value in sphinx_config.items()
-            if key.startswith(prefix) and key[len(prefix) :] in names
-        }
-
-    md_config = MdParserConfig(**pick(MdParserConfig, "myst_"))
-    nb_config = NbParserConfig(**pick(NbParserConfig, "nb_"))
-    cache_dir = nb_config.execution_cache_path or bookbuild.default_cache_dir(ROOT)
-    nb_config = nb_config.copy(execution_cache_path=str(Path(cache_dir).resolve()))
-    return md_config, nb_config
-
-
-class _Log:
-    """Collects myst-nb's messages (it calls logger.info(msg, subtype=...))."""
-
-    def __init__(self):
-        self.lines: list[str] = []
-
-    def _add(self, level, msg, *args, **kwargs):
-        self.lines.append(f"{level}: {msg % args if args else msg}")
-
-    def debug(self, *a, **k):
-        pass
-
-    def info(self, *a, **k):
-        self._add("info", *a, **k)
-
-    def warning(self, *a, **k):
-        self._add("warning", *a, **k)
-
-    def error(self, *a, **k):
-        self._add("error", *a, **k)
-
-
-def execute_chapter(path: Path):
-    """Execute (or fetch from the cache) one chapter as the book build would."""
-    from myst_nb.core.execute import NotebookClientCache
-    from myst_nb.core.read import create_nb_reader
-
-    md_config, nb_config = _parser_configs()
-    text = path.read_text(encoding="utf8")
-    reader = create_nb_reader(str(path), md_config, nb_config, text)
-    notebook = reader.read(text)
-    # Same per-notebook overrides as myst_nb.sphinx_.Parser.parse (e.g. a
-    # chapter's own execution_timeout in its front matter).
-    if nb_config.metadata_key in notebook.metadata:
-        overrides = dict(notebook.metadata[nb_config.metadata_key])
-        overrides.pop("output_folder", None)
-        nb_config = nb_config.copy(**overrides)
-    log = _Log()
-    client = NotebookClientCache(notebook, path, nb_config, log, read_fmt=reader.read_fmt)
-    with client:
-        return client.exec_metadata, log.lines
-
-
-def _readable(traceback: str) -> str:
-    text = bookbuild.ANSI.sub("", traceback)
-    # nbclient's own stack frames are noise; the cell and its error follow this.
-    start = text.find("An error occurred while executing the following cell")
-    return text[start:] if start >= 0 else text
-
-
-@pytest.fixture(scope="session")
-def fresh_cache():
-    _, nb_config = _parser_configs()
-    bookbuild.ensure_fresh_cache(ROOT, Path(nb_config.execution_cache_path))
+import nbchapters
 
 
 @pytest.mark.book
-@pytest.mark.parametrize("docname", _chapters())
-def test_chapter_executes(docname, fresh_cache, book_summary):
-    path = _source(docname)
-    report = REPORTS.joinpath(*(docname + ".err.log").split("/"))
-    start = time.perf_counter()
-    meta, log = execute_chapter(path)
-    wall = time.perf_counter() - start
-    cached = any("Using cached notebook" in line for line in log)
-    _chapter_ok[docname] = meta["succeeded"]
-    if meta["succeeded"]:
-        report.unlink(missing_ok=True)
-        how = "from cache" if cached else f"executed in {meta['runtime']:.1f} s"
-        book_summary.append(f"{docname}: {how} ({wall:.1f} s)")
-        return
-    # Same place and content as myst-nb's own report, so the build and the
-    # tests leave the traceback where the README says it is.
-    report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text(meta["traceback"], encoding="utf8")
-    book_summary.append(f"{docname}: FAILED, see {report.relative_to(ROOT)}")
-    pytest.fail(
-        f"{path.relative_to(ROOT)} failed to execute ({meta['error']}); "
-        f"report kept in {report.relative_to(ROOT)}\n\n{_readable(meta['traceback'])}",
-        pytrace=False,
-    )
-
-
-@pytest.mark.book
-def test_book_builds_strictly(book_summary):
-    failed = [d for d, ok in _chapter_ok.items() if not ok]
-    _build_result["exit"] = 1  # until the build below has passed
+def test_book_builds_strictly(book_build, chapter_runs, root):
+    failed = chapter_runs.failed()
     if failed:
         # Building would execute the broken chapters a second time, only to
         # fail on the same error.
         pytest.fail(
             f"book not built: chapter(s) {', '.join(failed)} failed to execute "
-            f"(tracebacks in {REPORTS.relative_to(ROOT)})",
+            f"(tracebacks above and in {bookbuild.REPORTS})",
             pytrace=False,
         )
-    jupyter_book = str(Path(sys.executable).with_name("jupyter-book"))
-    start = time.perf_counter()
-    # --all: re-read every page, so warnings of unchanged pages count too; with
-    # every chapter in the cache that costs rendering time only.
-    code, log = bookbuild.strict_build(ROOT, jupyter_book, force_all=True)
-    wall = time.perf_counter() - start
-    executed = _executed_in_build(log)
-    book_summary.append(
-        f"strict build: exit {code} in {wall:.1f} s, log in {bookbuild.BUILD_LOG}; "
-        f"notebooks executed by the build: {sorted(executed) or 'none (all cache hits)'}"
-    )
-    if code:
-        warnings = [ln for ln in log.splitlines() if "WARNING" in ln or "ERROR" in ln]
+    result = book_build.build()
+    if result.code:
+        warnings = [ln for ln in result.log.splitlines() if "WARNING" in ln or "ERROR" in ln]
         pytest.fail(
-            f"jupyter-book build failed (exit {code}); full log: {bookbuild.BUILD_LOG}\n"
-            + "\n".join(warnings or log.splitlines()[-40:]),
+            f"jupyter-book build failed (exit {result.code}); full log: {bookbuild.BUILD_LOG}\n"
+            + "\n".join(warnings or result.log.splitlines()[-40:]),
             pytrace=False,
         )
-    twice = executed & set(_chapter_ok)
+    executed_here = chapter_runs.executed()
+    twice = sorted(set(result.executed) & set(executed_here))
     assert not twice, (
-        f"the build executed {sorted(twice)} again although the test items had just "
-        "executed them: the pytest side and myst-nb no longer hash notebooks alike"
+        f"the build executed {twice} again although nbmake had just executed them "
+        "into the cache: the converted notebooks (tools/nbchapters.py) and myst-nb "
+        "no longer hash notebooks alike"
     )
-    _build_result["exit"] = 0
+    # Every chapter nbmake ran in this session is in the cache, as it stored it.
+    records = nbchapters.cache_records(root)
+    missing = [d for d in executed_here if chapter_runs.runs[d].record_pk not in records]
+    assert not missing, f"cache records of {missing} are gone after the build"
+    if set(executed_here) == set(nbchapters.chapters(root)):
+        # The whole book went through nbmake: the build must have executed nothing.
+        assert result.executed == [] and result.records_after == result.records_before, (
+            f"the build added cache records for {result.executed}"
+        )
 
 
-def _executed_in_build(log: str) -> set[str]:
-    # myst-nb logs "<source path>: Executing notebook using local CWD [mystnb]".
-    executed = set()
-    for line in log.splitlines():
-        match = re.match(r"(.+?):\s*Executing notebook", line)
-        if match:
-            source = Path(match.group(1))
-            if not source.is_absolute():
-                source = ROOT / source
-            executed.add(source.resolve().relative_to(ROOT).with_suffix("").as_posix())
-    return executed
+# --- unit tests (no Sphinx build, no kernel) ------------------------------------------
+
+
+def test_upstream_internals_match_the_pins():
+    """tools/upstream_internals.py is the only user of myst-nb's and
+    sphinx-book-theme's internals; it must be revisited when they change."""
+    pytest.importorskip("myst_nb")
+    pytest.importorskip("sphinx_book_theme")
+    import upstream_internals
+
+    problems = upstream_internals.check_pins()
+    assert not problems, "\n".join(problems)
+
+
+def test_pins_agree_with_requirements(root):
+    import upstream_internals
+
+    pins = {}
+    for line in (root / "requirements.txt").read_text().splitlines():
+        name, sep, pin = line.split("#")[0].strip().partition("==")
+        if sep:
+            pins[name.lower()] = pin
+    for dist, wanted in upstream_internals.PINNED.items():
+        assert pins.get(dist) == wanted, (
+            f"requirements.txt pins {dist}=={pins.get(dist)}, tools/upstream_internals.py "
+            f"was written for {wanted}"
+        )
+
+
+def test_no_internals_outside_the_one_module(root):
+    """No private name or internal module of jupyter-book, myst-nb or
+    sphinx-book-theme in tools/ or tests/, except tools/upstream_internals.py."""
+    import re
+
+    pattern = re.compile(
+        r"(jupyter_book|myst_nb|sphinx_book_theme)(\.[A-Za-z_]\w*)*\._\w+"
+        r"|from (jupyter_book|myst_nb|sphinx_book_theme)\.[\w.]+ import"
+        r"|import (jupyter_book|myst_nb|sphinx_book_theme)\.\w+"
+        r"|mystnb_config|header_buttons|ipynb_source|get_final_config|NotebookClientCache"
+        r"|create_nb_reader"
+    )
+    allowed = {root / "tools" / "upstream_internals.py", root / "tests" / "test_book.py"}
+    found = []
+    for path in sorted((root / "tools").glob("*.py")) + sorted((root / "tests").glob("*.py")):
+        if path in allowed:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf8").splitlines(), 1):
+            if pattern.search(line):
+                found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    assert not found, "internals outside tools/upstream_internals.py:\n" + "\n".join(found)
+
+
+def test_myst_notebooks_are_recognised(tmp_path):
+    myst = tmp_path / "a.md"
+    myst.write_text("---\njupytext:\n  text_representation:\n    format_name: myst\n---\n# A\n")
+    plain = tmp_path / "b.md"
+    plain.write_text("# B\n\nNo front matter.\n")
+    assert nbchapters.is_notebook(myst)
+    assert not nbchapters.is_notebook(plain)
+    assert nbchapters.is_notebook(tmp_path / "c.ipynb")
+
+
+def test_cache_dir_follows_config(tmp_path):
+    (tmp_path / "_config.yml").write_text("execute:\n  execute_notebooks: cache\n")
+    assert nbchapters.cache_dir(tmp_path) == (tmp_path / "_build" / ".jupyter_cache").resolve()
+    (tmp_path / "_config.yml").write_text("execute:\n  cache: elsewhere/cache\n")
+    assert nbchapters.cache_dir(tmp_path) == (tmp_path / "elsewhere" / "cache").resolve()
+
+
+_TOY_CHAPTER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+mystnb:
+  execution_timeout: 60
+---
+
+# A chapter
+
+```{code-cell} ipython3
+:tags: [hide-input]
+
+x = 1
+```
+
+Text.
+
+```{code-cell} ipython3
+x + 1
+```
+"""
+
+
+def test_executed_notebook_is_cached_under_the_chapters_own_key(tmp_path):
+    """nbmake adds timing metadata to every cell it runs; the cache must still be
+    keyed on the chapter as read from its .md, or the build would execute it again."""
+    pytest.importorskip("jupytext")
+    import jupytext
+    import nbformat
+    from jupyter_cache import get_cache
+
+    (tmp_path / "_config.yml").write_text("execute:\n  timeout: 900\n  allow_errors: false\n")
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "toy.md").write_text(_TOY_CHAPTER)
+    nb = nbchapters.read_chapter(tmp_path, "book/toy")
+    # The chapter's own front matter wins over _config.yml; nbmake reads these.
+    assert nb.metadata["execution"] == {"timeout": 60, "allow_errors": False}
+    executed_path = nbchapters.converted_path(tmp_path, "book/toy")
+    executed_path.parent.mkdir(parents=True)
+    for n, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        cell.execution_count = n + 1
+        cell.metadata["execution"] = {"iopub.execute_input": f"2026-01-01T00:00:0{n}Z"}
+        cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": str(n + 2)},
+                                               execution_count=n + 1)]
+    nbformat.write(nb, executed_path)
+
+    plugin = nbchapters.ChapterPlugin(tmp_path)
+    pk = plugin.store("book/toy", executed_path, 1.0)
+    cache = get_cache(str(nbchapters.cache_dir(tmp_path)))
+    as_read = jupytext.read(tmp_path / "book" / "toy.md")
+    assert cache.match_cache_notebook(as_read).pk == pk
+    _, merged = cache.merge_match_into_notebook(as_read)
+    outputs = [c.outputs for c in merged.cells if c.cell_type == "code"]
+    assert [o[0]["data"]["text/plain"] for o in outputs] == ["2", "3"]
+    records = nbchapters.cache_records(tmp_path)
+    assert nbchapters.docname_of_uri(tmp_path, records[pk][0]) == "book/toy"

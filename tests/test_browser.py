@@ -1,6 +1,8 @@
 """The built book as its readers get it: every page opened in headless Chromium.
 
-Runs after the strict build (``tests/test_book.py``) and reuses its output: the
+The built site comes from the session fixture ``book_build`` (tests/conftest.py):
+the strict build of this run when ``tests/test_book.py`` ran it, otherwise a new
+strict build when ``_build/html`` is missing or older than its sources. The
 pages in ``_build/html`` are served on 127.0.0.1 by a stdlib HTTP server, and
 Debian's Chromium, driven by Playwright, opens each of them with every request
 to another host blocked. For each page:
@@ -40,7 +42,8 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 import pytest
 
-import test_book
+import bookbuild
+import nbchapters
 
 pytestmark = pytest.mark.book
 
@@ -64,7 +67,7 @@ NOT_PAGES = ("_static", "_sources", "_images", "reports")
 
 
 def _toc_pages() -> list[str]:
-    return test_book._toc_docnames()
+    return nbchapters.toc_docnames(ROOT)
 
 
 def _site_pages() -> list[str]:
@@ -86,19 +89,28 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="session")
-def site():
+def built_site(book_build, chapter_runs):
+    """_build/html, built by this session's strict build or up to date with its sources."""
+    if book_build.result is None:
+        if chapter_runs.failed():
+            pytest.skip(f"chapter(s) {', '.join(chapter_runs.failed())} failed to execute "
+                        "in this run: no book to open")
+        if chapter_runs.runs:
+            # -k one_step: a build now could execute every other chapter.
+            pytest.skip("chapters were executed in this run without the strict build, "
+                        "so _build/html may be stale; run the whole test command")
+        if book_build.is_stale():
+            book_build.build()
+    if book_build.result is not None and book_build.result.code:
+        pytest.skip(f"the strict build failed (exit {book_build.result.code}, log in "
+                    f"{bookbuild.BUILD_LOG}): no book to open")
+    assert (HTML / "index.html").is_file(), "the strict build left no _build/html/index.html"
+    return HTML
+
+
+@pytest.fixture(scope="session")
+def site(built_site):
     """Base URL of _build/html served on 127.0.0.1 (a free port), for this session."""
-    build = test_book._build_result
-    if build.get("exit") not in (None, 0):
-        pytest.skip("the book was not built in this run: a chapter or the strict build "
-                    "failed (see tests/test_book.py above)")
-    if build.get("exit") is None and test_book._chapter_ok:
-        pytest.skip("chapters were executed in this run but the book was not rebuilt, "
-                    "so _build/html may be stale; run the whole test command")
-    if not (HTML / "index.html").is_file():
-        pytest.fail("no built book in _build/html: run `python3 tools/dev.py book` first "
-                    "(`python3 tools/dev.py test` builds it before these tests)",
-                    pytrace=False)
     handler = functools.partial(_QuietHandler, directory=str(HTML))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -355,9 +367,9 @@ def test_book_page(docname, context, site, book_summary):
     if missing:
         problems.append(f"the sidebar does not reach {missing}")
 
-    source = test_book._source(docname)
+    source = nbchapters.source_of(ROOT, docname)
     downloads = [f"_sources/{docname}{source.suffix}"]
-    if test_book._is_notebook(source):
+    if nbchapters.is_notebook(source):
         downloads.append(f"_sources/{docname}.ipynb")
         notebook = HTML / downloads[-1]
         if notebook.is_file():

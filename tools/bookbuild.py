@@ -10,14 +10,17 @@ It also finishes the pages for their readers (see ``setup``): each executed
 chapter in its page's download menu, alt text for every captioned figure, launch
 buttons only when the repository's URL is set, no script that would load from a
 third-party server, glued numpy scalars formatted as numbers, a ``prf:claim``
-directive and a ``{chapter}`` role.
+directive and a ``{chapter}`` role. What of this needs internals of myst-nb or
+sphinx-book-theme (the download menu, Colab's button, glued numpy scalars) is in
+``tools/upstream_internals.py``, the one module allowed to use them.
 
 One module, three users, so each rule is written once:
 
 * Sphinx loads it as an extension (``sphinx: local_extensions`` in
   ``_config.yml``), so even a bare ``jupyter-book build`` honours the rule;
-* the pytest chapter items (``tests/test_book.py``) call ``ensure_fresh_cache``
-  before executing chapters into the same cache, and ``strict_build`` after;
+* the test run: nbmake's chapter items (``tools/nbchapters.py``) call
+  ``ensure_fresh_cache`` before executing chapters into the same cache, and the
+  build test (``tests/test_book.py``) calls ``strict_build`` after;
 * ``tools/dev.py book`` calls ``strict_build``.
 
 Stdlib only at import time: ``tools/dev.py`` imports it before the venv exists.
@@ -123,8 +126,9 @@ def strict_build(root: Path, jupyter_book: str, *, force_all=False, echo=False):
 _ENV_ATTR = "twostep_source_hash"
 
 
-def _cache_dir_of(app) -> Path:
-    # Same resolution as myst-nb's own builder-inited handler.
+def cache_dir_of(app) -> Path:
+    # myst-nb's documented setting (Jupyter Book's ``execute: cache:``); empty
+    # means Jupyter Book's default, ``_build/.jupyter_cache``.
     configured = app.config["nb_execution_cache_path"]
     if configured:
         return Path(configured).resolve()
@@ -135,7 +139,7 @@ def _on_builder_inited(app) -> None:
     from sphinx.util import logging
 
     root = Path(app.srcdir)
-    cache_dir = _cache_dir_of(app)
+    cache_dir = cache_dir_of(app)
     if ensure_fresh_cache(root, cache_dir):
         logging.getLogger(__name__).info(
             f"[bookbuild] new or changed twostep sources: emptied {cache_dir}"
@@ -151,44 +155,6 @@ def _on_env_get_outdated(app, env, added, changed, removed):
         return []
     setattr(env, _ENV_ATTR, app.twostep_source_hash)
     return sorted(env.found_docs - added - changed - removed)
-
-
-def _restore_cached_outputs(app, notebook: Path) -> None:
-    """Put the outputs back into a notebook that myst-nb took from the cache.
-
-    On a cache hit myst-nb 1.4 renders the cached outputs but writes the
-    notebook it read, without them, to ``jupyter_execute/``: the download
-    would be a notebook that was never run. Merge the cached outputs in.
-    """
-    import nbformat
-
-    nb = nbformat.read(notebook, as_version=4)
-    if any(cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"):
-        return
-    cache_dir = _cache_dir_of(app)
-    if not cache_dir.is_dir():
-        return
-    from jupyter_cache import get_cache
-
-    try:
-        _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(nb)
-    except KeyError:  # not in the cache: nothing to restore
-        return
-    nbformat.write(merged, notebook)
-
-
-def _offer_executed_notebook(app, pagename, templatename, context, doctree):
-    # sphinx-book-theme adds an ".ipynb" entry (with outputs) to a page's
-    # download menu when "ipynb_source" is set; myst-nb 1.x no longer sets it.
-    executed = Path(app.env.mystnb_config.output_folder) / (pagename + ".ipynb")
-    if not executed.is_file():
-        return
-    # In place, before the theme's launch buttons copy the same file (501).
-    _restore_cached_outputs(app, executed)
-    target = Path(app.outdir) / "_sources" / (pagename + ".ipynb")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(executed, target)
-    context["ipynb_source"] = pagename + ".ipynb"
 
 
 def _figure_alt_text():
@@ -231,25 +197,6 @@ def _launch_buttons_need_a_repository(app, config):
         launch[key] = ""
     launch["thebe"] = False
     options["launch_buttons"] = launch
-
-
-def _colab_opens_the_executed_notebook(app, pagename, templatename, context, doctree):
-    # Colab opens .ipynb files from GitHub only, and the chapters are .md in the
-    # repository. Point its button at the executed notebook of the published
-    # site instead, on the branch _config.yml names; no branch, no Colab button.
-    branch = app.config.twostep_colab_branch
-    for group in context.get("header_buttons", []):
-        if group.get("label") != "launch-buttons":
-            continue
-        kept = []
-        for button in group.get("buttons", []):
-            if button.get("text") == "Colab" and not button["url"].endswith(".ipynb"):
-                if not branch:
-                    continue
-                prefix = button["url"].split("/blob/")[0]
-                button["url"] = f"{prefix}/blob/{branch}/_sources/{pagename}.ipynb"
-            kept.append(button)
-        group["buttons"] = kept
 
 
 _THEBE_ASSETS = ("sphinx-thebe.js", "sphinx-thebe.css")
@@ -302,39 +249,12 @@ def _chapter_role(name, rawtext, text, lineno, inliner, options=None, content=No
     return [inliner.problematic(rawtext, rawtext, message)], [message]
 
 
-# numpy >= 2 prints a scalar as np.float64(0.5); the inside is what glue should see.
-_NUMPY_SCALAR = re.compile(r"np\.[a-z_]+\d*\((.*)\)", re.DOTALL)
-
-
-def _glue_reads_numpy_scalars() -> None:
-    """Let ``{glue:text}`` format numpy scalars as the numbers they are.
-
-    myst-nb 1.4 formats a glued value from its ``text/plain`` repr; under numpy 2
-    that is ``np.float64(0.5)``, so ``{glue:text}`key:.2f``` fails ("could not
-    convert string to float", a warning that fails the strict build) and a plain
-    ``{glue:text}`key``` shows the wrapper. Unwrap the repr before formatting.
-    """
-    from myst_nb.core import variables
-    from myst_nb.ext.glue import crossref, roles
-
-    original = variables.format_plain_text
-    if getattr(original, "unwraps_numpy_scalars", False):
-        return
-
-    def format_plain_text(text: str, fmt_spec: str) -> str:
-        text = {"np.True_": "True", "np.False_": "False"}.get(text.strip(), text)
-        match = _NUMPY_SCALAR.fullmatch(text.strip())
-        return original(match.group(1) if match else text, fmt_spec)
-
-    format_plain_text.unwraps_numpy_scalars = True
-    for module in (variables, crossref, roles):
-        if getattr(module, "format_plain_text", None) is original:
-            module.format_plain_text = format_plain_text
-
-
 def setup(app):
     app.add_config_value("twostep_colab_branch", "", "html", types=[str])
-    _glue_reads_numpy_scalars()
+    # What needs internals of myst-nb and sphinx-book-theme, in one module:
+    # glued numpy scalars, the executed notebook in the download menu, Colab's
+    # button (tools/upstream_internals.py, checked by tests/test_book.py).
+    app.setup_extension("upstream_internals")
     # prf:claim, for the paper's results (tools/prf_claim.py).
     app.setup_extension("prf_claim")
     app.add_role("chapter", _chapter_role)
@@ -342,9 +262,5 @@ def setup(app):
     app.connect("builder-inited", _on_builder_inited)
     app.connect("env-get-outdated", _on_env_get_outdated)
     app.add_post_transform(_figure_alt_text())
-    # Before the theme builds its header buttons (priority 501).
-    app.connect("html-page-context", _offer_executed_notebook, priority=400)
-    # After the theme has added its launch buttons (priority 501).
-    app.connect("html-page-context", _colab_opens_the_executed_notebook, priority=502)
     app.connect("html-page-context", _drop_unused_thebe, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -2,8 +2,8 @@
 """Build the book or run the test suite, in the project's own virtual environment.
 
     python3 tools/dev.py book          execute every chapter, build _build/html strictly
-    python3 tools/dev.py test [ARGS]   unit tests, every chapter, strict build, browser tests
-                                       (ARGS go to pytest)
+    python3 tools/dev.py test [ARGS]   unit tests, every chapter (nbmake), strict build, browser
+                                       tests: pytest --nbmake [ARGS]
     python3 tools/dev.py bench [ARGS]  speed and memory benchmark (benchmarks/bench_two_steps.py;
                                        installs the optional PyTorch CPU build for comparison)
 
@@ -183,7 +183,8 @@ def main(argv: list[str]) -> int:
         code = subprocess.call([str(python), "benchmarks/bench_two_steps.py", *extra], cwd=ROOT)
     else:
         ensure_chromium()
-        code = subprocess.call([str(python), "-m", "pytest", *extra], cwd=ROOT)
+        # --nbmake: the chapters are nbmake items (tools/nbchapters.py, README).
+        code = subprocess.call([str(python), "-m", "pytest", "--nbmake", *extra], cwd=ROOT)
 
     say(f"{command} finished with exit code {code} in {time.perf_counter() - ready:.1f} s")
     print_outputs()

@@ -1,0 +1,167 @@
+"""The one module that relies on internals of myst-nb and sphinx-book-theme.
+
+Everything else in tools/ and tests/ uses documented interfaces only (Sphinx's
+events and config values, myst-nb's ``nb_*`` settings, jupyter-cache's cache
+API, nbmake's command line). Three features of the book have no public way in
+the pinned versions, so they are here, each with the reason, and
+``tests/test_book.py::test_upstream_internals_match_the_pins`` fails, saying
+which, as soon as an upgrade changes a version or removes a name used here:
+
+1. ``{glue:text}`` of a numpy scalar. myst-nb formats a glued value from its
+   ``text/plain`` repr, which numpy 2 writes as ``np.float64(0.5)``: a format
+   spec (``key:.2f``) then fails ("could not convert string to float", a warning
+   that fails the strict build) and a bare key shows the wrapper. myst-nb has no
+   setting or hook for this; the formatter is a module function imported by name
+   into its glue roles and cross-references, so it is wrapped in all three
+   modules. (Changing the repr in the kernel instead would need a configuration
+   in every environment that builds the book, and would change chapter outputs.)
+2. The executed notebook in a page's download menu. sphinx-book-theme offers it
+   when the template context has ``ipynb_source``, which only its launch-button
+   handler sets, and myst-nb 1.x writes executed notebooks to
+   ``<outdir>/../jupyter_execute``, a fixed folder that neither documents. On a
+   cache hit myst-nb also writes the notebook without outputs; the outputs are
+   merged back from the cache (jupyter-cache's public API). Must run before the
+   theme's header-button handler (its priority 501).
+3. Colab's launch button. The theme points it at the page's source, a ``.md``
+   that Colab cannot open; it is redirected to the executed notebook of the
+   published site by editing the theme's ``header_buttons`` context after that
+   handler has filled it (hence priority 502).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from importlib.metadata import version
+from pathlib import Path
+
+# The versions this module was written against (requirements.txt pins them).
+PINNED = {"myst-nb": "1.4.0", "sphinx-book-theme": "1.3.0"}
+# sphinx-book-theme connects its header buttons at this html-page-context priority.
+THEME_HEADER_BUTTONS_PRIORITY = 501
+# myst-nb 1.x: executed notebooks go to this folder beside the HTML output.
+MYST_NB_OUTPUT_FOLDER = "jupyter_execute"
+# myst-nb 1.x: (module, attribute) pairs that hold the plain-text glue formatter.
+MYST_NB_FORMATTERS = (
+    ("myst_nb.core.variables", "format_plain_text"),
+    ("myst_nb.ext.glue.crossref", "format_plain_text"),
+    ("myst_nb.ext.glue.roles", "format_plain_text"),
+)
+
+
+def check_pins() -> list[str]:
+    """What no longer matches the versions and names this module relies on."""
+    import importlib
+
+    problems = []
+    for dist, wanted in PINNED.items():
+        have = version(dist)
+        if have != wanted:
+            problems.append(
+                f"{dist} is {have}, tools/upstream_internals.py was written for {wanted}: "
+                "check each of its three workarounds against the new version, then update PINNED"
+            )
+    for module, name in MYST_NB_FORMATTERS:
+        if not callable(getattr(importlib.import_module(module), name, None)):
+            problems.append(f"{module}.{name} is gone: glued numpy scalars are no longer "
+                            "formatted as numbers (workaround 1)")
+    import sphinx_book_theme
+
+    source = Path(sphinx_book_theme.__file__).parent / "header_buttons" / "launch.py"
+    text = source.read_text(encoding="utf8") if source.is_file() else ""
+    for needle in ('context["ipynb_source"]', f'joinpath("{MYST_NB_OUTPUT_FOLDER}")',
+                   'context["header_buttons"]'):
+        if needle not in text:
+            problems.append(f"sphinx-book-theme's {source.name} no longer has {needle}: "
+                            "workarounds 2 and 3 need a new look")
+    return problems
+
+
+# --- 1. glued numpy scalars ----------------------------------------------------------
+
+# numpy >= 2 prints a scalar as np.float64(0.5); the inside is what glue should see.
+_NUMPY_SCALAR = re.compile(r"np\.[a-z_]+\d*\((.*)\)", re.DOTALL)
+
+
+def glue_reads_numpy_scalars() -> None:
+    import importlib
+
+    modules = [importlib.import_module(m) for m, _ in MYST_NB_FORMATTERS]
+    original = modules[0].format_plain_text
+    if getattr(original, "unwraps_numpy_scalars", False):
+        return
+
+    def format_plain_text(text: str, fmt_spec: str) -> str:
+        text = {"np.True_": "True", "np.False_": "False"}.get(text.strip(), text)
+        match = _NUMPY_SCALAR.fullmatch(text.strip())
+        return original(match.group(1) if match else text, fmt_spec)
+
+    format_plain_text.unwraps_numpy_scalars = True
+    for module in modules:
+        if getattr(module, "format_plain_text", None) is original:
+            module.format_plain_text = format_plain_text
+
+
+# --- 2. the executed notebook in the download menu -------------------------------------
+
+
+def _restore_cached_outputs(app, notebook: Path) -> None:
+    """On a cache hit myst-nb 1.4 renders the cached outputs but writes the
+    notebook it read, without them: merge the cached outputs in."""
+    import nbformat
+    from jupyter_cache import get_cache
+
+    import bookbuild
+
+    nb = nbformat.read(notebook, as_version=4)
+    if any(cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"):
+        return
+    cache_dir = bookbuild.cache_dir_of(app)
+    if not cache_dir.is_dir():
+        return
+    try:
+        _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(nb)
+    except KeyError:  # not in the cache: nothing to restore
+        return
+    nbformat.write(merged, notebook)
+
+
+def offer_executed_notebook(app, pagename, templatename, context, doctree):
+    executed = Path(app.outdir).parent / MYST_NB_OUTPUT_FOLDER / (pagename + ".ipynb")
+    if not executed.is_file():
+        return
+    # In place, before the theme's launch buttons copy the same file.
+    _restore_cached_outputs(app, executed)
+    target = Path(app.outdir) / "_sources" / (pagename + ".ipynb")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(executed, target)
+    context["ipynb_source"] = pagename + ".ipynb"
+
+
+# --- 3. Colab opens the executed notebook ----------------------------------------------
+
+
+def colab_opens_the_executed_notebook(app, pagename, templatename, context, doctree):
+    # On the branch _config.yml names (twostep_colab_branch); no branch, no button.
+    branch = app.config.twostep_colab_branch
+    for group in context.get("header_buttons", []):
+        if group.get("label") != "launch-buttons":
+            continue
+        kept = []
+        for button in group.get("buttons", []):
+            if button.get("text") == "Colab" and not button["url"].endswith(".ipynb"):
+                if not branch:
+                    continue
+                prefix = button["url"].split("/blob/")[0]
+                button["url"] = f"{prefix}/blob/{branch}/_sources/{pagename}.ipynb"
+            kept.append(button)
+        group["buttons"] = kept
+
+
+def setup(app):
+    glue_reads_numpy_scalars()
+    app.connect("html-page-context", offer_executed_notebook,
+                priority=THEME_HEADER_BUTTONS_PRIORITY - 101)
+    app.connect("html-page-context", colab_opens_the_executed_notebook,
+                priority=THEME_HEADER_BUTTONS_PRIORITY + 1)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
