@@ -219,12 +219,9 @@ def _drop_unused_thebe(app, pagename, templatename, context, doctree):
 
 
 def _chapter_role(name, rawtext, text, lineno, inliner, options=None, content=None):
-    """``{chapter}`Title <book/name>```: a link once the chapter is in _toc.yml.
+    """``{chapter}`Title <book/name>```: a link to a chapter of _toc.yml (like ``{doc}``).
 
-    The landing page's reading guide names chapters that are still being
-    written. A chapter in the table of contents becomes a link (like ``{doc}``);
-    one whose source exists but is not in the table yet is named, in italics,
-    as in preparation; a name with no source at all is a warning, so a typo
+    A name that is not a chapter of the table of contents is a warning, so a typo
     fails the strict build.
     """
     from docutils import nodes
@@ -242,10 +239,8 @@ def _chapter_role(name, rawtext, text, lineno, inliner, options=None, content=No
                             refexplicit=bool(title), refdoc=env.docname, refwarn=True)
         node += nodes.inline(rawtext, title or "", classes=["xref", "std", "std-doc"])
         return [node], []
-    if any((root / (docname + suffix)).is_file() for suffix in (".md", ".ipynb")):
-        return [nodes.emphasis(rawtext, title or docname), nodes.Text(" (in preparation)")], []
     message = inliner.reporter.warning(
-        f"chapter {docname!r}: no {docname}.md or {docname}.ipynb", line=lineno)
+        f"chapter {docname!r} is not a chapter of _toc.yml", line=lineno)
     return [inliner.problematic(rawtext, rawtext, message)], [message]
 
 
