@@ -1,0 +1,276 @@
+"""The readout chapter's module: theory formulas, summaries, tables and figures, at tiny sizes."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import twostep as ts  # noqa: E402
+from twostep.analysis.readout import RELATIVE_LAMBDAS  # noqa: E402
+from twostep.chapters import readout as ch  # noqa: E402
+
+D = 16
+A1S = [0.3, 0.4]
+A2S = [0.05, 0.25]
+REF = (0.4, 0.25)
+PSIS = [0.5, 1.0]
+SEEDS = [0, 1]
+L = 4
+TARGETS = ("he1", "odd", "he1+odd")
+BASE = dict(N=D, d=D, activation="poly4", c=0.5, n_train=D, n_test=2 * D)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    grid1 = [dict(target=t, n=D, alpha1=a1, alpha2s=A2S, scalings=("standardised", "raw"), **BASE)
+             for t in TARGETS for a1 in A1S]
+    rec1 = ts.sweep(ts.payoff_experiment, grid1, seeds=SEEDS)
+    grid2 = [dict(target=t, n=int(p * D), alpha1=REF[0], alpha2s=(REF[1],), **BASE)
+             for t in TARGETS for p in PSIS if p != 1.0]
+    rec2 = ts.sweep(ts.payoff_experiment, grid2, seeds=SEEDS)
+    u2 = ts.sweep(ts.signal_overlap_experiment,
+                  [dict(n=m, d=m, target="odd", batch=b, ks=(2,)) for m in (D, 2 * D)
+                   for b in ("reused", "fresh")], seeds=[0, 1, 2])
+    more = ts.sweep(ts.signal_overlap_experiment,
+                    [dict(n=D, d=D, target="odd", batch="reused", ks=(2,))], seeds=[3, 4, 5])
+    teacher = {t: ts.make_teacher(t, D, np.random.default_rng(0)) for t in (*TARGETS, "he3")}
+    single = {t: teacher[t] for t in ("odd", "he3", "he1")}
+    S1 = ch.payoff_summary(rec1, by=["target", "alpha1"])
+    S2 = ch.psi_summary(rec2, rec1, *REF)
+    ideal = ch.ideal_data(single, u2, D)
+    etas = (ts.step_size(0.5, REF[0], D), ts.step_size(0.5, REF[1], D))
+    psi = ch.psi_data(S2, {t: teacher[t] for t in TARGETS}, PSIS, D, etas)
+    return dict(rec1=rec1, rec2=rec2, u2=u2, more=more, teacher=teacher, single=single, S1=S1,
+                S2=S2, ideal=ideal, psi=psi, etas=etas)
+
+
+def _labelled(fig):
+    axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>" and (ax.lines or ax.collections)]
+    assert axes
+    for ax in axes:
+        assert ax.get_xlabel() or ax.get_ylabel(), "an axis without labels"
+    assert any(ax.get_xlabel() for ax in axes) and any(ax.get_ylabel() for ax in axes)
+    plt.close(fig)
+
+
+def _table(header, rows):
+    assert rows and all(len(r) == len(header) for r in rows)
+    assert all(isinstance(c, str) for r in rows for c in r)
+
+
+# -- theory formulas ---------------------------------------------------------------------
+
+def test_explained_fraction_is_rho_squared_for_he1_and_rho6_leading_for_he3():
+    he1 = ts.make_teacher("he1", 5, np.random.default_rng(0))
+    he3 = ts.make_teacher("he3", 5, np.random.default_rng(0))
+    rho = np.array([0.0, 0.1, 0.5, 1.0])
+    np.testing.assert_allclose(ch.explained_fraction(he1, rho), rho ** 2, atol=1e-12)
+    assert isinstance(ch.explained_fraction(he1, 0.5), float)
+    # He_3/sqrt(6): c_3^2/3! = 1, so the fraction is exactly rho^6.
+    np.testing.assert_allclose(ch.explained_fraction(he3, rho), rho ** 6, atol=1e-12)
+
+
+def test_explained_fraction_rejects_bad_input():
+    two = ts.make_teacher("he1+odd", 5, np.random.default_rng(0))
+    one = ts.make_teacher("he1", 5, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="single-index"):
+        ch.explained_fraction(two, 0.5)
+    with pytest.raises(ValueError, match="rho"):
+        ch.explained_fraction(one, 1.5)
+    with pytest.raises(TypeError, match="teacher"):
+        ch.explained_fraction("he1", 0.5)
+
+
+def test_asymptotic_ideal_matches_closed_forms_and_the_one_step_overlap():
+    he1 = ts.make_teacher("he1", 5, np.random.default_rng(0))
+    psis = np.array([0.5, 1.0, 4.0])
+    np.testing.assert_allclose(ch.asymptotic_ideal(he1, psis), 1 / (1 + psis), rtol=1e-12)
+    # Two equal steps on independent batches: twice the data.
+    np.testing.assert_allclose(ch.asymptotic_ideal(he1, psis, (1.0, 1.0)), 1 / (1 + 2 * psis),
+                               rtol=1e-12)
+    # A general link: the overlap of v_1 is the one-step theory's.
+    mix = ts.make_teacher("he1+odd", 5, np.random.default_rng(0))
+    c1 = np.array([g.coefficients[1] for g in mix.links])
+    rho = c1 / np.sqrt(c1 @ c1 + mix.second_moment / 2.0)
+    want = ts.projected_error(mix, np.outer(rho, rho)) / mix.second_moment
+    assert ch.asymptotic_ideal(mix, 2.0) == pytest.approx(want, rel=1e-12)
+    # More weight on the second step than equal weights gives a worse direction.
+    assert ch.asymptotic_ideal(he1, 1.0, (1.0, 3.0)) > ch.asymptotic_ideal(he1, 1.0, (1.0, 1.0))
+
+
+def test_asymptotic_ideal_rejects_bad_input():
+    he1 = ts.make_teacher("he1", 5, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="psi"):
+        ch.asymptotic_ideal(he1, 0.0)
+    with pytest.raises(ValueError, match="psi"):
+        ch.asymptotic_ideal(he1, [1.0, -1.0])
+    with pytest.raises(ValueError, match="weights"):
+        ch.asymptotic_ideal(he1, 1.0, (0.0, 0.0))
+    with pytest.raises(TypeError, match="psi"):
+        ch.asymptotic_ideal(he1, "1")
+
+
+# -- summaries ---------------------------------------------------------------------------
+
+def test_payoff_summary_averages_over_seeds_and_adds_paired_differences(runs):
+    S1, rec1 = runs["S1"], runs["rec1"]
+    assert set(S1) == {(t, a1) for t in TARGETS for a1 in A1S}
+    e = S1["he1", 0.4]
+    rows = [r for r in rec1 if r["target"] == "he1" and r["alpha1"] == 0.4]
+    assert e["count"] == len(SEEDS) == len(rows)
+    np.testing.assert_allclose(e["err_W2_reused"], np.mean([r["err_W2_reused"] for r in rows], axis=0))
+    d = [r["err_W2_reused"] - r["err_W1_total"] for r in rows]
+    np.testing.assert_allclose(e["d_reused_total"], np.mean(d, axis=0))
+    np.testing.assert_allclose(e["d_reused_total_sem"], np.std(d, axis=0, ddof=1) / np.sqrt(2))
+    assert e["d_total_W1"].shape == (len(A2S),) and np.ndim(e["err_W1"]) == 0
+    assert "err_W2_fresh_raw" in e
+    with pytest.raises(TypeError, match="records"):
+        ch.payoff_summary({}, by=["target"])
+    with pytest.raises(TypeError, match="by"):
+        ch.payoff_summary(rec1, by="target")
+
+
+def test_restrict_alpha2_and_psi_summary_share_the_n_equals_d_runs(runs):
+    r = runs["rec1"][0]
+    one = ch.restrict_alpha2(r, 1)
+    assert one["alpha2s"] == (A2S[1],)
+    assert one["err_W2_fresh"].shape == (1,) and one["max_row_W1_total"].shape == (1,)
+    assert one["err_W1"] == r["err_W1"] and one["overlap_u_reused"] is r["overlap_u_reused"]
+    with pytest.raises(ValueError, match="i must be"):
+        ch.restrict_alpha2(r, 2)
+    S2 = runs["S2"]
+    assert set(S2) == {(t, int(p * D)) for t in TARGETS for p in PSIS}
+    np.testing.assert_allclose(S2["he1", D]["err_W2_reused"],
+                               runs["S1"]["he1", REF[0]]["err_W2_reused"][[A2S.index(REF[1])]])
+    with pytest.raises(ValueError, match="no run"):
+        ch.psi_summary(runs["rec2"], runs["rec1"], 0.4, 0.15)
+
+
+# -- fig-ro-ideal ------------------------------------------------------------------------
+
+def test_ideal_data_table_numbers_and_plot(runs):
+    data, single, u2 = runs["ideal"], runs["single"], runs["u2"]
+    assert data.sizes == (D, 2 * D) and data.rho.shape == data.explained["odd"].shape == (200,)
+    direct = np.mean([r["overlaps"][0, 0] for r in u2 if (r["n"], r["batch"]) == (D, "reused")])
+    assert data.overlaps[D, "reused"][0] == pytest.approx(direct)
+    assert data.band[0] <= data.band[1] and data.counts[D, "fresh"] == 3
+    header, rows = ch.u2_table(data, single)
+    _table(header, rows)
+    assert len(rows) == 2
+    nums = ch.ideal_numbers(data, single, u2, shared_seeds=range(2))
+    assert nums["n_shared"] == 2 and nums["n_extra_draws"] == 1
+    assert nums["he1_at_hi"] == pytest.approx(data.band[1] ** 2, abs=1e-12)
+    assert 0 < nums["rho10_odd"] <= 1
+    with pytest.raises(ValueError, match="shared_seeds"):
+        ch.ideal_numbers(data, single, u2, shared_seeds=[0])
+    _labelled(ch.plot_ideal(data))
+    with pytest.raises(TypeError, match="IdealData"):
+        ch.plot_ideal({})
+
+
+# -- fig-ro-alpha ------------------------------------------------------------------------
+
+def test_alpha_plot_tables_and_numbers(runs):
+    S1, rec1 = runs["S1"], runs["rec1"]
+    _labelled(ch.plot_alpha(S1, A1S, A2S, L))
+    header, rows = ch.paired_table(S1, A1S, A2S, L)
+    _table(header, rows)
+    assert len(rows) == 2 * len(A1S) * len(A2S)
+    g = ch.alpha_numbers(S1, rec1, A1S, A2S, REF, L)
+    assert g["tw_n"] == 2 * len(A1S) * len(A2S)
+    assert g["tw_min"] <= g["tw_max"]
+    odd = [r for r in rec1 if r["target"] == "odd"]
+    assert g["odd_vs_zero"] == pytest.approx(
+        max(np.max(np.abs(r[f"err_{s}"] - 1)) for r in odd for s in ch.SCHEMES))
+    assert g["odd_spread"] == pytest.approx(
+        max(np.max(np.abs(r[f"err_{a}"] - r[f"err_{b}"])) for r in odd
+            for a, b in ch.PAIRED_DIFFERENCES.values()))
+    assert 0 <= g["odd_edges"] <= 1 and g["lam_last"] == ts.n_spikes(REF[0], A2S[-1], L)
+    header, rows, nums = ch.u2_consistency(S1, rec1, runs["ideal"], runs["more"],
+                                           runs["single"]["odd"], REF[0], D)
+    _table(header, rows)
+    assert nums["ov_u2_re_o"] == pytest.approx(S1["odd", REF[0]]["overlap_u_reused"][1, 0])
+    assert 0 <= nums["u2_p_here"] <= 1 and 0 <= nums["u2_n_low"] <= len(SEEDS)
+    with pytest.raises(ValueError, match="alpha1"):
+        ch.plot_alpha(S1, [0.2], A2S, L)
+    with pytest.raises(ValueError, match="ref"):
+        ch.alpha_numbers(S1, rec1, A1S, A2S, (0.4, 0.15), L)
+
+
+# -- fig-ro-scatter ----------------------------------------------------------------------
+
+def test_scatter_points_residuals_and_plot(runs):
+    points = ch.scatter_points(runs["S1"], runs["S2"], D)
+    # per (target, alpha1): W1 and 3 schemes x len(A2S); per (target, n != d): 1 + 3.
+    assert len(points) == len(TARGETS) * (len(A1S) * (1 + 3 * len(A2S)) + (len(PSIS) - 1) * 4)
+    t, s, x, y, sem = points[0]
+    assert (t, s) == ("he1", "W1") and y == runs["S1"]["he1", A1S[0]]["err_W1"]
+    header, rows, nums = ch.residual_table(points)
+    _table(header, rows)
+    fresh = np.array([y - x for t, s, x, y, _ in points if s == "W2_fresh" and t != "odd"])
+    assert nums["res_fresh_maxabs"] == pytest.approx(np.abs(fresh).max())
+    assert nums["n_points"] == len(points) and -1 <= nums["corr_fresh"] <= 1
+    _labelled(ch.plot_scatter(points))
+    with pytest.raises(TypeError, match="points"):
+        ch.plot_scatter([])
+
+
+# -- fig-ro-psi --------------------------------------------------------------------------
+
+def test_psi_data_table_and_plot(runs):
+    psi, S2, teacher = runs["psi"], runs["S2"], runs["teacher"]
+    assert psi.err["he1"]["W2_fresh"].shape == (len(PSIS),) and psi.ideal_v1["he1"].shape == (80,)
+    assert psi.err["he1"]["W1"][0] == S2["he1", D // 2]["err_W1"]
+    np.testing.assert_allclose(psi.ideal_v1["he1"], 1 / (1 + psi.psi_fine), rtol=1e-12)
+    np.testing.assert_allclose(psi.gap["he1"], [S2["he1", int(p * D)]["d_reused_total"][0] for p in PSIS])
+    header, rows, nums = ch.psi_table(psi, teacher)
+    _table(header, rows)
+    assert nums["psi_fresh_excess_at"] in PSIS and "ψ =" in nums["psi_fresh_cmp"]
+    _labelled(ch.plot_psi(psi))
+    with pytest.raises(ValueError, match="psis"):
+        ch.psi_data(S2, {"he1": teacher["he1"]}, [-1.0], D, runs["etas"])
+    with pytest.raises(ValueError, match="no entry"):
+        ch.psi_data(S2, {"he1": teacher["he1"]}, [3.0], D, runs["etas"])
+
+
+# -- fig-ro-why --------------------------------------------------------------------------
+
+def test_memorisation_data_tables_and_plot(runs):
+    mem = ch.memorisation_data(D, D, D, "poly4", "he1", 0.5, *REF, seed=0)
+    # The same draws as the chapter's first problem.
+    rng = ts.rng_for(0)
+    sch = ts.train_schemes(D, D, D, ts.get_activation("poly4"), ts.make_teacher("he1", D, rng),
+                           0.5, REF[0], (REF[1],), rng)
+    move = sch.W2_reused[0] - sch.W1
+    np.testing.assert_allclose(mem.move["reused"], np.linalg.norm(move, axis=1))
+    np.testing.assert_allclose(mem.memo["reused"], ts.neuron_memorisation(move, sch.X1))
+    assert mem.scale["fresh"].shape == (D,) and mem.unrelated == pytest.approx(np.sqrt(2 * np.log(D) / D))
+    header, rows, nums = ch.memorisation_table(mem, runs["psi"])
+    _table(header, rows)
+    assert len(rows) == 6 + len(PSIS)
+    assert nums["feat_ratio_fr"] >= 1
+    header, rows = ch.raw_table(runs["S1"], REF[0], A2S, L)
+    _table(header, rows)
+    _labelled(ch.plot_why(mem, runs["psi"], runs["S1"]["he1", REF[0]], REF[0], A2S))
+    with pytest.raises(ValueError, match="memo_cut"):
+        ch.memorisation_table(mem, runs["psi"], memo_cut=2.0)
+    with pytest.raises(TypeError, match="seed"):
+        ch.memorisation_data(D, D, D, "poly4", "he1", 0.5, *REF, seed=0.5)
+    with pytest.raises(TypeError, match="raw"):
+        ch.plot_why(mem, runs["psi"], runs["S2"]["he1", D], REF[0], A2S)
+
+
+def test_parameter_table():
+    header, rows = ch.parameter_table(1000, 0.5, [0.3, 0.4], [0.05, 0.25], (0.4, 0.25),
+                                      [0.5, 1.0], 4, 1000, 2000, 4, 8, RELATIVE_LAMBDAS)
+    _table(header, rows)
+    assert any("0, 2" in r[1] for r in rows)   # Lambda at alpha1 = 0.4
+    with pytest.raises(ValueError, match="alpha2"):
+        ch.parameter_table(1000, 0.5, [0.3], [0.6], (0.4, 0.25), [1.0], 4, 10, 10, 1, 1,
+                           RELATIVE_LAMBDAS)
+    with pytest.raises(ValueError, match="c must be"):
+        ch.parameter_table(1000, 0.0, [0.3], [0.1], (0.4, 0.25), [1.0], 4, 10, 10, 1, 1,
+                           RELATIVE_LAMBDAS)
