@@ -1,25 +1,46 @@
-r"""Chapter *Reused versus fresh batches*: its experiments.
+r"""Chapter *Reused versus fresh batches*: its experiments, figures and tables.
 
-:func:`signal_overlap_experiment` measures, from data alone, the overlaps of the
-signal directions :math:`u_k` (and of the reuse-aware :math:`\tilde u_k`) with the
-target directions; :func:`reuse_experiment` trains the network and measures where
-the top singular vectors of :math:`W_2` and of the exact term :math:`T_k` point.
-Their large-:math:`n` limits are in :mod:`twostep.analysis.population`.
+Experiments (one task each, for :func:`twostep.sweep`): :func:`signal_overlap_experiment`
+measures, from data alone, the overlaps of the signal directions :math:`u_k` (and of the
+reuse-aware :math:`\tilde u_k`) with the target directions; :func:`reuse_experiment` trains
+the network and measures where the top singular vectors of :math:`W_2` and of the exact term
+:math:`T_k` point.
+
+The chapter calls one compute and one plot function per figure:
+
+* :func:`population_limits` (large-:math:`n` limits by quadrature, :mod:`twostep.analysis.population`)
+  and :func:`limits_table`; the moments :func:`cubed_link_moment`, :math:`\mathbb E[g^3z]`, and
+  :func:`self_term_moment`, :math:`\mathbb E[\sigma'''\sigma'^2]`;
+* :func:`signal_data` with :func:`plot_signal_overlaps`, :func:`plot_two_index`,
+  :func:`signal_table` and :func:`signal_deviations`;
+* :func:`network_data` with :func:`plot_term`, :func:`plot_learned_subspace`,
+  :func:`network_table` and :func:`typical_max_label`;
+* :func:`lambda_data` with :func:`plot_lambda` and :func:`lambda_table`.
+
+The compute functions return small dataclasses (:class:`Limits`, :class:`SignalData`,
+:class:`NetworkData`, :class:`LambdaData`) whose ``at`` methods give the numbers the prose quotes.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from .._validation import check_alpha, check_choice, check_int, check_rng
+from .._validation import check_alpha, check_choice, check_int, check_real, check_rng
 from ..analysis.alignment import memorisation, overlaps, subspace_overlap, unmemorised_overlap
 from ..analysis.decomposition import second_step_term, signal_directions, signal_part
+from ..analysis.population import population_signal
 from ..analysis.spectra import top_singular
-from ..model.activations import get_activation
+from ..analysis.sweep import summarise, sweep
+from ..analysis.theory import n_spikes, spike_exponent
+from ..model.activations import check_activation, get_activation
+from ..model.hermite import gaussian_expectation
 from ..model.steps import BATCHES, run_two_steps, step_size
-from ..model.targets import make_teacher
+from ..model.targets import Link, get_link, make_teacher
+from .figures import COLORS, errorbars
+from .report import markdown_table
 
 
 def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, batch: str,
@@ -138,3 +159,598 @@ def _learned_subspace(Vt, B, X):
     raw = np.array([subspace_overlap(Vt[:K], B) for K in range(1, len(Vt) + 1)])
     clean = np.array([unmemorised_overlap(Vt[:K], B, X) for K in range(1, len(Vt) + 1)])
     return raw, clean
+
+
+# ---------------------------------------------------------------------------------------------
+# The chapter's figures and tables: one compute function and one plot function per figure.
+# ---------------------------------------------------------------------------------------------
+
+#: One colour per order :math:`k` of the signal directions :math:`u_k`.
+K_COLORS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a")
+_SUMMARY_KEYS = ("signal_reuse", "term_overlap", "term_memorisation", "top_values", "top_overlap",
+                 "top_memorisation", "subspace", "subspace_unmemorised")
+_LAMBDA_KEYS = ("subspace", "subspace_unmemorised")
+
+
+def _check_sizes(Ns, name: str = "Ns") -> tuple:
+    if isinstance(Ns, (str, bytes)) or not hasattr(Ns, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of integers >= 2, got {Ns!r}")
+    Ns = tuple(check_int(N, f"{name}[{i}]", 2) for i, N in enumerate(Ns))
+    if not Ns or any(b <= a for a, b in zip(Ns, Ns[1:])):
+        raise ValueError(f"{name} must be a non-empty increasing sequence of sizes, got {Ns}")
+    return Ns
+
+
+def _check_names(targets, name: str = "targets") -> list:
+    if isinstance(targets, (str, bytes)) or not hasattr(targets, "__iter__"):
+        raise TypeError(f"{name} must be a sequence (or dict) of target names, got {targets!r}")
+    targets = list(targets)
+    if not targets or not all(isinstance(t, str) for t in targets):
+        raise TypeError(f"{name} must be a non-empty sequence of target names, got {targets!r}")
+    return targets
+
+
+def _check_seeds(seeds, name: str = "seeds") -> list:
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of integers >= 0, got {seeds!r}")
+    return [check_int(s, f"{name}[{i}]", 0) for i, s in enumerate(seeds)]
+
+
+def _check_type(value, name: str, cls):
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be a {cls.__name__} (from the chapter's compute functions), "
+                        f"got {type(value).__name__}")
+    return value
+
+
+def n_grid(Ns, points: int = 60) -> np.ndarray:
+    r"""Widths for theory curves: ``points`` values, geometric from :math:`0.8N_{min}` to
+    :math:`1.25N_{max}`, shape ``(points,)``."""
+    Ns = _check_sizes(Ns)
+    return np.geomspace(0.8 * Ns[0], 1.25 * Ns[-1], check_int(points, "points", 2))
+
+
+def _n_axis(ax, Ns, label="$N$ ($= n = d$)"):
+    # Log-scaled width axis with one labelled tick per simulated N.
+    import matplotlib.pyplot as plt
+
+    ax.set_xscale("log")
+    ax.set_xticks(Ns, [str(N) for N in Ns])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+    ax.set_xlabel(label)
+
+
+def cubed_link_moment(target) -> float:
+    r""":math:`\mathbb E[g(z)^3z] = c_1(g^3)`, :math:`z\sim N(0,1)`: the first Hermite coefficient
+    of the cubed link, which sets the reused batch's :math:`A_2 = \mathbb E[g^3z]/\psi^2`.
+
+    ``target`` is a single-index link or its name (:func:`twostep.get_link`).
+    """
+    link = get_link(target) if isinstance(target, str) else target
+    if not isinstance(link, Link):
+        raise TypeError(f"target must be a Link or a link name, got {type(target).__name__}")
+    return link.moment(lambda z, g: g ** 3 * z)
+
+
+def self_term_moment(activation) -> float:
+    r""":math:`\mathbb E[\sigma'''(z)\sigma'(z)^2]`, :math:`z\sim N(0,1)`.
+
+    Under reuse the self-term of :math:`\Delta_{ij}` carries the neuron's own
+    :math:`\sigma'(P_{ij})`, so the component of :math:`\tilde u_2` along :math:`\beta^\star`
+    is :math:`\mathbb E[\sigma'''\sigma'^2]\,\mathbb E[g^3z]/\psi^2` instead of
+    :math:`\mu_3\mu_1^2\,\mathbb E[g^3z]/\psi^2`.
+    """
+    act = get_activation(activation) if isinstance(activation, str) else check_activation(activation)
+    return gaussian_expectation(lambda z: act.derivative(z, 3) * act.derivative(z, 1) ** 2)
+
+
+@dataclass
+class Limits:
+    r"""Large-:math:`n` limits of the signal directions (:func:`population_limits`).
+
+    ``plain[target, batch, k]`` is the :class:`PopulationSignal` of :math:`u_k`,
+    ``aware[target, batch]`` that of the reuse-aware :math:`\tilde u_{k}` at ``aware_order``.
+    """
+
+    psi: float
+    orders: tuple
+    aware_order: int
+    plain: dict
+    aware: dict
+
+    def overlap(self, target: str, batch: str, k: int | None = None, n: int | None = None,
+                index: int = 0, aware: bool = False) -> float:
+        r"""Overlap with :math:`\beta^\star_{\text{index}}`: the limit, or with ``n`` the mean at
+        batch size ``n``; of :math:`u_k`, or with ``aware=True`` of :math:`\tilde u_2`."""
+        sig = self.aware[target, batch] if aware else self.plain[target, batch, k]
+        return float((sig.overlaps if n is None else sig.expected_overlaps(int(n)))[index])
+
+
+def population_limits(targets, psi: float, orders, activation, aware_order: int = 2) -> Limits:
+    r"""Large-:math:`n` overlaps of :math:`u_k` (each order in ``orders``) and of the reuse-aware
+    :math:`\tilde u_{\text{aware\_order}}` with the target directions, for both batches.
+
+    The limit of :math:`u_k` is :math:`|A_k|/\sqrt{A_k^2 + B_k^2 + \|r_k\|^2}` with
+    :math:`A_k = \mathbb E[g(z)zs^k]`, :math:`s = c_1z + \rho y/\psi + \tau\zeta`
+    (:func:`twostep.population_signal`, Gauss--Hermite quadrature).
+    """
+    targets = _check_names(targets)
+    psi = check_real(psi, "psi", low=0.0, low_open=True)
+    orders = tuple(check_int(k, "orders[k]", 0) for k in orders)
+    aware_order = check_int(aware_order, "aware_order", 0)
+    act = get_activation(activation) if isinstance(activation, str) else check_activation(activation)
+    plain = {(t, b, k): population_signal(t, psi, k, b)
+             for t in targets for b in BATCHES for k in orders}
+    aware = {(t, b): population_signal(t, psi, aware_order, b, kind="reuse", activation=act)
+             for t in targets for b in BATCHES}
+    return Limits(psi, orders, aware_order, plain, aware)
+
+
+def limits_table(limits: Limits, targets: dict):
+    r"""Table of :func:`population_limits`: per single-index target its information exponent,
+    :math:`\mathbb E[g^3z]`, the limits of :math:`u_k` for both batches and of :math:`\tilde u_2`
+    (reused). ``targets`` maps target names to row labels."""
+    _check_type(limits, "limits", Limits)
+    if not isinstance(targets, dict):
+        raise TypeError(f"targets must be a dict of target name -> label, got {type(targets).__name__}")
+    fmt = lambda x: "0" if abs(x) < 5e-4 else f"{x:.3f}"
+    rows = []
+    for t, label in targets.items():
+        rows.append([label, str(get_link(t).information_exponent), f"{cubed_link_moment(t):.3f}"]
+                    + [fmt(limits.overlap(t, b, k)) for b in BATCHES for k in limits.orders]
+                    + [fmt(limits.overlap(t, "reused", aware=True))])
+    return markdown_table(
+        "Large-$n$ overlap of $u_k$ with $\\beta^\\star$ at $\\psi = 1$ "
+        "(Gauss–Hermite quadrature of the limit derived above), and of the reuse-aware $\\tilde u_2$.",
+        "tab-reuse-limits",
+        ["target", "inf. exp.", "$\\mathbb E[g^3z]$"]
+        + [f"{b} $u_{k}$" for b in BATCHES for k in limits.orders] + ["reused $\\tilde u_2$"],
+        rows)
+
+
+@dataclass
+class SignalData:
+    r"""Measured overlaps of the :math:`u_k` over seeds (:func:`signal_data`).
+
+    ``summary[target, batch, N]`` holds ``overlaps`` and ``overlaps_reuse``, each
+    ``(len(orders), r)`` means over seeds, their ``*_sem`` and ``count``.
+    """
+
+    Ns: tuple
+    records: list
+    summary: dict
+
+    def at(self, target: str, batch: str, k: int, N: int | None = None, key: str = "overlaps",
+           index: int = 0, sem: bool = False) -> float:
+        """Mean (or with ``sem=True`` its standard error) of ``key[k, index]`` at ``N`` (default
+        the largest size)."""
+        entry = self.summary[target, batch, self.Ns[-1] if N is None else N]
+        return float(entry[key + ("_sem" if sem else "")][k, index])
+
+    def series(self, target: str, batch: str, key: str, index) -> tuple:
+        """Means and standard errors against ``Ns`` of ``summary[...][key][index]``, each ``(len(Ns),)``."""
+        mean = np.array([self.summary[target, batch, N][key][index] for N in self.Ns])
+        sem = np.array([self.summary[target, batch, N][key + "_sem"][index] for N in self.Ns])
+        return mean, sem
+
+
+def signal_data(Ns, targets, seeds, activation, ks=(0, 1, 2, 3), n_jobs: int = 1) -> SignalData:
+    r""":func:`signal_overlap_experiment` at :math:`n = d = N` for every size, target, batch and
+    seed, summarised over seeds.
+
+    :math:`u_k = \frac1nX_2^\top(y_2\odot s^{\circ k})`, :math:`s = X_2v`,
+    :math:`v = \frac1nX_1^\top y_1`; the overlaps are :math:`|\langle u_k,\beta^\star_r\rangle|/\|u_k\|`.
+    """
+    Ns, targets, seeds = _check_sizes(Ns), _check_names(targets), _check_seeds(seeds)
+    grid = [dict(n=N, d=N, target=t, batch=b, activation=activation, ks=tuple(ks))
+            for t in targets for b in BATCHES for N in Ns]
+    records = sweep(signal_overlap_experiment, grid, seeds=seeds, n_jobs=check_int(n_jobs, "n_jobs"))
+    summary = {(e["target"], e["batch"], e["n"]): e
+               for e in summarise(records, by=["target", "batch", "n"],
+                                  values=["overlaps", "overlaps_reuse"])}
+    return SignalData(Ns, records, summary)
+
+
+def signal_deviations(data: SignalData, limits: Limits, target: str) -> np.ndarray:
+    r"""``|measured - theory| / sem`` of the overlap of every :math:`u_k` with :math:`\beta^\star`,
+    theory being the mean overlap at batch size :math:`n = N`; shape ``(2 len(orders) len(Ns),)``,
+    ordered by batch, order, size."""
+    _check_type(data, "data", SignalData)
+    _check_type(limits, "limits", Limits)
+    return np.array([abs(data.at(target, b, k, N) - limits.overlap(target, b, k, n=N))
+                     / data.at(target, b, k, N, sem=True)
+                     for b in BATCHES for k in limits.orders for N in data.Ns])
+
+
+def plot_signal_overlaps(data: SignalData, limits: Limits, targets: dict):
+    r"""Figure: overlap of each :math:`u_k` with :math:`\beta^\star` against :math:`N`, one column per
+    single-index target in ``targets`` (name -> label), reused (top) and fresh (bottom) batch;
+    theory mean at batch size :math:`n` dashed, chance :math:`1/\sqrt d` dotted."""
+    import matplotlib.pyplot as plt
+
+    _check_type(data, "data", SignalData)
+    _check_type(limits, "limits", Limits)
+    Ns, grid = data.Ns, n_grid(data.Ns)
+    fig, axes = plt.subplots(2, len(targets), figsize=(10.5, 5.4), sharex=True, sharey=True,
+                             squeeze=False)
+    for col, (t, label) in enumerate(targets.items()):
+        for row, b in enumerate(BATCHES):
+            ax = axes[row, col]
+            for k in limits.orders:
+                mean, sem = data.series(t, b, "overlaps", (k, 0))
+                errorbars(ax, Ns, mean, sem, color=K_COLORS[k], label=f"$u_{k}$")
+                ax.plot(grid, [limits.overlap(t, b, k, n=int(N)) for N in grid],
+                        color=K_COLORS[k], lw=0.9, ls="--")
+            ax.plot(grid, 1 / np.sqrt(grid), color=COLORS["chance"], ls=":", lw=1.2)
+            ax.set(yscale="log", ylim=(3e-3, 1.2))
+            _n_axis(ax, Ns, "$N$ ($= n = d$)" if row == 1 else "")
+            ax.set_title(f"{label}, {b}")
+            if col == 0:
+                ax.set_ylabel(r"overlap with $\beta^\star$")
+    handles = [plt.Line2D([], [], color=K_COLORS[k], marker="o", ms=4, label=f"$u_{k}$, simulation")
+               for k in limits.orders]
+    handles += [plt.Line2D([], [], color="k", ls="--", lw=0.9, label="theory, mean at this $n$"),
+                plt.Line2D([], [], color=COLORS["chance"], ls=":", lw=1.2, label=r"chance $1/\sqrt{d}$")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=6)
+    plt.close(fig)
+    return fig
+
+
+def signal_table(data: SignalData, limits: Limits, targets: dict, N: int | None = None):
+    r"""Table of the measured overlaps at size ``N`` (default the largest): one row per target
+    direction and batch, one column per :math:`u_k` and for :math:`\tilde u_2`; each cell is the
+    mean ± standard error over seeds and, in brackets, the theory's mean at batch size :math:`n`.
+    ``targets`` maps names to labels; a target with several directions gets a row per direction."""
+    _check_type(data, "data", SignalData)
+    _check_type(limits, "limits", Limits)
+    N = data.Ns[-1] if N is None else check_int(N, "N")
+    if N not in data.Ns:
+        raise ValueError(f"N must be one of the simulated sizes {data.Ns}, got {N}")
+    ka = limits.aware_order
+    rows = []
+    for t, label in targets.items():
+        r = data.summary[t, BATCHES[0], N]["overlaps"].shape[1]
+        for i in range(r):
+            for b in BATCHES:
+                cell = lambda k, key, th: (f"{data.at(t, b, k, N, key, i):.3f} ± "
+                                           f"{data.at(t, b, k, N, key, i, sem=True):.3f} ({th:.3f})")
+                rows.append([label + (f", $\\beta_{i + 1}$" if r > 1 else ""), b]
+                            + [cell(k, "overlaps", limits.overlap(t, b, k, n=N, index=i))
+                               for k in limits.orders]
+                            + [cell(ka, "overlaps_reuse", limits.overlap(t, b, n=N, index=i, aware=True))])
+    return markdown_table(
+        f"Overlaps with the target directions at $N = n = d = {N}$: mean ± standard error over "
+        f"{data.summary[next(iter(targets)), BATCHES[0], N]['count']} draws of the data, and in "
+        "brackets the theory's mean overlap at this $n$ (the finite-$n$ formula above).",
+        "tab-reuse-measured",
+        ["target", "batch"] + [f"$u_{k}$" for k in limits.orders] + [f"$\\tilde u_{ka}$"], rows)
+
+
+def plot_two_index(data: SignalData, limits: Limits, target: str):
+    r"""Figure for a two-index target: overlap of :math:`u_0` with :math:`\beta_1` (left) and of
+    :math:`u_2` and :math:`\tilde u_2` with :math:`\beta_2` (right) against :math:`N`, both batches,
+    theory mean at batch size :math:`n` and chance :math:`1/\sqrt d`."""
+    import matplotlib.pyplot as plt
+
+    _check_type(data, "data", SignalData)
+    _check_type(limits, "limits", Limits)
+    Ns, grid = data.Ns, n_grid(data.Ns)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+    for b in BATCHES:
+        mean, sem = data.series(target, b, "overlaps", (0, 0))
+        errorbars(ax1, Ns, mean, sem, color=COLORS[b], label=f"$u_0$, {b}")
+        ax1.plot(grid, [limits.overlap(target, b, 0, n=int(N)) for N in grid],
+                 color=COLORS[b], lw=0.9, ls="--")
+        for key, marker, ls, name, aware in (("overlaps", "o", "--", "u_2", False),
+                                             ("overlaps_reuse", "s", "-", r"\tilde u_2", True)):
+            if b == "fresh" and aware:
+                continue   # without a self-term the reuse-aware weight is mu_3 (mu_1 s)^2: the same direction
+            if b == "fresh":
+                name = r"u_2 = \tilde u_2"
+            mean, sem = data.series(target, b, key, (2, 1))
+            errorbars(ax2, Ns, mean, sem, color=COLORS[b], marker=marker,
+                      mfc="white" if marker == "s" else None, label=f"${name}$, {b}")
+            ax2.plot(grid, [limits.overlap(target, b, 2, n=int(N), index=1, aware=aware) for N in grid],
+                     color=COLORS[b], lw=0.9, ls=ls)
+    for ax, title in ((ax1, r"overlap with $\beta_1$ (linear part)"),
+                      (ax2, r"overlap with $\beta_2$ (odd, inf. exp. 3)")):
+        ax.plot(grid, 1 / np.sqrt(grid), color=COLORS["chance"], ls=":", lw=1.2, label=r"chance $1/\sqrt{d}$")
+        ax.set(yscale="log", title=title, ylim=(3e-3, 1.2))
+        _n_axis(ax, Ns)
+    ax1.legend(loc="lower left")
+    ax2.legend(loc="upper right", ncol=2, fontsize=8)
+    ax1.set_ylabel("overlap")
+    plt.close(fig)
+    return fig
+
+
+@dataclass
+class NetworkData:
+    r"""Trained-network measurements over seeds (:func:`network_data`).
+
+    ``summary[target, batch, N]`` holds the means, ``*_sem`` and ``count`` of
+    :func:`reuse_experiment`'s ``signal_reuse``, ``term_*``, ``top_*`` and ``subspace*``.
+    """
+
+    Ns: tuple
+    records: list
+    summary: dict
+
+    def at(self, target: str, batch: str, key: str, N: int | None = None, sem: bool = False):
+        """Mean (or its standard error) of ``key`` at ``N`` (default the largest size)."""
+        return self.summary[target, batch, self.Ns[-1] if N is None else N][key + ("_sem" if sem else "")]
+
+    def series(self, target: str, batch: str, key: str, index=()) -> tuple:
+        """Means and standard errors against ``Ns`` of ``summary[...][key][index]``, each ``(len(Ns),)``."""
+        mean = np.array([self.summary[target, batch, N][key][index] for N in self.Ns])
+        sem = np.array([self.summary[target, batch, N][key + "_sem"][index] for N in self.Ns])
+        return mean, sem
+
+    def seed_values(self, target: str, batch: str, key: str, N: int | None = None, index=()) -> np.ndarray:
+        """``key[index]`` of every run at one point, in run order, shape ``(count,)``."""
+        N = self.Ns[-1] if N is None else N
+        return np.array([r[key][index] for r in self.records
+                         if (r["target"], r["batch"], r["N"]) == (target, batch, N)])
+
+
+def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_point=None,
+                 top: int = 8, term: int = 2, n_jobs: int = 1) -> NetworkData:
+    r""":func:`reuse_experiment` for every size :math:`N = n = d`, target, batch and seed.
+
+    ``alpha2s`` maps a target to the other exponents :math:`\alpha_2'` at which its draws are
+    rescaled (:math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)`); ``extra_seeds`` are run only at
+    ``extra_point = (target, batch, N)``. The records keep that order: the grid, then the extra runs.
+    """
+    Ns, targets, seeds = _check_sizes(Ns), _check_names(targets), _check_seeds(seeds)
+    extra_seeds = _check_seeds(extra_seeds, "extra_seeds")
+    alpha2s = {} if alpha2s is None else alpha2s
+    if not isinstance(alpha2s, dict):
+        raise TypeError(f"alpha2s must be a dict of target -> exponents, got {type(alpha2s).__name__}")
+    n_jobs = check_int(n_jobs, "n_jobs")
+    grid = [dict(N=N, target=t, batch=b, steps=steps, term=term, top=top,
+                 alpha2s=list(alpha2s.get(t, [])))
+            for t in targets for b in BATCHES for N in Ns]
+    records = sweep(reuse_experiment, grid, seeds=seeds, n_jobs=n_jobs)
+    if extra_seeds:
+        key = tuple(extra_point) if isinstance(extra_point, (tuple, list)) else None
+        point = [g for g in grid if (g["target"], g["batch"], g["N"]) == key]
+        if not point:
+            raise ValueError(f"extra_point must be a (target, batch, N) of the grid, got {extra_point!r}")
+        records += sweep(reuse_experiment, point, seeds=extra_seeds, n_jobs=n_jobs)
+    summary = {(e["target"], e["batch"], e["N"]): e
+               for e in summarise(records, by=["target", "batch", "N"], values=list(_SUMMARY_KEYS))}
+    return NetworkData(Ns, records, summary)
+
+
+def _seed_note(net: NetworkData) -> str:
+    counts = sorted({e["count"] for e in net.summary.values()})
+    return " to ".join(str(c) for c in (counts[0], counts[-1])) if len(counts) > 1 else str(counts[0])
+
+
+def plot_term(net: NetworkData, limits: Limits, targets: dict):
+    r"""Figure: overlap with :math:`\beta^\star` of the top right singular vector of the exact
+    :math:`T_2` (left, with the theory of :math:`\tilde u_2` and chance :math:`1/\sqrt d`) and its
+    memorisation :math:`\max_j|\cos(\cdot,x_j)|` (right, with :math:`\sqrt{2\log n/d}`), against
+    :math:`N`; ``targets`` maps the two simulated targets to labels (first: filled, solid)."""
+    import matplotlib.pyplot as plt
+
+    _check_type(net, "net", NetworkData)
+    _check_type(limits, "limits", Limits)
+    Ns, grid = net.Ns, n_grid(net.Ns)
+    first = next(iter(targets))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.7))
+    for t, label in targets.items():
+        style = dict(marker="o" if t == first else "s", mfc=None if t == first else "white",
+                     ls="-" if t == first else "--")
+        for b in BATCHES:
+            errorbars(ax1, Ns, *net.series(t, b, "term_overlap", 0), color=COLORS[b],
+                      label=f"{label}, {b}", **style)
+            errorbars(ax2, Ns, *net.series(t, b, "term_memorisation"), color=COLORS[b],
+                      label=f"{label}, {b}", **style)
+        ax1.plot(grid, [limits.overlap(t, "reused", n=int(N), aware=True) for N in grid],
+                 color=COLORS["theory"], lw=1, ls=style["ls"], label=rf"$\tilde u_2$, theory, {label}")
+    ax1.plot(grid, 1 / np.sqrt(grid), color=COLORS["chance"], ls=":", lw=1.2, label=r"chance $1/\sqrt{d}$")
+    ax1.set(yscale="log", ylim=(3e-3, 1), ylabel=r"overlap with $\beta^\star$",
+            title=r"top right singular vector of $T_2$")
+    ax2.plot(grid, np.sqrt(2 * np.log(grid) / grid), color=COLORS["chance"], ls=":", lw=1.2,
+             label=r"unrelated vector $\sqrt{2\log n/d}$")
+    ax2.set(ylim=(0, 1.05), ylabel=r"$\max_j|\cos(\cdot, x_j)|$", title="its memorisation")
+    for ax in (ax1, ax2):
+        _n_axis(ax, Ns)
+    handles = ax1.get_legend_handles_labels()[0] + [h for h, lab in zip(*ax2.get_legend_handles_labels())
+                                                   if lab.startswith("unrelated")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=8)
+    plt.close(fig)
+    return fig
+
+
+def plot_learned_subspace(net: NetworkData, limits: Limits, targets: dict, K: int):
+    r"""Figure: overlap with :math:`\beta^\star` of the span of :math:`W_2`'s top ``K`` right
+    singular vectors, raw and with memorised inputs set aside, one panel per target (with the
+    limit of :math:`\tilde u_2` and chance :math:`\sqrt{K/d}`), and the memorisation of the top
+    right vector (last panel), against :math:`N`."""
+    import matplotlib.pyplot as plt
+
+    _check_type(net, "net", NetworkData)
+    _check_type(limits, "limits", Limits)
+    K = check_int(K, "K")
+    Ns, grid = net.Ns, n_grid(net.Ns)
+    first = next(iter(targets))
+    fig, axes = plt.subplots(1, len(targets) + 1, figsize=(10.5, 3.6))
+    for ax, (t, label) in zip(axes[:-1], targets.items()):
+        for b in BATCHES:
+            for key, mfc, ls, alpha, what in (
+                    ("subspace_unmemorised", None, "-", 1.0, "memorised inputs set aside"),
+                    ("subspace", "white", ":", 0.5, "raw")):
+                errorbars(ax, Ns, *net.series(t, b, key, (K - 1, 0)), color=COLORS[b], mfc=mfc,
+                          ls=ls, alpha=alpha, label=f"{b}, {what}")
+        ax.plot(grid, [limits.overlap(t, "reused", aware=True)] * len(grid), color=COLORS["theory"],
+                lw=1, label=r"limit of $\tilde u_2$")
+        ax.plot(grid, np.sqrt(K / grid), color=COLORS["chance"], ls=":", lw=1.2,
+                label=rf"chance $\sqrt{{{K}/d}}$")
+        ax.set(yscale="log", ylim=(1e-3, 1), title=f"{label}: top {K} right vectors of $W_2$")
+        _n_axis(ax, Ns)
+    axes[0].set_ylabel(r"overlap of their span with $\beta^\star$")
+    axes[0].legend(fontsize=8, loc="lower left")
+    for t, label in targets.items():
+        for b in BATCHES:
+            errorbars(axes[-1], Ns, *net.series(t, b, "top_memorisation", 0), color=COLORS[b],
+                      marker="o" if t == first else "s", mfc=None if t == first else "white",
+                      ls="-" if t == first else "--", label=f"{label}, {b}")
+    axes[-1].plot(grid, np.sqrt(2 * np.log(grid) / grid), color=COLORS["chance"], ls=":", lw=1.2,
+                  label=r"unrelated $\sqrt{2\log n/d}$")
+    axes[-1].set(ylim=(0, 1.05), ylabel=r"$\max_j|\cos(\cdot, x_j)|$",
+                 title="memorisation of $W_2$'s top right vector")
+    _n_axis(axes[-1], Ns)
+    axes[-1].legend(fontsize=8, loc="center left")
+    plt.close(fig)
+    return fig
+
+
+def network_table(net: NetworkData, targets: dict, K: int):
+    r"""Table of the trained network's measurements: one row per target, batch and size, with the
+    top right singular vector of :math:`T_2` (overlap with :math:`\beta^\star`, memorisation), the
+    overlap of :math:`\tilde u_2` in the same runs, :math:`W_2`'s top singular value, its right
+    vector's overlap and memorisation, and the overlap of the span of its top ``K`` right vectors
+    (raw, and with memorised inputs set aside) against chance :math:`\sqrt{K/d}`."""
+    _check_type(net, "net", NetworkData)
+    K = check_int(K, "K")
+    pm = lambda t, b, key, N, i, digits=3: (f"{net.at(t, b, key, N)[i]:.{digits}f} ± "
+                                            f"{net.at(t, b, key, N, sem=True)[i]:.{digits}f}")
+    rows = []
+    for t, label in targets.items():
+        for b in BATCHES:
+            for N in net.Ns:
+                rows.append([label, b, str(N), pm(t, b, "term_overlap", N, 0),
+                             pm(t, b, "term_memorisation", N, (), 2), pm(t, b, "signal_reuse", N, 0),
+                             f"{net.at(t, b, 'top_values', N)[0]:.1f}",
+                             f"{net.at(t, b, 'top_overlap', N)[0, 0]:.3f}",
+                             f"{net.at(t, b, 'top_memorisation', N)[0]:.2f}",
+                             f"{net.at(t, b, 'subspace', N)[K - 1, 0]:.3f}",
+                             pm(t, b, "subspace_unmemorised", N, (K - 1, 0)),
+                             f"{np.sqrt(K / N):.3f}"])
+    return markdown_table(
+        f"The trained network: means ± standard errors over {_seed_note(net)} seeds. $T_2$: overlap "
+        "with $\\beta^\\star$ and memorisation of its top right singular vector; $\\tilde u_2$: its "
+        "overlap in the same runs. $W_2$: top singular value, overlap and memorisation of its "
+        f"right vector, and overlap of the span of its top {K} right vectors, raw and with the "
+        "memorised inputs set aside, against the chance level of that span.",
+        "tab-reuse-network",
+        ["target", "batch", "$N$", "$T_2$ overlap", "$T_2$ mem.", "$\\tilde u_2$ overlap",
+         "$W_2$ top value", "$W_2$ top overlap", "$W_2$ top mem.", f"top-{K} span, raw",
+         f"top-{K} span, set aside", f"chance $\\sqrt{{{K}/d}}$"], rows)
+
+
+def typical_max_label(targets, n: int, rng: np.random.Generator, draws: int = 50) -> dict:
+    r"""Median over ``draws`` samples of :math:`\max_{j\le n}|g(z_j)|`, :math:`z_j\sim N(0,1)`, for each
+    target link (drawn in the order of ``targets``, ``draws`` samples each)."""
+    targets = _check_names(targets)
+    n, draws = check_int(n, "n"), check_int(draws, "draws")
+    check_rng(rng)
+    return {t: float(np.median([np.abs(get_link(t)(rng.standard_normal(n))).max() for _ in range(draws)]))
+            for t in targets}
+
+
+@dataclass
+class LambdaData:
+    r"""Learned-subspace overlaps of one target at several :math:`\alpha_2` (:func:`lambda_data`).
+
+    ``values[alpha2, batch, N]`` maps ``subspace``, ``subspace_unmemorised`` and their ``*_sem``
+    to ``(top, r)`` arrays; ``n_spikes[alpha2]`` is :math:`\Lambda(\alpha_1,\alpha_2)`.
+    """
+
+    Ns: tuple
+    alpha1: float
+    alpha2s: tuple
+    n_spikes: dict
+    values: dict
+
+    def at(self, alpha2: float, batch: str, N: int | None = None, key: str = "subspace_unmemorised",
+           sem: bool = False) -> float:
+        r"""Overlap of the span of the top :math:`1+\Lambda` right vectors (``key``), or its standard
+        error, at ``N`` (default the largest size)."""
+        v = self.values[alpha2, batch, self.Ns[-1] if N is None else N][key + ("_sem" if sem else "")]
+        return float(v[self.n_spikes[alpha2], 0])
+
+    def chance(self, alpha2: float, N: int | None = None) -> float:
+        r""":math:`\sqrt{(1+\Lambda)/d}`, the overlap of a random subspace of that dimension."""
+        return float(np.sqrt((1 + self.n_spikes[alpha2]) / (self.Ns[-1] if N is None else N)))
+
+    def exponent(self, alpha2: float) -> float:
+        r""":math:`e_2 = \alpha_2 - 2(1/2-\alpha_1)`, the exponent of the aligned spike's size."""
+        return spike_exponent(2, self.alpha1, alpha2)
+
+
+def lambda_data(net: NetworkData, target: str, alpha1: float, alpha2: float, alpha2s, L: int) -> LambdaData:
+    r"""The learned subspace of ``target``'s runs at each :math:`\alpha_2'` in ``alpha2s``: the runs'
+    own :math:`\alpha_2` as trained, the others from the rescaled draws of :func:`network_data`
+    (whose ``alpha2s`` must be ``alpha2s`` without ``alpha2``, in order)."""
+    _check_type(net, "net", NetworkData)
+    alpha1, alpha2 = check_alpha(alpha1, "alpha1"), check_alpha(alpha2, "alpha2")
+    alpha2s = tuple(check_alpha(a, "alpha2s") for a in alpha2s)
+    L = check_int(L, "L")
+    others = [a for a in alpha2s if a != alpha2]
+    records = [r for r in net.records if r["target"] == target]
+    if not records:
+        raise ValueError(f"target must be one of the simulated targets, got {target!r}")
+    keys = list(_LAMBDA_KEYS) + ["rescaled_" + k for k in _LAMBDA_KEYS]
+    values = {}
+    for e in summarise(records, by=["batch", "N"], values=keys):
+        for a2 in alpha2s:
+            i = None if a2 == alpha2 else others.index(a2)
+            pick = lambda key: e[key] if i is None else e["rescaled_" + key][i]
+            values[a2, e["batch"], e["N"]] = {key: pick(key) for key in
+                                              [*_LAMBDA_KEYS, *(k + "_sem" for k in _LAMBDA_KEYS)]}
+    return LambdaData(net.Ns, alpha1, alpha2s, {a2: n_spikes(alpha1, a2, L) for a2 in alpha2s}, values)
+
+
+def plot_lambda(lam: LambdaData, limits: Limits, target: str = "odd"):
+    r"""Figure: one panel per :math:`\alpha_2`, overlap with :math:`\beta^\star` of the span of the
+    top :math:`1+\Lambda` right vectors of :math:`W_2` against :math:`N` (memorised inputs set aside,
+    and raw), both batches, with chance :math:`\sqrt{(1+\Lambda)/d}` and the limit of :math:`\tilde u_2`."""
+    import matplotlib.pyplot as plt
+
+    _check_type(lam, "lam", LambdaData)
+    _check_type(limits, "limits", Limits)
+    Ns, grid = lam.Ns, n_grid(lam.Ns)
+    fig, axes = plt.subplots(1, len(lam.alpha2s), figsize=(10.5, 3.3), sharey=True, squeeze=False)
+    axes = axes[0]
+    for ax, a2 in zip(axes, lam.alpha2s):
+        k_sub = 1 + lam.n_spikes[a2]
+        for b in BATCHES:
+            for key, mfc, ls, alpha in (("subspace_unmemorised", None, "-", 1.0), ("subspace", "white", ":", 0.5)):
+                mean = [lam.at(a2, b, N, key) for N in Ns]
+                sem = [lam.at(a2, b, N, key, sem=True) for N in Ns]
+                errorbars(ax, Ns, mean, sem, color=COLORS[b], mfc=mfc, ls=ls, alpha=alpha,
+                          label=f"{b}" + ("" if key == "subspace_unmemorised" else ", raw"))
+        ax.plot(grid, np.sqrt(k_sub / grid), color=COLORS["chance"], ls=":", lw=1.2, label="chance")
+        ax.axhline(limits.overlap(target, "reused", aware=True), color=COLORS["theory"], lw=1,
+                   label=r"limit of $\tilde u_2$")
+        ax.set(yscale="log", ylim=(5e-3, 0.6),
+               title=rf"$\alpha_2 = {a2}$: $\Lambda = {lam.n_spikes[a2]}$, $e_2 = {lam.exponent(a2):+.2f}$")
+        _n_axis(ax, Ns, "$N$")
+        ax.tick_params(axis="x", labelsize=8.5)
+    axes[0].set_ylabel(r"overlap of learned subspace with $\beta^\star$")
+    fig.legend(handles=axes[0].get_legend_handles_labels()[0], loc="outside lower center", ncol=6, fontsize=8.5)
+    plt.close(fig)
+    return fig
+
+
+def lambda_table(lam: LambdaData):
+    r"""Table of :func:`lambda_data`: per :math:`\alpha_2` (with :math:`\Lambda` and :math:`e_2`) and
+    batch, the overlap ± standard error of the learned subspace (memorised inputs set aside) at each
+    size, and the chance level :math:`\sqrt{(1+\Lambda)/d}`."""
+    _check_type(lam, "lam", LambdaData)
+    rows = []
+    for a2 in lam.alpha2s:
+        head = [f"{a2}", str(lam.n_spikes[a2]), f"{lam.exponent(a2):+.2f}"]
+        for b in BATCHES:
+            rows.append(head + [b] + [f"{lam.at(a2, b, N):.3f} ± {lam.at(a2, b, N, sem=True):.3f}"
+                                      for N in lam.Ns])
+        rows.append(head + ["chance"] + [f"{lam.chance(a2, N):.3f}" for N in lam.Ns])
+    return markdown_table(
+        "Overlap with $\\beta^\\star$ of the learned subspace (span of $W_2$'s top $1+\\Lambda$ "
+        "right singular vectors, memorised inputs set aside) at each $\\alpha_2$: mean ± standard "
+        "error over seeds, and the chance level of a random subspace of that dimension.",
+        "tab-reuse-lambda",
+        ["$\\alpha_2$", "$\\Lambda$", "$e_2$", "batch"] + [f"$N = {N}$" for N in lam.Ns], rows)

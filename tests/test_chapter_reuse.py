@@ -1,0 +1,200 @@
+"""The compute, table and plot functions of the chapter *Reused versus fresh batches*
+(``twostep.chapters.reuse``), at tiny sizes."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+from numpy.polynomial.hermite_e import hermegauss
+
+import twostep as ts
+from twostep.chapters import reuse as ch
+
+SIGMA = ts.get_activation("poly4")
+TARGETS = {"odd": "odd bounded", "he3": "He3"}
+NS = (30, 50)
+STEPS = ((0.5, 0.4), (0.5, 0.25))
+A2S = (0.05, 0.25, 0.35)
+
+
+def _gauss(f, points=120):
+    z, w = hermegauss(points)
+    return float(np.dot(w / np.sqrt(2 * np.pi), f(z)))
+
+
+@pytest.fixture(scope="module")
+def limits():
+    return ch.population_limits([*TARGETS, "he1+odd"], 1.0, range(4), SIGMA)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return ch.signal_data(NS, [*TARGETS, "he1+odd"], [0, 1], SIGMA)
+
+
+@pytest.fixture(scope="module")
+def net():
+    return ch.network_data(NS, list(TARGETS), STEPS, [0, 1], alpha2s={"odd": [0.05, 0.35]},
+                           extra_seeds=[3], extra_point=("odd", "reused", NS[-1]), top=4)
+
+
+def _labelled(fig):
+    assert isinstance(fig, Figure)
+    axes = fig.get_axes()
+    assert axes and any(ax.get_xlabel().startswith("$N$") for ax in axes)   # shared x: bottom row
+    assert any(ax.get_ylabel() for ax in axes) and all(ax.get_title() for ax in axes)
+    assert all(ax.get_xscale() == "log" for ax in axes)
+    return axes
+
+
+def test_moments_match_direct_quadrature():
+    he3 = lambda z: (z ** 3 - 3 * z) / np.sqrt(6)
+    assert ch.cubed_link_moment("he3") == pytest.approx(_gauss(lambda z: he3(z) ** 3 * z), rel=1e-8)
+    assert ch.cubed_link_moment(ts.get_link("he2")) == pytest.approx(0, abs=1e-10)   # even link
+    # E[sigma''' sigma'^2] against an independent Gauss-Hermite rule
+    d1 = lambda z: SIGMA.derivative(z, 1)
+    d3 = lambda z: SIGMA.derivative(z, 3)
+    assert ch.self_term_moment(SIGMA) == pytest.approx(_gauss(lambda z: d3(z) * d1(z) ** 2), rel=1e-10)
+    assert ch.self_term_moment("poly4") == pytest.approx(ch.self_term_moment(SIGMA))
+    with pytest.raises(TypeError, match="target"):
+        ch.cubed_link_moment(3)
+    with pytest.raises(TypeError, match="activation"):
+        ch.self_term_moment(3)
+
+
+def test_population_limits_agree_with_population_signal(limits):
+    assert set(limits.plain) == {(t, b, k) for t in [*TARGETS, "he1+odd"] for b in ts.BATCHES
+                                 for k in range(4)}
+    direct = ts.population_signal("odd", 1.0, 2, "reused")
+    assert limits.overlap("odd", "reused", 2) == pytest.approx(direct.overlaps[0])
+    assert limits.overlap("odd", "reused", 2, n=500) == pytest.approx(direct.expected_overlaps(500)[0])
+    aware = ts.population_signal("odd", 1.0, 2, "reused", kind="reuse", activation=SIGMA)
+    assert limits.overlap("odd", "reused", aware=True) == pytest.approx(aware.overlaps[0])
+    assert limits.overlap("he1+odd", "reused", 2, index=1) == pytest.approx(
+        ts.population_signal("he1+odd", 1.0, 2, "reused").overlaps[1])
+    # The claim: a fresh batch never aligns with an information-exponent-three link.
+    assert max(limits.overlap("odd", "fresh", k) for k in range(4)) < 1e-6
+    with pytest.raises(ValueError, match="psi"):
+        ch.population_limits(["odd"], 0.0, range(4), SIGMA)
+    with pytest.raises(TypeError, match="targets"):
+        ch.population_limits("odd", 1.0, range(4), SIGMA)
+
+
+def test_limits_table(limits):
+    text = ch.limits_table(limits, TARGETS).data
+    assert ":name: tab-reuse-limits" in text and text.count("\n| ") == 1 + len(TARGETS)
+    assert f"{ch.cubed_link_moment('he3'):.3f}" in text
+    with pytest.raises(TypeError, match="limits"):
+        ch.limits_table({}, TARGETS)
+
+
+def test_signal_data_matches_a_direct_run(data, limits):
+    e = data.summary["odd", "reused", NS[-1]]
+    assert e["overlaps"].shape == (4, 1) and e["overlaps_reuse"].shape == (4, 1) and e["count"] == 2
+    assert data.summary["he1+odd", "fresh", NS[0]]["overlaps"].shape == (4, 2)
+    runs = [ts.signal_overlap_experiment(ts.rng_for(s), NS[-1], NS[-1], "odd", "reused",
+                                         activation=SIGMA)["overlaps"][2, 0] for s in (0, 1)]
+    assert data.at("odd", "reused", 2) == pytest.approx(np.mean(runs))
+    assert data.at("odd", "reused", 2, sem=True) == pytest.approx(np.std(runs, ddof=1) / np.sqrt(2))
+    mean, sem = data.series("odd", "reused", "overlaps", (2, 0))
+    assert mean.shape == sem.shape == (len(NS),) and mean[-1] == pytest.approx(np.mean(runs))
+    dev = ch.signal_deviations(data, limits, "odd")
+    assert dev.shape == (2 * 4 * len(NS),) and np.all(dev >= 0)
+    first = abs(data.at("odd", "reused", 0, NS[0]) - limits.overlap("odd", "reused", 0, n=NS[0]))
+    assert dev[0] == pytest.approx(first / data.at("odd", "reused", 0, NS[0], sem=True))
+
+
+def test_signal_data_rejects_bad_input():
+    with pytest.raises(ValueError, match="Ns"):
+        ch.signal_data([50, 30], ["odd"], [0], SIGMA)
+    with pytest.raises(TypeError, match="Ns"):
+        ch.signal_data(50, ["odd"], [0], SIGMA)
+    with pytest.raises(ValueError, match="seeds"):
+        ch.signal_data(NS, ["odd"], [-1], SIGMA)
+    with pytest.raises(TypeError, match="targets"):
+        ch.signal_data(NS, [], [0], SIGMA)
+
+
+def test_signal_table_and_plots(data, limits):
+    text = ch.signal_table(data, limits, {**TARGETS, "he1+odd": "two"}).data
+    assert ":name: tab-reuse-measured" in text
+    assert text.count("\n| ") == 1 + 2 * len(TARGETS) + 2 * 2      # header + rows (two-index: 2 directions)
+    assert f"{data.at('odd', 'reused', 2):.3f} ± {data.at('odd', 'reused', 2, sem=True):.3f}" in text
+    with pytest.raises(ValueError, match="N"):
+        ch.signal_table(data, limits, TARGETS, N=31)
+    axes = _labelled(ch.plot_signal_overlaps(data, limits, TARGETS))
+    assert len(axes) == 2 * len(TARGETS) and "odd bounded" in axes[0].get_title()
+    axes = _labelled(ch.plot_two_index(data, limits, "he1+odd"))
+    assert len(axes) == 2 and axes[1].get_legend() is not None
+    with pytest.raises(TypeError, match="data"):
+        ch.plot_signal_overlaps({}, limits, TARGETS)
+
+
+def test_network_data_records_and_summary(net):
+    assert len(net.records) == len(TARGETS) * 2 * len(NS) * 2 + 1
+    assert net.at("odd", "reused", "count") == 3 and net.at("he3", "fresh", "count", NS[0]) == 2
+    assert net.at("odd", "reused", "subspace").shape == (4, 1)
+    assert net.at("odd", "reused", "term_overlap").shape == (1,)
+    direct = ts.reuse_experiment(ts.rng_for(3), NS[-1], "odd", "reused", STEPS, top=4,
+                                 alpha2s=[0.05, 0.35])
+    seeds = net.seed_values("odd", "reused", "term_overlap", index=0)
+    assert seeds.shape == (3,) and seeds[-1] == pytest.approx(direct["term_overlap"][0])
+    mean, sem = net.series("odd", "reused", "term_overlap", 0)
+    assert mean.shape == (len(NS),) and mean[-1] == pytest.approx(seeds.mean())
+    with pytest.raises(ValueError, match="extra_point"):
+        ch.network_data(NS, ["odd"], STEPS, [0], extra_seeds=[1], extra_point=("odd", "reused", 99))
+    with pytest.raises(TypeError, match="alpha2s"):
+        ch.network_data(NS, ["odd"], STEPS, [0], alpha2s=[0.1])
+
+
+def test_network_table_and_plots(net, limits):
+    text = ch.network_table(net, TARGETS, 3).data
+    assert ":name: tab-reuse-network" in text and text.count("\n| ") == 1 + len(TARGETS) * 2 * len(NS)
+    assert f"{np.sqrt(3 / NS[0]):.3f}" in text
+    axes = _labelled(ch.plot_term(net, limits, TARGETS))
+    assert len(axes) == 2 and axes[1].get_ylim() == (0, 1.05)
+    axes = _labelled(ch.plot_learned_subspace(net, limits, TARGETS, 3))
+    assert len(axes) == len(TARGETS) + 1 and "top 3" in axes[0].get_title()
+    with pytest.raises(ValueError, match="K"):
+        ch.plot_learned_subspace(net, limits, TARGETS, 0)
+    with pytest.raises(TypeError, match="net"):
+        ch.network_table(limits, TARGETS, 3)
+
+
+def test_lambda_data_uses_the_rescaled_draws(net, limits):
+    lam = ch.lambda_data(net, "odd", 0.4, 0.25, A2S, 4)
+    assert lam.n_spikes == {0.05: 0, 0.25: 2, 0.35: 3}
+    e = [x for x in ts.summarise([r for r in net.records if r["target"] == "odd"], by=["batch", "N"],
+                                 values=["subspace_unmemorised", "rescaled_subspace_unmemorised"])
+         if (x["batch"], x["N"]) == ("reused", NS[-1])][0]
+    assert lam.at(0.25, "reused") == pytest.approx(e["subspace_unmemorised"][2, 0])
+    assert lam.at(0.35, "reused") == pytest.approx(e["rescaled_subspace_unmemorised"][1, 3, 0])
+    assert lam.chance(0.35, NS[0]) == pytest.approx(np.sqrt(4 / NS[0]))
+    assert lam.exponent(0.35) == pytest.approx(0.35 - 2 * 0.1)
+    text = ch.lambda_table(lam).data
+    assert ":name: tab-reuse-lambda" in text and text.count("\n| ") == 1 + 3 * len(A2S)
+    axes = _labelled(ch.plot_lambda(lam, limits))
+    assert len(axes) == len(A2S) and "Lambda = 3" in axes[-1].get_title()
+    with pytest.raises(ValueError, match="alpha2s"):
+        ch.lambda_data(net, "odd", 0.4, 0.25, [0.6], 4)
+    with pytest.raises(ValueError, match="target"):
+        ch.lambda_data(net, "he2", 0.4, 0.25, A2S, 4)
+
+
+def test_typical_max_label_and_n_grid():
+    a = ch.typical_max_label(["odd", "he3"], 200, np.random.default_rng(5), draws=7)
+    rng = np.random.default_rng(5)
+    direct = {t: np.median([np.abs(ts.get_link(t)(rng.standard_normal(200))).max() for _ in range(7)])
+              for t in ["odd", "he3"]}
+    assert a == pytest.approx(direct)
+    with pytest.raises(TypeError, match="rng"):
+        ch.typical_max_label(["odd"], 10, 0)
+    grid = ch.n_grid([100, 400], points=5)
+    assert grid.shape == (5,) and grid[0] == pytest.approx(80) and grid[-1] == pytest.approx(500)
+    with pytest.raises(ValueError, match="points"):
+        ch.n_grid([100, 400], points=1)
