@@ -1,0 +1,332 @@
+"""The chapter module of *Two steps, several spikes*: compute, table and plot functions at tiny N."""
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+import twostep as ts
+from twostep.analysis import phases
+from twostep.analysis.rescaling import StepFamily
+from twostep.analysis.spikes import power_cosine, term_diagnostics, width_to_reach
+from twostep.chapters import two_steps as ch
+
+C, REF = 0.2, (0.4, 0.25)
+SETTINGS = [(0.2, 0.2), (0.3, 0.3), (0.4, 0.25), (0.45, 0.3)]
+ALPHAS = [0.05, 0.23, 0.41]
+NS, SEEDS = [20, 28, 36], [0, 1]
+LABELS = {"poly2": "s2", "poly3": "s3", "poly4": "s4", "tanh": "tanh"}
+
+
+@pytest.fixture(scope="module")
+def scaling():
+    return ch.scaling_study(NS, SEEDS, "poly4", "he1", C, REF, settings=SETTINGS, alphas=ALPHAS,
+                            n_grid=28, n_top=4)
+
+
+@pytest.fixture(scope="module")
+def mem():
+    return ch.memorised_pair(40, "poly4", "he1", C, REF)
+
+
+@pytest.fixture(scope="module")
+def spectra():
+    return ch.spectra_data(40, "poly4", "he1", C, REF, SETTINGS)
+
+
+@pytest.fixture(scope="module")
+def phase(scaling):
+    return ch.phase_data(scaling, 2)
+
+
+def _labelled(fig):
+    assert isinstance(fig, Figure)
+    axes = fig.get_axes()
+    assert axes
+    assert any(ax.get_xlabel() for ax in axes) and any(ax.get_ylabel() for ax in axes)
+
+
+def _table(md, label, rows):
+    text = md.data
+    assert text.startswith("```{table}") and f":name: {label}" in text
+    assert text.count("\n|") - 2 == rows   # header and separator excluded
+    return text
+
+
+# ----------------------------------------------------------------- parameters and checks
+
+def test_parameter_numbers():
+    v = ch.parameter_numbers(C, REF, SETTINGS, 4, NS, SEEDS, 28)
+    assert v["ref"] == "(0.4, 0.25)" and v["ref_lambda"] == ts.n_spikes(*REF, 4) == 2
+    assert (v["N_min"], v["N_max"], v["n_seeds"], v["N_grid"]) == (20, 36, 2, 28)
+    assert v["s3"] == "(0.45, 0.3)" and v["s3e1"] == pytest.approx(0.3 - 0.05)
+    with pytest.raises(ValueError, match="c"):
+        ch.parameter_numbers(0.0, REF, SETTINGS, 4, NS, SEEDS, 28)
+    with pytest.raises(ValueError, match=r"ref\[0\]"):
+        ch.parameter_numbers(C, (0.5, 0.2), SETTINGS, 4, NS, SEEDS, 28)
+    with pytest.raises(ValueError, match="Ns"):
+        ch.parameter_numbers(C, REF, SETTINGS, 4, [], SEEDS, 28)
+
+
+def test_decomposition_check_is_exact_and_matches_direct_computation():
+    out = ch.decomposition_check(24, "poly4", "he1", C, REF)
+    run = ts.run_two_steps(24, 24, 24, ts.get_activation("poly4"), ts.get_link("he1"),
+                           ((C, REF[0]), (C, REF[1])), "fresh", ts.rng_for(0))
+    D = run.W2 - run.W1
+    direct = np.linalg.norm(sum(ts.second_step_terms(run)) - D) / np.linalg.norm(D)
+    assert out["sum_error"]["fresh"] == pytest.approx(direct)
+    assert max(out["sum_error"].values()) < 1e-10
+    assert out["scale_error"] < 1e-10 and out["w2_error"] < 1e-10
+    v = ch.check_numbers(out)
+    assert v["N_check"] == 24 and (v["other_c1"], v["other_a2"]) == (1.0, 0.45)
+    _table(ch.check_table(out), "tab-checks", 4)
+    with pytest.raises(ValueError, match="other"):
+        ch.decomposition_check(24, other=((1.0, 0.1),))
+    with pytest.raises(ValueError, match="activation"):
+        ch.decomposition_check(24, activation="tanh")
+    with pytest.raises(TypeError, match="check"):
+        ch.check_numbers({})
+
+
+# ----------------------------------------------------------------- the scaling study
+
+def test_scaling_study_shapes_and_fits(scaling):
+    assert len(scaling.records) == 2 * len(NS) * len(SEEDS)
+    r = scaling.records[0]
+    assert r["batch"] == "fresh" and r["N"] == NS[0] and r["seed"] == 0
+    assert np.allclose(r["rel"], r["residual"] / r["signal"])
+    assert r["settings_top"].shape == (len(SETTINGS), 4)
+    grid_rows = [r for r in scaling.records if r["N"] == 28]
+    assert all(len(r["grid_count"]) == len(ALPHAS) ** 2 for r in grid_rows)
+    assert all(len(r["grid_count"]) == 0 for r in scaling.records if r["N"] != 28)
+    assert set(scaling.summary) == {"fresh", "reused"} and set(scaling.summary["fresh"]) == set(NS)
+    N, y = scaling.pooled("reused", "top", 2)
+    assert N.shape == y.shape == (len(NS) * len(SEEDS),)
+    assert scaling.slopes["reused"]["top"][2] == pytest.approx(ts.loglog_slope(N, y))
+    mean = np.mean([r["left"] for r in scaling.records if r["batch"] == "fresh" and r["N"] == 36], axis=0)
+    assert np.allclose(scaling.summary["fresh"][36]["left"], mean)
+    assert scaling.predicted == [ts.spike_exponent(k, *REF) for k in range(4)]
+
+
+def test_scaling_study_rejects_bad_input():
+    with pytest.raises(ValueError, match="n_grid"):
+        ch.scaling_study(NS, SEEDS, settings=SETTINGS, alphas=ALPHAS, n_grid=100)
+    with pytest.raises(ValueError, match="Ns"):
+        ch.scaling_study([], SEEDS)
+    with pytest.raises(ValueError, match="n_jobs"):
+        ch.scaling_study(NS, SEEDS, n_jobs=0)
+    with pytest.raises(ValueError, match=r"alphas\[0\]"):
+        ch.scaling_study(NS, SEEDS, alphas=[0.6], n_grid=24)
+
+
+def test_terms_figure_tables_and_numbers(scaling):
+    fig = ch.plot_terms(scaling)
+    _labelled(fig)
+    assert len(fig.get_axes()) == 6
+    _table(ch.slopes_table(scaling), "tab-slopes", 4)
+    _table(ch.terms_table(scaling), "tab-terms", 8)
+    v = ch.terms_numbers(scaling)
+    f = scaling.summary["fresh"]
+    assert v["fr_left_min"] == pytest.approx(min(f[36]["left"]))
+    assert v["fr_rel2_peakN"] in NS
+    assert v["fr_rel2_peak"] == pytest.approx(max(f[N]["rel"][2] for N in NS))
+    assert v["re_ratio3"] == pytest.approx(scaling.summary["reused"][36]["top"][3]
+                                           / scaling.summary["reused"][36]["signal"][3])
+    assert v["chance_Nmax"] == pytest.approx(1 / math.sqrt(36))
+    with pytest.raises(TypeError, match="scaling"):
+        ch.plot_terms({})
+    with pytest.raises(TypeError, match="scaling"):
+        ch.terms_numbers(None)
+
+
+# ----------------------------------------------------------------- one memorised pair
+
+def test_memorised_pair_matches_direct_computation(mem):
+    run = ts.run_two_steps(40, 40, 40, ts.get_activation("poly4"), ts.get_link("he1"),
+                           ((C, REF[0]), (C, REF[1])), "reused", ts.rng_for(0), dtype=np.float32)
+    diag = term_diagnostics(run, vectors=True)
+    v = mem.numbers
+    assert v["mem_loc"] == pytest.approx(np.abs(diag["U"][3]).max(), rel=1e-5)
+    assert v["mem_cos"] == pytest.approx(diag["memorisation"][3], rel=1e-5)
+    assert 0 <= v["mem_rank_P"] <= 1 and 0 <= v["mem_rank_y"] <= 1
+    assert v["mem_dsigma"] == pytest.approx(float(ts.get_activation("poly4").derivative(v["mem_P"], 1)))
+    assert isinstance(mem.family, StepFamily) and mem.N == 40
+    _table(ch.memorised_table(mem), "tab-memorised", 5)
+    with pytest.raises(TypeError, match="mem"):
+        ch.memorised_table(v)
+    with pytest.raises(ValueError, match="N"):
+        ch.memorised_pair(4)
+
+
+# ----------------------------------------------------------------- spectra and left vectors
+
+def test_spectra_data_shapes_and_counts(spectra):
+    assert len(spectra.spec) == len(SETTINGS) and spectra.L == 4
+    for s, (a1, a2) in zip(spectra.spec, SETTINGS):
+        assert s["sv2"].shape == (40,) and s["sv1"].shape == (6,) and s["learned"].shape == (8,)
+        assert s["sizes"].shape == (4,) and s["strengths"].shape == (4,)
+        assert s["lam"] == ts.n_spikes(a1, a2, 4)
+        assert s["n2"] == ts.count_outliers(s["sv2"], 2.0)
+        assert np.all(np.diff(s["strengths"]) <= 1e-12)
+    assert spectra.U.shape == (4, 40) and spectra.a.shape == (40,)
+    assert spectra.theta_star > ts.bbp_threshold(1.0)
+    v = ch.spectra_numbers(spectra)
+    assert v["spec_sv2"] == pytest.approx(spectra.spec[-1]["sv2"][1]) and v["edge_margin"] == 2.1
+    assert 0 <= v["spec_cos_a2"] <= 1 + 1e-9
+    _table(ch.spectra_table(spectra), "tab-spectra", 4)
+    _table(ch.powers_table(spectra), "tab-powers", 6)
+    _labelled(ch.plot_spectra(spectra))
+    fig = ch.plot_left(spectra)
+    _labelled(fig)
+    assert len(fig.get_axes()) == 4
+    lv = ch.left_numbers(spectra)
+    assert lv["left_min_spec"] == pytest.approx(spectra.left.min())
+    with pytest.raises(ValueError, match="settings"):
+        ch.spectra_data(40, settings=())
+    with pytest.raises(TypeError, match="data"):
+        ch.plot_spectra({})
+
+
+def test_power_gram_is_the_cosine_matrix_and_tends_to_its_limit():
+    a = np.random.default_rng(0).standard_normal(7)
+    G = ch.power_gram(a, 3)
+    assert G.shape == (3, 3) and np.allclose(np.diag(G), 1) and np.allclose(G, G.T)
+    direct = abs(a @ a ** 3) / (np.linalg.norm(a) * np.linalg.norm(a ** 3))
+    assert G[0, 2] == pytest.approx(direct)
+    big = ch.power_gram(np.random.default_rng(1).standard_normal(200_000), 4)
+    assert big[0, 2] == pytest.approx(power_cosine(1, 3), abs=0.02)
+    assert big[0, 1] == pytest.approx(0, abs=0.02)
+    with pytest.raises(ValueError, match="a"):
+        ch.power_gram(np.ones((2, 2)), 2)
+    with pytest.raises(ValueError, match="powers"):
+        ch.power_gram(a, 0)
+
+
+# ----------------------------------------------------------------- two steps as one
+
+def test_one_step_data(scaling, mem):
+    eq = SETTINGS[:2]
+    data = ch.one_step_data(scaling, mem, eq)
+    rows = [r for r in scaling.records if r["batch"] == "reused"]
+    direct = ts.loglog_slope([r["N"] for r in rows], [r["settings_higher"][1] for r in rows])
+    assert data["slopes"]["reused", eq[1]] == pytest.approx(direct)
+    assert data["e1"][eq[0]] == pytest.approx(-0.1)
+    assert data["mean"]["fresh", eq[0]].shape == (len(NS),)
+    assert data["sv_two"].shape == data["sv_one"].shape == (40,)
+    _labelled(ch.plot_one_step(data))
+    v = ch.one_step_numbers(data)
+    assert v["eq_top_two"] == pytest.approx(data["sv_two"][0])
+    assert v["eq_ks"] == pytest.approx(np.max(np.abs(np.sort(data["sv_two"]) - np.sort(data["sv_one"]))))
+    _table(ch.one_step_table(data), "tab-one-step", 4)
+    with pytest.raises(ValueError, match="settings"):
+        ch.one_step_data(scaling, mem, [(0.1, 0.1)])
+    with pytest.raises(TypeError, match="mem"):
+        ch.one_step_data(scaling, None, eq)
+
+
+# ----------------------------------------------------------------- the cap
+
+def test_cap_data():
+    data = ch.cap_data(24, (0.45, 0.3), list(LABELS), 6, "he1", C)
+    for name in LABELS:
+        a = data["acts"][name]
+        assert a["measured"].shape == a["predicted"].shape == a["null"].shape == (6,)
+        assert np.allclose(a["ratio"], a["measured"] / a["null"])
+    assert data["acts"]["poly2"]["terms"] == [1]
+    assert 1 not in data["acts"]["tanh"]["terms"]          # mu_2 = 0 for an odd activation
+    assert data["acts"]["tanh"]["degree"] is None or data["acts"]["tanh"]["degree"] == 0
+    v = ch.cap_numbers(data)
+    assert v["cap"] == "(0.45, 0.3)" and v["cap_floor"] == ts.n_spikes(0.45, 0.3)
+    assert v["cap_p3_m2"] == pytest.approx(data["acts"]["poly3"]["ratio"][2])
+    _table(ch.cap_table(data, LABELS), "tab-cap", 4)
+    _table(ch.cap_ratio_table(data, LABELS), "tab-cap-ratio", 4)
+    fig = ch.plot_cap(data, LABELS)
+    _labelled(fig)
+    with pytest.raises(ValueError, match="powers"):
+        ch.cap_data(16, (0.45, 0.3), ["poly2"], 16)
+    with pytest.raises(ValueError, match="activations"):
+        ch.cap_data(24, (0.45, 0.3), [])
+    with pytest.raises(ValueError, match="poly3"):
+        ch.cap_numbers(ch.cap_data(24, (0.45, 0.3), ["poly2"], 6))
+    with pytest.raises(ValueError, match="powers"):
+        ch.cap_numbers(ch.cap_data(24, (0.45, 0.3), ["poly2"], 4))
+
+
+# ----------------------------------------------------------------- the phase diagram
+
+def test_phase_data(scaling, phase):
+    n = len(ALPHAS)
+    A1, A2 = np.meshgrid(ALPHAS, ALPHAS, indexing="ij")
+    assert np.array_equal(phase["theory"], phases.theory_count(A1, A2, 4))
+    for b in ("fresh", "reused"):
+        assert phase["emp_grid"][b].shape == phase["raw"][b].shape == (n, n)
+        assert phase["emp"][b]["e_hat"][2] == pytest.approx(scaling.slopes[b]["top_free"][2][0])
+    raw = np.mean([r["grid_count"] for r in scaling.records if r["batch"] == "fresh" and r["N"] == 28], axis=0)
+    assert np.allclose(phase["raw"]["fresh"].ravel(), raw)
+    v = ch.phase_numbers(phase)
+    assert v["n_grid"] == n * n and v["n_lam0"] + v["n_lam_pos"] == n * n and v["n_se"] == 2
+    assert v["raw_agree_lam0"] + v["raw_agree_lam_pos"] == v["raw_agree_fresh"]
+    _labelled(ch.plot_phase(phase, resolution=40))
+    _table(ch.phase_table(phase), "tab-phase", 6)
+    _table(ch.counts_table(phase), "tab-counts", 6)
+    _table(ch.margin_table(phase), "tab-margin", 3)
+    m = ch.margin_numbers(phase)
+    assert m["dev1"] == pytest.approx(phase["emp"]["fresh"]["e_hat"][1] + 0.5)
+    scaling_no_grid = ch.Scaling(**{**scaling.__dict__, "alphas": []})
+    with pytest.raises(ValueError, match="alphas"):
+        ch.phase_data(scaling_no_grid)
+    with pytest.raises(TypeError, match="data"):
+        ch.plot_phase({})
+    with pytest.raises(ValueError, match="resolution"):
+        ch.plot_phase(phase, resolution=1)
+
+
+def test_count_margins_by_hand_and_as_the_window_of_the_count():
+    out = ch.count_margins([0.1, 0.3], [0.0, -0.5], 2)
+    # e_1 = alpha2 - (1/2 - alpha1) on the grid: -0.3, -0.1, -0.1, +0.1
+    assert out["down"] == [pytest.approx(0.1)] and out["up"] == [pytest.approx(0.1)]
+    assert out["dev"] == [pytest.approx(0.0)] and out["slack"] == [pytest.approx(0.1)]
+    alphas = [0.05, 0.14, 0.23, 0.32, 0.41]
+    A1, A2 = np.meshgrid(alphas, alphas, indexing="ij")
+    theory = phases.theory_count(A1, A2, 4)
+    for shift in (-0.03, 0.0, 0.03):
+        e_hat = np.array([0.0] + [-k / 2 + shift for k in (1, 2, 3)])
+        m = ch.count_margins(alphas, e_hat, 4)
+        inside = all(-d <= x < u for d, x, u in zip(m["down"], m["dev"], m["up"]))
+        same = np.array_equal(phases.empirical_count(A1, A2, e_hat, np.ones(4, bool), 4), theory)
+        assert inside == same
+    with pytest.raises(ValueError, match="exponents"):
+        ch.count_margins(alphas, [0.0, 1.0], 4)
+    with pytest.raises(ValueError, match=r"alphas\[0\]"):
+        ch.count_margins([0.7], [0.0, 0.0], 2)
+
+
+# ----------------------------------------------------------------- extrapolation
+
+def test_extrapolation_and_first_spike(scaling):
+    theta = 1.37
+    rows = ch.extrapolation(scaling, theta)
+    assert len(rows) == sum(ts.n_spikes(a1, a2, 4) for a1, a2 in SETTINGS)
+    r = rows[0]
+    fresh = [x for x in scaling.records if x["batch"] == "fresh"]
+    strength = np.array([x["settings_spikes"][r["i"]][r["k"]] for x in fresh])
+    N = np.array([x["N"] for x in fresh], float)
+    Ck = math.exp(np.mean(np.log(strength) - r["e"] * np.log(N)))
+    assert r["n_star"] == pytest.approx(width_to_reach(theta, Ck, r["e"]))
+    _table(ch.extrapolation_table(rows, scaling, theta), "tab-extrapolation", len(rows))
+    first = ch.first_spike_threshold(scaling, "poly4", "he1")
+    link = ts.get_link("he1")
+    assert first["theta"][36] == pytest.approx(
+        ts.spike_strength(C * 36 ** SETTINGS[0][0], 1.0, link.coefficients[1], link.second_moment, 1.0))
+    v = ch.extrapolation_numbers(rows, first)
+    assert v["N_4000"] == 36 and v["N_2000"] == 28 and "nstar_31" in v and "nstar_second" in v
+    _table(ch.first_spike_table(first, scaling, theta), "tab-first", len(NS))
+    with pytest.raises(ValueError, match="theta_star"):
+        ch.extrapolation(scaling, 0.0)
+    with pytest.raises(TypeError, match="first"):
+        ch.extrapolation_numbers(rows, {})
