@@ -330,3 +330,41 @@ def test_extrapolation_and_first_spike(scaling):
         ch.extrapolation(scaling, 0.0)
     with pytest.raises(TypeError, match="first"):
         ch.extrapolation_numbers(rows, {})
+
+
+def test_correction_data_compares_both_predictions(scaling):
+    data = ch.correction_data(scaling)
+    st = data["fresh"]
+    for key in ("ratio", "ratio_corr", "resid", "resid_corr", "right", "right_corr"):
+        assert st[key][0].shape == (len(scaling.Ns), len(ch.CORRECTION_ORDERS))
+    j1 = ch.CORRECTION_ORDERS.index(1)   # order 1: the two predictions coincide
+    np.testing.assert_allclose(st["ratio"][0][:, j1], st["ratio_corr"][0][:, j1], rtol=1e-12)
+    r = [x for x in scaling.records if x["batch"] == "fresh" and x["N"] == scaling.Ns[-1]]
+    j2 = ch.CORRECTION_ORDERS.index(2)
+    assert st["ratio_corr"][0][-1, j2] == pytest.approx(
+        np.mean([x["top"][2] / x["signal_corrected"][2] for x in r]))
+    np.testing.assert_allclose(st["limit"], [1.0, 1.2551, 1.3994], atol=1e-3)
+    _labelled(ch.plot_correction(data))
+    assert "tab-correction" in ch.correction_table(data).data
+    nums = ch.correction_numbers(data)
+    assert nums["corr_N"] == scaling.Ns[-1] and nums["corr_limit3"] == pytest.approx(1.3994, abs=1e-3)
+
+
+def test_own_edge_counts(scaling):
+    md = ch.own_edge_table(scaling).data
+    assert "tab-own-edge" in md
+    nums = ch.own_edge_numbers(scaling)
+    assert 0 <= nums["own_fresh_hits"] <= nums["own_fresh_total"]
+    for r in scaling.records:
+        s, edge = r["settings_top"], r["settings_edge_own"]
+        assert np.all(r["settings_count_own"] == [np.sum(row > e * 1.05) for row, e in zip(s, edge)])
+
+
+def test_order_count_data_and_plot():
+    data = ch.order_count_data(L=5, alpha2=0.3, Ns=(40, 80), seeds=2, alpha1=np.linspace(0, 0.45, 10))
+    assert data.e_hat.shape == data.spike.shape == (5,) and data.spike.dtype == bool
+    np.testing.assert_array_equal(data.theory, [ts.n_spikes(a, 0.3, 5) for a in data.alpha1])
+    assert np.all(data.measured <= data.theory.max()) and np.all(np.diff(data.measured) >= 0)
+    _labelled(ch.plot_order_count(data))
+    with pytest.raises(ValueError, match="Ns must hold at least two widths"):
+        ch.order_count_data(Ns=(40,))

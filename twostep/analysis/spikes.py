@@ -183,7 +183,10 @@ def width_to_reach(threshold: float, constant: float, exponent: float) -> float:
     e = check_real(exponent, "exponent")
     if e <= 0:
         return 1.0 if C >= t else math.inf
-    return float((t / C) ** (1.0 / e))
+    try:
+        return float((t / C) ** (1.0 / e))
+    except OverflowError:  # beyond any float: never, in practice
+        return math.inf
 
 
 def power_projections(M, a, powers: int) -> np.ndarray:

@@ -41,17 +41,18 @@ from .._validation import (check_array, check_choice, check_int, check_pairs, ch
 from ..analysis.alignment import overlap
 from ..analysis.bbp import bbp_threshold
 from ..analysis.decomposition import RankOne, first_step_spike, second_step_terms, signal_part
-from ..analysis.phases import empirical_boundary, empirical_count, is_spike, theory_count
+from ..analysis.phases import ALIGNED, empirical_boundary, empirical_count, is_spike, theory_count
+from ..analysis.population import population_signal
 from ..analysis.rescaling import StepFamily
 from ..analysis.spectra import (SVDS_TOL, bulk_edge, count_outliers, singular_values,
                                 top_singular)
-from ..analysis.spikes import (outlier_strength, power_law_constant, power_projections,
+from ..analysis.spikes import (own_bulk_edge, outlier_strength, power_law_constant, power_projections,
                                power_projections_null, predicted_spikes,
                                rank_one_sum_singular_values, term_diagnostics, width_to_reach)
 from ..analysis.sweep import loglog_slope, rng_for, summarise, sweep
 from ..analysis.theory import (n_spikes, phase_boundaries, spike_exponent, spike_strength,
                                spike_terms)
-from ..model.activations import as_activation, get_activation
+from ..model.activations import PolynomialActivation, as_activation, get_activation
 from ..model.steps import run_two_steps
 from ..model.targets import Link, get_link
 from . import figures as plotting
@@ -118,7 +119,7 @@ def _steps(c, ref):
 def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="poly4",
                      target="he1", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
                      alpha2: float = 0.25, settings=(), grid=(), n_top: int = 6,
-                     margin: float = 0.05, dtype="float32") -> dict:
+                     margin: float = 0.05, dtype="float32", corrected: bool = False) -> dict:
     r"""One draw, :math:`N = n = d`: the term diagnostics and the spectrum of :math:`W_2` at many step sizes.
 
     Runs two steps with :math:`\eta_t = c_tN^{\alpha_t}` (reference exponents ``alpha1``,
@@ -134,6 +135,11 @@ def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="p
       :math:`\|W_2 - W_{\rm lin}\|_{op} = \|\sum_{k\ge1}T_k\|_{op}` and cosines of top right
       singular vectors with each other and with :math:`\beta^*`;
     * for every point of ``grid``: the raw outlier counts of :math:`W_2` and :math:`W_1` only.
+
+    Per setting it also counts :math:`W_2`'s outliers against its own bulk edge
+    (:func:`twostep.analysis.spikes.own_bulk_edge`: the predicted spikes' left span projected
+    out) instead of :math:`W_0`'s edge 2. With ``corrected`` the term diagnostics also compare
+    with :math:`S_k^{\rm corr}` and the predicted spike strengths are recomputed with it.
 
     Parameters
     ----------
@@ -153,6 +159,8 @@ def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="p
     margin : float
         Passed to :func:`twostep.count_outliers` (edge :math:`2(1+\text{margin})`).
     dtype : {"float32", "float64"}
+    corrected : bool
+        Also measure against the corrected signal parts :math:`S_k^{\rm corr}`.
 
     Returns
     -------
@@ -161,8 +169,9 @@ def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="p
         ``top_free``, ``signal_free``, ``residual_free`` (divided by ``scale``); per setting
         (leading axis ``len(settings)``): ``settings_top`` ``(., n_top)``, ``settings_count``,
         ``settings_count_W1``, ``settings_spikes`` ``(., L + 1)``, ``settings_higher``,
-        ``settings_lin_overlap``, ``settings_beta_two``, ``settings_beta_lin``; per grid point:
-        ``grid_count``, ``grid_count_W1``.
+        ``settings_lin_overlap``, ``settings_beta_two``, ``settings_beta_lin``,
+        ``settings_edge_own``, ``settings_count_own`` (and ``settings_spikes_corrected`` with
+        ``corrected``); per grid point: ``grid_count``, ``grid_count_W1``.
     """
     check_rng(rng)
     N = check_int(N, "N", 8)
@@ -173,15 +182,19 @@ def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="p
     if n_top >= N - 1:
         raise ValueError(f"n_top must be < N - 1 = {N - 1}, got {n_top}")
     dtype = check_choice(dtype, "dtype", ("float32", "float64"))
+    if not isinstance(corrected, bool):
+        raise TypeError(f"corrected must be a bool, got {type(corrected).__name__}")
     run = run_two_steps(N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)), batch, rng,
                         dtype=np.dtype(dtype))
     terms = second_step_terms(run)
-    out = term_diagnostics(run, terms=terms)
+    out = term_diagnostics(run, terms=terms, corrected=corrected)
     for key in ("top", "signal", "residual"):
         out[key + "_free"] = out[key] / out["scale"]
     L = run.activation.degree
     first = first_step_spike(run.a, run.X1, run.y1, run.activation)   # per unit eta1
     parts_free = [signal_part(run, k) for k in range(L)]               # at the reference steps
+    parts_corr = [signal_part(run, k, corrected=True) for k in range(L)] if corrected else []
+    a = run.a
     beta = run.teacher.directions[0].astype(float)
     eta1_ref, eta2_ref = run.eta1, run.eta2
     family = StepFamily(run, terms)  # rescales the terms in place
@@ -201,6 +214,10 @@ def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="p
         out[key] = np.zeros(m)
     out["settings_count"] = np.zeros(m, dtype=int)
     out["settings_count_W1"] = np.zeros(m, dtype=int)
+    out["settings_count_own"] = np.zeros(m, dtype=int)
+    out["settings_edge_own"] = np.zeros(m)
+    if corrected:
+        out["settings_spikes_corrected"] = np.zeros((m, L + 1))
     for i, (a1, a2) in enumerate(settings):
         e1, e2 = c1 * N ** a1, c2 * N ** a2
         W2 = family.W2(e1, e2)
@@ -211,6 +228,12 @@ def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="p
         parts = [first.scaled(e1)] + [p.scaled(e2 * e1 ** k / (eta2_ref * eta1_ref ** k))
                                       for k, p in enumerate(parts_free)]
         out["settings_spikes"][i] = rank_one_sum_singular_values(parts)
+        if corrected:
+            out["settings_spikes_corrected"][i] = rank_one_sum_singular_values(
+                [first.scaled(e1)] + [p.scaled(e2 * e1 ** k / (eta2_ref * eta1_ref ** k))
+                                      for k, p in enumerate(parts_corr)])
+        out["settings_edge_own"][i] = own_bulk_edge(W2, a, L)
+        out["settings_count_own"][i] = count_outliers(s, out["settings_edge_own"][i], margin)
         out["settings_higher"][i] = top_values(family.higher_orders(e1, e2), 1)[0]
         r2, rlin = right_vector(W2), right_vector(family.linearised(e1, e2))
         del W2
@@ -330,7 +353,8 @@ def check_table(check: dict):
 def _scaling_task(rng, N, batch, *, activation, target, c, ref, settings, grid, n_grid, n_top):
     return spike_experiment(
         rng, N, batch, activation=activation, target=target, c1=c, alpha1=ref[0], c2=c,
-        alpha2=ref[1], settings=settings, grid=grid if N == n_grid else (), n_top=n_top)
+        alpha2=ref[1], settings=settings, grid=grid if N == n_grid else (), n_top=n_top,
+        corrected=True)
 
 
 @dataclass
@@ -363,6 +387,8 @@ class Scaling:
     n_grid: int = 0
     n_top: int = 6
     L: int = 4
+    activation: object = "poly4"
+    target: object = "he1"
 
     def pooled(self, batch: str, key: str, k: int):
         """(N, value) of ``records`` over all widths and seeds, for a log-log fit."""
@@ -409,7 +435,8 @@ def scaling_study(Ns, seeds, activation="poly4", target="he1", c: float = 0.2, r
                for b in BATCHES}
     out = Scaling(records=records, summary=summary, slopes={}, Ns=Ns, seeds=seeds, c=c, ref=ref,
                   settings=settings, alphas=alphas, n_grid=n_grid, n_top=n_top, L=L,
-                  predicted=[spike_exponent(k, *ref) for k in range(L)])
+                  predicted=[spike_exponent(k, *ref) for k in range(L)], activation=act,
+                  target=target)
     out.slopes = {b: {key: [loglog_slope(*out.pooled(b, key, k)) for k in range(L)]
                       for key in SLOPE_KEYS} for b in summary}
     return out
@@ -1384,7 +1411,7 @@ def margin_table(data: dict):
 
 # --------------------------------------------------------------------------- how large must N be
 
-def extrapolation(scaling: Scaling, theta_star: float) -> list:
+def extrapolation(scaling: Scaling, theta_star: float, key: str = "settings_spikes") -> list:
     r"""Width at which each predicted spike of :math:`W_2` would reach ``theta_star`` (fresh runs).
 
     For each setting and order :math:`1\le k\le\Lambda`: the strength :math:`x` of the
@@ -1392,7 +1419,8 @@ def extrapolation(scaling: Scaling, theta_star: float) -> list:
     :math:`C_kN^{e_k}` (:func:`power_law_constant`) and :math:`N^\star = (\theta_\star/C_k)^{1/e_k}`
     (:func:`width_to_reach`); the same with a fitted exponent. One dict per (setting, k) with
     ``a1, a2, lam, k, e, strength_max`` (mean at the largest width), ``e_fit, e_fit_se``,
-    ``n_star``, ``n_fit``, ``count_max`` (raw count at the largest width).
+    ``n_star``, ``n_fit``, ``count_max`` (raw count at the largest width). ``key`` chooses the
+    predicted strengths: ``"settings_spikes_corrected"`` uses :math:`S_k^{\rm corr}`.
     """
     s = _check_scaling(scaling)
     theta_star = check_real(theta_star, "theta_star", low=0.0, low_open=True)
@@ -1404,7 +1432,7 @@ def extrapolation(scaling: Scaling, theta_star: float) -> list:
         count_max = s.summary["fresh"][s.Ns[-1]]["settings_count"][i]
         for k in range(1, lam + 1):
             e = spike_exponent(k, a1, a2)
-            strength = np.array([r["settings_spikes"][i][k] for r in fresh_rows])
+            strength = np.array([r[key][i][k] for r in fresh_rows])
             Ck, _ = power_law_constant(N_all, strength, e)
             e_fit, e_fit_se = loglog_slope(N_all, strength)
             C_fit, _ = power_law_constant(N_all, strength, e_fit)
@@ -1448,6 +1476,15 @@ def first_spike_threshold(scaling: Scaling, activation="poly4", target="he1") ->
     return dict(theta=theta, count=count)
 
 
+def nstar_numbers(rows: list, prefix: str = "") -> dict:
+    r"""Glue values ``{prefix}nstar_{i}{k}``: :math:`N^\star` (theory's exponent) as text for
+    setting ``i`` and order ``k``, and ``{prefix}nstar_second``, the second smallest."""
+    out = {f"{prefix}nstar_{r['i']}{r['k']}": sci(r["n_star"]) for r in rows}
+    if len(rows) >= 2:
+        out[f"{prefix}nstar_second"] = sci(sorted(r["n_star"] for r in rows)[1])
+    return out
+
+
 def extrapolation_numbers(rows: list, first: dict) -> dict:
     r"""Glue values: ``nstar_{i}{k}`` (:math:`N^\star` with the theory's exponent, as text, for
     setting ``i`` and order ``k``) from :func:`extrapolation`, and from
@@ -1456,9 +1493,7 @@ def extrapolation_numbers(rows: list, first: dict) -> dict:
     ``first_count_4000``, widths ``N_2000``, ``N_4000``)."""
     if not isinstance(first, dict) or "theta" not in first:
         raise TypeError("first must be the dict returned by first_spike_threshold")
-    out = {f"nstar_{r['i']}{r['k']}": sci(r["n_star"]) for r in rows}
-    if len(rows) >= 2:
-        out["nstar_second"] = sci(sorted(r["n_star"] for r in rows)[1])
+    out = nstar_numbers(rows)
     Ns = sorted(first["theta"])
     if len(Ns) < 2:
         raise ValueError("first must hold at least two widths")
@@ -1500,3 +1535,260 @@ def first_spike_table(first: dict, scaling: Scaling, theta_star: float):
         f"$\\eta_1|\\mu_1|\\sqrt{{c_1^2+\\mathbb E[y^2]/\\psi}}$ against $\\theta_\\star = {theta_star:.2f}$, "
         f"and the mean raw count of outliers of $W_1$ over {len(s.seeds)} seeds.", "tab-first",
         ["$N$", "predicted strength", "outliers of $W_1$"], rows)
+
+
+# --- The missing term of the predicted spikes (issue 18; the book's derivation) ------------
+
+CORRECTION_ORDERS = (1, 2, 3)
+
+
+def correction_data(scaling: Scaling) -> dict:
+    r"""Both predictions of each term's size, from the scaling study's records.
+
+    For each batch, order :math:`k` in :data:`CORRECTION_ORDERS` and width: mean and standard
+    deviation over seeds of :math:`s_1(T_k)/\|S\|`, :math:`\|T_k - S\|_{op}/\|S\|` and
+    :math:`|\cos(\hat r_k, r_S)|` for :math:`S = S_k` (today's prediction) and
+    :math:`S = S_k^{\rm corr}` (:func:`twostep.analysis.decomposition.signal_part` with
+    ``corrected=True``); and the large-:math:`N` limit of :math:`\|S_k^{\rm corr}\|/\|S_k\|`
+    from :func:`twostep.analysis.population.population_signal` (``kind="corrected"`` against
+    ``"reuse"``) at :math:`\psi = 1`. Records must carry the ``*_corrected`` keys
+    (:func:`scaling_study` with ``corrected=True``).
+    """
+    scaling = _check_scaling(scaling)
+    if "signal_corrected" not in scaling.records[0]:
+        raise ValueError("scaling must come from scaling_study(..., corrected=True)")
+    out = {"Ns": np.array(scaling.Ns), "orders": CORRECTION_ORDERS, "seeds": len(scaling.seeds)}
+    for b in BATCHES:
+        rows = [r for r in scaling.records if r["batch"] == b]
+        by_N = {N: [r for r in rows if r["N"] == N] for N in scaling.Ns}
+        stats = {}
+        for name, num, den in (("ratio", "top", "signal"), ("ratio_corr", "top", "signal_corrected"),
+                               ("resid", "residual", "signal"),
+                               ("resid_corr", "residual_corrected", "signal_corrected")):
+            vals = np.array([[[r[num][k] / r[den][k] for k in CORRECTION_ORDERS] for r in by_N[N]]
+                             for N in scaling.Ns])          # (widths, seeds, orders)
+            stats[name] = (vals.mean(1), vals.std(1, ddof=1) if vals.shape[1] > 1 else 0 * vals.mean(1))
+        for name, key in (("right", "right"), ("right_corr", "right_corrected")):
+            vals = np.array([[[r[key][k] for k in CORRECTION_ORDERS] for r in by_N[N]]
+                             for N in scaling.Ns])
+            stats[name] = (vals.mean(1), vals.std(1, ddof=1) if vals.shape[1] > 1 else 0 * vals.mean(1))
+        stats["limit"] = np.array([
+            population_signal(scaling.target, 1.0, k, b, "corrected", activation=scaling.activation).norm
+            / population_signal(scaling.target, 1.0, k, b, "reuse", activation=scaling.activation).norm
+            for k in CORRECTION_ORDERS])
+        out[b] = stats
+    return out
+
+
+def plot_correction(data: dict):
+    r"""Three panels against :math:`N`, fresh batch: :math:`s_1(T_k)/\|S\|`, the relative residual
+    and the right cosine, for :math:`S_k` (open markers, dashed) and :math:`S_k^{\rm corr}`
+    (filled, solid); the ratio panel also shows the limit of :math:`\|S_k^{\rm corr}\|/\|S_k\|`."""
+    import matplotlib.pyplot as plt
+
+    Ns, orders, st = data["Ns"], data["orders"], data["fresh"]
+    colors = {1: "#7f7f7f", 2: "#1f77b4", 3: "#d62728"}
+    fig, axes = plt.subplots(1, 3, figsize=(9.6, 3.4))
+    panels = (("ratio", r"$s_1(T_k)\,/\,\|S\|$"), ("resid", r"$\|T_k - S\|_{op}\,/\,\|S\|$"),
+              ("right", r"$|\cos(\hat r_k, r_S)|$"))
+    for ax, (key, label) in zip(axes, panels):
+        for j, k in enumerate(orders):
+            for suffix, style, face in (("", "--", "white"), ("_corr", "-", colors[k])):
+                mean, sd = st[key + suffix]
+                ax.errorbar(Ns, mean[:, j], yerr=sd[:, j], color=colors[k], ls=style, marker="o",
+                            ms=4, mfc=face, capsize=2, lw=1.1,
+                            label=(rf"$k={k}$, " + (r"$S_k$" if not suffix else r"$S_k^{\rm corr}$"))
+                            if key == "ratio" else None)
+            if key == "ratio" and k >= 2:
+                ax.axhline(st["limit"][j], color=colors[k], lw=0.8, ls=":")
+        ax.set_xscale("log")
+        ax.set(xlabel=r"width $N = n = d$", ylabel=label)
+        ax.set_xticks(Ns, [str(N) for N in Ns])
+        ax.minorticks_off()
+    axes[0].axhline(1.0, color="0.3", lw=0.8)
+    axes[0].legend(fontsize=7.5, ncol=1, loc="upper right")
+    axes[0].set_title("(a) size of $T_k$")
+    axes[1].set_title("(b) what the prediction leaves")
+    axes[2].set_title("(c) top right vector")
+    plt.close(fig)
+    return fig
+
+
+def correction_table(data: dict):
+    """Markdown table: both predictions at the largest width, both batches, mean ± sd over seeds."""
+    j_last = len(data["Ns"]) - 1
+    rows = []
+    for b in BATCHES:
+        st = data[b]
+        for j, k in enumerate(data["orders"]):
+            cell = lambda key: f"{st[key][0][j_last, j]:.3f} ± {st[key][1][j_last, j]:.3f}"  # noqa: E731
+            rows.append([b, str(k), cell("ratio"), cell("ratio_corr"), f"{st['limit'][j]:.3f}",
+                         cell("resid"), cell("resid_corr"), cell("right"), cell("right_corr")])
+    header = ["batch", "$k$", r"$s_1(T_k)/\|S_k\|$", r"$s_1(T_k)/\|S_k^{\rm corr}\|$",
+              r"limit of $\|S_k^{\rm corr}\|/\|S_k\|$", r"residual, $S_k$",
+              r"residual, $S_k^{\rm corr}$", r"right cosine, $S_k$", r"right cosine, $S_k^{\rm corr}$"]
+    N = int(data["Ns"][-1])
+    return markdown_table(
+        f"Both predictions of the terms $T_k$ at $N = {N}$ (mean ± standard deviation over "
+        f"{data['seeds']} seeds): the size ratio, the large-$N$ limit of the ratio of the two "
+        r"predictions at $\psi = 1$ (population_signal), the relative residual "
+        r"$\|T_k - S\|_{op}/\|S\|$ and the cosine of the top right singular vector of $T_k$ with the "
+        "prediction's right vector. For the reused batch both are reuse-aware.",
+        "tab-correction", header, rows)
+
+
+# --- Claim C6: more orders as alpha1 -> 1/2 (issue 16, item 2) -------------------------
+
+@dataclass
+class OrderCount:
+    r"""How many exact terms :math:`T_k` are spikes that grow, along :math:`\alpha_1` at fixed
+    :math:`\alpha_2`, for a polynomial activation of degree ``L`` (see :func:`order_count_data`).
+
+    ``Ns`` ``(m,)``; ``e_hat`` ``(L,)``: exponent of :math:`s_1(\hat T_k)` in :math:`N` (mean over
+    seeds); ``ratio_slope`` ``(L,)``: exponent of :math:`\|S_k\|/\|T_k-S_k\|_{op}`; ``left``,
+    ``right`` ``(L,)``: top-vector cosines at the largest :math:`N` (mean over seeds), ``*_sd``
+    their spread; ``spike`` ``(L,)`` bool (:func:`twostep.analysis.phases.is_spike`);
+    ``alpha1`` ``(g,)``, ``theory`` and ``measured`` ``(g,)``: :math:`\Lambda` and the
+    empirical count :math:`\hat\Lambda` at each :math:`\alpha_1`.
+    """
+
+    L: int
+    alpha2: float
+    Ns: np.ndarray
+    seeds: int
+    e_hat: np.ndarray
+    ratio_slope: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    left_sd: np.ndarray
+    right_sd: np.ndarray
+    spike: np.ndarray
+    alpha1: np.ndarray
+    theory: np.ndarray
+    measured: np.ndarray
+
+
+def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seeds: int = 3,
+                     alpha1=np.linspace(0.0, 0.48, 49), c: float = 0.2,
+                     batch: str = "fresh") -> OrderCount:
+    r"""Claim C6 with a degree-``L`` polynomial :math:`\sigma_L = \sum_{k\le L}\mathrm{He}_k/k!`.
+
+    One fresh (or reused) two-step run per width and seed (:math:`N = n = d`, float32,
+    target :math:`\mathrm{He}_1`, reference step sizes :math:`cN^{0.4}, cN^{0.25}`); since
+    :math:`T_k = \eta_2\eta_1^k\hat T_k` (:mod:`twostep.analysis.rescaling`), the spike test and
+    the exponent :math:`\hat e_k` of :math:`s_1(\hat T_k)` do not depend on the step sizes, and
+    the empirical count at :math:`(\alpha_1, \alpha_2)` is the number of spike terms with
+    :math:`\alpha_2 + k\alpha_1 + \hat e_k \ge 0` (:func:`twostep.analysis.phases.empirical_count`).
+    Seed ``s`` of width ``N`` draws from ``numpy.random.default_rng(s)``.
+    """
+    L = check_int(L, "L", 2)
+    alpha2 = check_real(alpha2, "alpha2", low=0.0, high=0.5, high_open=True)
+    Ns = np.array([check_int(N, "Ns", 8) for N in Ns])
+    if Ns.size < 2:
+        raise ValueError("Ns must hold at least two widths (the exponents are slopes in N)")
+    seeds = check_int(seeds, "seeds", 1)
+    a1 = np.asarray(alpha1, dtype=float)
+    activation = PolynomialActivation([0.0] + [1.0] * L, name=f"sigma_{L}")
+    top, ratio, left, right = (np.zeros((Ns.size, seeds, L)) for _ in range(4))
+    for i, N in enumerate(Ns):
+        for s in range(seeds):
+            run = run_two_steps(N, N, N, activation, "he1", ((c, 0.4), (c, 0.25)), batch,
+                                np.random.default_rng(s), dtype=np.float32)
+            out = term_diagnostics(run)
+            top[i, s], ratio[i, s] = out["top"] / out["scale"], out["signal"] / out["residual"]
+            left[i, s], right[i, s] = out["left"], out["right"]
+    logN = np.log(Ns)
+    e_hat = np.array([np.polyfit(logN, np.log(top[:, :, k].mean(1)), 1)[0] for k in range(L)])
+    slope = np.array([np.polyfit(logN, np.log(ratio[:, :, k].mean(1)), 1)[0] for k in range(L)])
+    spike = is_spike(left[-1].mean(0), right[-1].mean(0), slope)
+    return OrderCount(L, alpha2, Ns, seeds, e_hat, slope, left[-1].mean(0), right[-1].mean(0),
+                      left[-1].std(0), right[-1].std(0), spike, a1,
+                      theory_count(a1, alpha2, L), empirical_count(a1, alpha2, e_hat, spike, L))
+
+
+def plot_order_count(data: OrderCount):
+    r"""(a) :math:`\Lambda` and the measured count along :math:`\alpha_1` at fixed :math:`\alpha_2`;
+    (b) the top-vector cosines of each :math:`T_k` at the largest width, with the threshold
+    :math:`1/\sqrt2` and the chance levels :math:`1/\sqrt N`."""
+    import matplotlib.pyplot as plt
+
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(8.6, 3.3), gridspec_kw={"width_ratios": [1.3, 1]})
+    ax.step(data.alpha1, data.theory, where="post", color=COLORS["theory"], lw=1.6,
+            label=rf"theory $\Lambda(\alpha_1, {data.alpha2:g})$, $L = {data.L}$")
+    ax.step(data.alpha1, data.measured, where="post", color=COLORS["fresh"], lw=1.6, ls="--",
+            label=r"measured: spike terms with $\alpha_2 + k\alpha_1 + \hat e_k \geq 0$")
+    ax.set(xlabel=r"$\alpha_1$", ylabel="new outliers", xlim=(0, 0.5),
+           title=rf"(a) count along $\alpha_1$, $\alpha_2 = {data.alpha2:g}$")
+    ax.legend(fontsize=7.5, loc="upper left")
+    k = np.arange(data.L)
+    bx.errorbar(k - 0.08, data.left, yerr=data.left_sd, fmt="o", color=COLORS["fresh"], capsize=2,
+                label=r"left: $a^{\circ(k+1)}$")
+    bx.errorbar(k + 0.08, data.right, yerr=data.right_sd, fmt="s", color=COLORS["reused"],
+                capsize=2, label=r"right: $u_k$")
+    bx.axhline(ALIGNED, color=COLORS["theory"], ls=":", lw=1, label=r"threshold $1/\sqrt{2}$")
+    bx.axhline(1 / np.sqrt(data.Ns[-1]), color=COLORS["chance"], ls="--", lw=1,
+               label=r"chance $1/\sqrt{N}$")
+    bx.set(xlabel="order $k$", ylabel="cosine", ylim=(0, 1.05), xticks=k,
+           title=rf"(b) is $T_k$ a spike? $N = {data.Ns[-1]}$")
+    bx.legend(fontsize=7.5, loc="lower left")
+    plt.close(fig)
+    return fig
+
+
+def correction_numbers(data: dict) -> dict:
+    """Glue values: both predictions' size ratios at the largest width, fresh batch, k = 2, 3,
+    and the large-N limits of ||S_k^corr||/||S_k||."""
+    j_last, st = len(data["Ns"]) - 1, data["fresh"]
+    out = {"corr_N": int(data["Ns"][-1])}
+    for j, k in enumerate(data["orders"]):
+        if k < 2:
+            continue
+        out[f"corr_old{k}"] = float(st["ratio"][0][j_last, j])
+        out[f"corr_new{k}"] = float(st["ratio_corr"][0][j_last, j])
+        out[f"corr_new{k}_sd"] = float(st["ratio_corr"][1][j_last, j])
+        out[f"corr_limit{k}"] = float(st["limit"][j])
+    return out
+
+
+def own_edge_table(scaling: Scaling):
+    r"""Table *tab-own-edge*: :math:`W_2`'s outliers at each setting against :math:`W_0`'s edge and
+    against its own bulk edge (:func:`twostep.analysis.spikes.own_bulk_edge`), mean over seeds
+    at each width, both batches, next to the theory's :math:`1+\Lambda`."""
+    s = _check_scaling(scaling)
+    rows = []
+    for b in BATCHES:
+        for i, (a1, a2) in enumerate(s.settings):
+            lam = n_spikes(a1, a2, s.L)
+            cells = []
+            for N in s.Ns:
+                recs = [r for r in s.records if r["batch"] == b and r["N"] == N]
+                raw = np.mean([r["settings_count"][i] for r in recs])
+                own = np.mean([r["settings_count_own"][i] for r in recs])
+                edge = np.mean([r["settings_edge_own"][i] for r in recs])
+                cells.append(f"{raw:.1f} / {own:.1f} ({edge:.2f})")
+            rows.append([b, f"({a1:g}, {a2:g})", str(1 + lam)] + cells)
+    return markdown_table(
+        "Outliers of $W_2$ counted two ways, mean over seeds: beyond 1.05 times the edge 2 of $W_0$ "
+        "(first number) and beyond 1.05 times $W_2$'s own bulk edge, the top singular value of $W_2$ "
+        "with the span of $a, a^{\\circ2}, \\dots, a^{\\circ L}$ projected out (second number; that edge "
+        "in brackets). Theory: $1+\\Lambda$.", "tab-own-edge",
+        ["batch", "$(\\alpha_1,\\alpha_2)$", "$1+\\Lambda$"] + [f"$N = {N}$" for N in s.Ns], rows)
+
+
+def own_edge_numbers(scaling: Scaling) -> dict:
+    """Glue values: at the largest width, how many (batch, setting) pairs with Lambda >= 1 have
+    the own-edge count equal to 1 + Lambda, of how many; the largest own edge of each batch."""
+    s = _check_scaling(scaling)
+    out = {}
+    for b in BATCHES:
+        recs = [r for r in s.records if r["batch"] == b and r["N"] == s.Ns[-1]]
+        hits = total = 0
+        for i, (a1, a2) in enumerate(s.settings):
+            lam = n_spikes(a1, a2, s.L)
+            if lam >= 1:
+                total += 1
+                hits += int(round(np.mean([r["settings_count_own"][i] for r in recs])) == 1 + lam)
+        out[f"own_{b}_hits"], out[f"own_{b}_total"] = hits, total
+        out[f"own_{b}_edge_max"] = float(max(np.mean([r["settings_edge_own"][i] for r in recs])
+                                             for i in range(len(s.settings))))
+    return out
