@@ -126,10 +126,10 @@ def _reuse(rng, c1=0.2, alpha1=0.4, c2=0.2, alpha2=0.25, **params):
     return reuse_experiment(rng, steps=((c1, alpha1), (c2, alpha2)), **params)
 
 
-def _spike_device(backend, seed, settings=(), **params):
-    if settings:
-        raise ValueError("settings (the per-setting spectra) run on the host only; on a device "
-                         "use grid, whose outlier counts measure_on computes")
+def _spike_device(backend, seed, settings=(), corrected=False, **params):
+    if settings or corrected:
+        raise ValueError("settings (the per-setting spectra) and corrected run on the host only; "
+                         "on a device use grid, whose outlier counts measure_on computes")
     return spike_on(backend, seed=seed, **params)
 
 
