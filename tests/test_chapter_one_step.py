@@ -109,14 +109,15 @@ def test_residual_data_shapes_and_direct_computation(residual):
     assert [len(v) for v in res.summary.values()] == [4, 4]
     assert res.summary["poly4"][0]["top1"].shape == (3,)
     # the first row is the mean over seeds of first_step_diagnostics with each seed's generator
-    direct = [ch.first_step_diagnostics(24, 24, 24, POLY4, HE1, rng_for(s), steps=res.steps, top=2,
-                                        dtype=np.float32) for s in range(2)]
+    direct = [ch.first_step_diagnostics(rng_for(s), N=24, n=24, d=24, activation=POLY4, target=HE1,
+                                        steps=res.steps, top=2, dtype=np.float32) for s in range(2)]
     e = res.summary["poly4"][0]
     assert e["residual"] == pytest.approx(np.mean([d["residual"] for d in direct]), rel=1e-6)
     assert e["top2"] == pytest.approx(np.mean([d["top"][:, 1] for d in direct], axis=0), rel=1e-6)
     rem = np.mean([d["eta"] * d["residual"] * d["update_norm"] for d in direct], axis=0)
     assert e["remainder"] == pytest.approx(rem, rel=1e-6)
-    tail = [ch.first_step_diagnostics(32, 32, 32, POLY4, HE3, rng_for(s), dtype=np.float32) for s in range(2)]
+    tail = [ch.first_step_diagnostics(rng_for(s), N=32, n=32, d=32, activation=POLY4, target=HE3,
+                                      dtype=np.float32) for s in range(2)]
     assert res.tail_summary["He_3"][1]["max_label"] == pytest.approx(np.mean([t["max_label"] for t in tail]))
     res_poly = [r["residual"] for r in res.summary["poly4"]]
     assert res.slopes["poly4"] == pytest.approx(loglog_slope(res.sizes, res_poly))
@@ -191,8 +192,8 @@ def test_bbp_data_shapes_direct_computation_and_figure():
     bbp = ch.bbp_data(32, cs, {"He_1": HE1, "He_3": HE3}, range(2), POLY4)
     e = bbp.summary["He_1"]
     assert e["top1"].shape == (4,) and e["right_v_overlap"].shape == (4,)
-    direct = [ch.first_step_diagnostics(32, 32, 32, POLY4, HE1, rng_for(s), steps=[(c, 0.0) for c in cs],
-                                        dtype=np.float32) for s in range(2)]
+    direct = [ch.first_step_diagnostics(rng_for(s), N=32, n=32, d=32, activation=POLY4, target=HE1,
+                                        steps=[(c, 0.0) for c in cs], dtype=np.float32) for s in range(2)]
     np.testing.assert_allclose(e["top1"], np.mean([d["top"][:, 0] for d in direct], axis=0), rtol=1e-6)
     assert bbp.eta_c["He_1"] == pytest.approx(1 / np.sqrt(2)) and bbp.eta_c["He_3"] == pytest.approx(1.0)
     above = np.array(cs) > 1.2 / np.sqrt(2)
@@ -219,8 +220,9 @@ def test_overlap_data_shapes_direct_computation_and_figure():
     assert list(ov.psis) == [1.0, 2.0]
     st = ov.stats["He_2"]
     assert st["v"].shape == (2,) and st["z"].shape == (2,)
-    direct = [ch.first_step_diagnostics(30, 30, 30, POLY4, HE2, rng_for(s), steps=[(1.0, 0.25)],
-                                        dtype=np.float32)["v_overlap"] ** 2 for s in range(2)]
+    direct = [ch.first_step_diagnostics(rng_for(s), N=30, n=30, d=30, activation=POLY4, target=HE2,
+                                        steps=[(1.0, 0.25)], dtype=np.float32)["v_overlap"] ** 2
+              for s in range(2)]
     assert st["v"][0] == pytest.approx(np.sqrt(np.mean(direct)), rel=1e-6)
     assert ov.stats["He_1"]["pred"][1] == pytest.approx(one_step_overlap(1.0, 1.0, 2.0))
     assert st["finite"][0] == pytest.approx(finite_size_overlap(0.0, 1.0, 5.0, 30, 30), rel=1e-6)

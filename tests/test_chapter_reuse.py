@@ -19,6 +19,7 @@ SIGMA = ts.get_activation("poly4")
 TARGETS = {"odd": "odd bounded", "he3": "He3"}
 NS = (30, 50)
 STEPS = ((0.5, 0.4), (0.5, 0.25))
+STEP_KW = dict(c1=0.5, alpha1=0.4, c2=0.5, alpha2=0.25)  # STEPS as keywords
 A2S = (0.05, 0.25, 0.35)
 
 
@@ -140,8 +141,8 @@ def test_network_data_records_and_summary(net):
     assert net.at("odd", "reused", "count") == 3 and net.at("he3", "fresh", "count", NS[0]) == 2
     assert net.at("odd", "reused", "subspace").shape == (4, 1)
     assert net.at("odd", "reused", "term_overlap").shape == (1,)
-    direct = ts.reuse_experiment(ts.rng_for(3), NS[-1], "odd", "reused", STEPS, top=4,
-                                 alpha2s=[0.05, 0.35])
+    direct = ts.reuse_experiment(ts.rng_for(3), N=NS[-1], target="odd", batch="reused", **STEP_KW,
+                                 top=4, alpha2s=[0.05, 0.35])
     seeds = net.seed_values("odd", "reused", "term_overlap", index=0)
     assert seeds.shape == (3,) and seeds[-1] == pytest.approx(direct["term_overlap"][0])
     mean, sem = net.series("odd", "reused", "term_overlap", 0)

@@ -156,8 +156,7 @@ def test_reuse_on_matches_the_host_reuse_experiment():
     # sits in the bulk, where both methods may pick a different vector, so only K <= 3 compared.
     from twostep.chapters.reuse import reuse_experiment
     from twostep.scale.device import reuse_on
-    steps = ((0.2, 0.4), (0.2, 0.25))
-    ref = reuse_experiment(np.random.default_rng(0), 120, "odd", "reused", steps, term=2, top=8)
+    ref = reuse_experiment(np.random.default_rng(0), N=120, target="odd", batch="reused", term=2, top=8)
     dev = reuse_on("numpy", 120, "odd", "reused", term=2, top=8, seed=0, dtype="float64")
     np.testing.assert_allclose(dev["signal"], ref["signal"], rtol=1e-10)
     np.testing.assert_allclose(dev["signal_reuse"], ref["signal_reuse"], rtol=1e-10)

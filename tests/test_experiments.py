@@ -26,9 +26,9 @@ def test_two_steps_matches_the_package_routine():
 
 
 def test_first_step_is_first_step_diagnostics():
-    out = run_experiment("first_step", np.random.default_rng(1), N=40, alphas=[0.0, 0.4])
-    ref = first_step_diagnostics(40, 40, 40, get_activation("poly4"), get_link("he1"),
-                                 np.random.default_rng(1), steps=[(0.2, 0.0), (0.2, 0.4)])
+    out = run_experiment("first_step", np.random.default_rng(1), N=40, steps=[[0.2, 0.0], [0.2, 0.4]])
+    ref = first_step_diagnostics(np.random.default_rng(1), N=40, activation=get_activation("poly4"),
+                                 target=get_link("he1"), steps=[(0.2, 0.0), (0.2, 0.4)])
     for key in ("residual", "spike", "v_overlap"):
         assert out[key] == ref[key]
     np.testing.assert_array_equal(out["top"], ref["top"])

@@ -56,8 +56,8 @@ def test_residual_shrinks_with_size():
     # ||G - mu1 a v^T|| / ||G|| ~ N^{-1/2}: a factor 4 in N should roughly halve it
     # (measured: about 0.57 from N = 120 to 480)
     def mean_residual(N):
-        return np.mean([first_step_diagnostics(N, N, N, POLY, ts.hermite_link(1),
-                                               np.random.default_rng(s))["residual"]
+        return np.mean([first_step_diagnostics(np.random.default_rng(s), N=N, n=N, d=N,
+                                               activation=POLY, target=ts.hermite_link(1))["residual"]
                         for s in range(4)])
     assert 0.4 < mean_residual(480) / mean_residual(120) < 0.75
 
@@ -71,8 +71,8 @@ def test_spike_strength_formula():
 
 def test_diagnostics_agree_with_run_two_steps():
     steps = [(0.7, 0.0), (1.0, 0.25)]
-    out = first_step_diagnostics(80, 90, 60, POLY, ts.hermite_link(1), np.random.default_rng(3),
-                                 steps=steps, top=2)
+    out = first_step_diagnostics(np.random.default_rng(3), N=80, n=90, d=60, activation=POLY,
+                                 target=ts.hermite_link(1), steps=steps, top=2)
     for i, (c, alpha) in enumerate(steps):
         run = ts.run_two_steps(80, 90, 60, POLY, ts.hermite_link(1), steps=((c, alpha), (1.0, 0.0)),
                                batch="reused", rng=np.random.default_rng(3))
@@ -105,7 +105,7 @@ def test_diagnostics_float32_close_to_float64():
     (dict(steps="ab"), TypeError, "steps must be a sequence"),
     (dict(target=3), TypeError, "target must be a Link"),
     (dict(rng=1), TypeError, "rng must be a numpy.random.Generator"),
-    (dict(activation="poly4"), TypeError, "activation must be a twostep Activation"),
+    (dict(activation=3), TypeError, "activation must be a twostep Activation"),
     (dict(dtype=np.int64), ValueError, "dtype must be float64 or float32"),
 ])
 def test_diagnostics_reject_bad_input(kw, error, match):
@@ -169,7 +169,8 @@ def test_extreme_labels_dominate_the_remainder_for_he3():
     # of size ~ |y_j| / sqrt(n) in the remainder, along its own input x_j. (Two samples with
     # similar extreme labels can share the top direction, hence the average over draws.)
     def mean_overlap(link):
-        return np.mean([first_step_diagnostics(400, 400, 400, POLY, link, np.random.default_rng(s))
+        return np.mean([first_step_diagnostics(np.random.default_rng(s), N=400, n=400, d=400,
+                                               activation=POLY, target=link)
                         ["remainder_sample_overlap"] for s in range(4)])
     assert mean_overlap(ts.hermite_link(3)) > 0.7
     # with a bounded link no single sample stands out

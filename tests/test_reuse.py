@@ -13,6 +13,7 @@ from twostep.chapters.reuse import reuse_experiment, signal_overlap_experiment
 from twostep.model.targets import target_links
 
 STEPS = ((0.5, 0.4), (0.5, 0.25))
+STEP_KW = dict(c1=0.5, alpha1=0.4, c2=0.5, alpha2=0.25)  # STEPS as keywords
 
 
 def data(n=300, d=200, seed=0, target="odd"):
@@ -193,29 +194,31 @@ def test_experiments_shapes():
     assert out["overlaps_reuse"].shape == (2, 1)
     # k = 0: the reuse-aware weight is mu_1 y, so the direction is v itself.
     assert out["overlaps_reuse"][0, 0] == pytest.approx(out["overlaps"][0, 0])
-    res = reuse_experiment(np.random.default_rng(0), 60, "odd", "reused", STEPS, top=3)
+    res = reuse_experiment(np.random.default_rng(0), N=60, target="odd", batch="reused", **STEP_KW, top=3)
     assert res["signal"].shape == (4, 1)
     assert res["top_overlap"].shape == (3, 1) and res["top_memorisation"].shape == (3,)
     assert res["subspace"].shape == (3, 1) and res["subspace_unmemorised"].shape == (3, 1)
     assert 0 <= res["term_overlap"][0] <= 1 and 0 <= res["term_memorisation"] <= 1
-    res = reuse_experiment(np.random.default_rng(0), 60, "odd", "fresh", STEPS, term=None, top=2)
+    res = reuse_experiment(np.random.default_rng(0), N=60, target="odd", batch="fresh", **STEP_KW, term=None, top=2)
     assert "term_overlap" not in res
     with pytest.raises(TypeError, match="rng"):
-        reuse_experiment(0, 60, "odd", "fresh", STEPS)
+        reuse_experiment(0, N=60, target="odd", batch="fresh", **STEP_KW)
 
 
 def test_rescaled_alpha2_is_the_run_at_that_alpha2():
     # Same seed, alpha1 fixed: measuring W_2' = W_1 + (eta2'/eta2)(W_2 - W_1) equals training at alpha2'.
     steps = ((0.5, 0.4), (0.5, 0.25))
-    res = reuse_experiment(np.random.default_rng(3), 150, "odd", "reused", steps, term=None, top=3,
-                             alpha2s=[0.05, 0.35])
+    res = reuse_experiment(np.random.default_rng(3), N=150, target="odd", batch="reused", **STEP_KW,
+                           term=None, top=3, alpha2s=[0.05, 0.35])
     for i, a2 in enumerate([0.05, 0.35]):
-        direct = reuse_experiment(np.random.default_rng(3), 150, "odd", "reused",
-                                    ((0.5, 0.4), (0.5, a2)), term=None, top=3)
+        direct = reuse_experiment(np.random.default_rng(3), N=150, target="odd", batch="reused",
+                                  **{**STEP_KW, "alpha2": a2}, term=None, top=3)
         np.testing.assert_allclose(res["rescaled_subspace"][i], direct["subspace"], atol=1e-8)
         np.testing.assert_allclose(res["rescaled_subspace_unmemorised"][i],
                                    direct["subspace_unmemorised"], atol=1e-8)
     with pytest.raises(ValueError, match="alpha2s"):
-        reuse_experiment(np.random.default_rng(3), 60, "odd", "reused", steps, term=None, alpha2s=[0.6])
+        reuse_experiment(np.random.default_rng(3), N=60, target="odd", batch="reused", **STEP_KW,
+                         term=None, alpha2s=[0.6])
     with pytest.raises(TypeError, match="alpha2s"):
-        reuse_experiment(np.random.default_rng(3), 60, "odd", "reused", steps, term=None, alpha2s=0.1)
+        reuse_experiment(np.random.default_rng(3), N=60, target="odd", batch="reused", **STEP_KW,
+                         term=None, alpha2s=0.1)

@@ -126,7 +126,7 @@ def test_predicted_spikes_match_signal_part_and_vanish_for_tanh_even_orders():
 
 def test_spike_experiment_counts_match_direct_training():
     settings = [(0.3, 0.3), (0.45, 0.3)]
-    out = spike_experiment(np.random.default_rng(5), 120, "fresh", settings=settings,
+    out = spike_experiment(np.random.default_rng(5), N=120, batch="fresh", settings=settings,
                                   grid=settings, n_top=4, dtype="float64")
     assert out["settings_top"].shape == (2, 4) and out["grid_count"].shape == (2,)
     np.testing.assert_array_equal(out["settings_count"], out["grid_count"])
@@ -154,11 +154,11 @@ def test_spike_experiment_counts_match_direct_training():
         assert out["settings_beta_two"][i] == pytest.approx(abs(v2 @ beta), abs=1e-6)
         assert out["settings_beta_lin"][i] == pytest.approx(abs(vl @ beta), abs=1e-6)
     with pytest.raises(ValueError, match="n_top"):
-        spike_experiment(np.random.default_rng(0), 10, "fresh", n_top=9)
+        spike_experiment(np.random.default_rng(0), N=10, batch="fresh", n_top=9)
     with pytest.raises(TypeError, match="settings"):
-        spike_experiment(np.random.default_rng(0), 10, "fresh", settings=[0.1])
+        spike_experiment(np.random.default_rng(0), N=10, batch="fresh", settings=[0.1])
     with pytest.raises(ValueError, match="grid"):
-        spike_experiment(np.random.default_rng(0), 10, "fresh", grid=[(0.1, 0.5)])
+        spike_experiment(np.random.default_rng(0), N=10, batch="fresh", grid=[(0.1, 0.5)])
 
 
 def test_power_cosine_limits_and_finite_n():

@@ -38,10 +38,10 @@ from .._validation import check_dtype, check_int, check_pairs, check_real, check
 from ..analysis.alignment import overlap
 from ..analysis.decomposition import first_step_spike
 from ..analysis.spectra import SVDS_TOL, top_singular
-from ..model.activations import Activation, check_activation
+from ..model.activations import Activation, as_activation, check_activation
 from ..model.network import gaussian_inputs, gradient, initialise
-from ..model.steps import step_size
-from ..model.targets import Link, make_teacher
+from ..model.steps import draw_problem, step_size
+from ..model.targets import Link
 
 
 def _residual_top(G, spike, seed):
@@ -63,23 +63,24 @@ def _residual_top(G, spike, seed):
     return float(s[0]), Vt[0].astype(float)
 
 
-def first_step_diagnostics(N: int, n: int, d: int, activation: Activation, target,
-                           rng: np.random.Generator, steps: Sequence = (), top: int = 1,
-                           noise: float = 0.0, dtype=np.float64) -> dict:
+def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = None,
+                           d: int | None = None, activation="poly4", target="he1",
+                           steps: Sequence = (), top: int = 1, noise: float = 0.0,
+                           dtype="float64") -> dict:
     r"""Draw a problem, take the first gradient, and measure how close it is to a spike.
 
-    Random draws come in the order of :func:`twostep.run_two_steps` (teacher
-    directions, ``W0``, ``a``, ``X``, label noise), so for the same generator
-    state :math:`W_0+\eta G` is that function's ``W1``.
+    The problem is drawn by :func:`twostep.model.steps.draw_problem` (teacher directions,
+    ``W0``, ``a``, ``X``, label noise), so for the same generator state
+    :math:`W_0+\eta G` is :func:`twostep.run_two_steps`'s ``W1``.
 
     Parameters
     ----------
-    N, n, d : int
-        Width, batch size, input dimension.
-    activation : Activation
-    target : Link, sequence of Link, or Teacher
-        The first direction ``teacher.directions[0]`` is :math:`\beta^*`.
     rng : numpy.random.Generator
+    N, n, d : int
+        Width, batch size, input dimension (``n`` and ``d`` default to ``N``).
+    activation : Activation or str
+    target : Link, sequence of Link, Teacher or link names (``"he1"``)
+        The first direction ``teacher.directions[0]`` is :math:`\beta^*`.
     steps : sequence of (c, alpha)
         Step sizes :math:`\eta = cN^\alpha` at which :math:`W_1 = W_0+\eta G` is examined.
     top : int
@@ -104,19 +105,18 @@ def first_step_diagnostics(N: int, n: int, d: int, activation: Activation, targe
         ``right_overlap``: shape ``(len(steps),)``, cosine of the top right singular vector of
         :math:`W_1` with :math:`\beta^*`; ``right_v_overlap``: the same with :math:`v`.
     """
-    N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
-    check_activation(activation)
-    check_rng(rng)
+    N = check_int(N, "N")
+    n, d = check_int(N if n is None else n, "n"), check_int(N if d is None else d, "d")
+    activation = as_activation(activation)
     steps = check_pairs(steps, "steps", "a (c, alpha) pair")
     top = check_int(top, "top", 1)
     if top >= min(N, d) - 1 or min(N, d) < 3:
         raise ValueError(f"top must be in [1, min(N, d) - 2] = [1, {min(N, d) - 2}], got {top}")
     dt = check_dtype(dtype)
     etas = np.array([step_size(c, alpha, N) for c, alpha in steps], dtype=float)
-    teacher = make_teacher(target, d, rng, noise)
-    W0, a = initialise(N, d, rng, dt)
-    X, y = teacher.sample(n, rng, dt)
-    beta = teacher.directions[0]
+    problem = draw_problem(N, n, d, target, "reused", rng, noise, dt)
+    W0, a, X, y = problem.W0, problem.a, problem.X1, problem.y1
+    beta = problem.teacher.directions[0]
 
     G = gradient(W0, a, X, y, activation)
     G *= -1
@@ -346,12 +346,13 @@ class ResidualData:
 
 
 def _first_step_task(rng, N, act, activations, target, main, steps, dtype):
-    return first_step_diagnostics(N, N, N, activations[act], target, rng,
+    return first_step_diagnostics(rng, N=N, activation=activations[act], target=target,
                                   steps=steps if act == main else (), top=2, dtype=dtype)
 
 
 def _tail_task(rng, N, target, activation, targets, dtype):
-    return first_step_diagnostics(N, N, N, activation, targets[target], rng, dtype=dtype)
+    return first_step_diagnostics(rng, N=N, activation=activation, target=targets[target],
+                                  dtype=dtype)
 
 
 def residual_data(activations: dict, target: Link, sizes_small, seeds_small, sizes_large,
@@ -833,7 +834,8 @@ class BBPData:
 
 def _bbp_task(rng, target, N, cs, activation, targets, dtype):
     steps = [(float(c), 0.0) for c in cs]
-    return first_step_diagnostics(N, N, N, activation, targets[target], rng, steps=steps, dtype=dtype)
+    return first_step_diagnostics(rng, N=N, activation=activation, target=targets[target],
+                                  steps=steps, dtype=dtype)
 
 
 def bbp_data(N: int, cs, targets: dict, seeds, activation: Activation, window: float = 1.2,
@@ -1005,7 +1007,7 @@ def _rms(mean_square, sem):
 
 def _overlap_task(rng, psi, target, d, activation, targets, c, alpha, dtype):
     n = int(round(psi * d))
-    out = first_step_diagnostics(d, n, d, activation, targets[target], rng,
+    out = first_step_diagnostics(rng, N=d, n=n, d=d, activation=activation, target=targets[target],
                                  steps=[(c, alpha)], dtype=dtype)
     return {"v2": out["v_overlap"] ** 2, "w2": out["right_overlap"][0] ** 2,
             "wv": out["right_v_overlap"][0]}

@@ -28,7 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._validation import check_alpha, check_choice, check_int, check_real, check_rng
+from .._validation import check_alpha, check_choice, check_int, check_pairs, check_real, check_rng
 from ..analysis.alignment import memorisation, overlaps, subspace_overlap, unmemorised_overlap
 from ..analysis.decomposition import second_step_term, signal_directions, signal_part
 from ..analysis.population import population_signal
@@ -70,8 +70,9 @@ def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, 
     return out
 
 
-def reuse_experiment(rng: np.random.Generator, N: int, target, batch: str, steps,
-                     activation="poly4", term: int | None = 2, top: int = 8,
+def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: str = "reused",
+                     activation="poly4", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
+                     alpha2: float = 0.25, term: int | None = 2, top: int = 8,
                      alpha2s=()) -> dict:
     r"""Two steps at :math:`N = n = d`, and where the learned directions point.
 
@@ -82,7 +83,8 @@ def reuse_experiment(rng: np.random.Generator, N: int, target, batch: str, steps
         Width, batch size and dimension.
     target : see :func:`target_links`
     batch : {"reused", "fresh"}
-    steps : ((c1, alpha1), (c2, alpha2))
+    c1, alpha1, c2, alpha2 : float
+        Step sizes :math:`\eta_t = c_tN^{\alpha_t}`.
     activation : PolynomialActivation or str
     term : int or None
         Order :math:`k` of the exact term :math:`T_k` whose top right singular vector is
@@ -121,7 +123,7 @@ def reuse_experiment(rng: np.random.Generator, N: int, target, batch: str, steps
     if isinstance(activation, str):
         activation = get_activation(activation)
     teacher = make_teacher(target, N, rng)
-    run = run_two_steps(N, N, N, activation, teacher, steps, batch, rng)
+    run = run_two_steps(N, N, N, activation, teacher, ((c1, alpha1), (c2, alpha2)), batch, rng)
     B = teacher.directions
     L = activation.degree
     second = (None, None) if run.batch == "reused" else (run.X2, run.y2)
@@ -507,8 +509,9 @@ def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_
     if not isinstance(alpha2s, dict):
         raise TypeError(f"alpha2s must be a dict of target -> exponents, got {type(alpha2s).__name__}")
     n_jobs = check_int(n_jobs, "n_jobs")
-    grid = [dict(N=N, target=t, batch=b, steps=steps, term=term, top=top,
-                 alpha2s=list(alpha2s.get(t, [])))
+    (c1, alpha1), (c2, alpha2) = check_pairs(steps, "steps", "a (c, alpha) pair")
+    grid = [dict(N=N, target=t, batch=b, c1=c1, alpha1=alpha1, c2=c2, alpha2=alpha2, term=term,
+                 top=top, alpha2s=list(alpha2s.get(t, [])))
             for t in targets for b in BATCHES for N in Ns]
     records = sweep(reuse_experiment, grid, seeds=seeds, n_jobs=n_jobs)
     if extra_seeds:

@@ -38,7 +38,7 @@ import numpy as np
 
 from .._validation import (check_array, check_choice, check_int, check_pairs, check_real,
                            check_rng)
-from ..analysis.alignment import overlap
+from ..analysis.alignment import overlap, overlaps
 from ..analysis.bbp import bbp_threshold
 from ..analysis.decomposition import RankOne, first_step_spike, second_step_terms, signal_part
 from ..analysis.phases import ALIGNED, empirical_boundary, empirical_count, is_spike, theory_count
@@ -116,8 +116,49 @@ def _steps(c, ref):
 
 # --------------------------------------------------------------------------- the experiment
 
-def spike_experiment(rng: np.random.Generator, N: int, batch: str, activation="poly4",
-                     target="he1", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
+def two_step_spectrum(rng: np.random.Generator, *, N: int, n: int | None = None,
+                      d: int | None = None, activation="poly4", target="he1",
+                      batch: str = "reused", c1: float = 0.2, alpha1: float = 0.4,
+                      c2: float = 0.2, alpha2: float = 0.25, top: int = 4,
+                      dtype="float64") -> dict:
+    r"""Two steps, then the top of :math:`W_2`'s spectrum and where its right vectors point.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    N, n, d : int
+        Width, batch size and dimension (``n`` and ``d`` default to ``N``).
+    activation, target : names or objects (see :func:`twostep.run_two_steps`)
+    batch : {"reused", "fresh"}
+    c1, alpha1, c2, alpha2 : float
+        Step sizes :math:`\eta_t = c_tN^{\alpha_t}`.
+    top : int
+        Number of singular values, ``1 <= top < min(N, d)``.
+    dtype : {"float64", "float32"}
+
+    Returns
+    -------
+    dict
+        ``top``: :math:`s_1 \ge \dots \ge s_{\rm top}` of :math:`W_2`, ``(top,)``;
+        ``overlap``: :math:`|\langle v_i, \beta_j^*\rangle|` of their right vectors,
+        ``(top, r)``; ``eta1``, ``eta2``.
+    """
+    N = check_int(N, "N")
+    n, d = (N if n is None else n), (N if d is None else d)
+    top = check_int(top, "top", 1)
+    run = run_two_steps(N, n, d, as_activation(activation), target, ((c1, alpha1), (c2, alpha2)),
+                        batch, rng, dtype=np.dtype(check_choice(dtype, "dtype",
+                                                                ("float64", "float32"))))
+    if top >= min(run.W2.shape):
+        raise ValueError(f"top must be in [1, min(N, d) - 1] = [1, {min(run.W2.shape) - 1}], "
+                         f"got {top}")
+    s, _, Vt = top_singular(run.W2, top)
+    return {"top": s.astype(float), "overlap": overlaps(Vt.astype(float), run.teacher.directions),
+            "eta1": run.eta1, "eta2": run.eta2}
+
+
+def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
+                     activation="poly4", target="he1", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
                      alpha2: float = 0.25, settings=(), grid=(), n_top: int = 6,
                      margin: float = 0.05, dtype="float32", corrected: bool = False) -> dict:
     r"""One draw, :math:`N = n = d`: the term diagnostics and the spectrum of :math:`W_2` at many step sizes.
@@ -352,7 +393,7 @@ def check_table(check: dict):
 
 def _scaling_task(rng, N, batch, *, activation, target, c, ref, settings, grid, n_grid, n_top):
     return spike_experiment(
-        rng, N, batch, activation=activation, target=target, c1=c, alpha1=ref[0], c2=c,
+        rng, N=N, batch=batch, activation=activation, target=target, c1=c, alpha1=ref[0], c2=c,
         alpha2=ref[1], settings=settings, grid=grid if N == n_grid else (), n_top=n_top,
         corrected=True)
 

@@ -247,17 +247,14 @@ def _run_on_device(args, exp, params, grid, tasks, seeds, out) -> dict:
     it allocates (MemoryError from twostep.scale.device)."""
     from .backend import get_backend
 
-    if exp.device is None:
-        raise ValueError(f"experiment {exp.name!r} has no device path; --backend cupy|torch runs "
-                         f"{', '.join(n for n, e in EXPERIMENTS.items() if e.device)}")
+    on_device = [exp.device_params(experiment_params(exp.name, task)) for task in tasks]
     bk = get_backend(args.backend)
     records = []
     start = time.perf_counter()
-    for task in tasks:
-        full = experiment_params(exp.name, task)
+    for task, full in zip(tasks, on_device):
         for seed in seeds:
             t0 = time.perf_counter()
-            result = exp.device(bk, seed, **full)
+            result = exp.device(bk, seed=seed, **full)
             bk.synchronize()
             records.append({**task, "seed": seed, "wall_s": time.perf_counter() - t0, **result})
             print(f"{exp.name} {task} seed {seed}: {records[-1]['wall_s']:.1f} s",

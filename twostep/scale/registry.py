@@ -4,17 +4,19 @@ A registry maps a name to an existing experiment routine of the package, so that
 ``python -m twostep`` (:mod:`twostep.cli`) and a chapter run the same code:
 
 =============  ==============================================================
-``two_steps``  :func:`twostep.run_two_steps`, then the top-``top`` singular values of
-               :math:`W_2` and the overlaps of their right vectors with :math:`\beta^*`
+``two_steps``  :func:`twostep.chapters.two_steps.two_step_spectrum`: the top singular
+               values of :math:`W_2` and the overlaps of their right vectors with :math:`\beta^*`
 ``first_step`` :func:`twostep.first_step_diagnostics`
 ``spike``      :func:`twostep.spike_experiment`
 ``reuse``      :func:`twostep.reuse_experiment`
 ``payoff``     :func:`twostep.payoff_experiment`
 =============  ==============================================================
 
-Every experiment is called as ``run_experiment(name, rng=..., **params)`` with the
-registered defaults filled in; activations and links may be given by name
-(``"poly4"``, ``"he1"``, ``"he1+odd"``).
+Every experiment has one signature, ``func(rng, *, N, ..., activation, target, batch,
+c1, alpha1, c2, alpha2, ...)``: a generator, then keywords only, with activations and links
+given by name (``"poly4"``, ``"he1"``, ``"he1+odd"``) or as objects. It returns one run as a
+dict of named columns (scalars and arrays), so a sweep is a table with one row per run.
+``run_experiment(name, rng, **params)`` calls it with the registered defaults filled in.
 
 Memory. Before anything is allocated, :func:`estimate_bytes` bounds the peak memory
 of one task by
@@ -38,10 +40,10 @@ from typing import Callable
 import numpy as np
 
 from .._validation import check_int, check_real
+from ..chapters.one_step import first_step_diagnostics
 from ..chapters.readout import payoff_experiment
 from ..chapters.reuse import reuse_experiment
-from ..chapters.two_steps import spike_experiment
-from ..model.activations import as_activation
+from ..chapters.two_steps import spike_experiment, two_step_spectrum
 from .device import reuse_on, spike_on
 from .memory import available_memory, format_bytes
 
@@ -50,7 +52,13 @@ DTYPE_BYTES = {"float64": 8, "float32": 4}
 
 @dataclass(frozen=True)
 class Experiment:
-    """A registered experiment: the routine, its defaults and its memory footprint."""
+    """A registered experiment: the routine, its defaults and its memory footprint.
+
+    Every routine has the package's one experiment signature,
+    ``func(rng, *, N, ..., activation, target, batch, c1, alpha1, c2, alpha2, ...)``
+    (keyword-only after the generator), and returns one run as a dict of named columns,
+    so the registry calls it as it is.
+    """
 
     name: str
     func: Callable
@@ -59,109 +67,65 @@ class Experiment:
     #: Number of N x d arrays and of n x d arrays held at the peak (see the module docstring).
     wide: float = 6.0
     tall: float = 2.0
-    #: The package routine behind an adapter that forwards ``**params`` to it.
-    routine: Callable | None = None
-    #: Keywords of ``routine`` that the adapter sets itself (not accepted from the caller).
-    hidden: tuple = ()
-    #: ``device(backend, seed, **params)``: the same experiment with the problem drawn and
-    #: measured on a GPU (:mod:`twostep.scale.device`), or ``None`` if there is no device path.
+    #: ``device(backend, seed=..., **params)``: the same experiment drawn and measured on a GPU
+    #: (:mod:`twostep.scale.device`), or ``None`` if there is no device path.
     device: Callable | None = None
+    #: Parameters the device path does not have; they must keep their defaults there.
+    host_only: tuple = ()
 
     def parameters(self) -> dict:
         """Every keyword the experiment accepts, with its effective default.
 
-        Read from the signatures of the adapter and of the routine it forwards ``**params``
-        to, then updated with the registered defaults; a keyword without any default
-        maps to :data:`REQUIRED`.
+        Read from the routine's signature, then updated with the registered defaults; a
+        keyword without any default maps to :data:`REQUIRED`.
         """
-        out = {}
-        for func in (self.routine, self.func):
-            if func is None:
-                continue
-            for name, par in list(inspect.signature(func).parameters.items())[1:]:  # not rng
-                if par.kind in (par.VAR_KEYWORD, par.VAR_POSITIONAL) or name in self.hidden:
-                    continue
-                out[name] = REQUIRED if par.default is par.empty else par.default
+        out = {name: REQUIRED if par.default is par.empty else par.default
+               for name, par in inspect.signature(self.func).parameters.items()
+               if par.kind == par.KEYWORD_ONLY}
         return {**out, **self.defaults}
+
+    def device_params(self, params: dict) -> dict:
+        """``params`` (effective, from :func:`experiment_params`) for the device path: the
+        host-only ones must be at their defaults and are dropped."""
+        if self.device is None:
+            raise ValueError(f"experiment {self.name!r} has no device path; --backend cupy|torch "
+                             f"runs {', '.join(n for n, e in EXPERIMENTS.items() if e.device)}")
+        defaults = self.parameters()
+        changed = [k for k in self.host_only if _differs(params.get(k), defaults[k])]
+        if changed:
+            raise ValueError(f"{', '.join(changed)} of experiment {self.name!r} run on the host "
+                             f"only; leave {'it' if len(changed) == 1 else 'them'} at the default "
+                             f"on a device")
+        return {k: v for k, v in params.items() if k not in self.host_only}
+
+
+def _differs(value, default) -> bool:
+    # Sequences from the CLI arrive as lists, defaults are tuples: compare as lists.
+    norm = (lambda v: list(v) if isinstance(v, (list, tuple)) else v)
+    return norm(value) != norm(default)
 
 
 #: Marks a parameter that has no default.
 REQUIRED = "<required>"
 
 
-def _sizes(N, n, d):
-    return N, (N if n is None else n), (N if d is None else d)
-
-
-def _two_steps(rng, N, n=None, d=None, activation="poly4", target="he1", c1=0.2, alpha1=0.4,
-               c2=0.2, alpha2=0.25, batch="reused", top=4, dtype="float64"):
-    from ..analysis.alignment import overlaps
-    from ..analysis.spectra import top_singular
-    from ..model.steps import run_two_steps
-    N, n, d = _sizes(N, n, d)
-    run = run_two_steps(N, n, d, as_activation(activation), target,
-                        ((c1, alpha1), (c2, alpha2)), batch, rng, dtype=np.dtype(dtype))
-    s, _, Vt = top_singular(run.W2, top)
-    B = run.teacher.directions
-    return {"top": s.astype(float), "overlap": overlaps(Vt.astype(float), B),
-            "eta1": run.eta1, "eta2": run.eta2}
-
-
-def _first_step(rng, N, n=None, d=None, activation="poly4", target="he1", c=0.2,
-                alphas=(0.0, 0.25, 0.4), top=1, dtype="float64"):
-    from ..chapters.one_step import first_step_diagnostics
-    N, n, d = _sizes(N, n, d)
-    steps = [(c, alpha) for alpha in alphas]
-    out = first_step_diagnostics(N, n, d, as_activation(activation), target, rng,
-                                 steps=steps, top=top, dtype=np.dtype(dtype))
-    out["alphas"] = np.asarray(alphas, dtype=float)
-    return out
-
-
-def _spike(rng, **params):
-    return spike_experiment(rng, **params)
-
-
-def _reuse(rng, c1=0.2, alpha1=0.4, c2=0.2, alpha2=0.25, **params):
-    return reuse_experiment(rng, steps=((c1, alpha1), (c2, alpha2)), **params)
-
-
-def _spike_device(backend, seed, settings=(), corrected=False, **params):
-    if settings or corrected:
-        raise ValueError("settings (the per-setting spectra) and corrected run on the host only; "
-                         "on a device use grid, whose outlier counts measure_on computes")
-    return spike_on(backend, seed=seed, **params)
-
-
-def _reuse_device(backend, seed, alpha2s=(), **params):
-    if alpha2s:
-        raise ValueError("alpha2s (rescaled subspaces) run on the host only; leave it empty "
-                         "on a device")
-    return reuse_on(backend, seed=seed, **params)
-
-
-def _payoff(rng, N, n=None, d=None, **params):
-    N, n, d = _sizes(N, n, d)
-    return payoff_experiment(rng, N=N, n=n, d=d, **params)
-
-
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
-    Experiment("two_steps", _two_steps, {"N": 500},
+    Experiment("two_steps", two_step_spectrum, {"N": 500},
                "two gradient steps; top singular values of W2 and their overlaps with beta*",
                wide=6, tall=2),
-    Experiment("first_step", _first_step, {"N": 500},
+    Experiment("first_step", first_step_diagnostics,
+               {"N": 500, "steps": [[0.2, 0.0], [0.2, 0.25], [0.2, 0.4]]},
                "the first update as a rank-one spike plus a remainder (first_step_diagnostics)",
                wide=6, tall=1),
-    Experiment("spike", _spike, {"N": 500, "batch": "reused"},
+    Experiment("spike", spike_experiment, {"N": 500},
                "is each exact term T_k its rank-one spike? (spike_experiment, N = n = d)",
-               wide=12, tall=2, routine=spike_experiment, device=_spike_device),
-    Experiment("reuse", _reuse, {"N": 500, "target": "he1", "batch": "reused"},
+               wide=12, tall=2, device=spike_on, host_only=("settings", "corrected")),
+    Experiment("reuse", reuse_experiment, {"N": 500},
                "where the learned directions point, reused vs fresh batch (reuse_experiment, N = n = d)",
-               wide=8, tall=2, routine=reuse_experiment, hidden=("steps",),
-               device=_reuse_device),
-    Experiment("payoff", _payoff, {"N": 500, "target": "he1"},
+               wide=8, tall=2, device=reuse_on, host_only=("alpha2s",)),
+    Experiment("payoff", payoff_experiment, {"N": 500},
                "test error of a ridge readout after 0, 1, 2 steps (payoff_experiment)",
-               wide=16, tall=6, routine=payoff_experiment),
+               wide=16, tall=6),
 )}
 
 
