@@ -1,0 +1,216 @@
+"""The functions of the appendix *At scale* (``twostep.chapters.at_scale``) on small synthetic
+results documents: shapes, the numbers they give, and bad input named in the error."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from twostep.chapters import at_scale as ch
+
+ALPHAS = (0.05, 0.14, 0.23, 0.32, 0.41)
+GRID = [[a1, a2] for a1 in ALPHAS for a2 in ALPHAS]
+NS = (100, 200, 400)
+L = 4
+
+
+def _spike_doc(seeds=2):
+    rng = np.random.default_rng(0)
+    records = []
+    for N in NS:
+        for seed in range(seeds):
+            for batch in ("fresh", "reused"):
+                scale = np.array([0.2 * N ** 0.25 * (0.2 * N ** 0.4) ** k for k in range(L)])
+                signal = scale * N ** (-0.5 * np.arange(L)) * (1 + 0.05 * rng.random(L))
+                records.append(dict(
+                    N=N, batch=batch, seed=seed, wall_s=1.0 + seed, scale=scale, signal=signal,
+                    top=1.1 * signal, residual=signal * 0.3 * N ** -0.5,
+                    left=1 - 0.1 * rng.random(L) / N ** 0.5, right=1 - 0.1 * rng.random(L) / N ** 0.5,
+                    beta=np.array([0.7, 0.02, 0.5, 0.02]),
+                    grid_count=rng.integers(0, 4, size=len(GRID))))
+    return {"experiment": "spike", "params": {"c1": 0.2, "alpha1": 0.4, "c2": 0.2, "alpha2": 0.25,
+                                              "activation": "poly4", "target": "he1", "grid": GRID,
+                                              "dtype": "float32"},
+            "records": records, "command": "python tools/at_scale.py --backend numpy",
+            "backend": "numpy", "environment": {"device": "cpu", "numpy": "2.x"},
+            "host": {"cpu_count": 2, "OPENBLAS_NUM_THREADS": "2"}, "dtype": "float32",
+            "created": "2026-12-01T10:00:00+00:00", "elapsed": 120.0, "version": "0.1.0",
+            "seeds_per_width": {str(N): list(range(seeds)) for N in NS}}
+
+
+def _reuse_doc(seeds=3):
+    rng = np.random.default_rng(1)
+    records = []
+    for N in NS:
+        for seed in range(seeds):
+            for batch, level in (("reused", 0.2), ("fresh", 0.05)):
+                records.append(dict(N=N, batch=batch, seed=seed, wall_s=0.5,
+                                    term_overlap=np.array([level + 0.01 * rng.standard_normal()]),
+                                    signal_reuse=np.array([0.3]), term_memorisation=0.5))
+    return {"experiment": "reuse", "params": {"c1": 0.5, "alpha1": 0.4, "c2": 0.5, "alpha2": 0.25,
+                                              "activation": "poly4", "target": "odd", "term": 2,
+                                              "top": 4, "dtype": "float32"},
+            "records": records, "command": "python tools/at_scale.py --backend numpy",
+            "backend": "numpy", "environment": {"device": "cpu"}, "elapsed": 60.0}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return ch.at_scale_data(_spike_doc(), _reuse_doc())
+
+
+def test_results_path_and_folder():
+    assert ch.results_path("spike").name == "spike.json"
+    assert ch.results_path("reuse", "/x").as_posix() == "/x/reuse.json"
+    assert ch.results_folder().parts[-2:] == ("results", "at_scale")
+    with pytest.raises(ValueError, match="name"):
+        ch.results_path("spikes")
+
+
+def test_at_scale_data_checks_the_documents():
+    d = ch.at_scale_data(_spike_doc(), _reuse_doc())
+    assert d.Ns("spike") == list(NS) and d.L == L and len(d.grid) == 25
+    assert len(d.records("spike", "fresh", 200)) == 2
+    with pytest.raises(TypeError, match="spike"):
+        ch.at_scale_data([], _reuse_doc())
+    with pytest.raises(ValueError, match="reuse"):
+        ch.at_scale_data(_spike_doc(), _spike_doc())
+    bad = _spike_doc()
+    del bad["records"][3]["left"]
+    with pytest.raises(ValueError, match="record 3 lacks"):
+        ch.at_scale_data(bad, _reuse_doc())
+    bad = _spike_doc()
+    bad["records"][0]["grid_count"] = np.zeros(3)
+    with pytest.raises(ValueError, match="grid counts"):
+        ch.at_scale_data(bad, _reuse_doc())
+    bad = _reuse_doc()
+    bad["records"] = []
+    with pytest.raises(ValueError, match="no records"):
+        ch.at_scale_data(_spike_doc(), bad)
+    with pytest.raises(TypeError, match="data"):
+        ch.terms_table("not data")
+
+
+def test_width_stats():
+    recs = [dict(N=1, x=1.0), dict(N=1, x=3.0), dict(N=2, x=5.0)]
+    st = ch.width_stats(recs, lambda r: r["x"])
+    assert st[1][0] == 2.0 and math.isclose(st[1][1], math.sqrt(2)) and st[1][2] == 2
+    assert st[2][1] == 0.0 and st[2][2] == 1
+    with pytest.raises(TypeError, match="value"):
+        ch.width_stats(recs, "x")
+
+
+def test_provenance_and_wall(data):
+    p = ch.provenance_numbers(data)
+    assert p["spike_backend"] == "numpy" and p["spike_dtype"] == "float32"
+    assert p["spike_device"] == "cpu" and p["spike_date"] == "2026-12-01"
+    assert p["spike_minutes"] == 2.0 and p["spike_cores"] == 2 and p["spike_N_max"] == 400
+    assert p["spike_seeds"] == "2 at 100, 2 at 200, 2 at 400"
+    assert p["reuse_seeds"] == "3 at 100, 3 at 200, 3 at 400"   # from the records
+    text = ch.wall_table(data).data
+    assert ":name: tab-at-scale-wall" in text and text.count("\n| spike") == 3
+
+
+def test_terms_table_numbers_and_figures(data):
+    text = ch.terms_table(data).data
+    assert ":name: tab-at-scale-terms" in text and text.count("\n| fresh") == len(NS)
+    n = ch.terms_numbers(data)
+    assert n["N_terms"] == 400 and 0.9 < n["fresh_left_min"] <= 1
+    assert math.isclose(n["fresh_rel_1"], 0.3 / 20, rel_tol=1e-9)
+    with pytest.raises(ValueError, match="orders"):
+        ch.terms_table(data, orders=(1, 4))
+    assert isinstance(ch.plot_terms(data), Figure)
+    lim = ch.beta_limits(data)
+    assert lim["fresh"].shape == (L,) and math.isclose(lim["fresh"][0], 1 / math.sqrt(2))
+    assert isinstance(ch.plot_beta(data, lim), Figure)
+    assert ch.beta_numbers(data, lim)["reused_beta_2"] == 0.5
+    with pytest.raises(TypeError, match="limits"):
+        ch.plot_beta(data, [0.1])
+    with pytest.raises(ValueError, match="psi"):
+        ch.beta_limits(data, psi=0)
+
+
+def test_counts(data):
+    c = ch.count_data(data)
+    assert c.lam.shape == (25,) and c.counts["fresh"][400].shape == (2, 25)
+    assert int((c.lam == 0).sum()) == 15 and int((c.lam >= 1).sum()) == 10
+    assert list(c.target) == list(1 + c.lam)
+    hits, total = c.hits("fresh", 400, 0, 0)
+    assert total == 15 and 0 <= hits <= 15
+    exact, runs = c.exact("reused", 100, 1)
+    assert runs == 2 * 10 and 0 <= exact <= runs
+    n = ch.counts_numbers(c)
+    assert n["N_count"] == 400 and n["fresh_total1"] == 10
+    assert ":name: tab-at-scale-counts" in ch.counts_table(c).data
+    assert isinstance(ch.plot_counts(c), Figure)
+    for f in (ch.plot_counts, ch.counts_table, ch.counts_numbers):
+        with pytest.raises(TypeError, match="counts"):
+            f(data)
+
+
+def test_extrapolation(data):
+    rows = ch.extrapolation(data, chapter_Ns=(100, 200))
+    assert [(r["a1"], r["a2"], r["k"]) for r in rows] == [
+        (0.3, 0.3, 1), (0.4, 0.25, 1), (0.4, 0.25, 2), (0.45, 0.3, 1), (0.45, 0.3, 2), (0.45, 0.3, 3)]
+    r = rows[0]
+    assert math.isclose(r["e"], 0.1) and math.isclose(r["theta_star"], 1.3701562, rel_tol=1e-6)
+    # the strength is the step-free size times c2 N^a2 (c1 N^a1)^k; its N* solves C N^e = theta
+    assert r["n_star"] > 400 and r["n_star_top"] < r["n_star"]   # s1(T_k) = 1.1 ||S_k||
+    assert math.isclose(r["n_star_top"], r["n_star"] * 1.1 ** (-1 / r["e"]), rel_tol=1e-9)
+    assert np.isfinite(r["n_star_chapter"])
+    text = ch.extrapolation_table(rows, data).data
+    assert ":name: tab-at-scale-extrapolation" in text and text.count("\n| (") == 6
+    n = ch.extrapolation_numbers(rows)
+    assert "nstar_45_30_1" in n and "nstar_ch_40_25_2" in n and n["theta_star"] == r["theta_star"]
+    with pytest.raises(ValueError, match="settings"):
+        ch.extrapolation(data, settings=[(0.6, 0.2)])
+    with pytest.raises(TypeError, match="rows"):
+        ch.extrapolation_table({"n_star": 1}, data)
+    with pytest.raises(TypeError, match="rows"):
+        ch.extrapolation_numbers([])
+
+
+def test_reuse(data):
+    r = ch.reuse_data(data)
+    assert r.Ns == list(NS) and r.seeds[100] == [0, 1, 2]
+    assert r.diff[200].shape == (3,)
+    np.testing.assert_allclose(r.diff[200], r.overlap["reused"][200] - r.overlap["fresh"][200])
+    assert 0.25 < r.limit < 0.35                            # the reuse chapter's ~0.309
+    assert r.expected["fresh"][400] < 0.1
+    st = r.stats("diff")
+    assert st[100][2] == 3 and 0.1 < st[100][0] < 0.2
+    slope, se = r.trend()
+    assert abs(slope) < 0.1 and se > 0
+    n = ch.reuse_numbers(r)
+    assert n["N_lo"] == 100 and n["N_hi"] == 400 and n["seeds_hi"] == 3
+    assert ":name: tab-at-scale-reuse" in ch.reuse_table(r).data
+    assert isinstance(ch.plot_reuse(r), Figure)
+    with pytest.raises(ValueError, match="key"):
+        r.stats("overlaps", "fresh")
+    with pytest.raises(ValueError, match="batch"):
+        r.stats("overlap", "both")
+    with pytest.raises(TypeError, match="reuse"):
+        ch.plot_reuse(data)
+
+
+def test_reuse_data_pairs_by_seed_and_rejects_unpaired():
+    doc = _reuse_doc()
+    doc["records"] = [r for r in doc["records"] if not (r["batch"] == "fresh" and r["seed"] == 2)]
+    r = ch.reuse_data(ch.at_scale_data(_spike_doc(), doc))
+    assert r.seeds[400] == [0, 1]
+    only = copy.deepcopy(_reuse_doc())
+    only["records"] = [r for r in only["records"] if r["batch"] == "reused" or r["N"] != 200]
+    with pytest.raises(ValueError, match="N = 200"):
+        ch.reuse_data(ch.at_scale_data(_spike_doc(), only))
+    other = _reuse_doc()
+    other["params"]["term"] = 3
+    with pytest.raises(ValueError, match="term"):
+        ch.reuse_data(ch.at_scale_data(_spike_doc(), other))

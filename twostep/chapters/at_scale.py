@@ -1,0 +1,715 @@
+r"""Appendix *At scale*: the book's measurements read back from the committed results files.
+
+The appendix runs no simulation. ``tools/at_scale.py`` writes ``results/at_scale/spike.json``
+(:func:`twostep.scale.device.spike_on`: the exact terms :math:`T_k` of the two-steps chapter's
+reference setting, their top vectors and remainders, and :math:`W_2`'s raw outlier count over
+the 25-point phase grid) and ``results/at_scale/reuse.json``
+(:func:`twostep.scale.device.reuse_on`: where :math:`T_2` and :math:`W_2` point for the odd
+bounded target, reused and fresh batch, same seed = same :math:`\beta^\star, W_0, a, X_1`). The
+chapter reads both with :func:`twostep.scale.results.read_results` and hands the documents to
+:func:`at_scale_data`; everything else is here, one compute and one plot function per figure:
+
+* :func:`terms_table` and :func:`plot_terms`: remainders and cosines of :math:`T_k` against
+  :math:`N`; :func:`plot_beta`: the overlap of :math:`T_k`'s top right vector with
+  :math:`\beta^\star` against the population overlap of :math:`u_k`
+  (:func:`twostep.analysis.population.population_signal`);
+* :func:`count_data`, :func:`plot_counts`, :func:`counts_table`: the raw count against
+  :math:`1+\Lambda` (:func:`twostep.analysis.theory.n_spikes`);
+* :func:`extrapolation` and :func:`extrapolation_table`: the width :math:`N^\star` at which each
+  predicted spike reaches :math:`\theta_\star`, with the two-steps chapter's functions
+  (:func:`~twostep.analysis.spikes.power_law_constant`, :func:`~twostep.analysis.spikes.width_to_reach`,
+  :func:`~twostep.analysis.spikes.outlier_strength`), from the widths of that chapter and from
+  all widths here;
+* :func:`reuse_data`, :func:`plot_reuse`, :func:`reuse_table`: :math:`T_2`'s overlap with
+  :math:`\beta^\star`, reused and fresh, the paired difference per seed, against the
+  population value of the reuse-aware direction (:func:`twostep.chapters.reuse.population_limits`);
+* the numbers glued into the prose (``*_numbers``) and :func:`provenance_numbers`,
+  :func:`wall_table`.
+
+This layer may not import :mod:`twostep.scale`, so it takes the documents, not the paths.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .._validation import check_choice, check_int, check_pairs, check_real
+from ..analysis.population import population_signal
+from ..analysis.spikes import outlier_strength, power_law_constant, width_to_reach
+from ..analysis.sweep import loglog_slope
+from ..analysis.theory import n_spikes, spike_exponent
+from ..model.activations import get_activation
+from . import figures as plotting
+from .figures import COLORS
+from .report import markdown_table, sci
+
+#: The files the appendix reads, under :func:`results_folder`.
+NAMES = ("spike", "reuse")
+BATCHES = ("fresh", "reused")
+K_COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a"]
+SPIKE_KEYS = ("N", "batch", "seed", "top", "signal", "residual", "left", "right", "beta",
+              "scale", "grid_count")
+REUSE_KEYS = ("N", "batch", "seed", "term_overlap", "signal_reuse", "term_memorisation")
+#: The two-steps chapter's settings (Lambda = 0, 1, 2, 3) and widths.
+SETTINGS = ((0.2, 0.2), (0.3, 0.3), (0.4, 0.25), (0.45, 0.3))
+CHAPTER_NS = (500, 1000, 2000, 4000)
+
+
+def results_folder() -> Path:
+    """``results/at_scale`` of the repository holding this package (editable install)."""
+    return Path(__file__).resolve().parents[2] / "results" / "at_scale"
+
+
+def results_path(name: str, folder=None) -> Path:
+    """The path of results file ``name`` (``"spike"`` or ``"reuse"``) in ``folder``
+    (default :func:`results_folder`)."""
+    check_choice(name, "name", NAMES)
+    return (results_folder() if folder is None else Path(folder)) / f"{name}.json"
+
+
+@dataclass
+class AtScale:
+    """The two results documents, checked, with their widths and the spike file's grid."""
+
+    spike: dict
+    reuse: dict
+    grid: list
+    L: int
+
+    def Ns(self, name: str) -> list:
+        """Widths of file ``name``, ascending."""
+        return sorted({r["N"] for r in self.doc(name)["records"]})
+
+    def doc(self, name: str) -> dict:
+        return getattr(self, check_choice(name, "name", NAMES))
+
+    def records(self, name: str, batch: str | None = None, N: int | None = None) -> list:
+        """Records of file ``name`` (optionally of one batch and width), in file order."""
+        out = self.doc(name)["records"]
+        if batch is not None:
+            check_choice(batch, "batch", BATCHES)
+            out = [r for r in out if r["batch"] == batch]
+        if N is not None:
+            out = [r for r in out if r["N"] == N]
+        return out
+
+
+def _check_doc(doc, name: str, keys) -> dict:
+    if not isinstance(doc, dict):
+        raise TypeError(f"{name} must be a results document (read_results), got {type(doc).__name__}")
+    if doc.get("experiment") != name:
+        raise ValueError(f"{name} must be the {name!r} results file, got experiment "
+                         f"{doc.get('experiment')!r}")
+    records = doc.get("records")
+    if not isinstance(records, list) or not records:
+        raise ValueError(f"{name} has no records")
+    for i, r in enumerate(records):
+        missing = [k for k in keys if k not in r]
+        if missing:
+            raise ValueError(f"{name} record {i} lacks {missing}")
+        if r["batch"] not in BATCHES:
+            raise ValueError(f"{name} record {i} has batch {r['batch']!r}")
+    return doc
+
+
+def at_scale_data(spike, reuse) -> AtScale:
+    """Check the two documents of :func:`twostep.scale.results.read_results` and bundle them."""
+    spike = _check_doc(spike, "spike", SPIKE_KEYS)
+    reuse = _check_doc(reuse, "reuse", REUSE_KEYS)
+    grid = [(float(a1), float(a2)) for a1, a2 in
+            check_pairs(spike["params"].get("grid", ()), "spike['params']['grid']", "an (alpha1, alpha2) pair")]
+    for i, r in enumerate(spike["records"]):
+        if len(r["grid_count"]) != len(grid):
+            raise ValueError(f"spike record {i} has {len(r['grid_count'])} grid counts for a grid of {len(grid)}")
+    L = get_activation(spike["params"].get("activation", "poly4")).degree
+    return AtScale(spike=spike, reuse=reuse, grid=grid, L=L)
+
+
+def _check(data) -> AtScale:
+    if not isinstance(data, AtScale):
+        raise TypeError(f"data must be an AtScale (from at_scale_data), got {type(data).__name__}")
+    return data
+
+
+def width_stats(records, value) -> dict:
+    r"""Per width: mean, standard deviation (``ddof=1``; 0 for one seed) and count of
+    ``value(record)`` (a number or an array) over ``records``. Returns ``{N: (mean, sd, n)}``."""
+    if not callable(value):
+        raise TypeError(f"value must be a function of a record, got {type(value).__name__}")
+    by = {}
+    for r in records:
+        by.setdefault(r["N"], []).append(np.asarray(value(r), dtype=float))
+    out = {}
+    for N in sorted(by):
+        x = np.array(by[N])
+        sd = x.std(axis=0, ddof=1) if len(x) > 1 else np.zeros_like(x[0])
+        out[N] = (x.mean(axis=0), sd, len(x))
+    return out
+
+
+def _series(stats: dict, index=()):
+    Ns = np.array(sorted(stats), float)
+    mean = np.array([stats[N][0][index] for N in sorted(stats)])
+    sd = np.array([stats[N][1][index] for N in sorted(stats)])
+    return Ns, mean, sd
+
+
+def _log_ticks(ax, Ns):
+    import matplotlib.pyplot as plt
+
+    ax.set_xscale("log")
+    ax.set_xticks(list(Ns), [str(int(N)) for N in Ns])
+    ax.xaxis.set_minor_locator(plt.NullLocator())
+
+
+# --------------------------------------------------------------------------- provenance
+
+def provenance_numbers(data: AtScale) -> dict:
+    r"""Glue values of where and how the files were made: ``{name}_command``, ``{name}_backend``,
+    ``{name}_device``, ``{name}_dtype``, ``{name}_date`` (UTC day), ``{name}_minutes`` (wall time
+    of all tasks), ``{name}_version`` (of twostep), ``{name}_numpy``, ``{name}_cores``,
+    ``{name}_threads`` (BLAS threads asked for), ``{name}_widths`` (text), ``{name}_N_max``,
+    ``{name}_seeds`` (seeds per width as text) for ``name`` in ``spike``, ``reuse``."""
+    d = _check(data)
+    out = {}
+    for name in NAMES:
+        doc = d.doc(name)
+        env = doc.get("environment", {})
+        host = doc.get("host", {})
+        per = doc.get("seeds_per_width") or {str(N): sorted({r["seed"] for r in d.records(name, N=N)})
+                                             for N in d.Ns(name)}
+        out.update({
+            f"{name}_command": doc.get("command", "?"), f"{name}_backend": doc.get("backend", "?"),
+            f"{name}_device": env.get("device", doc.get("device", "?")),
+            f"{name}_dtype": doc.get("dtype", doc["params"].get("dtype", "?")),
+            f"{name}_date": str(doc.get("created", "?"))[:10],
+            f"{name}_minutes": float(doc.get("elapsed", float("nan"))) / 60,
+            f"{name}_version": doc.get("version", "?"), f"{name}_numpy": env.get("numpy", "?"),
+            f"{name}_cores": host.get("cpu_count", "?"),
+            f"{name}_threads": host.get("OPENBLAS_NUM_THREADS") or "default",
+            f"{name}_widths": ", ".join(str(N) for N in d.Ns(name)),
+            f"{name}_N_max": d.Ns(name)[-1],
+            f"{name}_seeds": ", ".join(f"{len(v)} at {k}" for k, v in per.items()),
+        })
+    return out
+
+
+def wall_table(data: AtScale):
+    """Table *tab-at-scale-wall*: runs per width and their mean wall time, per file."""
+    d = _check(data)
+    rows = []
+    for name in NAMES:
+        for N, (mean, sd, n) in width_stats(d.records(name), lambda r: r["wall_s"]).items():
+            rows.append([name, str(N), str(n), f"{float(mean):.1f}", f"{float(sd):.1f}"])
+    return markdown_table(
+        "Wall time of one task (one seed, one batch: draw, two steps, measurement) as recorded in "
+        "the files, per width.", "tab-at-scale-wall",
+        ["file", "$N$", "tasks", "mean wall time (s)", "s.d. (s)"], rows)
+
+
+# --------------------------------------------------------------------------- the terms
+
+def terms_table(data: AtScale, orders=(1, 2, 3)):
+    r"""Table *tab-at-scale-terms*: per batch and width, for each order in ``orders``, the
+    relative remainder :math:`\|T_k-S_k\|/\|S_k\|` and the cosines of :math:`T_k`'s top vectors
+    with :math:`a^{\circ(k+1)}` and :math:`u_k` (means over seeds)."""
+    d = _check(data)
+    orders = [check_int(k, "orders[k]", 0) for k in orders]
+    if any(k >= d.L for k in orders):
+        raise ValueError(f"orders must be < L = {d.L}, got {orders}")
+    rows = []
+    for batch in BATCHES:
+        rel = width_stats(d.records("spike", batch), lambda r: r["residual"] / r["signal"])
+        left = width_stats(d.records("spike", batch), lambda r: r["left"])
+        right = width_stats(d.records("spike", batch), lambda r: r["right"])
+        for N in rel:
+            rows.append([batch, str(N), str(rel[N][2])]
+                        + [f"{rel[N][0][k]:.3f} / {left[N][0][k]:.3f} / {right[N][0][k]:.3f}" for k in orders])
+    return markdown_table(
+        "The exact terms $T_k$ at the reference setting: relative remainder "
+        "$\\|T_k-S_k\\|_{op}/\\|S_k\\|$ / cosine of the top left vector with $a^{\\circ(k+1)}$ / "
+        "cosine of the top right vector with $u_k$ (reuse-aware for a reused batch), means over seeds.",
+        "tab-at-scale-terms", ["batch", "$N$", "seeds"] + [f"$k = {k}$" for k in orders], rows)
+
+
+def terms_numbers(data: AtScale) -> dict:
+    r"""Glue values at the largest width and the chapter's largest (4000, if present), fresh and
+    reused: ``{b}_left_min``, ``{b}_right_min`` (over :math:`k\le L-1`), ``{b}_rel_{k}`` and
+    ``{b}_rel_{k}_4000`` for :math:`k = 1..L-1`; ``N_terms`` (largest width)."""
+    d = _check(data)
+    Ns = d.Ns("spike")
+    out = {"N_terms": Ns[-1]}
+    for batch in BATCHES:
+        recs = d.records("spike", batch)
+        rel = width_stats(recs, lambda r: r["residual"] / r["signal"])
+        left = width_stats(recs, lambda r: r["left"])
+        right = width_stats(recs, lambda r: r["right"])
+        Nmax = max(rel)
+        out[f"{batch}_left_min"] = float(left[Nmax][0].min())
+        out[f"{batch}_right_min"] = float(right[Nmax][0].min())
+        for k in range(1, d.L):
+            out[f"{batch}_rel_{k}"] = float(rel[Nmax][0][k])
+            if 4000 in rel:
+                out[f"{batch}_rel_{k}_4000"] = float(rel[4000][0][k])
+    return out
+
+
+def plot_terms(data: AtScale):
+    r"""Figure *fig-at-scale-terms*: rows fresh, reused; columns :math:`\|T_k-S_k\|/\|S_k\|` (with
+    a line of slope :math:`-1/2` and the level 1 where the remainder is as large as the spike),
+    :math:`1-\cos(\hat\ell_k, a^{\circ(k+1)})` and :math:`1-\cos(\hat r_k, u_k)` (chance
+    :math:`1-1/\sqrt N`), means and standard deviations over seeds, log axes."""
+    import matplotlib.pyplot as plt
+
+    d = _check(data)
+    Ns = np.array(d.Ns("spike"), float)
+    fig, axes = plt.subplots(2, 3, figsize=(9.6, 6.2), sharex=True)
+    for row, batch in enumerate(BATCHES):
+        recs = d.records("spike", batch)
+        rel = width_stats(recs, lambda r: r["residual"] / r["signal"])
+        gaps = {key: width_stats(recs, lambda r, key=key: 1 - r[key]) for key in ("left", "right")}
+        for k in range(d.L):
+            col = K_COLORS[k % len(K_COLORS)]
+            x, m, s = _series(rel, k)
+            plotting.errorbars(axes[row, 0], x, m, s, color=col, label=f"$k = {k}$")
+            for j, key in enumerate(("left", "right")):
+                x, m, s = _series(gaps[key], k)
+                plotting.errorbars(axes[row, 1 + j], x, m, s, color=col)
+        x0, y0 = Ns[0], float(np.mean([rel[int(Ns[0])][0][k] for k in range(1, d.L)]))
+        plotting.theory_power_law(axes[row, 0], Ns, -0.5, x0, y0, label=r"slope $-1/2$")
+        axes[row, 0].axhline(1.0, color=COLORS["chance"], ls=":", lw=1.2, label="remainder = spike")
+        for ax in axes[row, 1:]:
+            ax.plot(Ns, 1 - 1 / np.sqrt(Ns), color=COLORS["chance"], ls=":", lw=1.2,
+                    label=r"chance $1-1/\sqrt{N}$")
+        axes[row, 0].set_ylabel(f"{batch} batch")
+    titles = (r"$\|T_k - S_k\|_{op}\,/\,\|S_k\|$", r"$1 - \cos(\hat\ell_k,\ a^{\circ(k+1)})$",
+              r"$1 - \cos(\hat r_k,\ u_k)$")
+    for j, ax in enumerate(axes.flat):
+        ax.set_yscale("log")
+        _log_ticks(ax, Ns)
+        ax.set_title(titles[j % 3])
+        if j >= 3:
+            ax.set_xlabel("$N$ ($= n = d$)")
+    axes[0, 0].legend(loc="lower left", ncol=2)
+    axes[0, 1].legend(loc="lower left")
+    plt.close(fig)
+    return fig
+
+
+def beta_limits(data: AtScale, psi: float = 1.0) -> dict:
+    r"""Population overlap of :math:`u_k` with :math:`\beta^\star` for the spike file's target,
+    ``{batch: array (L,)}`` (:func:`twostep.analysis.population.population_signal`)."""
+    d = _check(data)
+    psi = check_real(psi, "psi", low=0.0, low_open=True)
+    target = d.spike["params"].get("target", "he1")
+    return {b: np.array([float(population_signal(target, psi, k, b).overlaps[0]) for k in range(d.L)])
+            for b in BATCHES}
+
+
+def plot_beta(data: AtScale, limits: dict):
+    r"""Figure *fig-at-scale-beta*: :math:`|\cos(\hat r_k, \beta^\star)|` against :math:`N`, fresh
+    (left) and reused (right), each order with its population value :math:`|\cos(u_k,\beta^\star)|`
+    (dashed; ``limits`` from :func:`beta_limits`) and the chance level :math:`1/\sqrt N`."""
+    import matplotlib.pyplot as plt
+
+    d = _check(data)
+    if not isinstance(limits, dict) or set(limits) != set(BATCHES):
+        raise TypeError("limits must be the dict of beta_limits")
+    Ns = np.array(d.Ns("spike"), float)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+    for ax, batch in zip(axes, BATCHES):
+        st = width_stats(d.records("spike", batch), lambda r: r["beta"])
+        for k in range(d.L):
+            col = K_COLORS[k % len(K_COLORS)]
+            x, m, s = _series(st, k)
+            plotting.errorbars(ax, x * (1 + 0.02 * (k - 1.5)), m, s, color=col, label=f"$k = {k}$")
+            if limits[batch][k] > 1e-8:
+                ax.axhline(limits[batch][k], color=col, ls="--", lw=1)
+        ax.plot(Ns, 1 / np.sqrt(Ns), color=COLORS["chance"], ls=":", lw=1.2, label=r"chance $1/\sqrt{N}$")
+        ax.set(yscale="log", title=f"{batch} batch", xlabel="$N$ ($= n = d$)", ylim=(3e-3, 1.2))
+        _log_ticks(ax, Ns)
+    axes[0].set_ylabel(r"$|\cos(\hat r_k,\ \beta^\star)|$")
+    axes[1].legend(loc="lower left", ncol=2)
+    plt.close(fig)
+    return fig
+
+
+def beta_numbers(data: AtScale, limits: dict) -> dict:
+    r"""Glue values ``{b}_beta_{k}`` (mean at the largest width) and ``{b}_beta_lim_{k}`` for
+    ``k = 0, 2`` (the orders with a non-zero population overlap for :math:`\mathrm{He}_1`)."""
+    d = _check(data)
+    out = {}
+    for batch in BATCHES:
+        st = width_stats(d.records("spike", batch), lambda r: r["beta"])
+        Nmax = max(st)
+        for k in range(d.L):
+            out[f"{batch}_beta_{k}"] = float(st[Nmax][0][k])
+            out[f"{batch}_beta_lim_{k}"] = float(limits[batch][k])
+    return out
+
+
+# --------------------------------------------------------------------------- the count
+
+@dataclass
+class Counts:
+    """Raw outlier counts of :math:`W_2` over the grid: ``lam`` (per grid point), ``target``
+    (:math:`1+\\Lambda`) and per batch ``{N: array (seeds, points)}``."""
+
+    grid: list
+    lam: np.ndarray
+    target: np.ndarray
+    counts: dict
+    Ns: list
+
+    def hits(self, batch: str, N: int, lam_min: int = 0, lam_max: int = 99) -> tuple:
+        """(points where the seed-mean count rounds to 1 + Lambda, points) for lam_min <= Lambda <= lam_max."""
+        mask = (self.lam >= lam_min) & (self.lam <= lam_max)
+        mean = self.counts[batch][N].mean(axis=0)
+        return int(np.sum(np.rint(mean[mask]) == self.target[mask])), int(mask.sum())
+
+    def exact(self, batch: str, N: int, lam_min: int = 0, lam_max: int = 99) -> tuple:
+        """(runs x points where the count equals 1 + Lambda, runs x points) in that range."""
+        mask = (self.lam >= lam_min) & (self.lam <= lam_max)
+        c = self.counts[batch][N][:, mask]
+        return int(np.sum(c == self.target[mask])), int(c.size)
+
+
+def count_data(data: AtScale) -> Counts:
+    r"""The raw counts of the spike file against :math:`1+\Lambda(\alpha_1,\alpha_2)`
+    (:func:`twostep.analysis.theory.n_spikes` with the activation's degree)."""
+    d = _check(data)
+    lam = np.array([n_spikes(a1, a2, d.L) for a1, a2 in d.grid])
+    counts = {b: {N: np.array([r["grid_count"] for r in d.records("spike", b, N)], dtype=float)
+                  for N in d.Ns("spike")} for b in BATCHES}
+    return Counts(grid=d.grid, lam=lam, target=1 + lam, counts=counts, Ns=d.Ns("spike"))
+
+
+def plot_counts(counts: Counts):
+    r"""Figure *fig-at-scale-counts*: mean raw count of :math:`W_2` over the grid points of each
+    :math:`\Lambda` (and seeds) against :math:`N`, fresh (left) and reused (right), with the
+    theory's :math:`1+\Lambda` (dashed)."""
+    import matplotlib.pyplot as plt
+
+    if not isinstance(counts, Counts):
+        raise TypeError(f"counts must be a Counts (from count_data), got {type(counts).__name__}")
+    Ns = np.array(counts.Ns, float)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+    for ax, batch in zip(axes, BATCHES):
+        for lam in sorted(set(counts.lam.tolist())):
+            col = K_COLORS[lam % len(K_COLORS)]
+            mask = counts.lam == lam
+            vals = [counts.counts[batch][N][:, mask] for N in counts.Ns]
+            m = [float(v.mean()) for v in vals]
+            s = [float(v.mean(axis=1).std(ddof=1)) if v.shape[0] > 1 else 0.0 for v in vals]
+            plotting.errorbars(ax, Ns, m, s, color=col,
+                               label=f"$\\Lambda = {lam}$ ({int(mask.sum())} points)")
+            ax.axhline(1 + lam, color=col, ls="--", lw=1)
+        ax.set(title=f"{batch} batch", xlabel="$N$ ($= n = d$)")
+        _log_ticks(ax, Ns)
+    axes[0].set_ylabel(r"raw outliers of $W_2$ (above $2\times1.05$)")
+    axes[0].legend(loc="upper left")
+    plt.close(fig)
+    return fig
+
+
+def counts_table(counts: Counts):
+    r"""Table *tab-at-scale-counts*: per batch and width, the grid points where the seed-mean
+    raw count equals :math:`1+\Lambda`, for :math:`\Lambda = 0` and :math:`\Lambda\ge1`, and the
+    mean count per :math:`\Lambda`."""
+    if not isinstance(counts, Counts):
+        raise TypeError(f"counts must be a Counts (from count_data), got {type(counts).__name__}")
+    lams = sorted(set(counts.lam.tolist()))
+    rows = []
+    for batch in BATCHES:
+        for N in counts.Ns:
+            h0, t0 = counts.hits(batch, N, 0, 0)
+            h1, t1 = counts.hits(batch, N, 1)
+            c = counts.counts[batch][N]
+            rows.append([batch, str(N), str(c.shape[0]), f"{h0} / {t0}", f"{h1} / {t1}"]
+                        + [f"{c[:, counts.lam == lam].mean():.2f}" for lam in lams])
+    return markdown_table(
+        "Raw outlier count of $W_2$ (singular values above $2\\times1.05$) over the 25-point grid: "
+        "points where the mean over seeds, rounded, equals $1+\\Lambda$, and the mean count over the "
+        "points of each $\\Lambda$ (theory: $1+\\Lambda$).", "tab-at-scale-counts",
+        ["batch", "$N$", "seeds", "hits, $\\Lambda = 0$", "hits, $\\Lambda\\ge1$"]
+        + [f"mean, $\\Lambda = {lam}$ (theory {1 + lam})" for lam in lams], rows)
+
+
+def counts_numbers(counts: Counts) -> dict:
+    r"""Glue values at the largest width: ``{b}_hits0``, ``{b}_total0`` (:math:`\Lambda = 0`),
+    ``{b}_hits1``, ``{b}_total1`` (:math:`\Lambda\ge1`), ``{b}_mean_lam{l}`` (mean count per
+    :math:`\Lambda`), ``N_count``."""
+    if not isinstance(counts, Counts):
+        raise TypeError(f"counts must be a Counts (from count_data), got {type(counts).__name__}")
+    N = counts.Ns[-1]
+    out = {"N_count": N}
+    for b in BATCHES:
+        out[f"{b}_hits0"], out[f"{b}_total0"] = counts.hits(b, N, 0, 0)
+        out[f"{b}_hits1"], out[f"{b}_total1"] = counts.hits(b, N, 1)
+        for lam in sorted(set(counts.lam.tolist())):
+            out[f"{b}_mean_lam{lam}"] = float(counts.counts[b][N][:, counts.lam == lam].mean())
+    return out
+
+
+# --------------------------------------------------------------------------- how large must N be
+
+def extrapolation(data: AtScale, settings=SETTINGS, chapter_Ns=CHAPTER_NS, margin: float = 0.05) -> list:
+    r"""Width :math:`N^\star` at which each order :math:`1\le k\le\Lambda` of each setting reaches
+    :math:`\theta_\star` (:func:`~twostep.analysis.spikes.outlier_strength` at :math:`N/d = 1`),
+    fresh batch, with the two-steps chapter's method: the strength at the setting's step sizes,
+    its constant for the theory's exponent :math:`e_k` (:func:`power_law_constant`) and
+    :math:`N^\star` (:func:`width_to_reach`).
+
+    The strength of order :math:`k` at :math:`(\alpha_1, \alpha_2)` is the step-free size
+    (``signal / scale`` for the prediction :math:`\|S_k\|`, ``top / scale`` for the measured
+    :math:`s_1(T_k)`) times :math:`c_2N^{\alpha_2}(c_1N^{\alpha_1})^k`: the exact step-size
+    identity of the two-steps chapter. Each dict: ``a1, a2, lam, k, e``, ``pred_max`` and
+    ``top_max`` (means at the largest width), ``n_star_chapter`` (prediction, widths of the file
+    within ``chapter_Ns``), ``n_star`` (prediction, all widths), ``n_star_top`` (measured
+    :math:`s_1(T_k)`, all widths), ``e_fit``, ``e_fit_se`` (log-log slope of the prediction over
+    all widths) and ``n_fit`` (:math:`N^\star` with that slope).
+    """
+    d = _check(data)
+    settings = [(check_real(a1, f"settings[{i}][0]", low=0.0, high=0.5, high_open=True),
+                 check_real(a2, f"settings[{i}][1]", low=0.0, high=0.5, high_open=True))
+                for i, (a1, a2) in enumerate(check_pairs(settings, "settings", "an (alpha1, alpha2) pair"))]
+    chapter_Ns = [check_int(N, "chapter_Ns[i]") for N in chapter_Ns]
+    theta = outlier_strength(1.0, check_real(margin, "margin", low=0.0))
+    p = d.spike["params"]
+    c1, c2 = float(p["c1"]), float(p["c2"])
+    recs = d.records("spike", "fresh")
+    N_all = np.array([r["N"] for r in recs], float)
+    inside = np.isin(N_all, chapter_Ns)
+    Nmax = N_all.max()
+    out = []
+    for a1, a2 in settings:
+        lam = n_spikes(a1, a2, d.L)
+        for k in range(1, lam + 1):
+            e = spike_exponent(k, a1, a2)
+            steps = c2 * N_all ** a2 * (c1 * N_all ** a1) ** k
+            pred = np.array([r["signal"][k] / r["scale"][k] for r in recs]) * steps
+            top = np.array([r["top"][k] / r["scale"][k] for r in recs]) * steps
+            C, _ = power_law_constant(N_all, pred, e)
+            C_top, _ = power_law_constant(N_all, top, e)
+            e_fit, e_fit_se = loglog_slope(N_all, pred)
+            C_fit, _ = power_law_constant(N_all, pred, e_fit)
+            row = dict(a1=a1, a2=a2, lam=lam, k=k, e=e, theta_star=theta,
+                       pred_max=float(pred[N_all == Nmax].mean()),
+                       top_max=float(top[N_all == Nmax].mean()),
+                       n_star=width_to_reach(theta, C, e), n_star_top=width_to_reach(theta, C_top, e),
+                       e_fit=e_fit, e_fit_se=e_fit_se, n_fit=width_to_reach(theta, C_fit, e_fit),
+                       n_star_chapter=math.nan)
+            if inside.sum() >= 1:
+                C_ch, _ = power_law_constant(N_all[inside], pred[inside], e)
+                row["n_star_chapter"] = width_to_reach(theta, C_ch, e)
+            out.append(row)
+    return out
+
+
+def _sci(x) -> str:
+    return sci(x, 2) if np.isfinite(x) else "never"
+
+
+def extrapolation_table(rows: list, data: AtScale):
+    r"""Table *tab-at-scale-extrapolation* from the rows of :func:`extrapolation`."""
+    d = _check(data)
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and "n_star" in r for r in rows):
+        raise TypeError("rows must be the list returned by extrapolation")
+    Ns = d.Ns("spike")
+    inside = [N for N in Ns if N in CHAPTER_NS]
+    theta = rows[0]["theta_star"] if rows else outlier_strength(1.0)
+    return markdown_table(
+        f"Width $N^\\star$ at which order $k$ of $W_2$ would reach $\\theta_\\star = {theta:.2f}$, fresh "
+        f"batch, $c = {d.spike['params']['c1']:g}$: strengths at $N = {Ns[-1]}$ (the prediction $\\|S_k\\|$ "
+        f"and the measured $s_1(T_k)$, rescaled to the setting), $N^\\star$ from $\\|S_k\\|$ with the "
+        f"theory's exponent over $N = {inside[0] if inside else '-'}$–${inside[-1] if inside else '-'}$ (the two-steps "
+        f"chapter's widths) and over all widths to {Ns[-1]}, from $s_1(T_k)$, and with the exponent "
+        f"fitted over all widths.", "tab-at-scale-extrapolation",
+        ["$(\\alpha_1,\\alpha_2)$", "$\\Lambda$", "$k$", "$e_k$", "$\\|S_k\\|$", "$s_1(T_k)$",
+         f"$N^\\star$ (to {inside[-1] if inside else '-'})", f"$N^\\star$ (to {Ns[-1]})", "$N^\\star$ from $s_1(T_k)$",
+         "fitted exponent", "$N^\\star$ (fitted)"],
+        [[f"({r['a1']:g}, {r['a2']:g})", str(r["lam"]), str(r["k"]), f"{r['e']:+.2f}",
+          f"{r['pred_max']:.3f}", f"{r['top_max']:.3f}", _sci(r["n_star_chapter"]), _sci(r["n_star"]),
+          _sci(r["n_star_top"]), f"{r['e_fit']:+.3f} ± {r['e_fit_se']:.3f}", _sci(r["n_fit"])]
+         for r in rows])
+
+
+def extrapolation_numbers(rows: list) -> dict:
+    r"""Glue values: ``nstar_{a1}_{a2}_{k}`` (text, e.g. ``nstar_45_30_1``) from all widths,
+    ``nstar_ch_...`` from the chapter's widths, ``nstar_top_...`` from :math:`s_1(T_k)`;
+    ``nstar_min`` (the smallest, text) and ``theta_star``."""
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "n_star" in r for r in rows):
+        raise TypeError("rows must be the non-empty list returned by extrapolation")
+    out = {"theta_star": rows[0]["theta_star"]}
+    for r in rows:
+        tag = f"{round(100 * r['a1'])}_{round(100 * r['a2'])}_{r['k']}"
+        out[f"nstar_{tag}"] = _sci(r["n_star"])
+        out[f"nstar_ch_{tag}"] = _sci(r["n_star_chapter"])
+        out[f"nstar_top_{tag}"] = _sci(r["n_star_top"])
+        out[f"strength_{tag}"] = r["pred_max"]
+        out[f"strength_top_{tag}"] = r["top_max"]
+    out["nstar_min"] = _sci(min(r["n_star"] for r in rows))
+    return out
+
+
+# --------------------------------------------------------------------------- reuse
+
+@dataclass
+class Reuse:
+    r"""Overlaps of :math:`T_2`'s top right vector with :math:`\beta^\star` (``term_overlap``) per
+    batch and width (``{N: array (seeds,)}``, seeds in ``seeds[N]``), the paired differences
+    reused minus fresh (``diff``, same seeds), the reuse-aware direction's overlap measured in
+    the same runs (``aware``), the memorisation of :math:`T_2`'s top vector, and the population
+    values (``limit``: of :math:`\tilde u_2`, reused; ``expected``: ``{batch: {N: mean at n = N}}``)."""
+
+    Ns: list
+    seeds: dict
+    overlap: dict
+    diff: dict
+    aware: dict
+    memorisation: dict
+    limit: float
+    expected: dict
+
+    def stats(self, key: str, batch: str | None = None) -> dict:
+        """``{N: (mean, sd, seeds)}`` of ``overlap`` / ``aware`` / ``memorisation`` (per batch) or
+        ``diff``."""
+        src = getattr(self, check_choice(key, "key", ("overlap", "diff", "aware", "memorisation")))
+        if key != "diff":
+            src = src[check_choice(batch, "batch", BATCHES)]
+        return {N: (float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0, int(v.size))
+                for N, v in src.items()}
+
+    def trend(self, key: str = "diff", batch: str | None = None) -> tuple:
+        r"""Least-squares slope of the per-seed values against :math:`\log_{10}N` and its
+        standard error: ``(slope, se)``."""
+        src = self.diff if key == "diff" else getattr(self, check_choice(key, "key", ("overlap", "aware")))[
+            check_choice(batch, "batch", BATCHES)]
+        x = np.concatenate([np.full(v.size, math.log10(N)) for N, v in src.items()])
+        y = np.concatenate([v for v in src.values()])
+        if len(set(x.tolist())) < 2 or x.size < 3:
+            return math.nan, math.nan
+        A = np.vstack([x, np.ones_like(x)]).T
+        coef, res, *_ = np.linalg.lstsq(A, y, rcond=None)
+        resid = y - A @ coef
+        s2 = float(resid @ resid) / (x.size - 2)
+        se = math.sqrt(s2 / float(((x - x.mean()) ** 2).sum()))
+        return float(coef[0]), se
+
+
+def reuse_data(data: AtScale, psi: float = 1.0) -> Reuse:
+    r"""The reuse file's :math:`T_2` overlaps, paired by seed, with the population values of
+    :func:`twostep.chapters.reuse.population_limits` (target and activation of the file)."""
+    from .reuse import population_limits
+
+    d = _check(data)
+    psi = check_real(psi, "psi", low=0.0, low_open=True)
+    p = d.reuse["params"]
+    target, term = p.get("target", "odd"), int(p.get("term", 2))
+    if term != 2:
+        raise ValueError(f"the reuse file must measure T_2 (term = 2), got term = {term}")
+    Ns = d.Ns("reuse")
+    seeds, overlap, aware, memo, diff = {}, {b: {} for b in BATCHES}, {b: {} for b in BATCHES}, \
+        {b: {} for b in BATCHES}, {}
+    for N in Ns:
+        by = {b: {r["seed"]: r for r in d.records("reuse", b, N)} for b in BATCHES}
+        paired = sorted(set(by["reused"]) & set(by["fresh"]))
+        if not paired:
+            raise ValueError(f"the reuse file has no seed with both batches at N = {N}")
+        seeds[N] = paired
+        for b in BATCHES:
+            overlap[b][N] = np.array([float(by[b][s]["term_overlap"][0]) for s in paired])
+            aware[b][N] = np.array([float(by[b][s]["signal_reuse"][0]) for s in paired])
+            memo[b][N] = np.array([float(by[b][s]["term_memorisation"]) for s in paired])
+        diff[N] = overlap["reused"][N] - overlap["fresh"][N]
+    limits = population_limits([target], psi, [term], p.get("activation", "poly4"), aware_order=term)
+    expected = {b: {N: limits.overlap(target, b, term, n=N, aware=True) for N in Ns} for b in BATCHES}
+    return Reuse(Ns=Ns, seeds=seeds, overlap=overlap, diff=diff, aware=aware, memorisation=memo,
+                 limit=limits.overlap(target, "reused", term, aware=True), expected=expected)
+
+
+def _check_reuse(reuse) -> Reuse:
+    if not isinstance(reuse, Reuse):
+        raise TypeError(f"reuse must be a Reuse (from reuse_data), got {type(reuse).__name__}")
+    return reuse
+
+
+def plot_reuse(reuse: Reuse):
+    r"""Figure *fig-at-scale-reuse*: left, :math:`|\cos(\hat r(T_2), \beta^\star)|` reused and
+    fresh (means and standard deviations over seeds), the population value of :math:`\tilde u_2`
+    (solid), the mean at batch size :math:`n` for a fresh batch (dashed) and chance
+    :math:`1/\sqrt d`; right, the paired difference reused minus fresh per seed (dots), its mean and
+    standard deviation, zero, and the theory's difference."""
+    import matplotlib.pyplot as plt
+
+    r = _check_reuse(reuse)
+    Ns = np.array(r.Ns, float)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
+    for b in BATCHES:
+        st = r.stats("overlap", b)
+        plotting.errorbars(ax1, Ns, [st[N][0] for N in r.Ns], [st[N][1] for N in r.Ns],
+                           color=COLORS[b], label=f"$T_2$, {b}")
+        ax1.plot(Ns, [r.expected[b][N] for N in r.Ns], color=COLORS[b], ls="--", lw=1)
+    ax1.axhline(r.limit, color=COLORS["theory"], lw=1.2, label=r"population $\tilde u_2$, reused")
+    ax1.plot(Ns, 1 / np.sqrt(Ns), color=COLORS["chance"], ls=":", lw=1.2, label=r"chance $1/\sqrt{d}$")
+    ax1.set(yscale="log", ylim=(5e-3, 1), ylabel=r"$|\cos(\hat r(T_2),\ \beta^\star)|$",
+            xlabel="$N$ ($= n = d$)", title=r"top right vector of $T_2$")
+    ax1.legend(loc="lower left", fontsize=8)
+    for N in r.Ns:
+        ax2.plot(np.full(r.diff[N].size, N), r.diff[N], "o", color=COLORS["reused"], alpha=0.35, ms=3)
+    st = r.stats("diff")
+    plotting.errorbars(ax2, Ns, [st[N][0] for N in r.Ns], [st[N][1] for N in r.Ns],
+                       color=COLORS["theory"], label="mean ± s.d. over seeds")
+    ax2.plot(Ns, [r.limit - r.expected["fresh"][N] for N in r.Ns], color=COLORS["theory"], lw=1.2,
+             label="population difference")
+    ax2.axhline(0, color=COLORS["chance"], ls=":", lw=1.2)
+    ax2.set(xlabel="$N$ ($= n = d$)", title="paired difference, reused − fresh (same seed)",
+            ylabel="difference of overlaps")
+    ax2.legend(loc="upper left", fontsize=8)
+    for ax in (ax1, ax2):
+        _log_ticks(ax, Ns)
+    plt.close(fig)
+    return fig
+
+
+def reuse_table(reuse: Reuse):
+    r"""Table *tab-at-scale-reuse*: per width, seeds, :math:`T_2`'s overlap reused and fresh,
+    the paired difference (mean ± s.d., and its standard error), the reuse-aware direction
+    measured in the same reused runs, the memorisation of :math:`T_2`'s top vector (reused), and
+    the population value."""
+    r = _check_reuse(reuse)
+    re, fr, df = r.stats("overlap", "reused"), r.stats("overlap", "fresh"), r.stats("diff")
+    aw, mem = r.stats("aware", "reused"), r.stats("memorisation", "reused")
+    rows = [[str(N), str(df[N][2]), f"{re[N][0]:.3f} ± {re[N][1]:.3f}", f"{fr[N][0]:.3f} ± {fr[N][1]:.3f}",
+             f"{df[N][0]:+.3f} ± {df[N][1]:.3f}", f"{df[N][1] / math.sqrt(df[N][2]):.3f}",
+             f"{aw[N][0]:.3f}", f"{mem[N][0]:.2f}", f"{r.limit:.3f}"] for N in r.Ns]
+    return markdown_table(
+        "Overlap of the top right singular vector of the exact $T_2$ with $\\beta^\\star$, odd bounded "
+        "target, means ± standard deviations over seeds; the difference is reused minus fresh on the "
+        "same seed (same $\\beta^\\star$, $W_0$, $a$, $X_1$).", "tab-at-scale-reuse",
+        ["$N$", "seeds", "reused", "fresh", "reused − fresh", "s.e. of difference",
+         "$\\tilde u_2$ (reused runs)", "memorisation (reused)", "population $\\tilde u_2$"], rows)
+
+
+def reuse_numbers(reuse: Reuse) -> dict:
+    r"""Glue values: ``reuse_limit``; at the smallest and largest widths ``diff_{lo|hi}``,
+    ``diff_sd_{lo|hi}``, ``re_{lo|hi}``, ``re_sd_{lo|hi}``, ``fr_{lo|hi}``, ``seeds_{lo|hi}``,
+    ``N_{lo|hi}``; the extremes of the reused mean over widths ``re_min``, ``re_max``; the
+    trend of the differences per decade of :math:`N`, ``diff_slope``, ``diff_slope_se``;
+    ``re_frac_hi``: reused mean over the population value at the largest width."""
+    r = _check_reuse(reuse)
+    re, fr, df = r.stats("overlap", "reused"), r.stats("overlap", "fresh"), r.stats("diff")
+    out = {"reuse_limit": r.limit}
+    for tag, N in (("lo", r.Ns[0]), ("hi", r.Ns[-1])):
+        out.update({f"diff_{tag}": df[N][0], f"diff_sd_{tag}": df[N][1], f"re_{tag}": re[N][0],
+                    f"re_sd_{tag}": re[N][1], f"fr_{tag}": fr[N][0], f"seeds_{tag}": df[N][2],
+                    f"N_{tag}": N})
+    out["re_min"] = min(v[0] for v in re.values())
+    out["re_max"] = max(v[0] for v in re.values())
+    out["diff_slope"], out["diff_slope_se"] = r.trend("diff")
+    out["re_frac_hi"] = re[r.Ns[-1]][0] / r.limit
+    return out
