@@ -36,3 +36,25 @@ def test_theory_power_law_passes_through_anchor():
     (line,) = plotting.theory_power_law(ax, [500, 1000, 2000], -0.5, 1000, 2.0)
     np.testing.assert_allclose(line.get_ydata(), [2 * np.sqrt(2), 2.0, 2 / np.sqrt(2)])
     plt.close(fig)
+
+
+def test_book_style_draws_text_at_9_pt_or_more_in_reproducible_svg():
+    import io
+    import re
+
+    plotting.use_book_style()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, -1], label="a line")
+    ax.legend()
+    ax.set_xlabel("x")
+    ax.set_title("title")
+    svgs = []
+    for _ in range(2):
+        buf = io.BytesIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+        svgs.append(buf.getvalue().decode())
+    plt.close(fig)
+    assert svgs[0] == svgs[1]   # svg.hashsalt: the same figure gives the same file
+    # With svg.fonttype "path", each run of text is a group scaled by its size / 100.
+    sizes = [100 * float(s) for s in re.findall(r"scale\(([\d.]+) -\1\)", svgs[0])]
+    assert sizes and min(sizes) >= plotting.SMALLEST_FONT_PT >= plotting.MIN_READABLE_PT

@@ -1,16 +1,20 @@
-"""Glued numbers and computed tables."""
+"""Glued numbers and computed tables (no Sphinx or myst-nb needed)."""
+
+import sys
+import types
 
 import numpy as np
 import pytest
 
-from twostep.chapters.report import glue_numbers, markdown_table
+from twostep.chapters.report import glue_numbers, markdown_table, minus_sign, num, sci
+
+MINUS = "\u2212"
 
 
 def test_glue_numbers_passes_plain_python_numbers(monkeypatch):
-    import myst_nb
-
     seen = {}
-    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: seen.update({name: (value, display)}))
+    fake = types.SimpleNamespace(glue=lambda name, value, display: seen.update({name: (value, display)}))
+    monkeypatch.setitem(sys.modules, "myst_nb", fake)
     glue_numbers(x=np.float64(0.25), n=np.int64(3), s="text")
     assert seen == {"x": (0.25, False), "n": (3, False), "s": ("text", False)}
     assert type(seen["x"][0]) is float and type(seen["n"][0]) is int
@@ -24,14 +28,44 @@ def test_markdown_table_directive():
         markdown_table("c", "l", ["a", "b"], [["only"]])
 
 
+def test_markdown_table_cells_get_true_minus_signs():
+    md = markdown_table("c", "l", ["a", "b"], [["-0.25", "(-0.3, 0.4)"], ["-0.00", "$-1$ 2026-12-01"]])
+    rows = md.data.splitlines()[-3:-1]
+    assert rows == [f"| {MINUS}0.25 | ({MINUS}0.3, 0.4) |", "| 0.00 | $-1$ 2026-12-01 |"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("-0.25", MINUS + "0.25"), ("(-0.3, -2)", f"({MINUS}0.3, {MINUS}2)"), ("x = -.5", f"x = {MINUS}.5"),
+    ("-0.00", "0.00"), ("-0", "0"), ("[-0.000, 1]", "[0.000, 1]"), ("-0.0%", "0.0%"),
+    (MINUS + "0.00", "0.00"), ("-0.001", MINUS + "0.001"), ("-0e-05", "0e-05"), ("-0.01", MINUS + "0.01"),
+    ("x-1", "x-1"), ("2026-12-01", "2026-12-01"), ("1e-05", "1e-05"), ("He-3", "He-3"),
+    ("a - b", "a - b"), ("$-0.2$ and -0.2", f"$-0.2$ and {MINUS}0.2"), ("$$x=-1$$ -1", f"$$x=-1$$ {MINUS}1"),
+])
+def test_minus_sign(text, expected):
+    assert minus_sign(text) == expected
+
+
+def test_num():
+    assert num(-0.004) == "0.00" and num(-1.5, ".1f") == MINUS + "1.5"
+    assert num(np.float64(-2.345), ".3g") == MINUS + "2.35" and num(3, "d") == "3"
+    with pytest.raises(TypeError, match="x must be a real number"):
+        num("1")
+
+
 def test_sci():
-    from twostep.chapters.report import sci
     assert sci(2.4e28, 2) == "2.4 \u00d7 10\u00b2\u2078"
     assert sci(5e3) == "5 \u00d7 10\u00b3"
     assert sci(1e7) == "10\u2077"
     assert sci(5e-7) == "5 \u00d7 10\u207b\u2077"
     assert sci(-3.2e-5, 2) == "\u22123.2 \u00d7 10\u207b\u2075"
-    assert sci(0.5) == "0.5" and sci(12.34, 3) == "12.3" and sci(0) == "0"
+    assert sci(0.5) == "0.5" and sci(12.34, 3) == "12.3" and sci(0) == "0" and sci(-0.0) == "0"
+    # Plain between 0.01 and 1000, after rounding to `digits` significant digits.
+    assert sci(800, 2) == "800" and sci(-800, 2) == MINUS + "800" and sci(0.5, 2) == "0.50"
+    assert sci(0.0123, 2) == "0.012" and sci(0.00999) == "0.01" and sci(999.4, 3) == "999"
+    assert sci(999.7, 2) == "1.0 \u00d7 10\u00b3" and sci(1000, 2) == "1.0 \u00d7 10\u00b3"
+    assert sci(-0.25, 2) == MINUS + "0.25"
+    assert not any("e+" in sci(x, d) or "e-" in sci(x, d)
+                   for x in (1e-3, 0.01, 0.5, 8, 80, 800, 999, 1e3, 5e5) for d in (1, 2, 3))
     assert sci(np.float64(9.96e4), 2) == "1.0 \u00d7 10\u2075"
     with pytest.raises(TypeError, match="x must be a real number"):
         sci("1e3")

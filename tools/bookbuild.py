@@ -7,7 +7,8 @@ changes, so the package sources and ``requirements.txt`` are fingerprinted and
 the cache is thrown away when the fingerprint moves.
 
 It also finishes the pages for their readers (see ``setup``): each executed
-chapter in its page's download menu, alt text for every captioned figure, launch
+chapter in its page's download menu, the package itself (a wheel) and the pins a
+reader needs, offered by the site, plain-text alt text for every figure, launch
 buttons only when the repository's URL is set, no script that would load from a
 third-party server, glued numpy scalars formatted as numbers, a ``prf:claim``
 directive and a ``{chapter}`` role. What of this needs internals of myst-nb or
@@ -32,6 +33,8 @@ import hashlib
 import re
 import shutil
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 CACHE_DIRNAME = ".jupyter_cache"
@@ -126,6 +129,113 @@ def strict_build(root: Path, jupyter_book: str, *, force_all=False, echo=False):
 _ENV_ATTR = "twostep_source_hash"
 
 
+# --- the code in hand: the package and its pins, downloadable from the site ----------
+
+# Where the built site offers the package (a wheel) and the pins a reader needs.
+CODE_DOWNLOADS = Path("_downloads") / "code"
+# What running a downloaded chapter notebook needs, pinned as requirements.txt pins
+# them: the numerics, a kernel, myst-nb (the chapters glue their numbers with it; it
+# brings Sphinx, pinned too) and JupyterLab with jupytext (its extension opens a
+# chapter's .md as a notebook). jupyterlab-myst 2.7.0, the latest, needs
+# @jupyter/ydoc 3 and JupyterLab 4.6 has 4, so Lab would not load it (README).
+READER_PACKAGES = ("numpy", "scipy", "matplotlib", "joblib", "threadpoolctl", "tqdm",
+                   "array-api-compat", "ipykernel", "nbclient", "nbformat", "myst-nb",
+                   "myst-parser", "sphinx", "jupyterlab", "jupytext")
+
+
+def pins(root: Path) -> dict[str, str]:
+    """``name == version`` of every pinned line of requirements.txt (names lower-cased)."""
+    found = {}
+    for line in (Path(root) / "requirements.txt").read_text().splitlines():
+        name, sep, pin = line.split("#")[0].strip().partition("==")
+        if sep:
+            found[name.strip().lower()] = pin.strip()
+    return found
+
+
+def reader_requirements(root: Path) -> str:
+    """The requirements.txt a reader gets from the site: the repository's pins of
+    ``READER_PACKAGES`` (a package missing from requirements.txt is an error)."""
+    have = pins(root)
+    missing = [name for name in READER_PACKAGES if name not in have]
+    if missing:
+        raise ValueError(f"requirements.txt pins none of {missing} (bookbuild.READER_PACKAGES)")
+    lines = ["# What running the book's notebooks needs, pinned as the book was built.",
+             "# python -m venv .venv && .venv/bin/pip install -r requirements.txt twostep-*.whl",
+             "# then: .venv/bin/jupyter lab chapter.ipynb"]
+    return "\n".join(lines + [f"{name}=={have[name]}" for name in READER_PACKAGES]) + "\n"
+
+
+def wheel_name(root: Path) -> str:
+    """The file name of the (pure-Python) wheel of the package in ``root``."""
+    import tomllib
+
+    project = tomllib.loads((Path(root) / "pyproject.toml").read_text())["project"]
+    name = re.sub(r"[-_.]+", "_", project["name"]).lower()
+    return f"{name}-{project['version']}-py3-none-any.whl"
+
+
+def build_code_downloads(root: Path, outdir: Path, python: str = sys.executable) -> list[Path]:
+    """Build the wheel of ``twostep`` and the reader's requirements.txt into
+    ``outdir/_downloads/code``; return the two files.
+
+    Built from a copy of the package (pip builds in the tree it is given, leaving
+    ``build/`` and ``*.egg-info`` behind), with the environment's setuptools and no
+    network (``--no-build-isolation``).
+    """
+    root, target = Path(root), Path(outdir) / CODE_DOWNLOADS
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        shutil.copytree(root / "twostep", src / "twostep",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.py[cod]"))
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy2(root / name, src / name)
+        proc = subprocess.run(
+            [python, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+             "--quiet", "--wheel-dir", str(target), str(src)],
+            capture_output=True, text=True)
+        if proc.returncode:
+            raise RuntimeError(f"building the twostep wheel failed:\n{proc.stdout}{proc.stderr}")
+    wheel = target / wheel_name(root)
+    if not wheel.is_file():
+        raise RuntimeError(f"pip built {[p.name for p in target.iterdir()]}, not {wheel.name}")
+    requirements = target / "requirements.txt"
+    requirements.write_text(reader_requirements(root))
+    return [wheel, requirements]
+
+
+def _code_downloads(app) -> None:
+    if app.builder.format != "html":
+        return
+    files = build_code_downloads(Path(app.srcdir), Path(app.outdir))
+    from sphinx.util import logging
+
+    logging.getLogger(__name__).info(
+        "[bookbuild] the package for readers: " + ", ".join(
+            f"{CODE_DOWNLOADS.as_posix()}/{f.name}" for f in files))
+
+
+def _site_download_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{site-download}`wheel``` or ``{site-download}`title <requirements>```: a link to
+    the package's wheel or the reader's requirements.txt, as the site offers them."""
+    from docutils import nodes
+
+    env = inliner.document.settings.env
+    match = re.fullmatch(r"\s*(.*?)\s*<\s*(\w+)\s*>\s*", text, re.DOTALL)
+    title, target = (match.group(1), match.group(2)) if match else (None, text.strip())
+    files = {"wheel": wheel_name(Path(env.srcdir)), "requirements": "requirements.txt"}
+    if target not in files:
+        message = inliner.reporter.warning(
+            f"site-download: {target!r} is none of {sorted(files)}", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, message)], [message]
+    uri = "../" * env.docname.count("/") + (CODE_DOWNLOADS / files[target]).as_posix()
+    label = nodes.literal(files[target], files[target]) if not title else nodes.Text(title)
+    node = nodes.reference(rawtext, "", label, refuri=uri, classes=["site-download"])
+    return [node], []
+
+
 def cache_dir_of(app) -> Path:
     # myst-nb's documented setting (Jupyter Book's ``execute: cache:``); empty
     # means Jupyter Book's default, ``_build/.jupyter_cache``.
@@ -145,6 +255,10 @@ def _on_builder_inited(app) -> None:
             f"[bookbuild] new or changed twostep sources: emptied {cache_dir}"
         )
     app.twostep_source_hash = source_hash(root)
+    # A citation cited twice renders as "[2](1,2)" with docutils' back-links: the
+    # bibliography lists references, the citing sentences link to them.
+    app.env.settings["footnote_backlinks"] = False
+    _code_downloads(app)
 
 
 def _on_env_get_outdated(app, env, added, changed, removed):
@@ -157,14 +271,172 @@ def _on_env_get_outdated(app, env, added, changed, removed):
     return sorted(env.found_docs - added - changed - removed)
 
 
+# --- plain-text alt text ---------------------------------------------------------
+
+_GREEK = {name: chr(code) for name, code in (
+    ("alpha", 0x3B1), ("beta", 0x3B2), ("gamma", 0x3B3), ("delta", 0x3B4), ("epsilon", 0x3B5),
+    ("varepsilon", 0x3B5), ("zeta", 0x3B6), ("eta", 0x3B7), ("theta", 0x3B8), ("vartheta", 0x3D1),
+    ("iota", 0x3B9), ("kappa", 0x3BA), ("lambda", 0x3BB), ("mu", 0x3BC), ("nu", 0x3BD),
+    ("xi", 0x3BE), ("pi", 0x3C0), ("rho", 0x3C1), ("sigma", 0x3C3), ("tau", 0x3C4),
+    ("upsilon", 0x3C5), ("phi", 0x3C6), ("varphi", 0x3C6), ("chi", 0x3C7), ("psi", 0x3C8),
+    ("omega", 0x3C9), ("Gamma", 0x393), ("Delta", 0x394), ("Theta", 0x398), ("Lambda", 0x39B),
+    ("Xi", 0x39E), ("Pi", 0x3A0), ("Sigma", 0x3A3), ("Phi", 0x3A6), ("Psi", 0x3A8),
+    ("Omega", 0x3A9))}
+_SYMBOLS = {
+    "top": "ᵀ", "star": "⋆", "ast": "*", "times": "×", "cdot": "·", "cdots": "…", "ldots": "…",
+    "dots": "…", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠",
+    "approx": "≈", "sim": "~", "asymp": "≍", "propto": "∝", "infty": "∞", "to": "→",
+    "rightarrow": "→", "mapsto": "↦", "in": "∈", "pm": "±", "mp": "∓", "circ": "∘", "ell": "ℓ",
+    "partial": "∂", "nabla": "∇", "langle": "⟨", "rangle": "⟩", "lfloor": "⌊", "rfloor": "⌋",
+    "lceil": "⌈", "rceil": "⌉", "|": "‖", "lVert": "‖", "rVert": "‖", "Vert": "‖", "lvert": "|",
+    "rvert": "|", "vert": "|", "mid": "|", "perp": "⊥", "sum": "Σ", "prod": "∏", "int": "∫",
+    "ll": "≪", "gg": "≫", "equiv": "≡", "otimes": "⊗", "odot": "⊙", "setminus": "∖",
+    "emptyset": "∅", "prime": "′", "angle": "∠", "%": "%", "&": "&", "#": "#", "_": "_", "{": "(", "}": ")",
+    ",": " ", ";": " ", ":": " ", "!": "", " ": " ", "quad": " ", "qquad": " ",
+}
+# Commands that only size or space things: dropped, their argument (if any) kept.
+_DROPPED = {"left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr",
+            "biggl", "biggr", "displaystyle", "textstyle", "limits", "nolimits", "boldsymbol",
+            "mathbf", "mathrm", "mathit", "mathsf", "mathtt", "mathcal", "text", "textrm",
+            "textit", "textbf", "operatorname", "hat", "widehat", "tilde", "widetilde", "bar",
+            "overline", "vec", "mathbb", "bm", "ensuremath"}
+_BLACKBOARD = {"R": "ℝ", "E": "E", "N": "ℕ", "Z": "ℤ", "P": "P"}
+_SUPER = str.maketrans("0123456789+-=()abdeiklmnptT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᵈᵉⁱᵏˡᵐⁿᵖᵗᵀ")
+_SUB = str.maketrans("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ")
+_COMMAND = re.compile(r"\\([A-Za-z]+|.)")
+
+
+def _group(tex: str, i: int) -> tuple[str, int]:
+    """The TeX argument at ``tex[i:]`` (a braced group, a command or one character)."""
+    while i < len(tex) and tex[i] == " ":
+        i += 1
+    if i >= len(tex):
+        return "", i
+    if tex[i] == "{":
+        depth, j = 0, i
+        while j < len(tex):
+            depth += {"{": 1, "}": -1}.get(tex[j], 0)
+            if depth == 0:
+                return tex[i + 1:j], j + 1
+            j += 1
+        return tex[i + 1:], len(tex)
+    if tex[i] == "\\":
+        match = _COMMAND.match(tex, i)
+        return match.group(0), match.end()
+    return tex[i], i + 1
+
+
+def latex_to_plain(tex: str) -> str:
+    """A short plain-text reading of inline TeX, for alt text: Greek letters and common
+    symbols as Unicode, simple sub- and superscripts as Unicode scripts, fractions as
+    ``a/b``, sizing and font commands dropped: ``\mu_1 a v^\top`` gives "μ₁ a vᵀ",
+    ``\mathbb E[g(z)\,z]`` "E[g(z) z]", ``\frac{\alpha_2}{1/2-\alpha_1}`` "α₂/(1/2−α₁)".
+    The result holds no backslash, dollar sign or brace.
+    """
+    out, i = [], 0
+    while i < len(tex):
+        ch = tex[i]
+        if ch == "\\":
+            match = _COMMAND.match(tex, i)
+            name, i = match.group(1), match.end()
+            if name in _GREEK:
+                out.append(_GREEK[name])
+            elif name in _SYMBOLS:
+                out.append(_SYMBOLS[name])
+            elif name in ("frac", "dfrac", "tfrac"):
+                num, i = _group(tex, i)
+                den, i = _group(tex, i)
+                num, den = latex_to_plain(num), latex_to_plain(den)
+                wrap = lambda t: t if re.fullmatch(r"[\w.′ᵀ⋆⁰-⁹₀-₉]+", t) else f"({t})"
+                out.append(f"{wrap(num)}/{wrap(den)}")
+            elif name == "sqrt":
+                arg, i = _group(tex, i)
+                arg = latex_to_plain(arg)
+                out.append("√" + (arg if len(arg) == 1 else f"({arg})"))
+            elif name == "mathbb":
+                arg, i = _group(tex, i)
+                out.append("".join(_BLACKBOARD.get(c, c) for c in latex_to_plain(arg)))
+            elif name in _DROPPED:
+                continue  # its argument, if any, is read next as ordinary text
+            else:
+                # \log, \min, \cos, an unknown name: the word itself, apart from what follows.
+                out.append(name + (" " if re.match(r"[A-Za-z\\]", tex[i:i + 1]) else ""))
+        elif ch in "^_":
+            arg, i = _group(tex, i + 1)
+            arg = latex_to_plain(arg).strip()
+            table = _SUPER if ch == "^" else _SUB
+            if arg in ("ᵀ", "⋆", "′", "*"):
+                out.append(arg)
+            elif arg and all(c in "".join(chr(k) for k in table) for c in arg):
+                out.append(arg.translate(table))
+            else:
+                out.append(("^" if ch == "^" else "_") + (arg if len(arg) == 1 else f"({arg})"))
+        elif ch in "{}$":
+            i += 1
+        elif ch == "~":
+            out.append(" ")
+            i += 1
+        elif ch == "-":
+            out.append("\u2212")
+            i += 1
+        else:
+            out.append(ch)
+            i += 1
+    text = "".join(out)
+    # Space around relations as a reader would say them; no doubled spaces.
+    text = re.sub(r"\s*([=<>≤≥≈≠→])\s*", r" \1 ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+_ABBREVIATIONS = re.compile(r"(?:e\.g|i\.e|cf|vs|Fig|Figs|Eq|Eqs|Sec|al|resp|approx|No)\.$")
+ALT_MAX = 250
+
+
+def plain_alt_text(text: str) -> str:
+    """Alt text from a caption already made plain (math converted): its first sentence,
+    or the first two when the first is very short, at most ``ALT_MAX`` characters."""
+    text = " ".join(text.split())
+    sentences, start = [], 0
+    for match in re.finditer(r"[.!?](?=\s+[A-Z(\u0391-\u03a9])", text):
+        candidate = text[start:match.end()]
+        if _ABBREVIATIONS.search(candidate):
+            continue
+        sentences.append(candidate.strip())
+        start = match.end()
+        if sum(map(len, sentences)) >= 40:
+            break
+    else:
+        sentences.append(text[start:].strip())
+    alt = " ".join(s for s in sentences if s)
+    if len(alt) > ALT_MAX:
+        alt = alt[:ALT_MAX].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    # Whatever TeX survived (an unknown command, stray markup): never in alt text.
+    return re.sub(r"\s+", " ", alt.replace("\\", "").replace("$", "")).strip()
+
+
+def _plain_text_of(node) -> str:
+    """A node's text with its inline math read as plain text (``latex_to_plain``)."""
+    from docutils import nodes
+
+    if isinstance(node, nodes.math):
+        return latex_to_plain(node.astext())
+    if isinstance(node, nodes.Text):
+        return str(node)
+    return "".join(_plain_text_of(child) for child in node.children)
+
+
 def _figure_alt_text():
-    """A post-transform giving every captioned figure's image its caption as alt text.
+    """A post-transform giving every figure's image plain-text alt text.
 
     Chapter figures are cell outputs (``mystnb: figure: caption``) or
-    ``{glue:figure}``; neither sets ``alt``. Runs after myst-nb has turned
-    outputs into images (priority 4) and filled in glued values (priority 5),
-    so the alt text carries the caption's numbers. An image outside a captioned
-    figure keeps whatever alt it has; the browser tests flag it if it has none.
+    ``{glue:figure}``; neither sets ``alt`` unless the directive gives ``:alt:``.
+    An explicit alt is kept (read as plain text if it holds TeX); otherwise the
+    alt is the caption's first sentence with its math read as plain text
+    (``latex_to_plain``), so a screen reader never reads raw LaTeX. Runs after
+    myst-nb has turned outputs into images (priority 4) and filled in glued
+    values (priority 5), so the alt text carries the caption's numbers. An image
+    outside a captioned figure keeps whatever alt it has; the browser tests flag
+    it if it has none.
     """
     from docutils import nodes
     from sphinx.transforms.post_transforms import SphinxPostTransform
@@ -173,14 +445,20 @@ def _figure_alt_text():
         default_priority = 300
 
         def run(self, **kwargs):
-            for figure in self.document.findall(nodes.figure):
-                captions = [c for c in figure.children if isinstance(c, nodes.caption)]
-                if not captions:
+            for image in self.document.findall(nodes.image):
+                given = image.get("alt", "").strip()
+                if given:
+                    if "\\" in given or "$" in given:
+                        image["alt"] = plain_alt_text(latex_to_plain(given))
                     continue
-                text = " ".join(captions[0].astext().split())
-                for image in figure.findall(nodes.image):
-                    if not image.get("alt", "").strip():
-                        image["alt"] = text
+                figure = image.parent
+                while figure is not None and not isinstance(figure, nodes.figure):
+                    figure = figure.parent
+                if figure is None:
+                    continue
+                captions = [c for c in figure.children if isinstance(c, nodes.caption)]
+                if captions:
+                    image["alt"] = plain_alt_text(_plain_text_of(captions[0]))
 
     return FigureAltText
 
@@ -253,6 +531,7 @@ def setup(app):
     # prf:claim, for the paper's results (tools/prf_claim.py).
     app.setup_extension("prf_claim")
     app.add_role("chapter", _chapter_role)
+    app.add_role("site-download", _site_download_role)
     app.connect("config-inited", _launch_buttons_need_a_repository)
     app.connect("builder-inited", _on_builder_inited)
     app.connect("env-get-outdated", _on_env_get_outdated)

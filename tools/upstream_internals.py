@@ -2,7 +2,7 @@
 
 Everything else in tools/ and tests/ uses documented interfaces only (Sphinx's
 events and config values, myst-nb's ``nb_*`` settings, jupyter-cache's cache
-API, nbmake's command line). Three features of the book have no public way in
+API, nbmake's command line). Four features of the book have no public way in
 the pinned versions, so they are here, each with the reason, and
 ``tests/test_book.py::test_upstream_internals_match_the_pins`` fails, saying
 which, as soon as an upgrade changes a version or removes a name used here:
@@ -15,6 +15,9 @@ which, as soon as an upgrade changes a version or removes a name used here:
    into its glue roles and cross-references, so it is wrapped in all three
    modules. (Changing the repr in the kernel instead would need a configuration
    in every environment that builds the book, and would change chapter outputs.)
+   The same wrapper gives every glued text a true minus sign and no negative
+   zero (``twostep.chapters.report.minus_sign``): ``{glue:text}`x:.2f``` of
+   -0.001 reads "0.00", of -0.25 "−0.25".
 2. The executed notebook in a page's download menu. sphinx-book-theme offers it
    when the template context has ``ipynb_source``, which only its launch-button
    handler sets, and myst-nb 1.x writes executed notebooks to
@@ -26,6 +29,11 @@ which, as soon as an upgrade changes a version or removes a name used here:
    that Colab cannot open; it is redirected to the executed notebook of the
    published site by editing the theme's ``header_buttons`` context after that
    handler has filled it (hence priority 502).
+4. A readable index of the book's claims, definitions and remarks. sphinx-proof's
+   own index ("Proof Index", ``prf-prf``) lists raw labels (``claim-count``); its
+   entries live only in ``env.proof_list``, which sphinx-proof documents nowhere.
+   This index (``prf-results``, Sphinx's public ``Index`` API) lists "Claim 2 (How
+   many)" with its chapter, grouped by kind, and replaces it (``html_domain_indices``).
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 # The versions this module was written against (requirements.txt pins them).
-PINNED = {"myst-nb": "1.4.0", "sphinx-book-theme": "1.3.0"}
+PINNED = {"myst-nb": "1.4.0", "sphinx-book-theme": "1.3.0", "sphinx-proof": "0.4.0"}
 # sphinx-book-theme connects its header buttons at this html-page-context priority.
 THEME_HEADER_BUTTONS_PRIORITY = 501
 # myst-nb 1.x: executed notebooks go to this folder beside the HTML output.
@@ -59,7 +67,7 @@ def check_pins() -> list[str]:
         if have != wanted:
             problems.append(
                 f"{dist} is {have}, tools/upstream_internals.py was written for {wanted}: "
-                "check each of its three workarounds against the new version, then update PINNED"
+                "check each of its four workarounds against the new version, then update PINNED"
             )
     for module, name in MYST_NB_FORMATTERS:
         if not callable(getattr(importlib.import_module(module), name, None)):
@@ -74,6 +82,14 @@ def check_pins() -> list[str]:
         if needle not in text:
             problems.append(f"sphinx-book-theme's {source.name} no longer has {needle}: "
                             "workarounds 2 and 3 need a new look")
+    import sphinx_proof.directive
+
+    text = Path(sphinx_proof.directive.__file__).read_text(encoding="utf8")
+    for needle in ("env.proof_list[label] = {", '"docname": env.docname', '"realtype": realtyp',
+                   '"countertype": countertyp', 'node["title"] = title_text'):
+        if needle not in text:
+            problems.append(f"sphinx-proof's directive.py no longer has {needle}: the readable "
+                            "proof index (workaround 4) needs a new look")
     return problems
 
 
@@ -91,10 +107,12 @@ def glue_reads_numpy_scalars() -> None:
     if getattr(original, "unwraps_numpy_scalars", False):
         return
 
+    from twostep.chapters.report import minus_sign
+
     def format_plain_text(text: str, fmt_spec: str) -> str:
         text = {"np.True_": "True", "np.False_": "False"}.get(text.strip(), text)
         match = _NUMPY_SCALAR.fullmatch(text.strip())
-        return original(match.group(1) if match else text, fmt_spec)
+        return minus_sign(original(match.group(1) if match else text, fmt_spec))
 
     format_plain_text.unwraps_numpy_scalars = True
     for module in modules:
@@ -158,8 +176,60 @@ def colab_opens_the_executed_notebook(app, pagename, templatename, context, doct
         group["buttons"] = kept
 
 
+# --- 4. a readable index of claims, definitions and remarks --------------------------
+
+RESULTS_INDEX = "results"   # Sphinx names its page prf-results.html
+
+
+def _plural(kind: str) -> str:
+    return {"proof": "Proofs", "property": "Properties"}.get(kind, kind.title() + "s")
+
+
+def readable_proof_index():
+    from collections import defaultdict
+
+    from docutils import nodes
+    from sphinx.domains import Index
+
+    class ResultsIndex(Index):
+        name = RESULTS_INDEX
+        localname = "Claims, definitions and remarks"
+        shortname = "claims"
+
+        def generate(self, docnames=None):
+            env = self.domain.env
+            proofs = getattr(env, "proof_list", {})
+            titles: dict[str, dict[str, str]] = {}
+            groups = defaultdict(list)
+            for label, info in proofs.items():
+                docname = info["docname"]
+                if docnames and docname not in docnames:
+                    continue
+                if docname not in titles:
+                    titles[docname] = {}
+                    for node in env.get_doctree(docname).findall(nodes.Element):
+                        for node_id in node.get("ids", []):
+                            if node.get("realtype"):
+                                titles[docname][node_id] = node.get("title", "")
+                kind = info["realtype"]
+                number = env.toc_fignumbers.get(docname, {}).get(info["countertype"], {}).get(
+                    info["ids"][0])
+                name = kind.title() + (" " + ".".join(map(str, number)) if number else "")
+                title = titles[docname].get(info["ids"][0], "").strip()
+                page = env.titles[docname].astext() if docname in env.titles else docname
+                groups[_plural(kind)].append(
+                    (number or (), [name + (" " + title if title else ""), 0, docname,
+                                    info["ids"][0], page, "", ""]))
+            content = [(kind, [entry for _, entry in sorted(entries, key=lambda e: e[0])])
+                       for kind, entries in sorted(groups.items())]
+            return content, True
+
+    return ResultsIndex
+
+
 def setup(app):
     glue_reads_numpy_scalars()
+    app.add_index_to_domain("prf", readable_proof_index())
     app.connect("html-page-context", offer_executed_notebook,
                 priority=THEME_HEADER_BUTTONS_PRIORITY - 101)
     app.connect("html-page-context", colab_opens_the_executed_notebook,

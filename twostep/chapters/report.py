@@ -2,12 +2,49 @@
 
 Every number the book states is computed by the chapter and inserted with
 myst-nb's ``glue``; tables are MyST ``{table}`` directives built from computed
-rows. Both live here so the chapters do not each carry a copy.
+rows. Both live here so the chapters do not each carry a copy, with the typography of
+numbers: a true minus sign (U+2212) for negative numbers and no negative zero
+(``num``, ``sci``, ``minus_sign``, and every cell of ``markdown_table``). Numbers
+glued as numbers and formatted in the prose (``{glue:text}`key:.2f```) get the
+same treatment at build time (``tools/upstream_internals.py`` calls ``minus_sign``).
 """
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+
+MINUS = "\u2212"
+# A hyphen-minus used as a sign: at the start or after a space, bracket, comma,
+# operator or slash, and before a digit (or ".5"); not "1e-05", "2026-12", "x-1".
+_SIGN = re.compile(r"(?<![\w.)\]}%'\u2032-])-(?=\.?\d)")
+# A signed zero such as "-0", "-0.00", "-0.0%": formatting rounded a tiny negative to zero.
+_NEGATIVE_ZERO = re.compile(r"(?<![\w.)\]}%'\u2032-])[-\u2212](?=0+(?:\.0+)?(?:e[-+]?\d+)?(?![\d.]))")
+# Inline and display math: MathJax typesets its own minus signs.
+_MATH = re.compile(r"(\$\$.*?\$\$|\$[^$]*\$)", re.DOTALL)
+
+
+def minus_sign(text: str) -> str:
+    """``text`` with every negative number's hyphen-minus replaced by a true minus sign
+    (U+2212), and the sign of a number rounded to zero dropped: ``"-0.00"`` becomes
+    ``"0.00"``, ``"(-0.3, 2)"`` becomes ``"(−0.3, 2)"``. Math (``$...$``) is left as
+    it is, and so are hyphens that are not signs (``"2026-12-01"``, ``"x-1"``, ``"1e-05"``).
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    parts = _MATH.split(text)
+    for i in range(0, len(parts), 2):   # the odd parts are math
+        parts[i] = _SIGN.sub(MINUS, _NEGATIVE_ZERO.sub("", parts[i]))
+    return "".join(parts)
+
+
+def num(x, spec: str = ".2f") -> str:
+    """``format(x, spec)`` for prose and tables, with a true minus sign and no negative
+    zero: ``num(-0.004) == "0.00"``, ``num(-1.5, ".1f") == "−1.5"``."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"x must be a real number, got {type(x).__name__}")
+    return minus_sign(format(x.item() if isinstance(x, np.generic) else x, spec))
 
 
 def glue_numbers(**values) -> None:
@@ -29,9 +66,12 @@ def sci(x, digits: int = 1) -> str:
     """``x`` as text in scientific notation for prose: ``sci(2.4e28) == "2.4 × 10²⁸"``.
 
     ``digits`` significant digits in the mantissa (1 to 6); with one digit a mantissa of
-    1 is dropped (``sci(1e7) == "10⁷"``) and numbers between 0.01 and 1000 are written plainly with
-    ``digits`` significant digits. Glue the string and insert it with ``{glue:text}`name```:
-    Python's ``e`` format (``2e+28``) is not how a paper writes numbers.
+    1 is dropped (``sci(1e7) == "10⁷"``). A number that rounds to between 0.01 and 1000
+    is written plainly with ``digits`` significant digits (``sci(800, 2) == "800"``,
+    ``sci(0.0123, 2) == "0.012"``, ``sci(0.5, 2) == "0.50"``); from 1000 on, powers of
+    ten (``sci(999.7, 2) == "1.0 × 10³"``). Negative numbers get a true minus sign, and
+    zero is ``"0"``. Glue the string and insert it with ``{glue:text}`name```: Python's
+    ``e`` format (``2e+28``) is not how a paper writes numbers.
     """
     if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
         raise TypeError(f"x must be a real number, got {type(x).__name__}")
@@ -40,13 +80,18 @@ def sci(x, digits: int = 1) -> str:
     x = float(x)
     if not np.isfinite(x):
         raise ValueError(f"x must be finite, got {x}")
-    if x == 0 or 0.01 <= abs(x) < 1000:
-        return f"{x:.{digits}g}"
+    if x == 0:
+        return "0"
     mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
-    power = "10" + str(int(exponent)).translate(_SUPERSCRIPT)
+    exponent = int(exponent)
+    if -2 <= exponent <= 2:
+        # Rounded to `digits` significant digits first, so 999.7 does not print as "1000".
+        decimals = max(0, digits - 1 - exponent)
+        return minus_sign(f"{float(mantissa + 'e' + str(exponent)):.{decimals}f}")
+    power = "10" + str(exponent).translate(_SUPERSCRIPT)
     if digits == 1 and float(mantissa) in (1.0, -1.0):
-        return power if float(mantissa) > 0 else "\u2212" + power
-    return f"{mantissa.replace('-', chr(0x2212))} \u00d7 {power}"
+        return power if float(mantissa) > 0 else MINUS + power
+    return f"{mantissa.replace('-', MINUS)} \u00d7 {power}"
 
 
 def markdown_table(caption: str, label: str, header, rows):
@@ -63,8 +108,9 @@ def markdown_table(caption: str, label: str, header, rows):
     if "`" in caption:
         # A backtick fence's info string may not contain backticks: the table would render as text.
         raise ValueError(f"caption must not contain backticks (use plain text or $math$), got {caption!r}")
+    # Negative numbers in cells get a true minus sign; nothing prints as "-0.00".
     header = [str(h) for h in header]
-    rows = [[str(c) for c in row] for row in rows]
+    rows = [[minus_sign(str(c)) for c in row] for row in rows]
     for i, row in enumerate(rows):
         if len(row) != len(header):
             raise ValueError(f"rows[{i}] has {len(row)} cells, the header has {len(header)}")
