@@ -199,3 +199,94 @@ def test_typical_max_label_and_n_grid():
     assert grid.shape == (5,) and grid[0] == pytest.approx(80) and grid[-1] == pytest.approx(500)
     with pytest.raises(ValueError, match="points"):
         ch.n_grid([100, 400], points=1)
+
+
+# --------------------------------------------------------------------------- paired runs
+
+PAIRED = {"odd": ch.PairedConfig("sigma4, odd", "poly4", "odd", 0.5),
+          "tanh": ch.PairedConfig("tanh, odd", "tanh", "odd", 1.0)}
+
+
+def test_paired_runs_are_the_reuse_experiment_of_either_batch_on_one_draw():
+    # Same generator: the fresh run draws W0, a, X1, X2 as reuse_experiment(batch="fresh")
+    # does, and the reused run uses the same W0, a, X1 as reuse_experiment(batch="reused")
+    # (its X2, drawn after them, is never used). Both in float64, so the values agree exactly.
+    out = ch.paired_reuse_experiment(ts.rng_for(4), N=60, **STEP_KW, dtype="float64")
+    for batch in ("reused", "fresh"):
+        ref = ts.reuse_experiment(ts.rng_for(4), N=60, target="odd", batch=batch, **STEP_KW, top=3)
+        assert out[f"term_overlap_{batch}"] == pytest.approx(ref["term_overlap"][0], rel=1e-9)
+        assert out[f"subspace_{batch}"][0] == pytest.approx(ref["subspace"][2, 0], rel=1e-9)
+        assert out[f"subspace_unmemorised_{batch}"][0] == pytest.approx(
+            ref["subspace_unmemorised"][2, 0], rel=1e-9)
+    assert list(out["K"]) == [3]   # Lambda(0.4, 0.25) = 2
+
+
+def test_paired_runs_rescale_and_measure_a_bounded_activation():
+    out = ch.paired_reuse_experiment(ts.rng_for(0), N=40, activation="tanh", alpha2s=[0.05, 0.35])
+    assert list(out["K"]) == [3, 1, 4]
+    assert np.isnan(out["term_overlap_reused"])        # no exact terms for tanh
+    for key in ch.PAIRED_KEYS[2:]:
+        assert out[f"{key}_reused"].shape == out[f"{key}_fresh"].shape == (3,)
+    # the rescaled W2' at the reference exponent is W2 itself: its top ratio matches
+    assert out["top_ratio_reused"][0] > 1 and np.all(out["row_ratio_fresh"] >= 1)
+    assert out["null_subspace"].shape == out["null_unmemorised"].shape == (3,)
+
+
+@pytest.mark.parametrize("kw, error, match", [
+    (dict(N=4), ValueError, "N must be an integer >= 8"),
+    (dict(alpha2s=0.1), TypeError, "alpha2s must be a sequence"),
+    (dict(alpha2s=[0.7]), ValueError, "alpha2s"),
+    (dict(dtype="float16"), ValueError, "dtype must be one of"),
+    (dict(activation=3), TypeError, "activation must be a twostep Activation"),
+])
+def test_paired_runs_reject_bad_input(kw, error, match):
+    args = dict(N=20)
+    args.update(kw)
+    with pytest.raises(error, match=match):
+        ch.paired_reuse_experiment(ts.rng_for(0), **args)
+
+
+def test_paired_data_table_and_figure(limits):
+    pd = ch.paired_data(PAIRED, {"odd": [30, 40], "tanh": [40]}, [0, 1], 0.4, 0.25, [0.05])
+    assert pd.alpha2s == (0.25, 0.05) and pd.n_spikes == (2, 0)
+    assert pd.Ns("odd") == [30, 40] and pd.Ns("tanh") == [40]
+    direct = ch.paired_reuse_experiment(ts.rng_for(1), N=40, activation="tanh", c1=1.0, c2=1.0,
+                                        alpha2s=[0.05])
+    diff = pd.values("tanh", 40, "subspace_unmemorised", "diff", 0)
+    assert diff[1] == pytest.approx(direct["subspace_unmemorised_reused"][0]
+                                    - direct["subspace_unmemorised_fresh"][0])
+    with pytest.raises(ValueError, match="no runs at"):
+        pd.values("tanh", 30, "subspace")
+    table = ch.paired_table(pd).data
+    assert "tab-reuse-paired" in table and table.count("\n| ") == 1 + 3 and "n/a" in table  # header + rows
+    assert isinstance(ch.plot_paired(pd, limits, "odd", ["tanh"], 40), Figure)
+    numbers = ch.paired_numbers(pd, limits, "odd", "odd", "tanh", 40)
+    t2 = [pd.values("odd", N, "term_overlap", "diff") for N in (30, 40)]
+    assert numbers["p_t2_hi"] == pytest.approx(max(x.mean() for x in t2))
+    assert numbers["p_lam0"] == pytest.approx(pd.values("odd", 40, "subspace_unmemorised", "diff", 1).mean())
+    assert numbers["p_tanh_chance"] == pytest.approx(np.sqrt(3 / 40))
+    with pytest.raises(TypeError, match="configs must be"):
+        ch.paired_data({"odd": "poly4"}, {"odd": [30]}, [0], 0.4, 0.25)
+    with pytest.raises(ValueError, match="sizes must be a dict"):
+        ch.paired_data(PAIRED, {"odd": [30]}, [0], 0.4, 0.25)
+
+
+def test_fading_width():
+    assert ch.fading_width(-0.05, 1000) == pytest.approx(1000 * 2 ** 20)
+    assert ch.fading_width(0.5, 10, factor=4) == pytest.approx(160)
+    with pytest.raises(ValueError, match="exponent must be non-zero"):
+        ch.fading_width(0.0, 1000)
+    with pytest.raises(ValueError, match="factor"):
+        ch.fading_width(0.1, 1000, factor=1.0)
+
+
+def test_matched_constant():
+    # sigma_4 has mu_1 = mu_3 = 1; tanh mu_1 = 0.6057, mu_3 = -0.3636 (quadrature), so the
+    # order-2 weight mu_1^2 |mu_3| c^3 matches at c' = c / (0.6057^2 * 0.3636)^(1/3).
+    c = ch.matched_constant(SIGMA, "tanh", 0.5)
+    assert c == pytest.approx(0.5 / (0.6057055 ** 2 * 0.3635954) ** (1 / 3), rel=1e-6)
+    assert ch.matched_constant("poly4", "poly4", 0.3, order=3) == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="no order-1 term"):
+        ch.matched_constant(SIGMA, "tanh", 0.5, order=1)   # tanh has mu_2 = 0
+    with pytest.raises(ValueError, match="c must be"):
+        ch.matched_constant(SIGMA, "tanh", 0.0)

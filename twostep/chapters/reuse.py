@@ -23,7 +23,7 @@ The compute functions return small dataclasses (:class:`Limits`, :class:`SignalD
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -35,9 +35,9 @@ from ..analysis.population import population_signal
 from ..analysis.spectra import top_singular
 from ..analysis.sweep import summarise, sweep
 from ..analysis.theory import n_spikes, spike_exponent
-from ..model.activations import check_activation, get_activation
+from ..model.activations import as_activation, check_activation, get_activation
 from ..model.hermite import gaussian_expectation
-from ..model.steps import BATCHES, run_two_steps, step_size
+from ..model.steps import BATCHES, draw_problem, run_two_steps, step_size, two_steps
 from ..model.targets import Link, get_link, make_teacher
 from .figures import COLORS, errorbars
 from .report import markdown_table
@@ -153,6 +153,106 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
             unm.append(unm_a2)
         out["rescaled_subspace"], out["rescaled_subspace_unmemorised"] = np.array(sub), np.array(unm)
     return out
+
+
+#: Quantities :func:`paired_reuse_experiment` measures for each batch scheme (suffix
+#: ``_reused`` / ``_fresh``).
+PAIRED_KEYS = ("term_overlap", "term_memorisation", "subspace", "subspace_unmemorised",
+               "top_memorisation", "row_ratio", "top_ratio")
+
+
+def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
+                            activation="poly4", c1: float = 0.5, alpha1: float = 0.4,
+                            c2: float = 0.5, alpha2: float = 0.25, alpha2s=(),
+                            term: int | None = 2, dtype="float32") -> dict:
+    r"""Reused and fresh second batches on the *same* draw of :math:`W_0, a, X_1`: paired runs.
+
+    One problem is drawn by :func:`twostep.model.steps.draw_problem` (teacher, ``W0``, ``a``,
+    ``X1``, ``X2``); the reused run takes its second step on :math:`X_1`, the fresh run on
+    :math:`X_2`, so the difference of any quantity between the two schemes carries no
+    variation of the network or of the first batch. Then a random :math:`K`-dimensional
+    subspace, drawn last, gives the memorisation correction's null.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    N : int
+        Width, batch size and dimension (:math:`N = n = d`).
+    target, activation : names or objects
+        A polynomial activation also gives the exact term :math:`T_{\rm term}`; any other
+        (``"tanh"``) gives the :math:`W_2` quantities only.
+    c1, alpha1, c2, alpha2 : float
+        Step sizes :math:`\eta_t = c_tN^{\alpha_t}`.
+    alpha2s : sequence of float
+        Second-step exponents at which :math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)` is
+        also measured (exact, :mod:`twostep.analysis.rescaling`); ``alpha2`` is always first.
+    term : int or None
+        The order :math:`k` of the exact term measured (polynomial activations only).
+    dtype : {"float32", "float64"}
+
+    Returns
+    -------
+    dict
+        For ``s`` in ``reused``, ``fresh``: ``term_overlap_s`` and ``term_memorisation_s``
+        (:math:`|\langle v_1(T_k),\beta^*\rangle|` and its memorisation; NaN without a
+        polynomial activation); per exponent of ``(alpha2, *alpha2s)`` (leading axis) with
+        :math:`K = 1 + \Lambda(\alpha_1, \alpha_2')`: ``subspace_s`` and
+        ``subspace_unmemorised_s`` (overlap of the span of :math:`W_2'`'s top :math:`K` right
+        vectors with :math:`\beta^*`, raw and with memorised inputs set aside),
+        ``top_memorisation_s`` (of the top right vector), ``row_ratio_s``
+        (:math:`\max_i\|w_i\|/\operatorname{median}_i\|w_i\|`: runaway neurons),
+        ``top_ratio_s`` (:math:`s_1(W_2')/s_1(W_0)`); ``null_subspace`` and
+        ``null_unmemorised``: the same two overlaps for a uniformly random :math:`K`-dimensional
+        subspace, memorisation measured against :math:`X_1`; ``K``, shape ``(len(alpha2s)+1,)``.
+    """
+    N = check_int(N, "N", 8)
+    activation = as_activation(activation)
+    a2s = [alpha2] + [check_alpha(a, "alpha2s") for a in _check_sequence(alpha2s, "alpha2s")]
+    Ks = [1 + n_spikes(alpha1, a2, activation.degree) for a2 in a2s]
+    dt = np.dtype(check_choice(dtype, "dtype", ("float32", "float64")))
+    problem = draw_problem(N, N, N, target, "fresh", rng, dtype=dt)
+    B = problem.teacher.directions
+    steps = ((c1, alpha1), (c2, alpha2))
+    out = {"K": np.array(Ks)}
+    s0 = float(top_singular(problem.W0, 1, vectors=False)[0])
+    for batch in BATCHES:
+        p = problem if batch == "fresh" else replace(problem, X2=problem.X1, y2=problem.y1)
+        run = two_steps(p, activation, steps)
+        if term is not None and activation.degree is not None:
+            T = second_step_term(run, check_int(term, "term", 0))
+            _, _, Vt = top_singular(T, 1)
+            del T
+            out[f"term_overlap_{batch}"] = float(overlaps(Vt, B)[0, 0])
+            out[f"term_memorisation_{batch}"] = memorisation(Vt[0], run.X2)[0]
+        else:
+            out[f"term_overlap_{batch}"] = out[f"term_memorisation_{batch}"] = float("nan")
+        update = run.W2 - run.W1
+        rows = {k: [] for k in ("subspace", "subspace_unmemorised", "top_memorisation",
+                                "row_ratio", "top_ratio")}
+        for a2, K in zip(a2s, Ks):
+            W = run.W1 + (step_size(c2, a2, N) / run.eta2) * update
+            s, _, Vt = top_singular(W, K)
+            Vt = Vt.astype(float)
+            rows["subspace"].append(subspace_overlap(Vt, B)[0])
+            rows["subspace_unmemorised"].append(unmemorised_overlap(Vt, B, run.X2)[0])
+            rows["top_memorisation"].append(memorisation(Vt[0], run.X2)[0])
+            norms = np.linalg.norm(W, axis=1)
+            rows["row_ratio"].append(float(norms.max() / np.median(norms)))
+            rows["top_ratio"].append(float(s[0]) / s0)
+        out.update({f"{k}_{batch}": np.array(v, dtype=float) for k, v in rows.items()})
+    null_raw, null_clean = [], []
+    for K in Ks:
+        R = rng.standard_normal((K, N))
+        null_raw.append(subspace_overlap(R, B)[0])
+        null_clean.append(unmemorised_overlap(R, B, problem.X1)[0])
+    out["null_subspace"], out["null_unmemorised"] = np.array(null_raw), np.array(null_clean)
+    return out
+
+
+def _check_sequence(values, name: str) -> list:
+    if isinstance(values, (str, bytes, int, float)) or not isinstance(values, Sequence):
+        raise TypeError(f"{name} must be a sequence of exponents in [0, 1/2), got {values!r}")
+    return list(values)
 
 
 def _learned_subspace(Vt, B, X):
@@ -757,3 +857,252 @@ def lambda_table(lam: LambdaData):
         "error over seeds, and the chance level of a random subspace of that dimension.",
         "tab-reuse-lambda",
         ["$\\alpha_2$", "$\\Lambda$", "$e_2$", "batch"] + [f"$N = {N}$" for N in lam.Ns], rows)
+
+
+# --------------------------------------------------------------------------- paired runs
+
+@dataclass(frozen=True)
+class PairedConfig:
+    r"""One configuration of the paired experiment: a label for the reader, the activation,
+    the target and the step constant :math:`c` (both steps)."""
+
+    label: str
+    activation: str
+    target: str
+    c: float
+
+
+@dataclass
+class PairedData:
+    r"""Paired reused/fresh runs over seeds (:func:`paired_data`).
+
+    ``records`` are :func:`paired_reuse_experiment` rows with ``config`` (a key of
+    ``configs``), ``N`` and ``seed``; ``alpha2s`` the second-step exponents measured (the
+    reference first), ``n_spikes`` their :math:`\Lambda`.
+    """
+
+    configs: dict
+    alpha2s: tuple
+    n_spikes: tuple
+    records: list
+
+    def values(self, config: str, N: int, key: str, batch: str | None = None,
+               index: int | None = None) -> np.ndarray:
+        r"""Per-seed values of ``key`` (``key_batch`` if ``batch``; ``reused - fresh`` for
+        ``batch="diff"``), at exponent ``index`` for the per-exponent keys; shape ``(seeds,)``."""
+        rows = [r for r in self.records if r["config"] == config and r["N"] == N]
+        if not rows:
+            raise ValueError(f"no runs at (config, N) = ({config!r}, {N})")
+
+        def get(r, name):
+            v = np.asarray(r[name], dtype=float)
+            return v if index is None or v.ndim == 0 else v[index]
+
+        if batch == "diff":
+            return np.array([get(r, f"{key}_reused") - get(r, f"{key}_fresh") for r in rows])
+        return np.array([get(r, key if batch is None else f"{key}_{batch}") for r in rows])
+
+    def Ns(self, config: str) -> list:
+        """The widths simulated for ``config``, increasing."""
+        return sorted({r["N"] for r in self.records if r["config"] == config})
+
+
+def paired_data(configs: dict, sizes: dict, seeds, alpha1: float, alpha2: float, alpha2s=(),
+                n_jobs: int = 1, dtype="float32") -> PairedData:
+    r""":func:`paired_reuse_experiment` for every configuration, its widths and every seed.
+
+    ``configs`` maps a key to a :class:`PairedConfig`; ``sizes`` maps the same keys to the
+    widths :math:`N = n = d` run for that configuration.
+    """
+    if not isinstance(configs, dict) or not configs or not all(
+            isinstance(c, PairedConfig) for c in configs.values()):
+        raise TypeError("configs must be a non-empty dict of key -> PairedConfig")
+    if not isinstance(sizes, dict) or set(sizes) != set(configs):
+        raise ValueError(f"sizes must be a dict with the keys of configs, {sorted(configs)}")
+    seeds = _check_seeds(seeds)
+    a2s = (check_alpha(alpha2, "alpha2"),) + tuple(
+        check_alpha(a, "alpha2s") for a in _check_sequence(alpha2s, "alpha2s"))
+    grid = [dict(config=key, N=N, activation=cfg.activation, target=cfg.target, c1=cfg.c,
+                 alpha1=alpha1, c2=cfg.c, alpha2=alpha2, alpha2s=list(a2s[1:]), dtype=dtype)
+            for key, cfg in configs.items() for N in _check_sizes(sizes[key], f"sizes[{key!r}]")]
+    tasks = [{k: v for k, v in g.items() if k != "config"} for g in grid]
+    records = sweep(paired_reuse_experiment, tasks, seeds=seeds, n_jobs=check_int(n_jobs, "n_jobs"))
+    # sweep keeps the grid's order, seeds innermost: label each record with its configuration
+    labels = [g["config"] for g in grid for _ in seeds]
+    for r, key in zip(records, labels):
+        r["config"] = key
+    return PairedData(dict(configs), a2s, tuple(n_spikes(alpha1, a) for a in a2s), records)
+
+
+def fading_width(exponent: float, N0: int, factor: float = 2.0) -> float:
+    r"""Width at which a spike whose size scales like :math:`N^{e}` has changed by ``factor``
+    relative to width ``N0``: :math:`N_0\,\text{factor}^{1/|e|}`."""
+    e = check_real(exponent, "exponent")
+    if e == 0:
+        raise ValueError("exponent must be non-zero (a spike of constant size never fades)")
+    return check_int(N0, "N0", 1) * check_real(factor, "factor", low=1.0, low_open=True) ** (1 / abs(e))
+
+
+def matched_constant(reference, activation, c: float, order: int = 2) -> float:
+    r"""The step constant :math:`c'` at which ``activation`` gives its order-``order`` term the
+    weight ``reference`` gives it at ``c``.
+
+    The order-:math:`k` term of :math:`W_2` carries :math:`\mu_{k+1}\mu_1^k c^{k+1}` (model
+    notes), so :math:`c' = c\,\bigl(|\mu_1^k\mu_{k+1}|_{\rm ref} /
+    |\mu_1^k\mu_{k+1}|\bigr)^{1/(k+1)}`, with :math:`\mu_j = \mathbb E[\sigma(z)\mathrm{He}_j(z)]`.
+    """
+    k = check_int(order, "order", 1)
+    c = check_real(c, "c", low=0.0, low_open=True)
+
+    def weight(act):
+        mu = as_activation(act).hermite_coefficients(k + 1)
+        w = abs(mu[1] ** k * mu[k + 1])
+        if w < 1e-12:   # quadrature leaves ~1e-17 where a coefficient vanishes by symmetry
+            raise ValueError(f"activation {as_activation(act).name!r} has mu_1^{k} mu_{k + 1} = 0: "
+                             f"no order-{k} term to match")
+        return w
+
+    return c * (weight(reference) / weight(activation)) ** (1 / (k + 1))
+
+
+def paired_numbers(data: PairedData, limits: Limits, main: str, control: str, bounded: str,
+                   width: int) -> dict:
+    r"""The numbers the chapter quotes from :func:`paired_data`, by glue key.
+
+    ``main`` is the configuration run at several widths, ``control`` (an even link) and
+    ``bounded`` (a bounded activation) the ones run at ``width``. Differences are reused minus
+    fresh; ``*_sem`` are standard errors over the seeds; ``p_t2_z`` is the smallest
+    mean / standard error of :math:`T_2`'s paired difference over the widths; ``p_lam<j>`` the
+    paired learned-subspace difference at :math:`\Lambda = j` at the largest width.
+    """
+    _check_type(data, "data", PairedData)
+    _check_type(limits, "limits", Limits)
+    v, Ns = data.values, data.Ns(main)
+    t2 = [_mean_sem(v(main, N, "term_overlap", "diff")) for N in Ns]
+    lam_index = {lam: i for i, lam in enumerate(data.n_spikes)}
+    lam_stats = {lam: _mean_sem(v(main, Ns[-1], "subspace_unmemorised", "diff", i))
+                 for lam, i in lam_index.items()}
+    he2 = _mean_sem(v(control, width, "term_overlap", "diff"))
+    K = int(np.asarray(data.records[0]["K"])[0])
+    out = {"p_N_lo": Ns[0], "p_N_hi": Ns[-1], "p_ctrl": width,
+           "p_t2_lo": min(m for m, _ in t2), "p_t2_hi": max(m for m, _ in t2),
+           "p_t2_z": min(m / s for m, s in t2),
+           "p_t2_theory": limits.overlap(data.configs[main].target, "reused", aware=True)
+           - 1 / np.sqrt(Ns[-1]),
+           "p_he2_t2": he2[0], "p_he2_t2_sem": he2[1],
+           "p_null": float(np.mean(v(main, width, "null_unmemorised", None, 0)
+                                   - v(main, width, "null_subspace", None, 0))),
+           "p_tanh_mem": v(bounded, width, "top_memorisation", "reused", 0).mean(),
+           "p_tanh_rows": v(bounded, width, "row_ratio", "reused", 0).mean(),
+           "p_s4_rows": v(main, width, "row_ratio", "reused", 0).mean(),
+           "p_tanh_sub": v(bounded, width, "subspace_unmemorised", "reused", 0).mean(),
+           "p_tanh_chance": np.sqrt(K / width),
+           "p_lam_sem": max(s for _, s in lam_stats.values())}
+    out.update({f"p_lam{lam}": m for lam, (m, _) in lam_stats.items()})
+    return out
+
+
+def _mean_sem(x):
+    x = np.asarray(x, dtype=float)
+    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else 0.0
+
+
+def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: int):
+    r"""Figure: left, reused minus fresh overlap of :math:`T_2`'s top right vector with
+    :math:`\beta^\star` against :math:`N` for configuration ``main`` (each seed, and mean ±
+    standard error), with the theory's difference (limit of :math:`\tilde u_2` minus fresh
+    chance) and zero; middle, the paired difference of the learned subspace (memorised inputs
+    set aside) at the reference exponent for ``main`` and each of ``controls`` at width
+    ``null_N``, next to the correction applied to random subspaces; right, the same paired
+    difference against :math:`\Lambda` (the rescaled exponents) for ``main`` at each width."""
+    import matplotlib.pyplot as plt
+
+    _check_type(data, "data", PairedData)
+    _check_type(limits, "limits", Limits)
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(10.5, 3.4),
+                                        gridspec_kw={"width_ratios": [1.2, 1, 1]})
+    Ns = data.Ns(main)
+    for N in Ns:
+        x = data.values(main, N, "term_overlap", "diff")
+        ax1.plot(np.full(x.size, N) * np.exp(np.linspace(-0.06, 0.06, x.size)), x, "o",
+                 color=COLORS["reused"], alpha=0.3, ms=3.5, mew=0)
+    stats = [_mean_sem(data.values(main, N, "term_overlap", "diff")) for N in Ns]
+    errorbars(ax1, Ns, [m for m, _ in stats], [s for _, s in stats], color=COLORS["reused"],
+              label="reused $-$ fresh (mean ± s.e.)")
+    grid = n_grid(Ns)
+    cfg = data.configs[main]
+    ax1.plot(grid, limits.overlap(cfg.target, "reused", aware=True) - 1 / np.sqrt(grid),
+             color=COLORS["theory"], lw=1.2, label=r"theory: $\tilde u_2$ limit $-$ chance")
+    ax1.axhline(0, color=COLORS["chance"], ls=":", lw=1.2, label="no effect of reuse")
+    _n_axis(ax1, Ns, "$N$")
+    ax1.set(ylabel=r"paired difference of $|\langle v_1(T_2), \beta^\star\rangle|$",
+            title=cfg.label)
+    ax1.legend(fontsize=8, loc="upper left")
+
+    names = [main, *controls]
+    rows = [(data.configs[c].label, data.values(c, null_N, "subspace_unmemorised", "diff", 0))
+            for c in names]
+    null = data.values(main, null_N, "null_unmemorised", None, 0) - data.values(
+        main, null_N, "null_subspace", None, 0)
+    rows.append(("correction on a\nrandom subspace", null))
+    for i, (label, x) in enumerate(rows):
+        m, s = _mean_sem(x)
+        ax2.plot(np.full(x.size, i) + np.linspace(-0.15, 0.15, x.size), x, "o",
+                 color=COLORS["reused"] if i < len(names) else COLORS["chance"], alpha=0.3,
+                 ms=3.5, mew=0)
+        ax2.errorbar(i, m, yerr=s, fmt="s", color="k", ms=5, capsize=3)
+    ax2.axhline(0, color=COLORS["chance"], ls=":", lw=1.2)
+    ax2.set_xticks(range(len(rows)), [r[0] for r in rows], fontsize=8)
+    ax2.set(ylabel="paired difference, learned subspace", title=f"controls, $N = {null_N}$")
+
+    order = np.argsort(data.n_spikes)
+    lams = np.array(data.n_spikes)[order]
+    for j, N in enumerate(Ns):
+        stats = [_mean_sem(data.values(main, N, "subspace_unmemorised", "diff", int(i)))
+                 for i in order]
+        ax3.errorbar(lams + 0.08 * (j - (len(Ns) - 1) / 2), [m for m, _ in stats],
+                     yerr=[s for _, s in stats], fmt="o-", ms=4, capsize=2,
+                     color=plt.cm.Reds(0.4 + 0.6 * j / max(1, len(Ns) - 1)), label=f"$N = {N}$")
+    ax3.axhline(0, color=COLORS["chance"], ls=":", lw=1.2)
+    ax3.set_xticks(lams)
+    ax3.set(xlabel=r"$\Lambda(\alpha_1, \alpha_2')$", ylabel="paired difference, learned subspace",
+            title=cfg.label)
+    ax3.legend(fontsize=8)
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def paired_table(data: PairedData):
+    r"""Table of :func:`paired_data` at the reference exponent: per configuration and width,
+    the paired difference (reused minus fresh, mean ± standard error) of the overlap of
+    :math:`T_2`'s top right vector with :math:`\beta^\star` and of the learned subspace's
+    overlap (memorised inputs set aside, and raw), the memorisation of :math:`W_2`'s top vector
+    and the largest row norm of :math:`W_2` over the median (reused / fresh)."""
+    _check_type(data, "data", PairedData)
+
+    def cell(x):
+        m, s = _mean_sem(x)
+        return f"{m:+.3f} ± {s:.3f}"
+
+    rows = []
+    for key, cfg in data.configs.items():
+        for N in data.Ns(key):
+            v = lambda name, b, i=None: data.values(key, N, name, b, i)  # noqa: E731
+            term = v("term_overlap", "diff")
+            rows.append([cfg.label, str(N), str(term.size),
+                         cell(term) if np.all(np.isfinite(term)) else "n/a",
+                         cell(v("subspace_unmemorised", "diff", 0)), cell(v("subspace", "diff", 0)),
+                         f"{v('top_memorisation', 'reused', 0).mean():.2f} / "
+                         f"{v('top_memorisation', 'fresh', 0).mean():.2f}",
+                         f"{v('row_ratio', 'reused', 0).mean():.1f} / "
+                         f"{v('row_ratio', 'fresh', 0).mean():.1f}"])
+    return markdown_table(
+        "Paired runs: reused minus fresh on the same W0, a and first batch, at the reference "
+        "step sizes; mean ± standard error over the seeds. T2: overlap of its top right singular "
+        "vector with the target direction (polynomial activations only). W2: overlap of its "
+        "learned subspace (top 1 + Lambda right vectors), with memorised inputs set aside and raw. "
+        "Memorisation of W2's top right vector and the largest row norm of W2 over the median, "
+        "reused / fresh.", "tab-reuse-paired",
+        ["configuration", "$N$", "seeds", "$T_2$", "$W_2$", "$W_2$ raw", "memorisation",
+         "row norm ratio"], rows)
