@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+import twostep as ts
+
 from twostep.analysis.spectra import singular_values
 from twostep.chapters import landing
 
@@ -42,3 +44,21 @@ def test_plot_has_labelled_axes(summary):
 def test_summary_rejects_bad_input(kw, match):
     with pytest.raises(ValueError, match=match):
         landing.summary_data(**kw)
+
+
+def test_terms_data_measures_each_exact_term_against_its_spike():
+    from twostep.analysis.spikes import term_diagnostics
+    terms = landing.terms_data(N=60, seeds=[0, 1])
+    assert terms.ratio.shape == terms.left.shape == (2, 4)
+    run = ts.run_two_steps(60, 60, 60, ts.get_activation("poly4"), ts.hermite_link(1),
+                           ((0.2, 0.4), (0.2, 0.25)), "fresh", np.random.default_rng(1))
+    diag = term_diagnostics(run, corrected=True)
+    np.testing.assert_allclose(terms.ratio[1], diag["top"] / diag["signal_corrected"], rtol=1e-12)
+    mean, sem = terms.mean_sem("left")
+    assert mean.shape == sem.shape == (4,) and np.all(sem >= 0)
+    fig = landing.plot_summary(landing.summary_data(N=40), terms)
+    assert len(fig.axes) == 5          # phase, its colour bar, terms, two spectra
+    with pytest.raises(ValueError, match="at least two seeds"):
+        landing.terms_data(N=40, seeds=[0])
+    with pytest.raises(TypeError, match="terms must be a Terms"):
+        landing.plot_summary(landing.summary_data(N=40), "terms")

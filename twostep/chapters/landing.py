@@ -2,8 +2,10 @@ r"""The landing page (``book/index.md``): the count :math:`\Lambda` and one simu
 
 :func:`summary_data` draws one problem at :math:`N = n = d`, takes the second step on a
 fresh batch and, from the same :math:`W_1`, on the first batch again, and measures the
-outliers of :math:`W_1` and of both :math:`W_2`; :func:`plot_summary` draws the phase
-diagram of :math:`\Lambda(\alpha_1, \alpha_2)` beside the two spectra.
+outliers of :math:`W_1` and of both :math:`W_2`; :func:`terms_data` measures, over several
+seeds, whether each exact term :math:`T_k` of the second update is its predicted spike;
+:func:`plot_summary` draws the phase diagram of :math:`\Lambda(\alpha_1, \alpha_2)`, the
+exact terms against their predictions, and the two raw spectra.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 
 from .._validation import check_alpha, check_int, check_real
 from ..analysis.alignment import memorisation
+from ..analysis.spikes import term_diagnostics
 from ..analysis.spectra import (bulk_edge, count_outliers, marchenko_pastur_density,
                                 singular_values, top_singular)
 from ..analysis.theory import n_spikes, phase_boundaries, spike_exponent
@@ -84,19 +87,63 @@ def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: flo
                    s_W1, s_W2, s_W2r, count, memo, float(np.sqrt(2 * np.log(N) / N)))
 
 
-def plot_summary(data: Summary):
+@dataclass
+class Terms:
+    r"""Per order :math:`k = 0..L-1` (arrays of shape ``(seeds, L)``): ``ratio`` =
+    :math:`s_1(T_k)/\|S_k^{\rm corr}\|` and ``left`` = :math:`|\cos(\hat\ell_k, a^{\circ(k+1)})|`
+    (:func:`twostep.analysis.spikes.term_diagnostics` with ``corrected=True``), fresh batch."""
+
+    N: int
+    seeds: tuple
+    ratio: np.ndarray
+    left: np.ndarray
+
+    def mean_sem(self, key: str) -> tuple:
+        """Mean and standard error over the seeds of ``ratio`` or ``left``, each ``(L,)``."""
+        x = getattr(self, key)
+        return x.mean(axis=0), x.std(axis=0, ddof=1) / np.sqrt(len(x))
+
+
+def terms_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
+               seeds=(0, 1, 2)) -> Terms:
+    r"""The exact terms :math:`T_k` of the second update (fresh batch, the settings of
+    :func:`summary_data`) against their corrected spikes, one draw per seed
+    (``numpy.random.default_rng(seed)``, as :func:`summary_data` draws)."""
+    N = check_int(N, "N", 8)
+    seeds = tuple(check_int(s, "seeds[i]", 0) for s in seeds)
+    if len(seeds) < 2:
+        raise ValueError(f"seeds must hold at least two seeds (for a standard error), got {seeds}")
+    activation = get_activation("poly4")
+    ratio, left = [], []
+    for seed in seeds:
+        run = run_two_steps(N, N, N, activation, hermite_link(1), ((c, alpha1), (c, alpha2)),
+                            "fresh", np.random.default_rng(seed))
+        diag = term_diagnostics(run, corrected=True)
+        ratio.append(diag["top"] / diag["signal_corrected"])
+        left.append(diag["left"])
+    return Terms(N, seeds, np.array(ratio), np.array(left))
+
+
+def plot_summary(data: Summary, terms: Terms | None = None):
     r"""(a) :math:`\Lambda(\alpha_1, \alpha_2)` with the lines :math:`\alpha_2 = k(1/2-\alpha_1)`
-    and the simulated point; (b) the spectra of both :math:`W_2` against the
+    and the simulated point; with ``terms``, (b) each exact term's top singular value over its
+    predicted spike, and its left vector's cosine with :math:`a^{\circ(k+1)}`, against 1 and
+    chance :math:`1/\sqrt N`; (c) the spectra of both :math:`W_2` against the
     Marchenko--Pastur law, with their outliers and :math:`W_1`'s marked."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import BoundaryNorm, ListedColormap
 
     L = data.L
-    fig = plt.figure(figsize=(8.6, 4.0))
-    grid = fig.add_gridspec(2, 2, width_ratios=[1, 1.3])
+    if terms is not None and not isinstance(terms, Terms):
+        raise TypeError(f"terms must be a Terms (from terms_data) or None, got {type(terms).__name__}")
+    cols = 2 if terms is None else 3
+    fig = plt.figure(figsize=(8.6 if terms is None else 11.0, 4.0))
+    grid = fig.add_gridspec(2, cols, width_ratios=[1, 1.3] if terms is None else [1, 0.9, 1.3])
     ax_phase = fig.add_subplot(grid[:, 0])
-    ax_rows = [fig.add_subplot(grid[0, 1])]
-    ax_rows.append(fig.add_subplot(grid[1, 1], sharex=ax_rows[0]))
+    ax_rows = [fig.add_subplot(grid[0, cols - 1])]
+    ax_rows.append(fig.add_subplot(grid[1, cols - 1], sharex=ax_rows[0]))
+    if terms is not None:
+        _plot_terms(fig.add_subplot(grid[:, 1]), terms)
 
     a = np.linspace(0, 0.5, 251)[:-1]
     A1, A2 = np.meshgrid(a, a)
@@ -107,7 +154,7 @@ def plot_summary(data: Summary):
     for k in range(1, L):
         ax_phase.plot(a, phase_boundaries(a, k), color="0.3", lw=0.8)
     ax_phase.plot(data.alpha1, data.alpha2, ls="none", marker="*", ms=13, color="white", mec="k",
-                  mew=0.9, label="simulated in (b)")
+                  mew=0.9, label="simulated in (b), (c)")
     ax_phase.set(xlim=(0, 0.5), ylim=(0, 0.5), xlabel=r"$\alpha_1$", ylabel=r"$\alpha_2$",
                  title=rf"(a) theory: $\Lambda(\alpha_1, \alpha_2)$, $L = {L}$")
     ax_phase.grid(False)
@@ -137,7 +184,23 @@ def plot_summary(data: Summary):
         ax.set(ylabel="density", ylim=(0, 1.1))
         ax.legend(loc="upper right", fontsize=8, handlelength=1.5)
     ax_rows[0].tick_params(labelbottom=False)
-    ax_rows[0].set_title(rf"(b) simulation, $N = n = d = {data.N}$")
+    ax_rows[0].set_title(rf"({'b' if terms is None else 'c'}) raw spectra, $N = n = d = {data.N}$")
     ax_rows[-1].set_xlabel("singular value")
     plt.close(fig)
     return fig
+
+
+def _plot_terms(ax, terms: Terms) -> None:
+    # Measured ratio and cosine per order k, mean and standard error over seeds, against the
+    # prediction 1 and the cosine's chance level.
+    k = np.arange(terms.ratio.shape[1])
+    for key, label, color, shift in (("ratio", r"$s_1(T_k)\,/\,\|S_k^{\rm corr}\|$", COLORS["fresh"], -0.08),
+                                     ("left", r"$|\cos(\hat\ell_k, a^{\circ(k+1)})|$", COLORS["reused"], 0.08)):
+        mean, sem = terms.mean_sem(key)
+        ax.errorbar(k + shift, mean, yerr=sem, fmt="o", ms=5, capsize=3, color=color, label=label)
+    ax.axhline(1.0, color=COLORS["theory"], lw=1.2, label="prediction")
+    ax.axhline(1 / np.sqrt(terms.N), color=COLORS["chance"], ls=":", lw=1.2,
+               label=r"chance $1/\sqrt{N}$")
+    ax.set(xticks=k, xlabel="order $k$ of the exact term", ylim=(0, 1.35),
+           title=f"(b) exact terms, {len(terms.seeds)} seeds")
+    ax.legend(loc="lower left", fontsize=8)
