@@ -21,6 +21,8 @@ SEEDS = [0, 1]
 L = 4
 TARGETS = ("he1", "odd", "he1+odd")
 BASE = dict(N=D, d=D, activation="poly4", c=0.5, n_train=D, n_test=2 * D)
+CONFIGS = {"reference": {}, "tanh": dict(activation="tanh"), "small_c": dict(c=0.25),
+           "more_data": dict(n_train=4 * D)}
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +33,12 @@ def runs():
     grid2 = [dict(target=t, n=int(p * D), alpha1=REF[0], alpha2s=(REF[1],), **BASE)
              for t in TARGETS for p in PSIS if p != 1.0]
     rec2 = ts.sweep(ts.payoff_experiment, grid2, seeds=SEEDS)
+    ref_run = dict(BASE, target="he1", n=D, alpha1=REF[0], alpha2s=(REF[1],), measured_ideal=True)
+    rec_cfg = ts.sweep(ts.payoff_experiment, [{**ref_run, **c} for c in CONFIGS.values()],
+                       seeds=SEEDS)
+    rec_pen = ts.sweep(ts.payoff_experiment,
+                       [dict(ref_run, N=m, n=m, d=m, n_train=m, n_test=2 * m, dtype="float32")
+                        for m in (D, 2 * D)], seeds=SEEDS)
     u2 = ts.sweep(ts.signal_overlap_experiment,
                   [dict(n=m, d=m, target="odd", batch=b, ks=(2,)) for m in (D, 2 * D)
                    for b in ("reused", "fresh")], seeds=[0, 1, 2])
@@ -43,7 +51,10 @@ def runs():
     ideal = ch.ideal_data(single, u2, D)
     etas = (ts.step_size(0.5, REF[0], D), ts.step_size(0.5, REF[1], D))
     psi = ch.psi_data(S2, {t: teacher[t] for t in TARGETS}, PSIS, D, etas)
-    return dict(rec1=rec1, rec2=rec2, u2=u2, more=more, teacher=teacher, single=single, S1=S1,
+    configs = ch.config_data(rec_cfg, CONFIGS, ref_run)
+    pen = ch.penalty_data(rec_pen)
+    return dict(rec_cfg=rec_cfg, rec_pen=rec_pen, configs=configs, pen=pen, ref_run=ref_run,
+                rec1=rec1, rec2=rec2, u2=u2, more=more, teacher=teacher, single=single, S1=S1,
                 S2=S2, ideal=ideal, psi=psi, etas=etas)
 
 
@@ -241,9 +252,8 @@ def test_psi_data_table_and_plot(runs):
 def test_memorisation_data_tables_and_plot(runs):
     mem = ch.memorisation_data(D, D, D, "poly4", "he1", 0.5, *REF, seed=0)
     # The same draws as the chapter's first problem.
-    rng = ts.rng_for(0)
-    sch = ts.train_schemes(D, D, D, ts.get_activation("poly4"), ts.make_teacher("he1", D, rng),
-                           0.5, REF[0], (REF[1],), rng)
+    sch = ts.train_schemes(ts.rng_for(0), N=D, target="he1", c=0.5, alpha1=REF[0],
+                           alpha2s=(REF[1],))
     move = sch.W2_reused[0] - sch.W1
     np.testing.assert_allclose(mem.move["reused"], np.linalg.norm(move, axis=1))
     np.testing.assert_allclose(mem.memo["reused"], ts.neuron_memorisation(move, sch.X1))
@@ -274,3 +284,67 @@ def test_parameter_table():
     with pytest.raises(ValueError, match="c must be"):
         ch.parameter_table(1000, 0.0, [0.3], [0.1], (0.4, 0.25), [1.0], 4, 10, 10, 1, 1,
                            RELATIVE_LAMBDAS)
+
+
+# -- beyond one configuration ------------------------------------------------------------
+
+def test_config_data_and_table(runs):
+    data, rec = runs["configs"], runs["rec_cfg"]
+    assert list(data.entries) == list(CONFIGS)
+    assert data.labels["reference"] == "reference" and data.labels["tanh"] == "tanh"
+    assert data.labels["more_data"] == r"$n_{\mathrm{tr}} = 4N$"
+    rows = [r for r in rec if r["activation"] == "tanh"]
+    assert data.entries["tanh"]["count"] == len(SEEDS) == len(rows)
+    pen = [r["err_W2_reused"][0] - r["err_W2_fresh"][0] for r in rows]
+    np.testing.assert_allclose(data.entries["tanh"]["d_reused_fresh"][0], np.mean(pen))
+    header, rows, nums = ch.config_table(data)
+    _table(header, rows)
+    assert len(rows) == len(CONFIGS) and nums["n_configs"] == len(CONFIGS)
+    assert nums["tanh_pen"] == pytest.approx(np.mean(pen))
+    # The reference configuration is the alpha2 sweep's problem at the same seed: same numbers.
+    ref = [r for r in runs["rec1"] if r["target"] == "he1" and r["alpha1"] == REF[0]]
+    i = A2S.index(REF[1])
+    np.testing.assert_allclose(data.entries["reference"]["err_W2_reused"][0],
+                               np.mean([r["err_W2_reused"][i] for r in ref]), rtol=1e-12)
+    with pytest.raises(ValueError, match="no run of the configuration"):
+        ch.config_data(rec, {"reference": {}, "other": dict(c=0.1)}, runs["ref_run"])
+    with pytest.raises(ValueError, match="identifiers"):
+        ch.config_data(rec, {"a b": {}}, runs["ref_run"])
+    with pytest.raises(ValueError, match="at least one keyword"):
+        ch.config_data(rec, {"reference": {}}, runs["ref_run"])
+    with pytest.raises(TypeError, match="ConfigData"):
+        ch.config_table({})
+
+
+def test_penalty_data_table_and_plot(runs):
+    pen, rec = runs["pen"], runs["rec_pen"]
+    assert list(pen.N) == [D, 2 * D] and list(pen.seeds) == [len(SEEDS)] * 2
+    big = [r for r in rec if r["N"] == 2 * D]
+    d = [r["err_W2_reused"][0] - r["err_W1_total"][0] for r in big]
+    assert pen.diff["d_reused_total"][1] == pytest.approx(np.mean(d))
+    assert pen.sem["d_reused_total"][1] == pytest.approx(np.std(d, ddof=1) / np.sqrt(len(d)))
+    assert pen.max_row["W2_reused"].shape == (2,)
+    header, rows, nums = ch.penalty_table(pen)
+    _table(header, rows)
+    assert nums["pen_change"] == pytest.approx(pen.diff["d_reused_fresh"][1] - pen.diff["d_reused_fresh"][0])
+    _labelled(ch.plot_penalty(pen))
+    with pytest.raises(ValueError, match="two widths"):
+        ch.penalty_data([r for r in rec if r["N"] == D])
+    with pytest.raises(ValueError, match="single alpha2"):
+        ch.penalty_data(runs["rec1"][:1] + [dict(runs["rec1"][0], N=2 * D)])
+    with pytest.raises(TypeError, match="PenaltyData"):
+        ch.plot_penalty({})
+
+
+def test_ideal_comparison_table(runs):
+    header, rows, nums = ch.ideal_comparison_table(runs["configs"], runs["pen"])
+    _table(header, rows)
+    assert len(rows) == len(CONFIGS) + 2 and nums["n_ideal_pairs"] == 3 * len(rows)
+    assert 0 <= nums["n_below_svd"] <= nums["n_ideal_pairs"]
+    e = runs["configs"].entries["reference"]
+    assert nums["ref_ideal_svd_re"] == pytest.approx(e["ideal_svd_W2_reused"][0])
+    with pytest.raises(ValueError, match="measured ideal"):
+        he1 = [r for r in runs["rec1"] if r["target"] == "he1"]
+        no_svd = ch.config_data(he1, {"reference": {}, "lo": dict(alpha1=0.3)},
+                                dict(BASE, target="he1", alpha1=REF[0]))
+        ch.ideal_comparison_table(no_svd, runs["pen"])

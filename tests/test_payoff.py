@@ -5,7 +5,8 @@ import pytest
 
 import twostep as ts
 from twostep.analysis.decomposition import signal_direction
-from twostep.chapters.readout import SCHEMES, learned_directions, train_schemes
+from twostep.chapters.readout import (SCHEMES, learned_directions, measured_directions,
+                                      train_schemes)
 from twostep.model.targets import make_teacher
 
 N, n, d = 30, 40, 20
@@ -13,9 +14,9 @@ ACT = ts.get_activation("poly4")
 
 
 def schemes(seed=0, alpha2s=(0.05, 0.35), target="he1+odd"):
-    rng = np.random.default_rng(seed)
-    teacher = make_teacher(target, d, rng)
-    return train_schemes(N, n, d, ACT, teacher, 0.5, 0.4, alpha2s, rng), teacher, seed
+    sch = train_schemes(np.random.default_rng(seed), N=N, n=n, d=d, activation=ACT,
+                        target=target, c=0.5, alpha1=0.4, alpha2s=alpha2s)
+    return sch, sch.teacher, seed
 
 
 def test_schemes_follow_the_definitions_and_match_run_two_steps():
@@ -90,11 +91,19 @@ def test_make_teacher_and_validation():
     with pytest.raises(TypeError, match="target must be"):
         make_teacher(3, 10, rng)
     with pytest.raises(ValueError, match="alpha2 must be"):
-        train_schemes(N, n, d, ACT, make_teacher("he1", d, rng), 0.5, 0.4, (0.6,), rng)
+        train_schemes(rng, N=N, n=n, d=d, alpha2s=(0.6,))
     with pytest.raises(TypeError, match="alpha2s"):
-        train_schemes(N, n, d, ACT, make_teacher("he1", d, rng), 0.5, 0.4, (), rng)
+        train_schemes(rng, N=N, n=n, d=d, alpha2s=())
+    with pytest.raises(ValueError, match="d=11"):
+        train_schemes(rng, N=N, n=n, d=11, target=t)
     with pytest.raises(ValueError, match="scalings"):
-        ts.payoff_experiment(rng, "he1", N, n, d, scalings=("none",))
+        ts.payoff_experiment(rng, N=N, n=n, d=d, scalings=("none",))
+    with pytest.raises(ValueError, match="dtype must be float64 or float32"):
+        ts.payoff_experiment(rng, N=N, n=n, d=d, dtype="float16")
+    with pytest.raises(TypeError, match="measured_ideal"):
+        ts.payoff_experiment(rng, N=N, n=n, d=d, measured_ideal="yes")
+    with pytest.raises(TypeError):   # keyword-only after rng
+        ts.payoff_experiment(rng, "he1", N, n, d)
 
 
 def test_neuron_memorisation_matches_the_single_vector_diagnostic():
@@ -109,3 +118,55 @@ def test_neuron_memorisation_matches_the_single_vector_diagnostic():
     assert got[2] == pytest.approx(1.0) and got[4] == 0.0
     with pytest.raises(ValueError, match="same d"):
         ts.neuron_memorisation(D[:, :5], X)
+
+
+def test_train_schemes_draws_through_draw_problem_with_n_d_defaults_and_float32():
+    sch = train_schemes(np.random.default_rng(6), N=12, alpha2s=(0.25,))
+    p = ts.model.steps.draw_problem(12, 12, 12, "he1", "fresh", np.random.default_rng(6))
+    for name in ("W0", "a", "X1", "y1", "X2", "y2"):
+        np.testing.assert_array_equal(getattr(sch, name), getattr(p, name))
+    assert sch.params["n"] == sch.params["d"] == 12
+    low = train_schemes(np.random.default_rng(6), N=12, dtype="float32")
+    assert low.W0.dtype == low.W2_reused[0].dtype == low.X1.dtype == np.float32
+    with pytest.raises(ValueError, match="dtype must be float64 or float32"):
+        train_schemes(np.random.default_rng(6), N=12, dtype="int8")
+
+
+def test_measured_directions_are_the_top_singular_vectors_of_the_weights():
+    sch, teacher, _ = schemes(alpha2s=(0.05, 0.35))
+    for i in range(2):
+        theory, meas = learned_directions(sch, i), measured_directions(sch, i)
+        for s in SCHEMES:
+            assert meas[s].shape == theory[s].shape
+        for s, W in sch.weights(i).items():
+            k = meas[s].shape[0]
+            if k:
+                Vt = np.linalg.svd(W)[2][:k]
+                # Same subspace as the dense SVD's top-k right vectors (each up to sign).
+                np.testing.assert_allclose(np.abs(meas[s] @ Vt.T), np.eye(k), atol=1e-6)
+    two = measured_directions(sch, 0, counts={s: 2 for s in SCHEMES})
+    assert all(v.shape == (2, d) for v in two.values())
+    with pytest.raises(TypeError, match="counts"):
+        measured_directions(sch, 0, counts={"W1": 1})
+    with pytest.raises(ValueError, match="counts\\['W1'\\] must be in"):
+        measured_directions(sch, 0, counts={s: d + 1 if s == "W1" else 1 for s in SCHEMES})
+    with pytest.raises(TypeError, match="schemes"):
+        measured_directions("W", 0)
+
+
+def test_payoff_experiment_measured_ideal_and_float32():
+    kw = dict(target="he1", N=N, n=n, d=d, alpha2s=(0.25,), n_train=60, n_test=50)
+    a = ts.payoff_experiment(np.random.default_rng(3), measured_ideal=True, **kw)
+    b = ts.payoff_experiment(np.random.default_rng(3), **kw)
+    for key in b:   # the measured ideal adds keys and draws nothing
+        np.testing.assert_array_equal(a[key], b[key])
+    assert a["ideal_svd_W0"] == a["ideal_W0"] == pytest.approx(1.0)
+    assert a["ideal_svd_W2_reused"].shape == (1,)
+    for s in SCHEMES:
+        assert np.all((0 <= np.asarray(a[f"ideal_svd_{s}"])) & (np.asarray(a[f"ideal_svd_{s}"]) <= 1 + 1e-12))
+    low = ts.payoff_experiment(np.random.default_rng(3), dtype="float32", **kw)
+    assert low.keys() == b.keys()
+    assert all(np.all(np.isfinite(low[k])) for k in low)
+    # n and d default to N
+    c = ts.payoff_experiment(np.random.default_rng(3), N=12, n_train=20, n_test=20)
+    assert np.ndim(c["err_W1"]) == 0 and c["overlap_v"].shape == (1,)

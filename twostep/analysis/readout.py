@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, eigh, svd
 
-from .._validation import check_array, check_int, check_real, check_rng
+from .._validation import check_array, check_dtype, check_int, check_real, check_rng
 from ..model.activations import Activation, check_activation
 from ..model.targets import Teacher
 
@@ -217,7 +217,7 @@ def fit_readout(F, y, F_test, y_test, val_index, standardise: bool = True,
 def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: int,
                    n_test: int, rng: np.random.Generator, scalings=("standardised",),
                    relative_lambdas=RELATIVE_LAMBDAS, val_fraction: float = 0.25,
-                   linear: bool = True) -> dict:
+                   linear: bool = True, dtype=np.float64) -> dict:
     r"""Readouts of several first layers on the *same* training, validation and test data.
 
     Draws ``n_train`` training and ``n_test`` test samples from ``teacher`` (in
@@ -243,6 +243,10 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
     linear : bool
         Also fit the same readout on the raw inputs :math:`x` (name ``"linear"``):
         an empirical linear-ridge baseline.
+    dtype : float64 or float32
+        Of the drawn data and the features (float32 halves the cost of
+        :math:`\sigma(XW^\top)`; it draws a different stream from ``rng``). The ridge
+        fits are in float64 either way: near interpolation they need its precision.
 
     Returns
     -------
@@ -280,14 +284,19 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
     n_val = max(1, int(round(val_fraction * n_train)))
     if n_val >= n_train:
         raise ValueError(f"val_fraction leaves no training rows (n_train = {n_train})")
-    X, y = teacher.sample(n_train, rng)
-    Xt, yt = teacher.sample(n_test, rng)
+    dt = check_dtype(dtype)
+    X, y = teacher.sample(n_train, rng, dt)
+    Xt, yt = teacher.sample(n_test, rng, dt)
     val = rng.permutation(n_train)[:n_val]
+    y, yt = y.astype(np.float64, copy=False), yt.astype(np.float64, copy=False)
     out = {s: {} for s in scalings}
     for name, W in checked.items():
-        F, Ft = features(W, X, activation), features(W, Xt, activation)
+        W = W.astype(dt, copy=False)
+        F = features(W, X, activation).astype(np.float64, copy=False)
+        Ft = features(W, Xt, activation).astype(np.float64, copy=False)
         for s in scalings:
             out[s][name] = fit_readout(F, y, Ft, yt, val, s == "standardised", relative_lambdas)
+    X, Xt = X.astype(np.float64, copy=False), Xt.astype(np.float64, copy=False)
     if linear:
         for s in scalings:
             out[s]["linear"] = fit_readout(X, y, Xt, yt, val, s == "standardised",

@@ -42,18 +42,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import check_alpha, check_array, check_int, check_pairs, check_real, check_rng
+from .._validation import (check_alpha, check_array, check_dtype, check_int, check_pairs, check_real,
+                           check_rng)
 from ..model.activations import Activation, as_activation
 from ..analysis.alignment import overlaps
 from ..analysis.decomposition import weighted_direction
-from ..model.network import gaussian_inputs, initialise
+from ..model.network import gaussian_inputs
 from ..analysis.population import population_signal
 from ..analysis.readout import (SCALINGS, best_linear_error, feature_scale, features,
                                 paired_readout, projected_error, subspace_error)
+from ..analysis.spectra import SVDS_TOL, top_singular
 from ..analysis.sweep import rng_for, summarise
-from ..model.targets import Teacher, make_teacher
+from ..model.targets import Teacher
 from ..analysis.theory import n_spikes, spike_terms
-from ..model.steps import one_step, step_size
+from ..model.steps import draw_problem, one_step, step_size
 from .figures import COLORS, errorbars
 from .report import sci
 
@@ -107,39 +109,39 @@ def _alpha2s(alpha2s) -> tuple:
     return tuple(check_alpha(float(a), "alpha2") for a in alpha2s)
 
 
-def train_schemes(N: int, n: int, d: int, activation, teacher: Teacher, c: float,
-                  alpha1: float, alpha2s, rng: np.random.Generator) -> TrainedSchemes:
-    r"""Draw :math:`(W_0, a)` and two batches, and build the five first layers.
+def train_schemes(rng: np.random.Generator, *, N: int, n: int | None = None,
+                  d: int | None = None, activation="poly4", target="he1", c: float = 0.5,
+                  alpha1: float = 0.4, alpha2s=(0.25,), dtype="float64") -> TrainedSchemes:
+    r"""Draw one problem and build the five first layers.
 
+    The problem is drawn by :func:`twostep.model.steps.draw_problem` with a fresh second
+    batch: the teacher's directions (unless ``target`` is a Teacher), ``W0``, ``a``,
+    ``X1``, ``y1``'s noise, ``X2``, ``y2``'s noise, from ``rng`` in that order, so that
+    all schemes and all ``alpha2s`` share every draw. ``n`` and ``d`` default to ``N``.
     The step sizes are :math:`\eta_1 = cN^{\alpha_1}` and :math:`\eta_2 = cN^{\alpha_2}`
-    for every :math:`\alpha_2` in ``alpha2s`` (the same ``c`` for both steps).
-    ``rng`` is drawn in this order: ``W0``, ``a``, ``X1``, ``y1``'s noise, ``X2``,
-    ``y2``'s noise, so that all schemes and all ``alpha2s`` share every draw.
+    for every :math:`\alpha_2` in ``alpha2s`` (the same ``c`` for both steps). ``dtype``
+    (float64 or float32) is that of the draws and of the steps.
     Cost: :math:`1 + 3\,|\alpha_2\text{s}|` gradient steps.
     """
-    N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
+    check_rng(rng)
+    N = check_int(N, "N")
+    n = N if n is None else check_int(n, "n")
+    d = N if d is None else check_int(d, "d")
     activation = as_activation(activation)
-    if not isinstance(teacher, Teacher):
-        raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
-    if teacher.d != d:
-        raise ValueError(f"teacher has d={teacher.d}, but d={d}")
     c = check_real(c, "c", low=0.0, low_open=True)
     alpha1 = check_alpha(alpha1, "alpha1")
     alpha2s = _alpha2s(alpha2s)
-    check_rng(rng)
-    W0, a = initialise(N, d, rng)
-    X1, y1 = teacher.sample(n, rng)
-    X2, y2 = teacher.sample(n, rng)
+    p = draw_problem(N, n, d, target, "fresh", rng, dtype=check_dtype(dtype))
     eta1 = step_size(c, alpha1, N)
     eta2s = tuple(step_size(c, a2, N) for a2 in alpha2s)
-    W1 = one_step(W0, a, X1, y1, activation, eta1)
-    W1_total = [one_step(W0, a, X1, y1, activation, eta1 + e2) for e2 in eta2s]
-    W2_reused = [one_step(W1, a, X1, y1, activation, e2) for e2 in eta2s]
-    W2_fresh = [one_step(W1, a, X2, y2, activation, e2) for e2 in eta2s]
+    W1 = one_step(p.W0, p.a, p.X1, p.y1, activation, eta1)
+    W1_total = [one_step(p.W0, p.a, p.X1, p.y1, activation, eta1 + e2) for e2 in eta2s]
+    W2_reused = [one_step(W1, p.a, p.X1, p.y1, activation, e2) for e2 in eta2s]
+    W2_fresh = [one_step(W1, p.a, p.X2, p.y2, activation, e2) for e2 in eta2s]
     params = dict(N=N, n=n, d=d, c=c, alpha1=alpha1, alpha2s=alpha2s,
-                  activation=activation.name, links=[g.name for g in teacher.links])
-    return TrainedSchemes(W0, a, W1, W1_total, W2_reused, W2_fresh, X1, y1, X2, y2, eta1,
-                          eta2s, alpha1, alpha2s, activation, teacher, params)
+                  activation=activation.name, links=[g.name for g in p.teacher.links])
+    return TrainedSchemes(p.W0, p.a, W1, W1_total, W2_reused, W2_fresh, p.X1, p.y1, p.X2,
+                          p.y2, eta1, eta2s, alpha1, alpha2s, activation, p.teacher, params)
 
 
 def learned_directions(schemes: TrainedSchemes, i: int) -> dict:
@@ -176,21 +178,52 @@ def learned_directions(schemes: TrainedSchemes, i: int) -> dict:
             "W2_reused": np.array(reused), "W2_fresh": np.array(fresh)}
 
 
-def payoff_experiment(rng: np.random.Generator, target, N: int, n: int, d: int,
-                      activation="poly4", c: float = 0.5, alpha1: float = 0.4,
-                      alpha2s=(0.25,), n_train: int | None = None, n_test: int | None = None,
-                      scalings=("standardised",)) -> dict:
+def measured_directions(schemes: TrainedSchemes, i: int, counts: dict | None = None) -> dict:
+    r"""The measured counterpart of :func:`learned_directions`: for every first layer, the
+    top right singular vectors of its weights :math:`W` (not of the update), as many as
+    ``counts[scheme]`` (default: as many as :func:`learned_directions` lists, so both
+    ideal readouts see subspaces of the same dimension). ``W0`` gets none.
+
+    Returns a dict of arrays of shape ``(k, d)``, the vectors by decreasing singular value
+    (:func:`twostep.top_singular`).
+    """
+    if not isinstance(schemes, TrainedSchemes):
+        raise TypeError(f"schemes must be a TrainedSchemes, got {type(schemes).__name__}")
+    W = schemes.weights(i)
+    if counts is None:
+        counts = {s: v.shape[0] for s, v in learned_directions(schemes, i).items()}
+    if not isinstance(counts, dict) or set(counts) != set(SCHEMES):
+        raise TypeError(f"counts must be a dict with the keys {list(SCHEMES)}")
+    d = schemes.W0.shape[1]
+    out = {}
+    for s in SCHEMES:
+        k = check_int(counts[s], f"counts[{s!r}]", 0)
+        if k > min(W[s].shape):
+            raise ValueError(f"counts[{s!r}] must be in [0, {min(W[s].shape)}], got {k}")
+        out[s] = (np.zeros((0, d)) if k == 0
+                  else top_singular(np.asarray(W[s], dtype=np.float64), k, vectors="right",
+                                    tol=SVDS_TOL)[1])
+    return out
+
+
+def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
+                      d: int | None = None, activation="poly4", target="he1", c: float = 0.5,
+                      alpha1: float = 0.4, alpha2s=(0.25,), n_train: int | None = None,
+                      n_test: int | None = None, scalings=("standardised",),
+                      dtype="float64", measured_ideal: bool = False) -> dict:
     r"""One problem: train the five first layers, read each out on shared data, and score.
 
     Parameters
     ----------
     rng : numpy.random.Generator
-        Drawn in this order: the teacher's directions (unless ``target`` is a
-        Teacher), :func:`train_schemes`, then :func:`twostep.paired_readout`.
-    target : Teacher, Link, sequence of Link, or str such as ``"he1+odd"``
+        Drawn in this order: :func:`train_schemes` (the teacher's directions unless
+        ``target`` is a Teacher, the network, both batches), then
+        :func:`twostep.paired_readout`.
     N, n, d : int
-        Width, batch size of the gradient steps, input dimension.
+        Width, batch size of the gradient steps, input dimension; ``n`` and ``d``
+        default to ``N``.
     activation : Activation or name
+    target : Teacher, Link, sequence of Link, or str such as ``"he1+odd"``
     c, alpha1 : float
         Step sizes :math:`\eta_t = cN^{\alpha_t}`.
     alpha2s : sequence of float
@@ -198,6 +231,12 @@ def payoff_experiment(rng: np.random.Generator, target, N: int, n: int, d: int,
     n_train, n_test : int, optional
         Sizes of the readout's fresh training and test sets (default ``d`` and ``2d``).
     scalings : sequence of {"standardised", "raw"}
+    dtype : {"float64", "float32"}
+        Of every draw, the steps and the features; the ridge solves are in float64
+        either way. float32 draws a different stream from the same ``rng``.
+    measured_ideal : bool
+        Also the ideal readout of each first layer's *measured* top right singular
+        vectors (:func:`measured_directions`), as ``ideal_svd_<scheme>``.
 
     Returns
     -------
@@ -217,7 +256,9 @@ def payoff_experiment(rng: np.random.Generator, target, N: int, n: int, d: int,
         :math:`k = 1..L-1`, with each :math:`\beta^*_r`, shape ``(L-1, r)``.
     """
     check_rng(rng)
-    N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
+    N = check_int(N, "N")
+    n = N if n is None else check_int(n, "n")
+    d = N if d is None else check_int(d, "d")
     activation = as_activation(activation)
     n_train = d if n_train is None else check_int(n_train, "n_train", 2)
     n_test = 2 * d if n_test is None else check_int(n_test, "n_test", 1)
@@ -226,14 +267,19 @@ def payoff_experiment(rng: np.random.Generator, target, N: int, n: int, d: int,
     scalings = tuple(scalings)
     if not scalings or any(s not in SCALINGS for s in scalings):
         raise ValueError(f"scalings must be a non-empty sequence of {list(SCALINGS)}, got {scalings!r}")
-    teacher = make_teacher(target, d, rng)
-    sch = train_schemes(N, n, d, activation, teacher, c, alpha1, alpha2s, rng)
+    dt = check_dtype(dtype)
+    if not isinstance(measured_ideal, (bool, np.bool_)):
+        raise TypeError(f"measured_ideal must be True or False, got {measured_ideal!r}")
+    sch = train_schemes(rng, N=N, n=n, d=d, activation=activation, target=target, c=c,
+                        alpha1=alpha1, alpha2s=alpha2s, dtype=dt)
+    teacher = sch.teacher
     m = len(sch.alpha2s)
     weights = {"W0": sch.W0, "W1": sch.W1}
     for name in SECOND_STEP_SCHEMES:
         for i, W in enumerate(getattr(sch, name)):
             weights[f"{name}[{i}]"] = W
-    res = paired_readout(weights, activation, teacher, n_train, n_test, rng, scalings=scalings)
+    res = paired_readout(weights, activation, teacher, n_train, n_test, rng, scalings=scalings,
+                         dtype=dt)
     m2 = teacher.second_moment
     out = {"best_linear": best_linear_error(teacher) / m2}
     for s in scalings:
@@ -249,12 +295,18 @@ def payoff_experiment(rng: np.random.Generator, target, N: int, n: int, d: int,
             out[f"edge_{name}{suffix}"] = np.array([float(r[f"{name}[{i}]"].edge)
                                                     for i in range(m)])
     ideal = [learned_directions(sch, i) for i in range(m)]
+    measured = [measured_directions(sch, i) for i in range(m)] if measured_ideal else None
     for name in ("W0", "W1"):
         out[f"ideal_{name}"] = subspace_error(teacher, ideal[0][name]) / m2
+        if measured_ideal:
+            out[f"ideal_svd_{name}"] = subspace_error(teacher, measured[0][name]) / m2
         out[f"max_row_{name}"] = float(np.linalg.norm(weights[name], axis=1).max())
     for name in SECOND_STEP_SCHEMES:
         out[f"ideal_{name}"] = np.array([subspace_error(teacher, ideal[i][name]) / m2
                                          for i in range(m)])
+        if measured_ideal:
+            out[f"ideal_svd_{name}"] = np.array([subspace_error(teacher, measured[i][name]) / m2
+                                                 for i in range(m)])
         out[f"max_row_{name}"] = np.array([np.linalg.norm(W, axis=1).max()
                                            for W in getattr(sch, name)])
     B = teacher.directions
@@ -410,7 +462,8 @@ def payoff_summary(records, by, raw: bool = True) -> dict:
 
     Adds the paired differences (:func:`add_paired_differences`) and averages every
     error, ideal error, largest row norm, edge flag, overlap and difference
-    (:func:`twostep.summarise`); with ``raw`` also the raw-feature errors. Returns a
+    (:func:`twostep.summarise`); with ``raw`` also the raw-feature errors, and the ideal
+    errors of the measured directions (``ideal_svd_*``) where the records hold them. Returns a
     dict keyed by the tuple of the ``by`` values of each group (e.g.
     ``(target, alpha1)``), each entry as :func:`twostep.summarise` gives it.
     """
@@ -422,7 +475,8 @@ def payoff_summary(records, by, raw: bool = True) -> dict:
     values = ([f"err_{s}" for s in SCHEMES] + [f"ideal_{s}" for s in SCHEMES]
               + ["err_linear", "best_linear"] + ([f"err_{s}_raw" for s in SCHEMES] if raw else [])
               + [f"max_row_{s}" for s in SCHEMES] + [f"edge_{s}" for s in SCHEMES]
-              + ["overlap_v", "overlap_u_reused", "overlap_u_fresh"] + list(PAIRED_DIFFERENCES))
+              + ["overlap_v", "overlap_u_reused", "overlap_u_fresh"] + list(PAIRED_DIFFERENCES)
+              + [f"ideal_svd_{s}" for s in SCHEMES if f"ideal_svd_{s}" in records[0]])
     return {tuple(e[k] for k in by): e for e in summarise(records, by=by, values=values)}
 
 
@@ -1012,23 +1066,26 @@ def psi_table(data: PsiData, teachers: dict) -> tuple:
     the reused :math:`u_2`'s overlap for the odd target. Returns ``(header, rows, numbers)``,
     ``numbers`` being what the text quotes: where the fresh step lies against its curve
     (``psi_fresh_cmp``), its largest excess (``psi_fresh_excess``, ``_sem``, ``_at``) and
-    the odd target's largest distance from the zero predictor (``psi_o_max_dev``)."""
+    the odd target's largest distance from the zero predictor (``psi_o_max_dev``, and the
+    last column, only where ``data`` holds the odd target)."""
     if not isinstance(data, PsiData):
         raise TypeError(f"data must be a PsiData, got {type(data).__name__}")
-    for t in ("he1", "he1+odd", "odd"):
+    for t in ("he1", "he1+odd"):
         if t not in data.err or t not in teachers:
             raise ValueError(f"data and teachers must hold the target {t!r}")
+    odd = "odd" in data.err
     psis = [float(p) for p in data.psis]
     h = "he1"
     v1 = [asymptotic_ideal(teachers[h], p) for p in psis]
     merged = [asymptotic_ideal(teachers[h], p, data.etas) for p in psis]
     header = [r"$\psi$", "1 step", r"ideal, $v_1$", "2 steps, fresh",
               r"ideal, $\eta_1v_1+\eta_2v_2$", r"reused − $\eta_1+\eta_2$",
-              r"1 step, $\mathrm{He}_1$ + odd", r"reused $u_2$ overlap, odd"]
+              r"1 step, $\mathrm{He}_1$ + odd"] + ([r"reused $u_2$ overlap, odd"] if odd else [])
     rows = [[f"{p:g}", f"{data.err[h]['W1'][j]:.3f}", f"{v1[j]:.3f}",
              f"{data.err[h]['W2_fresh'][j]:.3f}", f"{merged[j]:.3f}",
              f"{data.gap[h][j]:+.3f} ± {data.gap_sem[h][j]:.3f}",
-             f"{data.err['he1+odd']['W1'][j]:.3f}", f"{data.u2_reused['odd'][j]:.2f}"]
+             f"{data.err['he1+odd']['W1'][j]:.3f}"]
+            + ([f"{data.u2_reused['odd'][j]:.2f}"] if odd else [])
             for j, p in enumerate(psis)]
     diff = {p: data.err[h]["W2_fresh"][j] - merged[j] for j, p in enumerate(psis)}
     sem = {p: data.sem[h]["W2_fresh"][j] for j, p in enumerate(psis)}
@@ -1040,9 +1097,245 @@ def psi_table(data: PsiData, teachers: dict) -> tuple:
              for where, ps in (("below", below), ("above", above)) if ps]
     worst = max(psis, key=lambda p: diff[p])
     numbers = dict(psi_fresh_cmp=" and ".join(parts), psi_fresh_excess=diff[worst],
-                   psi_fresh_excess_sem=sem[worst], psi_fresh_excess_at=worst,
-                   psi_o_max_dev=max(abs(data.err["odd"][s][j] - 1)
-                                     for j in range(len(psis)) for s in SCHEMES))
+                   psi_fresh_excess_sem=sem[worst], psi_fresh_excess_at=worst)
+    if odd:
+        numbers["psi_o_max_dev"] = max(abs(data.err["odd"][s][j] - 1)
+                                       for j in range(len(psis)) for s in SCHEMES)
+    return header, rows, numbers
+
+
+# -- Beyond one configuration (tab-ro-configs, fig-ro-penalty, tab-ro-ideal-svd) -----------
+
+def _one(entry, key) -> tuple:
+    """Mean and sem of ``key`` in a summary entry of runs with a single alpha2."""
+    m, se = np.ravel(entry[key]), np.ravel(entry[key + "_sem"])
+    if m.size != 1:
+        raise ValueError(f"the runs must have a single alpha2, got {m.size} values of {key}")
+    return float(m[0]), float(se[0])
+
+
+def _pm(entry, key, spec=".3f", signed=False) -> str:
+    m, se = _one(entry, key)
+    return f"{m:{'+' if signed else ''}{spec}} ± {se:{spec}}"
+
+
+def _config_label(cfg: dict, base: dict) -> str:
+    if not cfg:
+        return "reference"
+    parts = []
+    for k, v in cfg.items():
+        if k == "activation":
+            parts.append(str(v))
+        elif k == "n_train" and v % base["N"] == 0:
+            parts.append(rf"$n_{{\mathrm{{tr}}}} = {v // base['N']}N$")
+        elif k == "n_train":
+            parts.append(rf"$n_{{\mathrm{{tr}}}} = {v}$")
+        else:
+            parts.append(f"${k} = {v:g}$" if isinstance(v, (int, float)) else f"{k} = {v}")
+    return ", ".join(parts)
+
+
+@dataclass
+class ConfigData:
+    r"""Summaries (:func:`payoff_summary`) of the runs of each configuration, by its name:
+    ``entries[name]``; ``labels[name]`` its label in tables; ``base`` the reference
+    keywords."""
+
+    entries: dict
+    labels: dict
+    base: dict
+
+
+def config_data(records, configs: dict, base: dict) -> ConfigData:
+    r"""Collect the runs of several configurations of :func:`payoff_experiment`.
+
+    ``configs`` maps a name (a Python identifier, used in glue names) to the keywords in
+    which that configuration differs from ``base`` (``{}`` for the reference itself);
+    ``records`` are the runs of all of them, e.g. one :func:`twostep.sweep` over
+    ``[{**base, **c} for c in configs.values()]``, each with a single :math:`\alpha_2`.
+    """
+    records = _check_records(records)
+    if not isinstance(configs, dict) or not configs \
+            or not all(isinstance(c, dict) for c in configs.values()):
+        raise TypeError("configs must be a non-empty dict of name -> dict of payoff_experiment keywords")
+    if not all(isinstance(k, str) and k.isidentifier() for k in configs):
+        raise ValueError(f"configs' names must be Python identifiers, got {list(configs)}")
+    if not isinstance(base, dict) or "N" not in base:
+        raise TypeError("base must be the dict of the reference's payoff_experiment keywords, with N")
+    keys = sorted(set().union(*configs.values()))
+    if not keys:
+        raise ValueError("configs must differ from base in at least one keyword")
+    missing = [k for k in keys if k not in base]
+    if missing:
+        raise ValueError(f"base must give the reference value of {missing}")
+    S = payoff_summary(records, by=keys, raw=False)
+    entries = {}
+    for name, cfg in configs.items():
+        want = tuple({**base, **cfg}[k] for k in keys)
+        if want not in S:
+            raise ValueError(f"records hold no run of the configuration {name!r} "
+                             f"({dict(zip(keys, want))})")
+        entries[name] = S[want]
+    return ConfigData(entries, {k: _config_label(c, base) for k, c in configs.items()}, dict(base))
+
+
+def config_table(data: ConfigData) -> tuple:
+    r"""Test error per configuration and first layer (mean ± sem over the seeds), the
+    paired reuse penalties reused − fresh and reused − one step of size
+    :math:`\eta_1+\eta_2`, and the largest row norm of the reused :math:`W_2`.
+    Returns ``(header, rows, numbers)``; ``numbers`` holds, per configuration name ``c``,
+    ``c_pen`` (reused − fresh), ``c_rt`` (reused − :math:`\eta_1+\eta_2`), their
+    ``_sem``, ``c_rt_z`` (in standard errors), ``c_maxrow``, ``c_W0``, and ``n_configs``."""
+    if not isinstance(data, ConfigData):
+        raise TypeError(f"data must be a ConfigData, got {type(data).__name__}")
+    header = ["configuration", "0 steps", "1 step", r"1 step, $\eta_1+\eta_2$",
+              "2 steps, reused", "2 steps, fresh", "reused − fresh",
+              r"reused − $(\eta_1+\eta_2)$", r"largest row of reused $W_2$"]
+    rows, numbers = [], {"n_configs": len(data.entries)}
+    for name, e in data.entries.items():
+        rows.append([data.labels[name]] + [_pm(e, f"err_{s}") for s in SCHEMES]
+                    + [_pm(e, "d_reused_fresh", signed=True), _pm(e, "d_reused_total", signed=True),
+                       f"{_one(e, 'max_row_W2_reused')[0]:.1f}"])
+        (pen, pen_sem), (rt, rt_sem) = _one(e, "d_reused_fresh"), _one(e, "d_reused_total")
+        numbers.update({f"{name}_pen": pen, f"{name}_pen_sem": pen_sem, f"{name}_rt": rt,
+                        f"{name}_rt_sem": rt_sem, f"{name}_rt_z": rt / rt_sem if rt_sem else np.inf,
+                        f"{name}_maxrow": _one(e, "max_row_W2_reused")[0],
+                        f"{name}_W0": _one(e, "err_W0")[0]})
+    return header, rows, numbers
+
+
+@dataclass
+class PenaltyData:
+    r"""The reuse penalty against the width :math:`N = n = d`: ``N`` ``(m,)``; per paired
+    difference ``"d_reused_fresh"``, ``"d_reused_total"``: ``diff[k]``, ``sem[k]``
+    ``(m,)``; per scheme ``max_row[s]``, ``max_row_sem[s]`` ``(m,)``; ``entries[N]`` the
+    :func:`payoff_summary` entry of each width; ``seeds`` the runs per width."""
+
+    N: np.ndarray
+    diff: dict
+    sem: dict
+    max_row: dict
+    max_row_sem: dict
+    entries: dict
+    seeds: np.ndarray
+
+
+def penalty_data(records) -> PenaltyData:
+    r"""Summarise :func:`payoff_experiment` runs at several widths ``N`` (one
+    :math:`\alpha_2` each) into the paired reuse penalties and the largest row norms."""
+    records = _check_records(records)
+    S = payoff_summary(records, by=["N"], raw=False)
+    Ns = sorted(k[0] for k in S)
+    if len(Ns) < 2:
+        raise ValueError(f"records must hold at least two widths N, got {Ns}")
+    entries = {N: S[N,] for N in Ns}
+    col = lambda key: np.array([_one(entries[N], key) for N in Ns])
+    diff, sem = {}, {}
+    for k in ("d_reused_fresh", "d_reused_total"):
+        c = col(k)
+        diff[k], sem[k] = c[:, 0], c[:, 1]
+    max_row, max_row_sem = {}, {}
+    for s in SECOND_STEP_SCHEMES:
+        c = col(f"max_row_{s}")
+        max_row[s], max_row_sem[s] = c[:, 0], c[:, 1]
+    return PenaltyData(np.array(Ns), diff, sem, max_row, max_row_sem, entries,
+                       np.array([entries[N]["count"] for N in Ns]))
+
+
+def plot_penalty(data: PenaltyData):
+    r"""Left: the paired reuse penalties against :math:`N`, with error bars and the zero
+    line. Right: the largest row norm of the trained first layers against :math:`N`.
+    Returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    if not isinstance(data, PenaltyData):
+        raise TypeError(f"data must be a PenaltyData, got {type(data).__name__}")
+    fig, axes = plt.subplots(1, 2, figsize=(9.6, 4.2))
+    ax = axes[0]
+    for k, label, color in (("d_reused_fresh", "reused − fresh", COLORS["reused"]),
+                            ("d_reused_total", r"reused − one step of size $\eta_1+\eta_2$",
+                             SCHEME_STYLE["W1_total"][1])):
+        errorbars(ax, data.N, data.diff[k], data.sem[k], color=color, label=label)
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set(xscale="log", xlabel=r"width $N = n = d = n_{\mathrm{tr}}$",
+           ylabel=r"paired difference of test error / $\overline{y^2}$",
+           title=r"reuse penalty, $\mathrm{He}_1$")
+    ax.set_xticks(data.N, [str(n) for n in data.N])
+    ax.minorticks_off()
+    ax.legend(fontsize=9, loc="center right")
+    ax = axes[1]
+    for s in ("W1_total", "W2_fresh", "W2_reused"):
+        errorbars(ax, data.N, data.max_row[s], data.max_row_sem[s], color=SCHEME_STYLE[s][1],
+                  label=SCHEME_STYLE[s][0])
+    ax.axhline(1, color=COLORS["chance"], ls=":", lw=1.2, label=r"initial rows ($\approx 1$)")
+    ax.set(xscale="log", yscale="log", xlabel=r"width $N$", ylabel=r"largest row norm $\max_i\|w_i\|$",
+           title="runaway neurons")
+    ax.set_xticks(data.N, [str(n) for n in data.N])
+    ax.minorticks_off()
+    ax.legend(fontsize=9)
+    return fig
+
+
+def penalty_table(data: PenaltyData) -> tuple:
+    r"""Per width: seeds, the test errors of one step and of both second steps, the two
+    paired penalties and the largest row norms. Returns ``(header, rows, numbers)``;
+    ``numbers``: ``pen_N_lo``, ``pen_N_hi`` (the end widths), the penalty ``pen_lo``,
+    ``pen_hi`` and its change ``pen_change`` ± ``pen_change_sem`` between them, the same
+    for reused − :math:`\eta_1+\eta_2` (``rt_*``), and the smallest and largest number of
+    seeds (``pen_seeds_min``, ``pen_seeds_max``)."""
+    if not isinstance(data, PenaltyData):
+        raise TypeError(f"data must be a PenaltyData, got {type(data).__name__}")
+    header = ["$N = n = d = n_{\\mathrm{tr}}$", "seeds", "1 step", "2 steps, reused",
+              "2 steps, fresh", "reused − fresh", r"reused − $(\eta_1+\eta_2)$",
+              "largest row, reused", "largest row, fresh"]
+    rows = [[f"{N}", f"{data.seeds[j]}"]
+            + [_pm(data.entries[N], f"err_{s}") for s in ("W1", "W2_reused", "W2_fresh")]
+            + [_pm(data.entries[N], k, signed=True) for k in ("d_reused_fresh", "d_reused_total")]
+            + [f"{data.max_row['W2_reused'][j]:.1f}", f"{data.max_row['W2_fresh'][j]:.1f}"]
+            for j, N in enumerate(data.N)]
+    numbers = dict(pen_N_lo=int(data.N[0]), pen_N_hi=int(data.N[-1]),
+                   pen_seeds_min=int(data.seeds.min()), pen_seeds_max=int(data.seeds.max()))
+    for short, k in (("pen", "d_reused_fresh"), ("rt", "d_reused_total")):
+        d, se = data.diff[k], data.sem[k]
+        numbers.update({f"{short}_lo": d[0], f"{short}_hi": d[-1],
+                        f"{short}_lo_sem": se[0], f"{short}_hi_sem": se[-1],
+                        f"{short}_change": d[-1] - d[0],
+                        f"{short}_change_sem": float(np.hypot(se[0], se[-1]))})
+    return header, rows, numbers
+
+
+def ideal_comparison_table(configs: ConfigData, widths: PenaltyData) -> tuple:
+    r"""Measured test error next to the two ideal readouts of :eq:`eq-ro-ideal`, per
+    setting (each configuration, then each width) and first layer: the theory's
+    directions (:func:`learned_directions`) and the measured top singular vectors
+    (:func:`measured_directions`), as ``measured / theory / measured vectors``. Returns
+    ``(header, rows, numbers)``; ``numbers``: ``n_ideal_pairs`` (settings × first layers),
+    how many lie below each ideal (``n_below_theory``, ``n_below_svd``), and the reused
+    second step's two ideals at the reference (``ref_ideal_re``, ``ref_ideal_svd_re``)."""
+    if not isinstance(configs, ConfigData) or not isinstance(widths, PenaltyData):
+        raise TypeError("configs must be a ConfigData and widths a PenaltyData")
+    shown = ("W1", "W2_reused", "W2_fresh")
+    settings = [(configs.labels[k], e) for k, e in configs.entries.items()]
+    settings += [(f"reference, $N = {N}$", widths.entries[N]) for N in widths.N]
+    for label, e in settings:
+        if f"ideal_svd_{shown[0]}" not in e:
+            raise ValueError(f"the runs of {label!r} have no measured ideal "
+                             "(run payoff_experiment with measured_ideal=True)")
+    header = ["setting"] + [SCHEME_STYLE[s][0] for s in shown]
+    rows, below_th, below_svd = [], 0, 0
+    for label, e in settings:
+        row = [label]
+        for s in shown:
+            m, th, sv = (np.ravel(e[f"{k}_{s}"])[0] for k in ("err", "ideal", "ideal_svd"))
+            below_th += m < th
+            below_svd += m < sv
+            row.append(f"{m:.3f} / {th:.3f} / {sv:.3f}")
+        rows.append(row)
+    ref = next(iter(configs.entries.values()))
+    numbers = dict(n_ideal_pairs=len(settings) * len(shown), n_below_theory=int(below_th),
+                   n_below_svd=int(below_svd),
+                   ref_ideal_re=float(np.ravel(ref["ideal_W2_reused"])[0]),
+                   ref_ideal_svd_re=float(np.ravel(ref["ideal_svd_W2_reused"])[0]))
     return header, rows, numbers
 
 
@@ -1071,9 +1364,8 @@ def memorisation_data(N: int, n: int, d: int, activation, target, c: float, alph
     seed = check_int(seed, "seed", 0)
     scale_seed = check_int(scale_seed, "scale_seed", 0)
     act = as_activation(activation)
-    rng = rng_for(seed)
-    teacher = make_teacher(target, d, rng)
-    sch = train_schemes(N, n, d, act, teacher, c, alpha1, (alpha2,), rng)
+    sch = train_schemes(rng_for(seed), N=N, n=n, d=d, activation=act, target=target, c=c,
+                        alpha1=alpha1, alpha2s=(alpha2,))
     move = {"reused": sch.W2_reused[0] - sch.W1, "fresh": sch.W2_fresh[0] - sch.W1}
     batch = {"reused": sch.X1, "fresh": sch.X2}
     X_new = gaussian_inputs(n, d, np.random.default_rng(scale_seed))
