@@ -4,9 +4,11 @@
 * the chapter plugin (tools/nbchapters.py): with ``--nbmake``, every chapter of
   _toc.yml becomes one nbmake item, executed into the book's cache;
 * the order of a run: unit tests, then the chapters (in _toc.yml order), then the
-  strict build (tests/test_book.py), then the browser tests (tests/test_browser.py);
+  strict build (tests/test_book.py), then the browser tests (tests/test_browser.py)
+  and the reader's install test (tests/test_site_install.py);
 * the ``book_build`` fixture: the strict build, run at most once per session, that
-  the build test and the browser tests share (no test reads another's state).
+  the build test, the browser tests and the install test share (no test reads
+  another's state); ``built_site``: the site they open.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def _rank(item, plugin) -> int:
     name = item.path.name if getattr(item, "path", None) else ""
     if name == "test_book.py" and item.get_closest_marker("book"):
         return 2
-    if name == "test_browser.py":
+    if name in ("test_browser.py", "test_site_install.py"):
         return 3
     return 0
 
@@ -145,6 +147,28 @@ class BookBuilder:
 @pytest.fixture(scope="session")
 def book_build() -> BookBuilder:
     return BookBuilder(ROOT, _SUMMARY)
+
+
+@pytest.fixture(scope="session")
+def built_site(book_build, chapter_runs):
+    """_build/html, built by this session's strict build or up to date with its sources
+    (the browser tests and the reader's install test, tests/test_site_install.py)."""
+    html = ROOT / "_build" / "html"
+    if book_build.result is None:
+        if chapter_runs.failed():
+            pytest.skip(f"chapter(s) {', '.join(chapter_runs.failed())} failed to execute "
+                        "in this run: no book to open")
+        if chapter_runs.runs:
+            # -k one_step: a build now could execute every other chapter.
+            pytest.skip("chapters were executed in this run without the strict build, "
+                        "so _build/html may be stale; run the whole test command")
+        if book_build.is_stale():
+            book_build.build()
+    if book_build.result is not None and book_build.result.code:
+        pytest.skip(f"the strict build failed (exit {book_build.result.code}, log in "
+                    f"{bookbuild.BUILD_LOG}): no book to open")
+    assert (html / "index.html").is_file(), "the strict build left no _build/html/index.html"
+    return html
 
 
 def pytest_terminal_summary(terminalreporter, config):

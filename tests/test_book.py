@@ -188,3 +188,68 @@ def test_executed_notebook_is_cached_under_the_chapters_own_key(tmp_path):
     assert [o[0]["data"]["text/plain"] for o in outputs] == ["2", "3"]
     records = nbchapters.cache_records(tmp_path)
     assert nbchapters.docname_of_uri(tmp_path, records[pk][0]) == "book/toy"
+
+
+# --- what tools/bookbuild.py does to the pages (unit tests, no build) -------------------
+
+
+@pytest.mark.parametrize("tex, plain", [
+    (r"\mu_1 a v^\top", "μ₁ a vᵀ"),
+    (r"\mathbb E[g(z)\,z] = 0", "E[g(z) z] = 0"),
+    (r"\frac{\alpha_2}{1/2-\alpha_1}", "α₂/(1/2−α₁)"),
+    (r"\Lambda(\alpha_1, \alpha_2) = \min\!\left(L - 1,\ \left\lfloor x \right\rfloor\right)",
+     "Λ(α₁, α₂) = min(L − 1, ⌊ x ⌋)"),
+    (r"\|T_k - S_k\|_{op}", "‖Tₖ − Sₖ‖ₒₚ"),
+    (r"\beta^\star", "β⋆"), (r"x \in \mathbb{R}^d", "x ∈ ℝᵈ"), (r"1/\sqrt{d}", "1/√d"),
+    (r"\mathrm{He}_3", "He₃"), (r"\cos\angle(u, v)", "cos ∠(u, v)"), (r"\unknown{x}", "unknown x"),
+])
+def test_latex_to_plain(tex, plain):
+    assert bookbuild.latex_to_plain(tex) == plain
+
+
+def test_plain_alt_text_is_the_first_sentence_without_tex():
+    caption = ("Singular values of W₂, e.g. at N = 2000, for a fresh batch. Fig. 3 shows "
+               r"more. The theory predicts three \alpha $x$.")
+    assert bookbuild.plain_alt_text(caption) == (
+        "Singular values of W₂, e.g. at N = 2000, for a fresh batch.")
+    short = bookbuild.plain_alt_text("Left. The spectrum of W₀ against the law. More.")
+    assert short == "Left. The spectrum of W₀ against the law."
+    long = bookbuild.plain_alt_text("word " * 100 + r"\alpha$")
+    assert len(long) <= bookbuild.ALT_MAX + 1 and long.endswith("…")
+    assert "\\" not in long and "$" not in long
+
+
+def test_reader_requirements_are_the_repository_pins(root):
+    text = bookbuild.reader_requirements(root)
+    pins = bookbuild.pins(root)
+    lines = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+    assert lines == [f"{name}=={pins[name]}" for name in bookbuild.READER_PACKAGES]
+    assert bookbuild.wheel_name(root).startswith("twostep-") and bookbuild.wheel_name(
+        root).endswith("-py3-none-any.whl")
+
+
+def test_image_facts_and_min_width(tmp_path):
+    svg = tmp_path / "f.svg"
+    svg.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="504pt" height="259pt">'
+                   '<g transform="translate(1 2) scale(0.09 -0.09)"/>'
+                   '<g transform="translate(1 2) scale(0.1 -0.1)"/></svg>')
+    width, smallest = bookbuild.image_facts(svg)
+    assert width == pytest.approx(672) and smallest == pytest.approx(9)
+    assert bookbuild.min_shown_width(width, smallest) == 598   # 672 * 8 / 9, rounded up
+    assert bookbuild.min_shown_width(width, 7.5) == 672        # never larger than drawn
+    png = tmp_path / "f.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0\0\0\rIHDR" + (770).to_bytes(4, "big") + b"\0" * 8)
+    assert bookbuild.image_facts(png) == (770.0, None)
+    assert bookbuild.image_facts(tmp_path / "missing.svg") is None
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("6.6 × 10⁹ and more", "6.6\u00a0×\u00a010⁹ and more"), ("(0.3, 0.3) here", "(0.3,\u00a00.3) here"),
+    ("( 0.4, 0.25 )", "(0.4,\u00a00.25)"), ("0.2 ± 0.1", "0.2\u00a0±\u00a00.1"),
+    ("1, 2, 3 items", "1, 2, 3 items"), ("(see Fig. 2, left)", "(see Fig. 2, left)"),
+])
+def test_values_in_table_cells_are_kept_whole(text, kept):
+    new = bookbuild._INSIDE_VALUE[2].sub("", text)
+    for pattern in bookbuild._INSIDE_VALUE[:2]:
+        new = pattern.sub(lambda m: m.group(0).replace(" ", "\u00a0"), new)
+    assert new == kept

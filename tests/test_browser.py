@@ -9,10 +9,18 @@ to another host blocked. For each page:
 
 * no console error, no uncaught exception, no failed request, and no request
   to anything but the local server (a blocked request fails the page);
-* every image has loaded (``naturalWidth > 0``) and has non-empty alt text
-  (figures get their caption as alt text, ``tools/bookbuild.py``), and every
-  figure is shown at 70 % of its drawn width or more, so its labels stay legible,
-  and no page scrolls sideways in a 1024 px window;
+* every page is opened at two window widths, 1280 px (a laptop) and 390 px (a
+  phone), and checked at each;
+* every image has loaded (``naturalWidth > 0``) and has plain-text alt text
+  (no ``\\`` or ``$``: ``tools/bookbuild.py`` derives it from the caption), and
+  every figure's smallest text is shown at 8 pt or more (its SVG's font sizes
+  times its shown / drawn width); a figure's box does not cover the page's
+  contents list;
+* axe-core (vendored, ``tests/vendor/axe-core``) finds no violation of its
+  alt-text, title and language rules;
+* no page scrolls sideways (at 1280, 1024 and 390 px); a display equation wider
+  than the column scrolls in its own box with its number in view; a table
+  cell holding a value is on one line; there is exactly one search entry;
 * math is typeset by the MathJax copy served with the site: every math element
   holds MathJax output, none holds a TeX error, and no ``$$``, ``\\[`` or ``\\(``
   is left in the text outside code;
@@ -21,7 +29,8 @@ to another host blocked. For each page:
 * the sidebar links to every page of ``_toc.yml``, and every page of
   ``_toc.yml`` offers its source (.md) and, if executed, its notebook (.ipynb).
 
-A full-page screenshot of each page is kept in ``artifacts/screenshots/``.
+A full-page screenshot of each page at 1280 px, and of the landing page and the
+setting chapter at 390 px too, is kept in ``artifacts/screenshots/``.
 The browser is never downloaded: ``tools/dev.py test`` installs Debian's
 ``chromium`` when it is missing and it can (as root, with apt-get); where it
 cannot, these tests skip and say why.
@@ -45,6 +54,9 @@ import pytest
 import bookbuild
 import nbchapters
 
+# The book style's smallest font (twostep.chapters.figures), for PNG figures.
+SMALLEST_FONT_PT = 9.0
+
 pytestmark = pytest.mark.book
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,10 +70,19 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 TIMEOUT_MS = 60_000
-# Smallest ratio of a figure's shown width to its drawn width, at a 1280 px window.
-MIN_SCALE = 0.7
-# A second window width at which no page may scroll sideways.
+# The window widths every page is checked at: a laptop and a phone.
+WIDTHS = {"1280": 1280, "390": 390}
+# A third width, at which no page may scroll sideways (a laptop with the sidebar shown).
 NARROW = 1024
+# Figure text shown smaller than this fails (points, as drawn size x shown / drawn width).
+MIN_TEXT_PT = bookbuild.MIN_READABLE_PT
+# Pages also screenshotted at the phone's width (full page).
+PHONE_SHOTS = ("book/index", "book/setting")
+AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
+AXE_SHA256 = "b511cd9dec01c76f4b2ad1723b66b6db37d4c2eb4ed199076e1829d9ee7b75e3"
+# axe-core's rules for text alternatives, the page's title and its language.
+AXE_RULES = ["image-alt", "role-img-alt", "svg-img-alt", "input-image-alt", "area-alt",
+             "object-alt", "document-title", "html-has-lang", "html-lang-valid"]
 # Folders of the site that hold assets and downloads, not pages.
 NOT_PAGES = ("_static", "_sources", "_images", "reports")
 
@@ -86,26 +107,6 @@ def _site_pages() -> list[str]:
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # one line per request would drown pytest's output
         pass
-
-
-@pytest.fixture(scope="session")
-def built_site(book_build, chapter_runs):
-    """_build/html, built by this session's strict build or up to date with its sources."""
-    if book_build.result is None:
-        if chapter_runs.failed():
-            pytest.skip(f"chapter(s) {', '.join(chapter_runs.failed())} failed to execute "
-                        "in this run: no book to open")
-        if chapter_runs.runs:
-            # -k one_step: a build now could execute every other chapter.
-            pytest.skip("chapters were executed in this run without the strict build, "
-                        "so _build/html may be stale; run the whole test command")
-        if book_build.is_stale():
-            book_build.build()
-    if book_build.result is not None and book_build.result.code:
-        pytest.skip(f"the strict build failed (exit {book_build.result.code}, log in "
-                    f"{bookbuild.BUILD_LOG}): no book to open")
-    assert (HTML / "index.html").is_file(), "the strict build left no _build/html/index.html"
-    return HTML
 
 
 @pytest.fixture(scope="session")
@@ -143,26 +144,52 @@ def browser():
 
 
 @pytest.fixture(scope="session")
-def context(browser, site):
+def axe_source() -> str:
+    import hashlib
+
+    data = AXE.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    assert digest == AXE_SHA256, f"{AXE} is not the vendored axe-core 4.10.2 (sha256 {digest})"
+    return data.decode("utf8")
+
+
+@pytest.fixture(scope="session")
+def contexts(browser, site):
+    """One browser context per window width, each blocking every other host."""
     host = urlsplit(site).netloc
-    blocked: list[str] = []
+    made = {}
 
-    def only_local(route):
-        if urlsplit(route.request.url).netloc == host:
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort("blockedbyclient")
+    def new_context(width):
+        blocked: list[str] = []
 
-    context = browser.new_context(viewport={"width": 1280, "height": 900},
-                                  service_workers="block")
-    context.set_default_timeout(TIMEOUT_MS)
-    context.route("**/*", only_local)
-    context.blocked = blocked
+        def only_local(route):
+            if urlsplit(route.request.url).netloc == host:
+                route.continue_()
+            else:
+                blocked.append(route.request.url)
+                route.abort("blockedbyclient")
+
+        # A phone: small viewport, touch, the device pixel ratio of a phone.
+        phone = width < 600
+        context = browser.new_context(viewport={"width": width, "height": 844 if phone else 900},
+                                      device_scale_factor=3 if phone else 1, has_touch=phone,
+                                      is_mobile=phone, service_workers="block")
+        context.set_default_timeout(TIMEOUT_MS)
+        context.route("**/*", only_local)
+        context.blocked = blocked
+        context.width = width
+        return context
+
+    def get(width):
+        if width not in made:
+            made[width] = new_context(width)
+        return made[width]
+
     try:
-        yield context
+        yield get
     finally:
-        context.close()
+        for context in made.values():
+            context.close()
 
 
 # --- one page ------------------------------------------------------------------
@@ -180,10 +207,19 @@ _WAIT_FOR_MATHJAX = """async () => {
 _WAIT_FOR_IMAGES = """async () => {
   await Promise.all([...document.images].map(img => img.complete ? null :
       new Promise(r => { img.addEventListener('load', r); img.addEventListener('error', r); })));
-  return [...document.images].map(img => ({
-      src: img.getAttribute('src'), alt: (img.getAttribute('alt') || '').trim(),
-      width: img.naturalWidth, shown: img.getBoundingClientRect().width,
-      figure: !!img.closest('article figure')}));
+  const toc = document.querySelector('.bd-sidebar-secondary');
+  const tocBox = toc && toc.getBoundingClientRect();
+  const tocShown = tocBox && tocBox.width > 0 && tocBox.left < innerWidth &&
+      getComputedStyle(toc).visibility !== 'hidden' && getComputedStyle(toc).display !== 'none';
+  return [...document.images].map(img => {
+    const box = (img.closest('figure') || img.closest('.cell_output') || img).getBoundingClientRect();
+    const covers = !!(tocShown && box.width > 0 && box.right > tocBox.left + 1 &&
+        box.left < tocBox.right && box.bottom > tocBox.top && box.top < tocBox.bottom &&
+        img.closest('article'));
+    return {src: img.getAttribute('src'), url: img.src, alt: (img.getAttribute('alt') || '').trim(),
+            width: img.naturalWidth, shown: img.getBoundingClientRect().width,
+            figure: !!img.closest('article figure, article .cell_output'), covers_toc: covers};
+  });
 }"""
 
 _MATH = """() => {
@@ -200,12 +236,75 @@ _MATH = """() => {
       const i = text.indexOf(d);
       return d + ' in "' + text.slice(Math.max(0, i - 40), i + 40).replace(/\\s+/g, ' ') + '"';
   });
-  // A display equation wider than the text column is clipped (or needs a scrollbar).
-  const wide = [...document.querySelectorAll('mjx-container[display="true"]')]
-      .filter(c => c.scrollWidth > c.clientWidth + 1)
-      .map(c => ((c.closest('.math') || c).id || '?') + ': ' + c.textContent.trim().slice(0, 60));
+  // A display equation wider than its box must scroll in it, with a visible cue (a
+  // background: the scroll shadows), and keep its number in view inside the window.
+  const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+  const wide = [];
+  for (const c of document.querySelectorAll('mjx-container[display="true"]')) {
+    const name = ((c.closest('.math') || c).id || '?') + ': ' + c.textContent.trim().slice(0, 50);
+    const box = c.getBoundingClientRect();
+    if (box.right > innerWidth + 1 || box.left < -1) {
+      wide.push(name + ' (its box runs out of the window)');
+    } else if (c.scrollWidth > c.clientWidth + 1) {
+      if (!scrolls(c)) wide.push(name + ' (overflows without scrolling)');
+      else if (getComputedStyle(c).backgroundImage === 'none') wide.push(name + ' (scrolls with no cue)');
+    }
+    const eqno = c.parentElement && c.parentElement.querySelector(':scope > .eqno');
+    if (eqno) {
+      const n = eqno.getBoundingClientRect();
+      if (n.width === 0 || n.right > innerWidth + 1 || n.left < 0 || n.top > box.bottom || n.bottom < box.top)
+        wide.push(name + ' (its number ' + eqno.textContent.trim() + ' is out of view)');
+    }
+  }
   return {count: maths.length, containers: document.querySelectorAll('mjx-container').length,
           untypeset, errors, raw, wide};
+}"""
+
+# A table cell that holds one value (short, with a digit) must be on one line; a table
+# wider than its box must be in a box that scrolls.
+_TABLES = """() => {
+  const problems = [];
+  // Lines of text in an element: its text's boxes, grouped where they overlap
+  // vertically (a subscript overlaps its line; the next line does not).
+  const lines = el => {
+    const range = document.createRange();
+    range.selectNodeContents(el);
+    const boxes = [...range.getClientRects()].filter(r => r.width >= 1 && r.height >= 1)
+                                             .sort((a, b) => a.top - b.top);
+    let count = 0, bottom = -Infinity;
+    for (const r of boxes) {
+      if (r.top >= bottom - 2) { count += 1; bottom = r.bottom; }
+      else bottom = Math.max(bottom, r.bottom);
+    }
+    return count;
+  };
+  document.querySelectorAll('article table').forEach((table, i) => {
+    const label = (table.closest('[id]') || table).id || ('table ' + (i + 1));
+    for (const cell of table.querySelectorAll('td, th')) {
+      const text = cell.textContent.replace(/\\s+/g, ' ').trim();
+      if (text.length > 0 && text.length <= 32 && /\\d/.test(text) && lines(cell) > 1)
+        problems.push(label + ': the value "' + text + '" breaks over ' + lines(cell) + ' lines');
+    }
+    const box = table.parentElement;
+    if (table.getBoundingClientRect().width > box.getBoundingClientRect().width + 1 &&
+        !['auto', 'scroll'].includes(getComputedStyle(box).overflowX))
+      problems.push(label + ': wider than the column and not in a box that scrolls');
+  });
+  return problems;
+}"""
+
+# Search entries a reader can see: exactly one at any width.
+# (The search page's own form is the search itself, not another entry.)
+_SEARCH = """() => [...document.querySelectorAll('.search-button-field, .search-button')]
+  .filter(e => { const b = e.getBoundingClientRect(); return b.width > 0 && b.height > 0 &&
+                 b.right > 0 && b.left < innerWidth && getComputedStyle(e).visibility !== 'hidden'; })
+  .map(e => e.className)"""
+
+_AXE = """async (rules) => {
+  const result = await axe.run(document, {runOnly: {type: 'rule', values: rules},
+                                          resultTypes: ['violations']});
+  return result.violations.map(v => v.id + ': ' + v.help + ' (' + v.nodes.length + ' element(s), e.g. ' +
+      v.nodes.slice(0, 2).map(n => n.target.join(' ')).join('; ') + ')');
 }"""
 
 _LINKS = """() => ({
@@ -257,8 +356,15 @@ def _page_docname(url: str, site: str) -> str | None:
     return target.relative_to(HTML).with_suffix("").as_posix()
 
 
-def check_page(context, site: str, page: str) -> tuple[list[str], dict]:
-    """Open one page; return (problems, facts) and save its screenshot."""
+def _image_file(url: str, site: str) -> Path | None:
+    target = _local_file(urldefrag(url).url, site)
+    return target if target is not None and target.is_file() else None
+
+
+def check_page(context, site: str, page: str, axe: str | None = None,
+               shot: bool = True) -> tuple[list[str], dict]:
+    """Open one page at the context's width; return (problems, facts), and save its
+    screenshot if ``shot``."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     problems: list[str] = []
@@ -289,19 +395,35 @@ def check_page(context, site: str, page: str) -> tuple[list[str], dict]:
         images = tab.evaluate(_WAIT_FOR_IMAGES)
         math = tab.evaluate(_MATH)
         links = tab.evaluate(_LINKS)
-        # A narrower window (a laptop with the sidebar shown) must not scroll sideways.
-        tab.set_viewport_size({"width": NARROW, "height": 900})
-        overflow = tab.evaluate("() => document.documentElement.scrollWidth - innerWidth")
-        tab.set_viewport_size({"width": 1280, "height": 900})
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        shot = SHOTS / (page.removesuffix(".html").replace("/", "__") + ".png")
-        tab.screenshot(path=str(shot), full_page=True)
+        tables = tab.evaluate(_TABLES)
+        search = tab.evaluate(_SEARCH)
+        violations = []
+        if axe:
+            tab.add_script_tag(content=axe)  # inline: no request
+            violations = tab.evaluate(_AXE, AXE_RULES)
+        overflow = {context.width: tab.evaluate(
+            "() => document.documentElement.scrollWidth - innerWidth")}
+        if context.width == 1280:
+            # A narrower window (a laptop with the sidebar shown) must not scroll sideways.
+            tab.set_viewport_size({"width": NARROW, "height": 900})
+            overflow[NARROW] = tab.evaluate("() => document.documentElement.scrollWidth - innerWidth")
+            tab.set_viewport_size({"width": 1280, "height": 900})
+        if shot:
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            name = page.removesuffix(".html").replace("/", "__")
+            suffix = "" if context.width == 1280 else f"@{context.width}"
+            tab.screenshot(path=str(SHOTS / f"{name}{suffix}.png"), full_page=True)
         final_url = tab.url
     finally:
         tab.close()
 
-    if overflow > 1:
-        problems.append(f"the page scrolls sideways by {overflow} px in a {NARROW} px window")
+    for width, px in overflow.items():
+        if px > 1:
+            problems.append(f"the page scrolls sideways by {px} px in a {width} px window")
+    if len(search) != 1:
+        problems.append(f"{len(search)} search entries shown, not one: {search}")
+    problems += [f"table: {t}" for t in tables]
+    problems += [f"axe-core: {v}" for v in violations]
     blocked = context.blocked[blocked_before:]
     problems += [f"request to another host blocked: {u}" for u in blocked]
     problems += [f"console error: {m}" for m in console]
@@ -315,22 +437,31 @@ def check_page(context, site: str, page: str) -> tuple[list[str], dict]:
             problems.append(
                 f"image without alt text: {img['src']} (give its figure a caption: "
                 "`mystnb: figure: caption:` or {glue:figure} with a caption)")
+        elif "\\" in img["alt"] or "$" in img["alt"]:
+            problems.append(f"alt text with LaTeX in it: {img['src']}: {img['alt'][:80]!r}")
+        if img["covers_toc"]:
+            problems.append(f"figure {img['src']} covers the page's contents list")
 
-        # Labels are drawn at 8 pt or more; shown below 70 % of the drawn size they fall
-        # under ~8 px. A figure wider than the column gets `:figclass: wide` (_static).
-        if img["figure"] and img["width"] > 0 and img["shown"] < MIN_SCALE * img["width"]:
-            problems.append(
-                f"figure shown at {img['shown'] / img['width']:.0%} of its drawn width "
-                f"({img['shown']:.0f} of {img['width']} px): give it `:figclass: wide` "
-                "or draw it narrower")
+        # The smallest text of the figure as shown: its size in the drawn figure (from
+        # the SVG; the book style's smallest for a PNG) times shown / drawn width.
+        path = _image_file(img["url"], site)
+        facts = bookbuild.image_facts(path) if path else None
+        if img["figure"] and img["width"] > 0 and facts:
+            smallest = facts[1] if facts[1] is not None else SMALLEST_FONT_PT
+            shown_pt = smallest * img["shown"] / img["width"]
+            if shown_pt < MIN_TEXT_PT - 0.05:
+                problems.append(
+                    f"figure {img['src']}: its smallest text is shown at {shown_pt:.1f} pt "
+                    f"({smallest:g} pt drawn, shown at {img['shown'] / img['width']:.0%} of "
+                    f"{img['width']} px); draw it at {MIN_TEXT_PT:g} pt or more, or let it "
+                    "scroll at that size")
 
     if math["count"] and math["containers"] == 0:
         problems.append(f"{math['count']} math elements but no MathJax output")
     problems += [f"math not typeset: {t!r}" for t in math["untypeset"]]
     problems += [f"MathJax error: {t!r}" for t in math["errors"]]
     problems += [f"raw TeX delimiter left in the text: {t}" for t in math["raw"]]
-    problems += [f"display equation wider than the text column (split it with aligned): {t}"
-                 for t in math["wide"]]
+    problems += [f"display equation: {t}" for t in math["wide"]]
 
     for raw, absolute in links["links"]:
         if urlsplit(absolute).scheme not in ("http", "https"):
@@ -364,12 +495,15 @@ def _report(page: str, problems: list[str]) -> str:
 _timings: dict[str, float] = {}
 
 
+@pytest.mark.parametrize("width", list(WIDTHS))
 @pytest.mark.parametrize("docname", _toc_pages())
-def test_book_page(docname, context, site, book_summary):
+def test_book_page(docname, width, contexts, site, axe_source, book_summary):
     start = time.perf_counter()
     page = docname + ".html"
-    problems, facts = check_page(context, site, page)
-    _timings[page] = time.perf_counter() - start
+    context = contexts(WIDTHS[width])
+    shot = context.width == 1280 or docname in PHONE_SHOTS
+    problems, facts = check_page(context, site, page, axe_source, shot=shot)
+    _timings[f"{page}@{width}"] = time.perf_counter() - start
 
     missing = [d for d in _toc_pages() if d not in facts["nav"]]
     if missing:
@@ -384,28 +518,46 @@ def test_book_page(docname, context, site, book_summary):
             cells = json.loads(notebook.read_text(encoding="utf8"))["cells"]
             if not any(c.get("outputs") for c in cells if c["cell_type"] == "code"):
                 problems.append(f"{downloads[-1]} has no outputs: not the executed notebook")
+    # The package and the pins a reader needs, in every page's download menu.
+    for name in (bookbuild.wheel_name(ROOT), "requirements.txt"):
+        downloads.append(f"{bookbuild.CODE_DOWNLOADS.as_posix()}/{name}")
     for rel in downloads:
         if site + rel not in facts["hrefs"]:
             problems.append(f"no download link to {rel}")
+        elif not (HTML / rel).is_file():
+            problems.append(f"the download {rel} is not in the site")
 
-    assert not problems, _report(page, problems)
+    assert not problems, _report(f"{page} at {width} px", problems)
 
 
-def test_other_pages(context, site, book_summary):
-    """The pages Sphinx adds (index, search, proofs list, redirect) pass the same checks."""
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_other_pages(width, contexts, site, axe_source, book_summary):
+    """The pages Sphinx adds (search, the claims index, the redirect) pass the same checks."""
     toc = {d + ".html" for d in _toc_pages()}
     others = [p for p in _site_pages() if p not in toc]
-    assert others, "expected Sphinx's own pages (search, genindex) in _build/html"
+    assert others, "expected Sphinx's own pages (search, the claims index) in _build/html"
+    assert "genindex.html" not in others, "the empty general index is back (html_use_index)"
+    context = contexts(WIDTHS[width])
     failures = []
     for page in others:
         start = time.perf_counter()
-        problems, facts = check_page(context, site, page)
-        _timings[page] = time.perf_counter() - start
+        problems, facts = check_page(context, site, page, axe_source, shot=context.width == 1280)
+        _timings[f"{page}@{width}"] = time.perf_counter() - start
         if problems:
-            failures.append(_report(page, problems))
-    total = sum(_timings.values())
-    book_summary.append(
-        f"browser: {len(_timings)} pages in {total:.1f} s, screenshots in "
-        f"{SHOTS.relative_to(ROOT)}/"
-    )
+            failures.append(_report(f"{page} at {width} px", problems))
+    if width == list(WIDTHS)[-1]:
+        total = sum(_timings.values())
+        book_summary.append(
+            f"browser: {len(_timings)} page views ({', '.join(WIDTHS)} px) in {total:.1f} s, "
+            f"screenshots in {SHOTS.relative_to(ROOT)}/"
+        )
     assert not failures, "\n".join(failures)
+
+
+def test_claims_index_is_readable(built_site):
+    """The claims index lists "Claim 1 (Several outliers)", not raw labels."""
+    page = built_site / "prf-results.html"
+    assert page.is_file(), "no claims index (prf-results.html)"
+    text = re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf8"))
+    assert re.search(r"Claim \d+", text), "the claims index has no numbered claim"
+    assert "claim-outliers" not in text, "the claims index shows raw labels"

@@ -133,6 +133,8 @@ _ENV_ATTR = "twostep_source_hash"
 
 # Where the built site offers the package (a wheel) and the pins a reader needs.
 CODE_DOWNLOADS = Path("_downloads") / "code"
+# The landing page's section that tells a reader how to install and run them (page, id).
+HOW_TO_RUN = ("book/index", "reading-and-re-running-it-yourself")
 # What running a downloaded chapter notebook needs, pinned as requirements.txt pins
 # them: the numerics, a kernel, myst-nb (the chapters glue their numbers with it; it
 # brings Sphinx, pinned too) and JupyterLab with jupytext (its extension opens a
@@ -327,7 +329,7 @@ def _group(tex: str, i: int) -> tuple[str, int]:
 
 
 def latex_to_plain(tex: str) -> str:
-    """A short plain-text reading of inline TeX, for alt text: Greek letters and common
+    r"""A short plain-text reading of inline TeX, for alt text: Greek letters and common
     symbols as Unicode, simple sub- and superscripts as Unicode scripts, fractions as
     ``a/b``, sizing and font commands dropped: ``\mu_1 a v^\top`` gives "μ₁ a vᵀ",
     ``\mathbb E[g(z)\,z]`` "E[g(z) z]", ``\frac{\alpha_2}{1/2-\alpha_1}`` "α₂/(1/2−α₁)".
@@ -360,7 +362,10 @@ def latex_to_plain(tex: str) -> str:
                 continue  # its argument, if any, is read next as ordinary text
             else:
                 # \log, \min, \cos, an unknown name: the word itself, apart from what follows.
-                out.append(name + (" " if re.match(r"[A-Za-z\\]", tex[i:i + 1]) else ""))
+                following = _COMMAND.match(tex, i) if tex[i:i + 1] == "\\" else None
+                spaced = tex[i:i + 1].isalpha() or tex[i:i + 1] == "{" or bool(
+                    following and following.group(1).isalpha() and following.group(1) not in _DROPPED)
+                out.append(name + (" " if spaced else ""))
         elif ch in "^_":
             arg, i = _group(tex, i + 1)
             arg = latex_to_plain(arg).strip()
@@ -463,6 +468,108 @@ def _figure_alt_text():
     return FigureAltText
 
 
+# --- values in table cells; figures kept legible ---------------------------------------
+
+# A cell short enough to read as one value ("6.6 × 10⁹", "(0.3, 0.3)", "0.25 ± 0.01").
+VALUE_CELL_MAX = 32
+_INSIDE_VALUE = (
+    re.compile(r"(?<=[\d)⁰-⁹]) (?=[×±] )|(?<=[×±]) (?=[\d(−-])"),        # 6.6 × 10⁹, 0.2 ± 0.1
+    re.compile(r"[(\[][ \d.,+−eE×⁰-⁹-]{1,40}[)\]]"),                      # (0.3, 0.3), [1, 2]
+    re.compile(r"(?<=[(\[])[ ]+|[ ]+(?=[)\]])"),                          # ( 0.4, 0.25 )
+)
+
+
+def _table_values():
+    """A post-transform that keeps values in table cells whole: a short cell with a digit
+    gets the class ``value`` (CSS: no wrapping), and in longer cells the spaces inside a
+    value become no-break spaces."""
+    from docutils import nodes
+    from sphinx.transforms.post_transforms import SphinxPostTransform
+
+    class TableValues(SphinxPostTransform):
+        default_priority = 310
+
+        def run(self, **kwargs):
+            for entry in self.document.findall(nodes.entry):
+                text = " ".join(entry.astext().split())
+                if len(text) <= VALUE_CELL_MAX and re.search(r"\d", text):
+                    entry["classes"].append("value")
+                for node in list(entry.findall(nodes.Text)):
+                    if isinstance(node.parent, (nodes.math, nodes.literal)):
+                        continue
+                    new = str(node)
+                    new = _INSIDE_VALUE[2].sub("", new)
+                    for pattern in _INSIDE_VALUE[:2]:
+                        new = pattern.sub(lambda m: m.group(0).replace(" ", "\u00a0"), new)
+                    if new != str(node):
+                        node.parent.replace(node, nodes.Text(new))
+
+    return TableValues
+
+
+MIN_READABLE_PT = 8.0
+# Text of an SVG drawn by matplotlib with svg.fonttype "path": one group per run of
+# text, scaled by its font size / 100 (in points at the drawn size).
+_SVG_TEXT_SCALE = re.compile(rb"scale\(([\d.]+) -\1\)")
+_SVG_WIDTH = re.compile(rb'<svg[^>]*?\swidth="([\d.]+)(pt|px)?"')
+
+
+def image_facts(path: Path) -> tuple[float, float | None] | None:
+    """(natural width in CSS px, smallest font in pt at that width or None) of an SVG or
+    PNG image; None for anything else."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if path.suffix == ".svg":
+        match = _SVG_WIDTH.search(data[:4000])
+        if not match:
+            return None
+        width = float(match.group(1)) * (4 / 3 if match.group(2) in (b"pt", None) else 1)
+        sizes = [100 * float(s) for s in _SVG_TEXT_SCALE.findall(data)]
+        return width, (min(sizes) if sizes else None)
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return float(int.from_bytes(data[16:20], "big")), None
+    return None
+
+
+def min_shown_width(width: float, smallest_pt: float | None) -> int:
+    """The narrowest an image may be shown with its smallest text still 8 pt (PNG, or
+    an SVG without text: as if its smallest text were the book style's)."""
+    if smallest_pt is None:
+        from twostep.chapters.figures import SMALLEST_FONT_PT
+
+        smallest_pt = SMALLEST_FONT_PT
+    return int(-(-width * min(1.0, MIN_READABLE_PT / smallest_pt) // 1))
+
+
+_IMG_TAG = re.compile(r"<img\b[^>]*>")
+
+
+def _legible_figures(app, pagename, templatename, context, doctree):
+    """Give every output image of the page a ``min-width`` at which its text is 8 pt."""
+    body = context.get("body")
+    if not body or app.builder.format != "html":
+        return
+    sources = {Path(dest).name: src for src, dest in getattr(app.builder, "images", {}).items()}
+
+    def legible(match):
+        tag = match.group(0)
+        src = re.search(r'\ssrc="([^"]+)"', tag)
+        if not src or " style=" in tag:
+            return tag
+        name = Path(src.group(1)).name
+        path = Path(app.srcdir) / sources[name] if name in sources else Path(app.outdir) / "_images" / name
+        facts = image_facts(path)
+        if not facts:
+            return tag
+        end = "/>" if tag.endswith("/>") else ">"
+        return tag[: -len(end)].rstrip() + f' style="min-width: {min_shown_width(*facts)}px" ' + end
+
+    context["body"] = _IMG_TAG.sub(legible, body)
+
+
 def _launch_buttons_need_a_repository(app, config):
     # Jupyter Book's defaults point the launch buttons at its own repository
     # unless _config.yml names one; with no URL set, show no launch buttons.
@@ -536,5 +643,7 @@ def setup(app):
     app.connect("builder-inited", _on_builder_inited)
     app.connect("env-get-outdated", _on_env_get_outdated)
     app.add_post_transform(_figure_alt_text())
+    app.add_post_transform(_table_values())
+    app.connect("html-page-context", _legible_figures)
     app.connect("html-page-context", _drop_unused_thebe, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

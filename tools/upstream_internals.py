@@ -25,10 +25,12 @@ which, as soon as an upgrade changes a version or removes a name used here:
    cache hit myst-nb also writes the notebook without outputs; the outputs are
    merged back from the cache (jupyter-cache's public API). Must run before the
    theme's header-button handler (its priority 501).
-3. Colab's launch button. The theme points it at the page's source, a ``.md``
+3. Colab's launch button, and the package in the download menu. The theme points it at the page's source, a ``.md``
    that Colab cannot open; it is redirected to the executed notebook of the
    published site by editing the theme's ``header_buttons`` context after that
-   handler has filled it (hence priority 502).
+   handler has filled it (hence priority 502); the package's wheel, the reader's
+   requirements.txt and a link to the landing page's instructions are added to the
+   download menu the same way (503).
 4. A readable index of the book's claims, definitions and remarks. sphinx-proof's
    own index ("Proof Index", ``prf-prf``) lists raw labels (``claim-count``); its
    entries live only in ``env.proof_list``, which sphinx-proof documents nowhere.
@@ -176,6 +178,37 @@ def colab_opens_the_executed_notebook(app, pagename, templatename, context, doct
         group["buttons"] = kept
 
 
+# --- 3b. the package in every page's download menu ------------------------------------
+
+
+def offer_the_package(app, pagename, templatename, context, doctree):
+    """Add the package (wheel), the reader's requirements.txt and the landing page's
+    instructions to the theme's download menu (its ``header_buttons`` group)."""
+    import bookbuild
+
+    pathto = context.get("pathto")
+    if pathto is None:
+        return
+    wheel = bookbuild.wheel_name(Path(app.srcdir))
+    code = bookbuild.CODE_DOWNLOADS.as_posix()
+    extra = [
+        {"type": "link", "url": pathto(f"{code}/{wheel}", 1), "text": "twostep (.whl)",
+         "tooltip": "The twostep package: pip install -r requirements.txt " + wheel,
+         "icon": "fas fa-box", "label": "download-package-button"},
+        {"type": "link", "url": pathto(f"{code}/requirements.txt", 1),
+         "text": "requirements.txt", "icon": "fas fa-list",
+         "tooltip": "The pinned packages the notebooks need",
+         "label": "download-requirements-button"},
+        {"type": "link", "url": pathto(bookbuild.HOW_TO_RUN[0]).rstrip("#") + "#" + bookbuild.HOW_TO_RUN[1],
+         "text": "How to run it", "icon": "fas fa-terminal",
+         "tooltip": "Install the package and run a downloaded notebook",
+         "label": "download-howto-button"},
+    ]
+    for group in context.get("header_buttons", []):
+        if group.get("label") == "download-buttons":
+            group["buttons"] = list(group.get("buttons", [])) + extra
+
+
 # --- 4. a readable index of claims, definitions and remarks --------------------------
 
 RESULTS_INDEX = "results"   # Sphinx names its page prf-results.html
@@ -229,9 +262,12 @@ def readable_proof_index():
 
 def setup(app):
     glue_reads_numpy_scalars()
+    app.setup_extension("sphinx_proof")
     app.add_index_to_domain("prf", readable_proof_index())
     app.connect("html-page-context", offer_executed_notebook,
                 priority=THEME_HEADER_BUTTONS_PRIORITY - 101)
     app.connect("html-page-context", colab_opens_the_executed_notebook,
                 priority=THEME_HEADER_BUTTONS_PRIORITY + 1)
+    app.connect("html-page-context", offer_the_package,
+                priority=THEME_HEADER_BUTTONS_PRIORITY + 2)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -30,7 +30,8 @@ def use_book_style() -> None:
     the notebook show figures as SVG.
 
     SVG keeps lines and text sharp on any screen at any zoom, and is smaller than a
-    2x PNG for the book's line plots and histograms. Text is drawn at 9 pt or more
+    2x PNG for the book's line plots and histograms. The notebook keeps a 110-dpi PNG
+    of each figure too, which JupyterLab shows where it does not trust the notebook. Text is drawn at 9 pt or more
     (``SMALLEST_FONT_PT``) and the pages show figures at their drawn size, so it stays
     at least 8 pt wherever it is read. ``svg.hashsalt`` and no date make the SVG of a
     figure the same on every run. In a plain Python process (no IPython kernel) only
@@ -55,8 +56,10 @@ def use_book_style() -> None:
         return
     from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-    # Also what myst-nb's glue stores for a glued figure (image/svg+xml).
-    set_matplotlib_formats("svg", metadata={"Date": None})
+    # SVG for the pages (myst-nb prefers it, glued figures included), and a PNG beside
+    # it in the notebook: JupyterLab shows no SVG output of a notebook it does not
+    # trust (a downloaded one), and falls back to the PNG.
+    set_matplotlib_formats("svg", "png", metadata={"Date": None})
 
 
 def plot_spectrum(ax, singular, ratio: float, bins: int = 60, label: str | None = None,
