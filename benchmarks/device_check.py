@@ -42,7 +42,9 @@ SIZES = (4000, 16000, 32000)
 STEPS = ((0.2, 0.4), (0.2, 0.25))
 TOP = 8
 ACTIVATION, TARGET = ts.get_activation("poly4"), ts.get_link("he1")
-GRID = [(a1, a2) for a1 in (0.0, 0.1, 0.2, 0.3, 0.4) for a2 in (0.05, 0.15, 0.25, 0.35, 0.45)]
+#: The phase-diagram grid of the chapter *Two steps* and of tools/at_scale.py.
+ALPHAS = (0.05, 0.14, 0.23, 0.32, 0.41)
+GRID = [(a1, a2) for a1 in ALPHAS for a2 in ALPHAS]
 
 
 def floor_seconds(bk: Backend, N: int, repeat: int = 3) -> float:

@@ -115,6 +115,14 @@ def test_provenance_and_wall(data):
     assert p["spike_minutes"] == 2.0 and p["spike_cores"] == 2 and p["spike_N_max"] == 400
     assert p["spike_seeds"] == "2 at 100, 2 at 200, 2 at 400"
     assert p["reuse_seeds"] == "3 at 100, 3 at 200, 3 at 400"   # from the records
+    assert p["label"] == ("computed on a 2-core CPU in float32; the GPU run to N = 32000–45000 "
+                          "is pending")
+    gpu = _spike_doc()
+    gpu.update(backend="cupy", environment={"device": "NVIDIA H200"})
+    assert ch.where_label(ch.at_scale_data(gpu, _reuse_doc())) == "computed on NVIDIA H200 (cupy) in float32"
+    cmd = ch.commands_text(data).splitlines()
+    assert cmd[0].startswith("# results/at_scale/spike.json (numpy backend, device cpu, 2026-12-01)")
+    assert cmd[1] == "python tools/at_scale.py --backend numpy" and len(cmd) == 4
     text = ch.wall_table(data).data
     assert ":name: tab-at-scale-wall" in text and text.count("\n| spike") == 3
 
@@ -214,3 +222,19 @@ def test_reuse_data_pairs_by_seed_and_rejects_unpaired():
     other["params"]["term"] = 3
     with pytest.raises(ValueError, match="term"):
         ch.reuse_data(ch.at_scale_data(_spike_doc(), other))
+
+
+def test_verdict_numbers(data):
+    counts, reuse = ch.count_data(data), ch.reuse_data(data)
+    v = ch.verdict_numbers(data, counts, reuse)
+    assert v["terms_aligned"] == "at least 0.9"
+    assert v["count_hits_text"].endswith("of 10")
+    assert v["count_verdict"] in ("matches", "matches only in part", "does not yet match")
+    assert v["reuse_widths"] == 3 and v["reuse_widths_ahead"] == 3 and v["reuse_verdict"] == "at every width"
+    assert v["trend_verdict"] == "no trend resolved"
+    with pytest.raises(TypeError, match="counts"):
+        ch.verdict_numbers(data, reuse, reuse)
+    with pytest.raises(TypeError, match="reuse"):
+        ch.verdict_numbers(data, counts, counts)
+    with pytest.raises(ValueError, match="n_se"):
+        ch.verdict_numbers(data, counts, reuse, n_se=0)

@@ -22,7 +22,8 @@ backend, the device's name, the library versions, the date and the wall time of 
   reused-minus-fresh differences are paired.
 
 The widths run in increasing order, each width for both files (every seed, both batches),
-and both files are rewritten after every width, so an interrupted run leaves complete widths.
+and a file is rewritten after every task, so an interrupted run loses one task and
+``--resume`` continues it (``complete`` in the file says whether the run finished).
 The seeds per width (``--seeds NAME=N:COUNT,...``; default SEEDS) are 0 .. COUNT-1. The
 smallest width is recomputed on the CPU by tests/test_at_scale.py, so a change of the code
 that no longer reproduces these files fails CI. Stdlib + twostep only.
@@ -122,7 +123,9 @@ def write(name: str, records: list, widths, seeds: dict, bk, commands: list, dty
     write_results(path, name, records, params={**extra, "dtype": dtype},
                   grid={"N": done, "batch": list(batches)},
                   seeds=sorted({r["seed"] for r in records}),
-                  seeds_per_width={str(N): seeds_for(name, N, seeds.get(name)) for N in done},
+                  seeds_per_width={str(N): sorted({r["seed"] for r in records if r["N"] == N})
+                                   for N in done},
+                  seeds_planned={str(N): seeds_for(name, N, seeds.get(name)) for N in widths},
                   function=f"{func.__module__}.{func.__name__}", dtype=dtype,
                   backend=bk.name, device=bk.device_name(), host=host(), command=commands[-1],
                   commands=commands,
@@ -139,7 +142,8 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", action="append", metavar="NAME=N:COUNT,...",
                    help="seed counts per width for one file (repeatable), e.g. reuse=1000:10,8000:2")
     p.add_argument("--only", choices=sorted(EXPERIMENTS), action="append",
-                   help="write only this file (repeatable; default both)")
+                   help="write only this file (repeatable, in the order given: at each width "
+                        "the files run in this order; default spike, then reuse)")
     p.add_argument("--out", type=Path, default=OUT, help="folder for the two files")
     p.add_argument("--resume", action="store_true",
                    help="keep the records already in the files that this run would compute "
@@ -167,21 +171,26 @@ def main(argv=None) -> int:
                                  and r["seed"] in seeds_for(name, r["N"], seeds.get(name))]
                 elapsed[name] = float(old.get("elapsed", 0.0))
                 commands[name] = list(old.get("commands", [old.get("command")])) + [command]
+    def save(name, complete):
+        records[name].sort(key=lambda r: (r["N"], r["seed"], EXPERIMENTS[name][1].index(r["batch"])))
+        write(name, records[name], widths, seeds, bk, commands[name], DTYPE, elapsed[name],
+              args.out, complete=complete)
+
     for i, N in enumerate(widths):
         for name in names:
-            start = time.perf_counter()
             have = {(r["N"], r["batch"], r["seed"]) for r in records[name]}
             for seed in seeds_for(name, N, seeds.get(name)):
                 for batch in EXPERIMENTS[name][1]:
                     if (N, batch, seed) in have:
                         continue
+                    start = time.perf_counter()
                     rec = measure(name, bk, N, batch, seed)
                     records[name].append(rec)
+                    elapsed[name] += time.perf_counter() - start
                     print(f"{name} {batch} N={N} seed={seed}: {rec['wall_s']:.1f} s", flush=True)
-            elapsed[name] += time.perf_counter() - start
-            records[name].sort(key=lambda r: (r["N"], r["seed"], EXPERIMENTS[name][1].index(r["batch"])))
-            write(name, records[name], widths, seeds, bk, commands[name], DTYPE, elapsed[name],
-                  args.out, complete=i == len(widths) - 1)
+                    save(name, complete=False)     # after every task: a stopped run loses one
+    for name in names:
+        save(name, complete=True)
     return 0
 
 

@@ -195,7 +195,38 @@ def provenance_numbers(data: AtScale) -> dict:
             f"{name}_N_max": d.Ns(name)[-1],
             f"{name}_seeds": ", ".join(f"{len(v)} at {k}" for k, v in per.items()),
         })
+    out["label"] = where_label(d)
     return out
+
+
+def commands_text(data: AtScale) -> str:
+    """The commands that wrote the two files, in order (a resumed run lists every command it took),
+    as shell lines with the file each wrote, for ``print`` in the chapter."""
+    d = _check(data)
+    lines = []
+    for name in NAMES:
+        doc = d.doc(name)
+        cmds = doc.get("commands") or [doc.get("command", "?")]
+        lines.append(f"# results/at_scale/{name}.json ({doc.get('backend', '?')} backend, "
+                     f"device {doc.get('environment', {}).get('device', '?')}, "
+                     f"{str(doc.get('created', '?'))[:10]})")
+        lines += [str(c) for c in cmds]
+    return "\n".join(lines)
+
+
+def where_label(data: AtScale) -> str:
+    """One line saying where the files were computed, from the spike file's provenance: on the
+    host (numpy backend) "computed on a 2-core CPU in float32; the GPU run to N = 32000–45000 is
+    pending", on a device "computed on <device> in <dtype>"."""
+    d = _check(data)
+    doc = d.spike
+    dtype = doc.get("dtype", doc["params"].get("dtype", "?"))
+    if doc.get("backend") == "numpy":
+        cores = doc.get("host", {}).get("cpu_count", "?")
+        return (f"computed on a {cores}-core CPU in {dtype}; the GPU run to "
+                f"N = 32000–45000 is pending")
+    device = doc.get("environment", {}).get("device", doc.get("device", "?"))
+    return f"computed on {device} ({doc.get('backend')}) in {dtype}"
 
 
 def wall_table(data: AtScale):
@@ -713,3 +744,45 @@ def reuse_numbers(reuse: Reuse) -> dict:
     out["diff_slope"], out["diff_slope_se"] = r.trend("diff")
     out["re_frac_hi"] = re[r.Ns[-1]][0] / r.limit
     return out
+
+
+# --------------------------------------------------------------------------- what the widths show
+
+def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2.0) -> dict:
+    r"""Glue values that sum up what the files show at their largest widths, as numbers and as
+    words computed from them (so the take-aways follow the files when they are regenerated):
+
+    * ``terms_aligned``: "at least 0.9" / "below 0.9" for the smallest fresh-batch cosine;
+    * ``count_hits_text``: e.g. "0 of 10" fresh points with :math:`\Lambda\ge1` whose count equals
+      :math:`1+\Lambda`, and ``count_verdict``: "matches" / "matches only in part" /
+      "does not yet match";
+    * ``reuse_widths_ahead``, ``reuse_widths``: widths at which the paired difference exceeds
+      ``n_se`` standard errors; ``reuse_verdict``: "at every width" / "not at every width";
+    * ``trend_verdict``: "no trend resolved" when the slope of the paired difference against
+      :math:`\log_{10}N` is within ``n_se`` standard errors of zero (or cannot be fitted),
+      otherwise "a rising trend" / "a falling trend".
+    """
+    d = _check(data)
+    if not isinstance(counts, Counts):
+        raise TypeError(f"counts must be a Counts (from count_data), got {type(counts).__name__}")
+    r = _check_reuse(reuse)
+    n_se = check_real(n_se, "n_se", low=0.0, low_open=True)
+    t = terms_numbers(d)
+    c = counts_numbers(counts)
+    st = r.stats("diff")
+    ahead = [N for N in r.Ns if st[N][2] > 1 and st[N][0] > n_se * st[N][1] / math.sqrt(st[N][2])]
+    slope, se = r.trend("diff")
+    if not np.isfinite(slope) or not np.isfinite(se) or abs(slope) <= n_se * se:
+        trend = "no trend resolved"
+    else:
+        trend = "a rising trend" if slope > 0 else "a falling trend"
+    return {
+        "terms_aligned": "at least 0.9" if min(t["fresh_left_min"], t["fresh_right_min"]) >= 0.9
+        else "below 0.9",
+        "count_hits_text": f"{c['fresh_hits1']} of {c['fresh_total1']}",
+        "count_verdict": ("matches" if c["fresh_hits1"] == c["fresh_total1"] else
+                          "does not yet match" if c["fresh_hits1"] == 0 else "matches only in part"),
+        "reuse_widths_ahead": len(ahead), "reuse_widths": len(r.Ns),
+        "reuse_verdict": "at every width" if len(ahead) == len(r.Ns) else "not at every width",
+        "trend_verdict": trend, "n_se": n_se,
+    }

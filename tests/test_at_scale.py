@@ -1,0 +1,115 @@
+"""The committed results files of ``results/at_scale/`` against today's code.
+
+Each file holds rows at N = 1000. The staleness test recomputes one seed of them (both batches) on
+the CPU through ``tools/at_scale.py``'s own ``measure`` (the function the tool calls for every row,
+``twostep.scale.device.spike_on`` / ``reuse_on`` with the file's parameters and seed), and compares
+with the file. A change of the code that no longer produces the committed numbers fails here.
+
+The tolerance comes from measured float32 spread (2026-12-01, this 2-core machine). Recomputing the
+N = 1000, seed-0 rows of both batches with 2 OpenBLAS threads, as the tool ran, reproduced the spike
+file bit for bit; with 1 thread (a different summation order in every product) the largest relative
+difference from the file over all stored float quantities was 2.2e-6 for spike.json (the
+beta-cosine of an order whose u_k has no beta* part, about 0.02) and 1.3e-5 for reuse.json (the
+beta-overlap of one of W2's top-4 right vectors, about 0.01; next 5.0e-6, the unmemorised subspace
+overlap); the top singular values, remainders, cosines with the predictions and the T_2 overlap
+differed by less than 1.3e-6. ``RTOL = 1e-4`` is about eight times the largest of these, ``ATOL = 1e-6`` covers
+quantities near zero. Outlier counts were recomputed exactly every time; a count may still flip
+where a singular value sits within rounding of the threshold, so at most ``MAX_COUNT_FLIPS`` of the
+25 grid points may differ, by one. The recomputation (four tasks) takes about 10 s on two idle cores.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from twostep.scale.results import read_results
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDER = ROOT / "results" / "at_scale"
+NAMES = ("spike", "reuse")
+N_CHECK, SEED = 1000, 0
+RTOL, ATOL = 1e-4, 1e-6
+MAX_COUNT_FLIPS = 1
+#: Top-level entries every file must have; the device's name is in ``environment["device"]``.
+PROVENANCE = ("command", "commands", "backend", "environment", "created", "elapsed", "version",
+              "dtype", "host", "seeds_per_width", "function", "params")
+#: Record entries that are not measurements, and those compared as counts.
+META = {"N", "batch", "seed", "wall_s"}
+COUNTS = {"grid_count"}
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("at_scale_tool", ROOT / "tools" / "at_scale.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def tool():
+    return _tool()
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def doc(request):
+    path = FOLDER / f"{request.param}.json"
+    assert path.is_file(), f"{path} is missing: run tools/at_scale.py (see its docstring)"
+    return read_results(path)
+
+
+def test_every_file_has_its_provenance(doc):
+    missing = [key for key in PROVENANCE if key not in doc]
+    assert not missing, f"{doc['experiment']}.json lacks {missing}"
+    assert doc["command"].startswith("python tools/at_scale.py")
+    assert doc["dtype"] == doc["params"]["dtype"] == "float32"
+    env = doc["environment"]
+    assert env.get("numpy") and env.get("scipy") and env.get("python") and env.get("device")
+    assert doc["commands"][-1] == doc["command"]
+    if doc["backend"] == "numpy":   # a CPU run says so
+        assert env["device"] == "cpu" and doc["host"]["cpu_count"] >= 1
+    assert doc["elapsed"] > 0 and all(r["wall_s"] > 0 for r in doc["records"])
+    assert doc["created"][:4].isdigit()
+    seeds = {N: sorted({r["seed"] for r in doc["records"] if r["N"] == int(N)})
+             for N in doc["seeds_per_width"]}
+    for N, listed in doc["seeds_per_width"].items():
+        assert seeds[N] == listed, f"{doc['experiment']}.json at N = {N}: seeds {seeds[N]} != {listed}"
+
+
+def test_files_hold_the_rows_the_staleness_test_recomputes(doc, tool):
+    batches = tool.EXPERIMENTS[doc["experiment"]][1]
+    for batch in batches:
+        assert [r for r in doc["records"] if (r["N"], r["batch"], r["seed"]) == (N_CHECK, batch, SEED)]
+    func, _, extra = tool.EXPERIMENTS[doc["experiment"]]
+    assert doc["function"] == f"{func.__module__}.{func.__name__}"
+    stored = {k: v for k, v in doc["params"].items() if k != "dtype"}
+    assert stored == {k: (list(map(list, v)) if k == "grid" else v) for k, v in extra.items()}, \
+        "the file's parameters are not the tool's: regenerate the files"
+
+
+def _compare(name, key, stored, fresh):
+    if key in COUNTS:
+        a, b = np.asarray(stored), np.asarray(fresh)
+        assert a.shape == b.shape, f"{name}: {key} has shape {b.shape}, the file {a.shape}"
+        diff = np.abs(a - b)
+        assert diff.max() <= 1 and int((diff > 0).sum()) <= MAX_COUNT_FLIPS, \
+            f"{name}: {key} differs from the file at {int((diff > 0).sum())} points: {b} vs {a}"
+        return
+    a, b = np.asarray(stored, float), np.asarray(fresh, float)
+    assert a.shape == b.shape, f"{name}: {key} has shape {b.shape}, the file {a.shape}"
+    np.testing.assert_allclose(b, a, rtol=RTOL, atol=ATOL, err_msg=f"{name}: {key} is stale")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_smallest_rows_reproduce(name, tool):
+    doc = read_results(FOLDER / f"{name}.json")
+    bk = tool.get_backend("numpy")
+    for batch in tool.EXPERIMENTS[name][1]:
+        stored = next(r for r in doc["records"] if (r["N"], r["batch"], r["seed"]) == (N_CHECK, batch, SEED))
+        fresh = tool.measure(name, bk, N_CHECK, batch, SEED, dtype=doc["dtype"])
+        assert set(fresh) == set(stored), f"{name}: the record's keys changed"
+        for key in sorted(set(stored) - META):
+            _compare(f"{name} {batch} N={N_CHECK} seed={SEED}", key, stored[key], fresh[key])
