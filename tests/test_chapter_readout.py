@@ -240,6 +240,11 @@ def test_psi_data_table_and_plot(runs):
     header, rows, nums = ch.psi_table(psi, teacher)
     _table(header, rows)
     assert nums["psi_fresh_excess_at"] in PSIS and "ψ =" in nums["psi_fresh_cmp"]
+    # Without the odd target (the chapter runs the n/d sweep for the other two only).
+    two = ch.psi_data(S2, {t: teacher[t] for t in ("he1", "he1+odd")}, PSIS, D, runs["etas"])
+    h2, r2, n2 = ch.psi_table(two, teacher)
+    _table(h2, r2)
+    assert len(h2) == len(header) - 1 and "psi_o_max_dev" not in n2
     _labelled(ch.plot_psi(psi))
     with pytest.raises(ValueError, match="psis"):
         ch.psi_data(S2, {"he1": teacher["he1"]}, [-1.0], D, runs["etas"])

@@ -1281,7 +1281,8 @@ def penalty_table(data: PenaltyData) -> tuple:
     paired penalties and the largest row norms. Returns ``(header, rows, numbers)``;
     ``numbers``: ``pen_N_lo``, ``pen_N_hi`` (the end widths), the penalty ``pen_lo``,
     ``pen_hi`` and its change ``pen_change`` ± ``pen_change_sem`` between them, the same
-    for reused − :math:`\eta_1+\eta_2` (``rt_*``), and the smallest and largest number of
+    for reused − :math:`\eta_1+\eta_2` (``rt_*``), the largest width's penalty in standard
+    errors (``pen_hi_z``, ``rt_hi_z``), and the smallest and largest number of
     seeds (``pen_seeds_min``, ``pen_seeds_max``)."""
     if not isinstance(data, PenaltyData):
         raise TypeError(f"data must be a PenaltyData, got {type(data).__name__}")
@@ -1299,6 +1300,7 @@ def penalty_table(data: PenaltyData) -> tuple:
         d, se = data.diff[k], data.sem[k]
         numbers.update({f"{short}_lo": d[0], f"{short}_hi": d[-1],
                         f"{short}_lo_sem": se[0], f"{short}_hi_sem": se[-1],
+                        f"{short}_hi_z": d[-1] / se[-1] if se[-1] else np.inf,
                         f"{short}_change": d[-1] - d[0],
                         f"{short}_change_sem": float(np.hypot(se[0], se[-1]))})
     return header, rows, numbers
@@ -1310,7 +1312,9 @@ def ideal_comparison_table(configs: ConfigData, widths: PenaltyData) -> tuple:
     directions (:func:`learned_directions`) and the measured top singular vectors
     (:func:`measured_directions`), as ``measured / theory / measured vectors``. Returns
     ``(header, rows, numbers)``; ``numbers``: ``n_ideal_pairs`` (settings × first layers),
-    how many lie below each ideal (``n_below_theory``, ``n_below_svd``), and the reused
+    how many lie below each ideal (``n_below_theory``, ``n_below_svd``), the most the
+    measured error lies below the theory's (``max_below_theory``), the largest difference
+    of the two ideals outside the reused second step (``max_svd_gap``), and the reused
     second step's two ideals at the reference (``ref_ideal_re``, ``ref_ideal_svd_re``)."""
     if not isinstance(configs, ConfigData) or not isinstance(widths, PenaltyData):
         raise TypeError("configs must be a ConfigData and widths a PenaltyData")
@@ -1322,18 +1326,22 @@ def ideal_comparison_table(configs: ConfigData, widths: PenaltyData) -> tuple:
             raise ValueError(f"the runs of {label!r} have no measured ideal "
                              "(run payoff_experiment with measured_ideal=True)")
     header = ["setting"] + [SCHEME_STYLE[s][0] for s in shown]
-    rows, below_th, below_svd = [], 0, 0
+    rows, below_th, below_svd, gap_below, gap_svd = [], 0, 0, 0.0, 0.0
     for label, e in settings:
         row = [label]
         for s in shown:
             m, th, sv = (np.ravel(e[f"{k}_{s}"])[0] for k in ("err", "ideal", "ideal_svd"))
             below_th += m < th
             below_svd += m < sv
+            gap_below = max(gap_below, th - m)
+            if s != "W2_reused":
+                gap_svd = max(gap_svd, abs(sv - th))
             row.append(f"{m:.3f} / {th:.3f} / {sv:.3f}")
         rows.append(row)
     ref = next(iter(configs.entries.values()))
     numbers = dict(n_ideal_pairs=len(settings) * len(shown), n_below_theory=int(below_th),
-                   n_below_svd=int(below_svd),
+                   n_below_svd=int(below_svd), max_below_theory=float(gap_below),
+                   max_svd_gap=float(gap_svd),
                    ref_ideal_re=float(np.ravel(ref["ideal_W2_reused"])[0]),
                    ref_ideal_svd_re=float(np.ravel(ref["ideal_svd_W2_reused"])[0]))
     return header, rows, numbers
