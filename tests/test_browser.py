@@ -412,7 +412,7 @@ def check_page(context, site: str, page: str, axe: str | None = None,
             SHOTS.mkdir(parents=True, exist_ok=True)
             name = page.removesuffix(".html").replace("/", "__")
             suffix = "" if context.width == 1280 else f"@{context.width}"
-            tab.screenshot(path=str(SHOTS / f"{name}{suffix}.png"), full_page=True)
+            tab.screenshot(path=str(SHOTS / f"{name}{suffix}.png"), full_page=True, scale="css")
         final_url = tab.url
     finally:
         tab.close()
@@ -561,3 +561,29 @@ def test_claims_index_is_readable(built_site):
     text = re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf8"))
     assert re.search(r"Claim \d+", text), "the claims index has no numbered claim"
     assert "claim-outliers" not in text, "the claims index shows raw labels"
+
+
+# Page weight: a page's HTML plus the images it shows (the theme's CSS, scripts and
+# MathJax are shared by every page and cached, so not counted). README, "The book in a
+# browser", states the budget and the measured weights.
+PAGE_BUDGET = 1_500_000
+SITE_BUDGET = 5_000_000
+
+
+def page_weight(page: Path) -> tuple[int, int]:
+    """(bytes of the HTML, bytes of the images it shows) of one built page."""
+    text = page.read_text(encoding="utf8")
+    images = {(page.parent / unquote(src)).resolve()
+              for src in re.findall(r'<img[^>]+src="([^"]+)"', text) if "://" not in src}
+    return page.stat().st_size, sum(p.stat().st_size for p in images if p.is_file())
+
+
+def test_pages_keep_to_the_weight_budget(built_site, book_summary):
+    weights = {p: page_weight(built_site / p) for p in _site_pages()}
+    heavy = {p: sum(w) for p, w in weights.items() if sum(w) > PAGE_BUDGET}
+    total = sum(sum(w) for w in weights.values())
+    book_summary.append("page weight (HTML + images): " + ", ".join(
+        f"{p.removesuffix('.html')} {sum(w) / 1e6:.2f} MB" for p, w in weights.items()
+        if p.startswith("book/")) + f"; all pages {total / 1e6:.2f} MB")
+    assert not heavy, f"pages over {PAGE_BUDGET / 1e6:.1f} MB: {heavy}"
+    assert total <= SITE_BUDGET, f"the pages weigh {total / 1e6:.2f} MB, over {SITE_BUDGET / 1e6:.1f} MB"
