@@ -114,6 +114,11 @@ def test_provenance_and_wall(data):
     assert p["spike_device"] == "cpu" and p["spike_date"] == "2026-12-01"
     assert p["spike_minutes"] == 2.0 and p["spike_cores"] == 2 and p["spike_N_max"] == 400
     assert p["spike_seeds"] == "2 at 100, 2 at 200, 2 at 400"
+    assert p["spike_status"] == "ran to completion"
+    stopped = _spike_doc()
+    stopped.update(complete=False, widths_planned=[100, 200, 400, 800])
+    assert ch.provenance_numbers(ch.at_scale_data(stopped, _reuse_doc()))["spike_status"] == \
+        "was stopped after N = 400 (planned: N = 100, 200, 400, 800)"
     assert p["reuse_seeds"] == "3 at 100, 3 at 200, 3 at 400"   # from the records
     assert p["label"] == ("computed on a 2-core CPU in float32; the GPU run to N = 32000–45000 "
                           "is pending")
@@ -131,7 +136,8 @@ def test_terms_table_numbers_and_figures(data):
     text = ch.terms_table(data).data
     assert ":name: tab-at-scale-terms" in text and text.count("\n| fresh") == len(NS)
     n = ch.terms_numbers(data)
-    assert n["N_terms"] == 400 and 0.9 < n["fresh_left_min"] <= 1
+    assert n["N_terms"] == 400 and n["N_terms_lo"] == 100 and 0.9 < n["fresh_left_min"] <= 1
+    assert math.isclose(n["reused_rel_2_lo"], 0.3 / 10, rel_tol=1e-9)
     assert math.isclose(n["fresh_rel_1"], 0.3 / 20, rel_tol=1e-9)
     with pytest.raises(ValueError, match="orders"):
         ch.terms_table(data, orders=(1, 4))

@@ -151,10 +151,11 @@ def width_stats(records, value) -> dict:
     return out
 
 
-def _series(stats: dict, index=()):
+def _series(stats: dict, index=(), sem: bool = True):
+    # (widths, means, standard errors, or standard deviations with sem=False) of width_stats
     Ns = np.array(sorted(stats), float)
     mean = np.array([stats[N][0][index] for N in sorted(stats)])
-    sd = np.array([stats[N][1][index] for N in sorted(stats)])
+    sd = np.array([stats[N][1][index] / (math.sqrt(stats[N][2]) if sem else 1.0) for N in sorted(stats)])
     return Ns, mean, sd
 
 
@@ -173,7 +174,9 @@ def provenance_numbers(data: AtScale) -> dict:
     ``{name}_device``, ``{name}_dtype``, ``{name}_date`` (UTC day), ``{name}_minutes`` (wall time
     of all tasks), ``{name}_version`` (of twostep), ``{name}_numpy``, ``{name}_cores``,
     ``{name}_threads`` (BLAS threads asked for), ``{name}_widths`` (text), ``{name}_N_max``,
-    ``{name}_seeds`` (seeds per width as text) for ``name`` in ``spike``, ``reuse``."""
+    ``{name}_seeds`` (seeds per width as text), ``{name}_status`` ("ran to completion" or "was
+    stopped after N = ... (planned: ...)") for ``name`` in ``spike``, ``reuse``; ``label``
+    (:func:`where_label`)."""
     d = _check(data)
     out = {}
     for name in NAMES:
@@ -194,9 +197,17 @@ def provenance_numbers(data: AtScale) -> dict:
             f"{name}_widths": ", ".join(str(N) for N in d.Ns(name)),
             f"{name}_N_max": d.Ns(name)[-1],
             f"{name}_seeds": ", ".join(f"{len(v)} at {k}" for k, v in per.items()),
+            f"{name}_status": _status(doc, d.Ns(name)),
         })
     out["label"] = where_label(d)
     return out
+
+
+def _status(doc: dict, Ns: list) -> str:
+    planned = doc.get("widths_planned") or Ns
+    if doc.get("complete", True):
+        return "ran to completion"
+    return f"was stopped after N = {Ns[-1]} (planned: N = {', '.join(str(N) for N in planned)})"
 
 
 def commands_text(data: AtScale) -> str:
@@ -268,12 +279,12 @@ def terms_table(data: AtScale, orders=(1, 2, 3)):
 
 
 def terms_numbers(data: AtScale) -> dict:
-    r"""Glue values at the largest width and the chapter's largest (4000, if present), fresh and
-    reused: ``{b}_left_min``, ``{b}_right_min`` (over :math:`k\le L-1`), ``{b}_rel_{k}`` and
-    ``{b}_rel_{k}_4000`` for :math:`k = 1..L-1`; ``N_terms`` (largest width)."""
+    r"""Glue values at the largest and the smallest width, fresh and reused: ``{b}_left_min``,
+    ``{b}_right_min`` (over :math:`k\le L-1`, largest width), ``{b}_rel_{k}`` (largest) and
+    ``{b}_rel_{k}_lo`` (smallest) for :math:`k = 1..L-1`; ``N_terms`` and ``N_terms_lo``."""
     d = _check(data)
     Ns = d.Ns("spike")
-    out = {"N_terms": Ns[-1]}
+    out = {"N_terms": Ns[-1], "N_terms_lo": Ns[0]}
     for batch in BATCHES:
         recs = d.records("spike", batch)
         rel = width_stats(recs, lambda r: r["residual"] / r["signal"])
@@ -284,8 +295,7 @@ def terms_numbers(data: AtScale) -> dict:
         out[f"{batch}_right_min"] = float(right[Nmax][0].min())
         for k in range(1, d.L):
             out[f"{batch}_rel_{k}"] = float(rel[Nmax][0][k])
-            if 4000 in rel:
-                out[f"{batch}_rel_{k}_4000"] = float(rel[4000][0][k])
+            out[f"{batch}_rel_{k}_lo"] = float(rel[min(rel)][0][k])
     return out
 
 
@@ -293,7 +303,7 @@ def plot_terms(data: AtScale):
     r"""Figure *fig-at-scale-terms*: rows fresh, reused; columns :math:`\|T_k-S_k\|/\|S_k\|` (with
     a line of slope :math:`-1/2` and the level 1 where the remainder is as large as the spike),
     :math:`1-\cos(\hat\ell_k, a^{\circ(k+1)})` and :math:`1-\cos(\hat r_k, u_k)` (chance
-    :math:`1-1/\sqrt N`), means and standard deviations over seeds, log axes."""
+    :math:`1-1/\sqrt N`), means and standard errors over seeds, log axes."""
     import matplotlib.pyplot as plt
 
     d = _check(data)
@@ -435,7 +445,8 @@ def plot_counts(counts: Counts):
             mask = counts.lam == lam
             vals = [counts.counts[batch][N][:, mask] for N in counts.Ns]
             m = [float(v.mean()) for v in vals]
-            s = [float(v.mean(axis=1).std(ddof=1)) if v.shape[0] > 1 else 0.0 for v in vals]
+            s = [float(v.mean(axis=1).std(ddof=1) / math.sqrt(v.shape[0])) if v.shape[0] > 1 else 0.0
+                 for v in vals]
             plotting.errorbars(ax, Ns, m, s, color=col,
                                label=f"$\\Lambda = {lam}$ ({int(mask.sum())} points)")
             ax.axhline(1 + lam, color=col, ls="--", lw=1)
@@ -756,8 +767,9 @@ def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2
     * ``count_hits_text``: e.g. "0 of 10" fresh points with :math:`\Lambda\ge1` whose count equals
       :math:`1+\Lambda`, and ``count_verdict``: "matches" / "matches only in part" /
       "does not yet match";
-    * ``reuse_widths_ahead``, ``reuse_widths``: widths at which the paired difference exceeds
-      ``n_se`` standard errors; ``reuse_verdict``: "at every width" / "not at every width";
+    * ``reuse_widths_ahead``, ``reuse_widths``: of the widths with at least two paired seeds, those
+      at which the paired difference exceeds ``n_se`` standard errors, and their number;
+      ``reuse_verdict``: "at every width" / "not at every width";
     * ``trend_verdict``: "no trend resolved" when the slope of the paired difference against
       :math:`\log_{10}N` is within ``n_se`` standard errors of zero (or cannot be fitted),
       otherwise "a rising trend" / "a falling trend".
@@ -770,7 +782,8 @@ def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2
     t = terms_numbers(d)
     c = counts_numbers(counts)
     st = r.stats("diff")
-    ahead = [N for N in r.Ns if st[N][2] > 1 and st[N][0] > n_se * st[N][1] / math.sqrt(st[N][2])]
+    several = [N for N in r.Ns if st[N][2] > 1]       # a standard error needs two seeds
+    ahead = [N for N in several if st[N][0] > n_se * st[N][1] / math.sqrt(st[N][2])]
     slope, se = r.trend("diff")
     if not np.isfinite(slope) or not np.isfinite(se) or abs(slope) <= n_se * se:
         trend = "no trend resolved"
@@ -782,7 +795,7 @@ def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2
         "count_hits_text": f"{c['fresh_hits1']} of {c['fresh_total1']}",
         "count_verdict": ("matches" if c["fresh_hits1"] == c["fresh_total1"] else
                           "does not yet match" if c["fresh_hits1"] == 0 else "matches only in part"),
-        "reuse_widths_ahead": len(ahead), "reuse_widths": len(r.Ns),
-        "reuse_verdict": "at every width" if len(ahead) == len(r.Ns) else "not at every width",
+        "reuse_widths_ahead": len(ahead), "reuse_widths": len(several),
+        "reuse_verdict": "at every width" if len(ahead) == len(several) else "not at every width",
         "trend_verdict": trend, "n_se": n_se,
     }
