@@ -184,6 +184,7 @@ def test_extrapolation(data):
     assert ":name: tab-at-scale-extrapolation" in text and text.count("\n| (") == 6
     n = ch.extrapolation_numbers(rows)
     assert "nstar_45_30_1" in n and "nstar_ch_40_25_2" in n and n["theta_star"] == r["theta_star"]
+    assert n["nstar_second_gpu"] in ("beyond", "within") and n["nstar_second"] != n["nstar_min"]
     with pytest.raises(ValueError, match="settings"):
         ch.extrapolation(data, settings=[(0.6, 0.2)])
     with pytest.raises(TypeError, match="rows"):
@@ -234,9 +235,10 @@ def test_verdict_numbers(data):
     counts, reuse = ch.count_data(data), ch.reuse_data(data)
     v = ch.verdict_numbers(data, counts, reuse)
     assert v["terms_aligned"] == "at least 0.9"
+    assert v["beyond_text"].startswith("stop at N = 400, the chapters' own largest width")
     assert v["count_hits_text"].endswith("of 10")
     assert v["count_verdict"] in ("matches", "matches only in part", "does not yet match")
-    assert v["reuse_widths"] == 3 and v["reuse_widths_ahead"] == 3 and v["reuse_verdict"] == "at every width"
+    assert v["reuse_widths_paired"] == 3 and v["reuse_widths_ahead"] == 3 and v["reuse_verdict"] == "at every width"
     assert v["trend_verdict"] == "no trend resolved"
     with pytest.raises(TypeError, match="counts"):
         ch.verdict_numbers(data, reuse, reuse)
@@ -244,3 +246,13 @@ def test_verdict_numbers(data):
         ch.verdict_numbers(data, counts, counts)
     with pytest.raises(ValueError, match="n_se"):
         ch.verdict_numbers(data, counts, reuse, n_se=0)
+
+
+def test_glued_names_do_not_clash(data):
+    counts, reuse = ch.count_data(data), ch.reuse_data(data)
+    groups = [ch.provenance_numbers(data), ch.verdict_numbers(data, counts, reuse),
+              ch.terms_numbers(data), ch.beta_numbers(data, ch.beta_limits(data)),
+              ch.counts_numbers(counts), ch.reuse_numbers(reuse),
+              ch.extrapolation_numbers(ch.extrapolation(data))]
+    names = [k for g in groups for k in g]
+    assert len(names) == len(set(names)), sorted({k for k in names if names.count(k) > 1})

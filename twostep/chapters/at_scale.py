@@ -281,10 +281,12 @@ def terms_table(data: AtScale, orders=(1, 2, 3)):
 def terms_numbers(data: AtScale) -> dict:
     r"""Glue values at the largest and the smallest width, fresh and reused: ``{b}_left_min``,
     ``{b}_right_min`` (over :math:`k\le L-1`, largest width), ``{b}_rel_{k}`` (largest) and
-    ``{b}_rel_{k}_lo`` (smallest) for :math:`k = 1..L-1`; ``N_terms`` and ``N_terms_lo``."""
+    ``{b}_rel_{k}_lo`` (smallest) for :math:`k = 1..L-1`; ``N_terms``, ``N_terms_lo`` and
+    ``seeds_terms`` (fresh seeds at the largest width)."""
     d = _check(data)
     Ns = d.Ns("spike")
-    out = {"N_terms": Ns[-1], "N_terms_lo": Ns[0]}
+    out = {"N_terms": Ns[-1], "N_terms_lo": Ns[0],
+           "seeds_terms": len(d.records("spike", "fresh", Ns[-1]))}
     for batch in BATCHES:
         recs = d.records("spike", batch)
         rel = width_stats(recs, lambda r: r["residual"] / r["signal"])
@@ -583,7 +585,8 @@ def extrapolation_table(rows: list, data: AtScale):
 def extrapolation_numbers(rows: list) -> dict:
     r"""Glue values: ``nstar_{a1}_{a2}_{k}`` (text, e.g. ``nstar_45_30_1``) from all widths,
     ``nstar_ch_...`` from the chapter's widths, ``nstar_top_...`` from :math:`s_1(T_k)`;
-    ``nstar_min`` (the smallest, text) and ``theta_star``."""
+    ``nstar_min`` and ``nstar_second`` (the smallest two, text), ``nstar_second_gpu`` ("beyond" or
+    "within" the GPU run's largest planned width, 45000) and ``theta_star``."""
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "n_star" in r for r in rows):
         raise TypeError("rows must be the non-empty list returned by extrapolation")
     out = {"theta_star": rows[0]["theta_star"]}
@@ -594,7 +597,10 @@ def extrapolation_numbers(rows: list) -> dict:
         out[f"nstar_top_{tag}"] = _sci(r["n_star_top"])
         out[f"strength_{tag}"] = r["pred_max"]
         out[f"strength_top_{tag}"] = r["top_max"]
-    out["nstar_min"] = _sci(min(r["n_star"] for r in rows))
+    ordered = sorted(r["n_star"] for r in rows)
+    out["nstar_min"] = _sci(ordered[0])
+    out["nstar_second"] = _sci(ordered[1] if len(ordered) > 1 else ordered[0])
+    out["nstar_second_gpu"] = "beyond" if (ordered[1] if len(ordered) > 1 else ordered[0]) > 45000 else "within"
     return out
 
 
@@ -763,11 +769,12 @@ def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2
     r"""Glue values that sum up what the files show at their largest widths, as numbers and as
     words computed from them (so the take-aways follow the files when they are regenerated):
 
+    * ``beyond_text``: whether the files reach beyond the chapters' largest width (4000);
     * ``terms_aligned``: "at least 0.9" / "below 0.9" for the smallest fresh-batch cosine;
     * ``count_hits_text``: e.g. "0 of 10" fresh points with :math:`\Lambda\ge1` whose count equals
       :math:`1+\Lambda`, and ``count_verdict``: "matches" / "matches only in part" /
       "does not yet match";
-    * ``reuse_widths_ahead``, ``reuse_widths``: of the widths with at least two paired seeds, those
+    * ``reuse_widths_ahead``, ``reuse_widths_paired``: of the widths with at least two paired seeds, those
       at which the paired difference exceeds ``n_se`` standard errors, and their number;
       ``reuse_verdict``: "at every width" / "not at every width";
     * ``trend_verdict``: "no trend resolved" when the slope of the paired difference against
@@ -789,13 +796,18 @@ def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2
         trend = "no trend resolved"
     else:
         trend = "a rising trend" if slope > 0 else "a falling trend"
+    N_max = max(d.Ns("spike")[-1], d.Ns("reuse")[-1])
+    beyond = N_max > max(CHAPTER_NS)
     return {
+        "beyond_text": (f"reach N = {N_max}, beyond the chapters' largest width {max(CHAPTER_NS)}"
+                        if beyond else f"stop at N = {N_max}, the chapters' own largest width: "
+                        "they add seeds and paired runs, not range"),
         "terms_aligned": "at least 0.9" if min(t["fresh_left_min"], t["fresh_right_min"]) >= 0.9
         else "below 0.9",
         "count_hits_text": f"{c['fresh_hits1']} of {c['fresh_total1']}",
         "count_verdict": ("matches" if c["fresh_hits1"] == c["fresh_total1"] else
                           "does not yet match" if c["fresh_hits1"] == 0 else "matches only in part"),
-        "reuse_widths_ahead": len(ahead), "reuse_widths": len(several),
+        "reuse_widths_ahead": len(ahead), "reuse_widths_paired": len(several),
         "reuse_verdict": "at every width" if len(ahead) == len(several) else "not at every width",
         "trend_verdict": trend, "n_se": n_se,
     }
