@@ -58,3 +58,12 @@ def test_book_style_draws_text_at_9_pt_or_more_in_reproducible_svg():
     # With svg.fonttype "path", each run of text is a group scaled by its size / 100.
     sizes = [100 * float(s) for s in re.findall(r"scale\(([\d.]+) -\1\)", svgs[0])]
     assert sizes and min(sizes) >= plotting.SMALLEST_FONT_PT >= plotting.MIN_READABLE_PT
+
+
+def test_a_figure_too_heavy_for_svg_falls_back_to_png():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    svg = plotting.svg_or_none(fig)
+    assert svg is not None and svg.lstrip().startswith("<?xml")
+    assert plotting.svg_or_none(fig, max_bytes=1000) is None
+    plt.close(fig)

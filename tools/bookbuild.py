@@ -301,7 +301,7 @@ _DROPPED = {"left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl
             "biggl", "biggr", "displaystyle", "textstyle", "limits", "nolimits", "boldsymbol",
             "mathbf", "mathrm", "mathit", "mathsf", "mathtt", "mathcal", "text", "textrm",
             "textit", "textbf", "operatorname", "hat", "widehat", "tilde", "widetilde", "bar",
-            "overline", "vec", "mathbb", "bm", "ensuremath"}
+            "overline", "vec", "mathbb", "bm", "ensuremath", "rm", "it", "bf", "cal", "sf", "tt"}
 _BLACKBOARD = {"R": "ℝ", "E": "E", "N": "ℕ", "Z": "ℤ", "P": "P"}
 _SUPER = str.maketrans("0123456789+-=()abdeiklmnptT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᵈᵉⁱᵏˡᵐⁿᵖᵗᵀ")
 _SUB = str.maketrans("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ")

@@ -23,6 +23,21 @@ COLORS = {"reused": "#c0392b", "fresh": "#2471a3", "theory": "0.15", "chance": "
 #: 8 pt (tests/test_browser.py checks every figure of the built pages).
 SMALLEST_FONT_PT = 9.0
 MIN_READABLE_PT = 8.0
+#: A figure whose SVG would be larger than this (a mesh of many thousand cells, or a
+#: scatter of thousands of points, drawn as
+#: vector shapes; ``rasterized=True`` on that artist keeps the rest vector) is shown
+#: as its PNG instead.
+SVG_MAX_BYTES = 1_000_000
+_SVG_OPTIONS = {"bbox_inches": "tight", "metadata": {"Date": None}}
+
+
+def svg_or_none(fig, max_bytes: int = SVG_MAX_BYTES):
+    """The figure as SVG text, or None when that would exceed ``max_bytes`` (IPython's
+    display then keeps only the PNG)."""
+    from IPython.core.pylabtools import print_figure
+
+    svg = print_figure(fig, "svg", **_SVG_OPTIONS)
+    return svg if svg is not None and len(svg.encode()) <= max_bytes else None
 
 
 def use_book_style() -> None:
@@ -60,6 +75,9 @@ def use_book_style() -> None:
     # it in the notebook: JupyterLab shows no SVG output of a notebook it does not
     # trust (a downloaded one), and falls back to the PNG.
     set_matplotlib_formats("svg", "png", metadata={"Date": None})
+    from matplotlib.figure import Figure
+
+    get_ipython().display_formatter.formatters["image/svg+xml"].for_type(Figure, svg_or_none)
 
 
 def plot_spectrum(ax, singular, ratio: float, bins: int = 60, label: str | None = None,
