@@ -113,6 +113,7 @@ def test_provenance_and_wall(data):
     assert p["spike_backend"] == "numpy" and p["spike_dtype"] == "float32"
     assert p["spike_device"] == "cpu" and p["spike_date"] == "2026-12-01"
     assert p["spike_minutes"] == 2.0 and p["spike_cores"] == 2 and p["spike_N_max"] == 400
+    assert p["spike_nice"] == "?"   # the test document records no nice level
     assert p["spike_seeds"] == "2 at 100, 2 at 200, 2 at 400"
     assert p["spike_status"] == "ran to completion"
     stopped = _spike_doc()

@@ -194,6 +194,7 @@ def provenance_numbers(data: AtScale) -> dict:
             f"{name}_version": doc.get("version", "?"), f"{name}_numpy": env.get("numpy", "?"),
             f"{name}_cores": host.get("cpu_count", "?"),
             f"{name}_threads": host.get("OPENBLAS_NUM_THREADS") or "default",
+            f"{name}_nice": host.get("nice", "?"),
             f"{name}_widths": ", ".join(str(N) for N in d.Ns(name)),
             f"{name}_N_max": d.Ns(name)[-1],
             f"{name}_seeds": ", ".join(f"{len(v)} at {k}" for k, v in per.items()),
