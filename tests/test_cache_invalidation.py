@@ -72,6 +72,15 @@ def test_bytecode_and_non_python_files_do_not_count(tree):
     assert cache.exists()
 
 
+def test_a_rewritten_results_file_counts(tree):
+    folder = tree / "results" / "at_scale"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "spike.json").write_text("{}")
+    before = bookbuild.source_hash(tree)
+    (folder / "spike.json").write_text('{"records": []}')
+    assert bookbuild.source_hash(tree) != before
+
+
 def test_renaming_a_module_counts(tree):
     before = bookbuild.source_hash(tree)
     (tree / "twostep" / "__init__.py").rename(tree / "twostep" / "renamed.py")

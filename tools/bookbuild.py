@@ -3,8 +3,9 @@
 The jupyter cache (``_build/.jupyter_cache``, myst-nb's ``cache`` execution
 mode) keys each chapter on its own code cells only. A chapter that calls into
 ``twostep`` would keep showing outputs of an older ``twostep`` after the package
-changes, so the package sources and ``requirements.txt`` are fingerprinted and
-the cache is thrown away when the fingerprint moves.
+changes, so the package sources, ``requirements.txt`` and the committed results files
+(``results/at_scale/*.json``) are fingerprinted and the cache is thrown away when the
+fingerprint moves.
 
 It also finishes the pages for their readers (see ``setup``): each executed
 chapter in its page's download menu, the package itself (a wheel) and the pins a
@@ -53,7 +54,10 @@ def source_hash(root: Path) -> str:
     """Fingerprint of everything outside a chapter that its outputs depend on."""
     root = Path(root)
     digest = hashlib.sha256()
-    files = sorted((root / "twostep").rglob("*.py")) + [root / "requirements.txt"]
+    # The committed results files too: a chapter that reads them (the appendix "At scale")
+    # must be executed again when a run rewrites them.
+    files = (sorted((root / "twostep").rglob("*.py")) + [root / "requirements.txt"]
+             + sorted((root / "results" / "at_scale").glob("*.json")))
     for path in files:
         if not path.is_file():
             continue

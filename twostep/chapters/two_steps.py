@@ -1283,7 +1283,8 @@ def plot_phase(data: dict, resolution: int = 400):
     right, the raw outlier counts of :math:`W_2` (fresh, reused), bold where they differ from
     :math:`1+\Lambda`. ``resolution``: points per axis of the shading (at least 2)."""
     import matplotlib.pyplot as plt
-    from matplotlib.colors import ListedColormap
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import BoundaryNorm, ListedColormap
 
     d = _check_phase(data)
     L, ALPHAS, N_TOP, emp = d["L"], d["alphas"], d["n_top"], d["emp"]
@@ -1293,7 +1294,8 @@ def plot_phase(data: dict, resolution: int = 400):
     theory_fine = theory_count(F1, F2, L)
     fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.9), sharey=True)
     for ax in axes:
-        ax.pcolormesh(fine, fine, theory_fine.T, cmap=cmap, vmin=-0.5, vmax=3.5, shading="auto")
+        ax.pcolormesh(fine, fine, theory_fine.T, cmap=cmap, vmin=-0.5, vmax=3.5, shading="auto",
+                      rasterized=True)
         for k in range(1, L):
             ax.plot(fine, phase_boundaries(fine, k), color="k", lw=1)
         ax.set(xlim=(0, 0.5), ylim=(0, 0.5), xlabel=r"$\alpha_1$", aspect="equal")
@@ -1319,6 +1321,10 @@ def plot_phase(data: dict, resolution: int = 400):
     axes[0].set_title("count from measured $\\hat e_k$, fresh", fontsize=10.5)
     axes[1].set_title("raw outliers of $W_2$, fresh", fontsize=10.5)
     axes[2].set_title("raw outliers of $W_2$, reused", fontsize=10.5)
+    # The shading's key: one colour per Lambda.
+    key = ScalarMappable(norm=BoundaryNorm(np.arange(-0.5, 4), cmap.N), cmap=cmap)
+    bar = fig.colorbar(key, ax=list(axes), ticks=range(4), fraction=0.02, pad=0.02)
+    bar.set_label(r"shading: $\Lambda(\alpha_1, \alpha_2)$")
     plt.close(fig)
     return fig
 
@@ -1647,7 +1653,7 @@ def plot_correction(data: dict):
         ax.set_xticks(Ns, [str(N) for N in Ns])
         ax.minorticks_off()
     axes[0].axhline(1.0, color="0.3", lw=0.8)
-    axes[0].legend(fontsize=7.5, ncol=1, loc="upper right")
+    axes[0].legend(fontsize=8, ncol=1, loc="upper right")
     axes[0].set_title("(a) size of $T_k$")
     axes[1].set_title("(b) what the prediction leaves")
     axes[2].set_title("(c) top right vector")
@@ -1760,7 +1766,7 @@ def plot_order_count(data: OrderCount):
             label=r"measured: spike terms with $\alpha_2 + k\alpha_1 + \hat e_k \geq 0$")
     ax.set(xlabel=r"$\alpha_1$", ylabel="new outliers", xlim=(0, 0.5),
            title=rf"(a) count along $\alpha_1$, $\alpha_2 = {data.alpha2:g}$")
-    ax.legend(fontsize=7.5, loc="upper left")
+    ax.legend(fontsize=8, loc="upper left")
     k = np.arange(data.L)
     bx.errorbar(k - 0.08, data.left, yerr=data.left_sd, fmt="o", color=COLORS["fresh"], capsize=2,
                 label=r"left: $a^{\circ(k+1)}$")
@@ -1771,7 +1777,7 @@ def plot_order_count(data: OrderCount):
                label=r"chance $1/\sqrt{N}$")
     bx.set(xlabel="order $k$", ylabel="cosine", ylim=(0, 1.05), xticks=k,
            title=rf"(b) is $T_k$ a spike? $N = {data.Ns[-1]}$")
-    bx.legend(fontsize=7.5, loc="lower left")
+    bx.legend(fontsize=8, loc="lower left")
     plt.close(fig)
     return fig
 
