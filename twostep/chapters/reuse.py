@@ -117,9 +117,7 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
     check_rng(rng)
     N = check_int(N, "N")
     top = check_int(top, "top")
-    if isinstance(alpha2s, (int, float)) or not isinstance(alpha2s, Sequence):
-        raise TypeError(f"alpha2s must be a sequence of exponents in [0, 1/2), got {alpha2s!r}")
-    alpha2s = [check_alpha(a2, "alpha2s") for a2 in alpha2s]
+    alpha2s = [check_alpha(a2, "alpha2s") for a2 in _check_sequence(alpha2s, "alpha2s")]
     if isinstance(activation, str):
         activation = get_activation(activation)
     teacher = make_teacher(target, N, rng)
@@ -146,8 +144,7 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
         update = run.W2 - run.W1
         sub, unm = [], []
         for a2 in alpha2s:
-            scale = step_size(run.params["c2"], a2, N) / run.eta2
-            _, _, Vt = top_singular(run.W1 + scale * update, top)
+            _, _, Vt = top_singular(_rescaled_second_step(run, update, a2), top)
             sub_a2, unm_a2 = _learned_subspace(Vt, B, run.X2)
             sub.append(sub_a2)
             unm.append(unm_a2)
@@ -230,7 +227,7 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
         rows = {k: [] for k in ("subspace", "subspace_unmemorised", "top_memorisation",
                                 "row_ratio", "top_ratio")}
         for a2, K in zip(a2s, Ks):
-            W = run.W1 + (step_size(c2, a2, N) / run.eta2) * update
+            W = _rescaled_second_step(run, update, a2)
             s, _, Vt = top_singular(W, K)
             Vt = Vt.astype(float)
             rows["subspace"].append(subspace_overlap(Vt, B)[0])
@@ -247,6 +244,12 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
         null_clean.append(unmemorised_overlap(R, B, problem.X1)[0])
     out["null_subspace"], out["null_unmemorised"] = np.array(null_raw), np.array(null_clean)
     return out
+
+
+def _rescaled_second_step(run, update, alpha2):
+    # W2' = W1 + (eta2'/eta2)(W2 - W1), update = W2 - W1: exactly the same draw trained with
+    # second-step exponent alpha2 (same c2 and eta1; twostep.analysis.rescaling).
+    return run.W1 + (step_size(run.params["c2"], alpha2, run.W1.shape[0]) / run.eta2) * update
 
 
 def _check_sequence(values, name: str) -> list:
