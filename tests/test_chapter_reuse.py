@@ -225,7 +225,7 @@ def test_paired_runs_rescale_and_measure_a_bounded_activation():
     out = ch.paired_reuse_experiment(ts.rng_for(0), N=40, activation="tanh", alpha2s=[0.05, 0.35])
     assert list(out["K"]) == [3, 1, 4]
     assert np.isnan(out["term_overlap_reused"])        # no exact terms for tanh
-    for key in ch.PAIRED_KEYS[2:]:
+    for key in ch.EXPONENT_KEYS:
         assert out[f"{key}_reused"].shape == out[f"{key}_fresh"].shape == (3,)
     # the rescaled W2' at the reference exponent is W2 itself: its top ratio matches
     assert out["top_ratio_reused"][0] > 1 and np.all(out["row_ratio_fresh"] >= 1)

@@ -65,16 +65,39 @@ def _check_k(run, k):
     return k
 
 
+def pre_activations(run: TwoStepRun) -> tuple:
+    r""":math:`P = W_0X_2^\top` and :math:`\Delta = (W_1 - W_0)X_2^\top`, both ``(N, n)``: the two
+    products every exact term needs, computed once and passed on as ``pre=(P, D)``."""
+    run = _check_run(run)
+    return _pre_activations(run)
+
+
 def _pre_activations(run):
     P = run.W0 @ run.X2.T
     D = (run.W1 - run.W0) @ run.X2.T
     return P, D
 
 
-def _term(run, k, P, D):
+def _check_pre(run, pre):
+    if pre is None:
+        return _pre_activations(run)
+    if not (isinstance(pre, tuple) and len(pre) == 2
+            and all(tuple(x.shape) == (run.N, run.n) for x in pre)):
+        raise ValueError(f"pre must be the pair (P, D) of pre_activations(run), two ({run.N}, "
+                         f"{run.n}) arrays, got {type(pre).__name__}")
+    return pre
+
+
+def _neuron_sample_factor(run, k, P, D):
+    # sigma^(k+1)(P) * Delta^k, (N, n): T_k = eta2/(n k!) diag(a) [factor * 1 y2^T] X2.
     M = run.activation.derivative(P, k + 1)
     if k:
         M *= D ** k
+    return M
+
+
+def _term(run, k, P, D):
+    M = _neuron_sample_factor(run, k, P, D)
     M *= run.y2[None, :]
     M *= run.a[:, None]
     T = M @ run.X2
@@ -82,12 +105,37 @@ def _term(run, k, P, D):
     return T
 
 
-def second_step_term(run: TwoStepRun, k: int) -> np.ndarray:
-    r"""The exact term :math:`T_k` of :math:`W_2 - W_1`, shape ``(N, d)``."""
+def _term_weights(run, k, left, P, D):
+    # w = M_k^T left with T_k = M_k X2: w_j = eta2/(n k!) y_j sum_i left_i a_i factor_ij.
+    w = (left * run.a) @ _neuron_sample_factor(run, k, P, D)
+    w *= run.y2
+    w *= run.eta2 / (run.n * math.factorial(k))
+    return w
+
+
+def second_step_term(run: TwoStepRun, k: int, pre=None) -> np.ndarray:
+    r"""The exact term :math:`T_k` of :math:`W_2 - W_1`, shape ``(N, d)``; ``pre`` is
+    :func:`pre_activations` of ``run`` if already computed."""
     run = _check_run(run)
     k = _check_k(run, k)
-    P, D = _pre_activations(run)
-    return _term(run, k, P, D)
+    return _term(run, k, *_check_pre(run, pre))
+
+
+def term_weights(run: TwoStepRun, k: int, left, pre=None) -> np.ndarray:
+    r"""The weights :math:`w = M_k^\top\ell` (``(n,)``) with which the training inputs make up
+    :math:`\ell^\top T_k = w^\top X_2`, for a left vector :math:`\ell` (``(N,)``):
+
+    .. math:: w_j = \frac{\eta_2}{n\,k!}\,y_j\sum_i \ell_i a_i\,\sigma^{(k+1)}(P_{ij})\,\Delta_{ij}^k .
+
+    :math:`T_k` itself is never formed: one pass over the :math:`N\times n` factor."""
+    run = _check_run(run)
+    k = _check_k(run, k)
+    xp = namespace(run.a)[0]
+    if xp is np:
+        left = check_array(left, "left", ndim=1, shape=(run.N,)).astype(run.a.dtype, copy=False)
+    elif tuple(left.shape) != (run.N,):
+        raise ValueError(f"left must have shape ({run.N},), got {tuple(left.shape)}")
+    return _term_weights(run, k, left, *_check_pre(run, pre))
 
 
 def second_step_terms(run: TwoStepRun) -> list[np.ndarray]:

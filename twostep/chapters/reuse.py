@@ -30,7 +30,9 @@ import numpy as np
 
 from .._validation import check_alpha, check_choice, check_int, check_pairs, check_real, check_rng
 from ..analysis.alignment import memorisation, overlaps, subspace_overlap, unmemorised_overlap
-from ..analysis.decomposition import second_step_term, signal_directions, signal_part
+from ..analysis.decomposition import (pre_activations, second_step_term, signal_directions,
+                                      signal_part)
+from ..analysis.projection import PROJECTED_KEYS, projected_alignment
 from ..analysis.population import population_signal
 from ..analysis.spectra import top_singular
 from ..analysis.sweep import summarise, sweep
@@ -152,10 +154,14 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
     return out
 
 
+#: The per-scheme quantities of the exact term in :func:`paired_reuse_experiment`.
+TERM_KEYS = ("term_overlap", "term_memorisation", "term_input_overlap", "signal_reuse",
+             *(f"projected_{k}" for k in PROJECTED_KEYS))
+#: The per-scheme quantities of :math:`W_2'`, one per second-step exponent.
+EXPONENT_KEYS = ("subspace", "subspace_unmemorised", "top_memorisation", "row_ratio", "top_ratio")
 #: Quantities :func:`paired_reuse_experiment` measures for each batch scheme (suffix
 #: ``_reused`` / ``_fresh``).
-PAIRED_KEYS = ("term_overlap", "term_memorisation", "subspace", "subspace_unmemorised",
-               "top_memorisation", "row_ratio", "top_ratio")
+PAIRED_KEYS = TERM_KEYS + EXPONENT_KEYS
 
 
 def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
@@ -190,9 +196,14 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
     Returns
     -------
     dict
-        For ``s`` in ``reused``, ``fresh``: ``term_overlap_s`` and ``term_memorisation_s``
-        (:math:`|\langle v_1(T_k),\beta^*\rangle|` and its memorisation; NaN without a
-        polynomial activation); per exponent of ``(alpha2, *alpha2s)`` (leading axis) with
+        For ``s`` in ``reused``, ``fresh`` (NaN without a polynomial activation):
+        ``term_overlap_s`` and ``term_memorisation_s`` (:math:`|\langle v_1(T_k),\beta^*\rangle|`
+        and its memorisation), ``term_input_overlap_s`` (the overlap of the input it memorises
+        most), ``signal_reuse_s`` (of the reuse-aware :math:`\tilde u_k` of the same run), and
+        ``projected_<key>_s`` for each key of
+        :func:`twostep.analysis.projection.projected_alignment` (:math:`T_k` seen through
+        :math:`a^{\circ(k+1)}`, its random-sign control drawn once per pair, the
+        memorised-input null); per exponent of ``(alpha2, *alpha2s)`` (leading axis) with
         :math:`K = 1 + \Lambda(\alpha_1, \alpha_2')`: ``subspace_s`` and
         ``subspace_unmemorised_s`` (overlap of the span of :math:`W_2'`'s top :math:`K` right
         vectors with :math:`\beta^*`, raw and with memorised inputs set aside),
@@ -212,20 +223,25 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
     steps = ((c1, alpha1), (c2, alpha2))
     out = {"K": np.array(Ks)}
     s0 = float(top_singular(problem.W0, 1, vectors=False)[0])
+    null_raw, null_clean = [], []
+    for K in Ks:
+        R = rng.standard_normal((K, N))
+        null_raw.append(subspace_overlap(R, B)[0])
+        null_clean.append(unmemorised_overlap(R, B, problem.X1)[0])
+    out["null_subspace"], out["null_unmemorised"] = np.array(null_raw), np.array(null_clean)
+    # Drawn after everything else, so adding them left every earlier number unchanged.
+    signs = rng.choice(np.array([-1.0, 1.0], dtype=dt), size=N)
+    exact = term is not None and activation.degree is not None
     for batch in BATCHES:
         p = problem if batch == "fresh" else replace(problem, X2=problem.X1, y2=problem.y1)
         run = two_steps(p, activation, steps)
-        if term is not None and activation.degree is not None:
-            T = second_step_term(run, check_int(term, "term", 0))
-            _, _, Vt = top_singular(T, 1)
-            del T
-            out[f"term_overlap_{batch}"] = float(overlaps(Vt, B)[0, 0])
-            out[f"term_memorisation_{batch}"] = memorisation(Vt[0], run.X2)[0]
+        if exact:
+            out.update({f"{k}_{batch}": v for k, v in
+                        _term_evidence(run, check_int(term, "term", 0), signs).items()})
         else:
-            out[f"term_overlap_{batch}"] = out[f"term_memorisation_{batch}"] = float("nan")
+            out.update({f"{k}_{batch}": float("nan") for k in TERM_KEYS})
         update = run.W2 - run.W1
-        rows = {k: [] for k in ("subspace", "subspace_unmemorised", "top_memorisation",
-                                "row_ratio", "top_ratio")}
+        rows = {k: [] for k in EXPONENT_KEYS}
         for a2, K in zip(a2s, Ks):
             W = _rescaled_second_step(run, update, a2)
             s, _, Vt = top_singular(W, K)
@@ -237,12 +253,23 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
             rows["row_ratio"].append(float(norms.max() / np.median(norms)))
             rows["top_ratio"].append(float(s[0]) / s0)
         out.update({f"{k}_{batch}": np.array(v, dtype=float) for k, v in rows.items()})
-    null_raw, null_clean = [], []
-    for K in Ks:
-        R = rng.standard_normal((K, N))
-        null_raw.append(subspace_overlap(R, B)[0])
-        null_clean.append(unmemorised_overlap(R, B, problem.X1)[0])
-    out["null_subspace"], out["null_unmemorised"] = np.array(null_raw), np.array(null_clean)
+    return out
+
+
+def _term_evidence(run, k: int, signs) -> dict:
+    # T_k's top right vector (overlap, memorisation, and the memorised input's own overlap),
+    # the reuse-aware direction of the same run, and T_k seen through a^(k+1) with its controls.
+    B = run.teacher.directions
+    pre = pre_activations(run)
+    T = second_step_term(run, k, pre=pre)
+    _, _, Vt = top_singular(T, 1)
+    del T
+    memo, j = memorisation(Vt[0], run.X2)
+    out = {"term_overlap": float(overlaps(Vt, B)[0, 0]), "term_memorisation": memo,
+           "term_input_overlap": float(overlaps(run.X2[j], B)[0, 0]),
+           "signal_reuse": float(overlaps(signal_part(run, k, "auto").right, B)[0, 0])}
+    proj = projected_alignment(run, k, signs=signs, pre=pre)
+    out.update({f"projected_{key}": float(np.asarray(v).ravel()[0]) for key, v in proj.items()})
     return out
 
 

@@ -291,14 +291,19 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
     The same quantities as :func:`twostep.chapters.reuse.reuse_experiment` (without its
     ``alpha2s`` rescaling), from a problem drawn on the device: ``signal`` (overlaps of
     :math:`u_0..u_{L-1}` with the target directions, ``(L, r)``), ``signal_reuse``,
-    ``term_value``, ``term_overlap`` and ``term_memorisation`` of :math:`T_{\text{term}}`,
+    ``term_value``, ``term_overlap``, ``term_memorisation`` and ``term_input_overlap`` (the
+    overlap of the input its top vector memorises) of :math:`T_{\text{term}}`, and
+    ``projected_<key>`` for every key of :func:`twostep.analysis.projection.projected_alignment`
+    (:math:`T_{\text{term}}` seen through :math:`a^{\circ(\text{term}+1)}`, random signs from
+    ``numpy.random.default_rng([seed, 1])``, the same for both batches),
     ``top_values``, ``top_overlap``, ``top_memorisation``, ``subspace`` and
     ``subspace_unmemorised`` of :math:`W_2`'s top ``top`` right singular vectors. Only
     ``(k, d)`` blocks of vectors and the memorised inputs' rows come back to the host, where the
     overlaps of :mod:`twostep.analysis.alignment` are taken.
     """
     from ..analysis.alignment import overlaps, subspace_overlap, unmemorised_overlap
-    from ..analysis.decomposition import second_step_term, weighted_direction
+    from ..analysis.decomposition import pre_activations, second_step_term, weighted_direction
+    from ..analysis.projection import projected_alignment
 
     bk = _backend(backend)
     activation = as_activation(activation)
@@ -314,12 +319,21 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
         term = check_int(term, "term", 0)
         out["signal_reuse"] = overlaps(bk.to_numpy(signal_part(run, term, "auto").right)
                                        .astype(float), B)[0]
-        T = second_step_term(run, term)
+        pre = pre_activations(run)       # P and Delta once, for T_k and its projection
+        T = second_step_term(run, term, pre=pre)
         sv, _, Vt = top_singular_on(T, 1, iterations)
         del T
         out["term_value"] = float(sv[0])
         out["term_overlap"] = overlaps(bk.to_numpy(Vt).astype(float), B)[0]
-        out["term_memorisation"] = float(_memorised(xp, run.X2, Vt)[0][0])
+        memo, J = _memorised(xp, run.X2, Vt)
+        out["term_memorisation"] = float(memo[0])
+        out["term_input_overlap"] = overlaps(bk.to_numpy(run.X2[int(J[0])]).astype(float), B)[0]
+        # One sign vector per seed, from its own stream: the same for both batches of a pair.
+        signs = np.random.default_rng([seed, 1]).choice([-1.0, 1.0], size=N)
+        proj = projected_alignment(run, term, signs=bk.asarray(signs.astype(np.dtype(dtype))),
+                                   pre=pre)
+        del pre
+        out.update({f"projected_{key}": value for key, value in proj.items()})
     sv, _, Vt = top_singular_on(run.W2, check_int(top, "top"), iterations)
     memo, J = _memorised(xp, run.X2, Vt)
     V = bk.to_numpy(Vt).astype(float)
