@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Regenerate results/at_scale/: the book's measurements at widths beyond the build.
 
-    .venv/bin/python tools/at_scale.py --backend cupy                     # on a GPU (the intended run)
+    .venv/bin/python tools/at_scale.py --backend cupy --out results/at_scale   # on a GPU
     OPENBLAS_NUM_THREADS=2 nice -n 10 .venv/bin/python tools/at_scale.py \\
         --backend numpy --max-N 8000 --seeds spike=1000:3,2000:3,4000:3,8000:1 \\
-        --seeds reuse=1000:10,2000:10,4000:10,8000:2                  # on the CPU (float32)
+        --seeds reuse=1000:10,2000:10,4000:10,8000:2 \\
+        --out results/at_scale --resume                               # on the CPU (float32)
+    .venv/bin/python tools/at_scale.py --backend numpy --widths 40 \\
+        --seeds spike=40:1 --seeds reuse=40:1 --force                 # a check, in artifacts/
 
 Two files, both written by twostep.scale.results.write_results with the command, the
 backend, the device's name, the library versions, the date and the wall time of every task:
@@ -21,9 +24,18 @@ backend, the device's name, the library versions, the date and the wall time of 
   (twostep.model.steps.draw_problem; twostep.scale.device.draw_problem_on on a device), so
   reused-minus-fresh differences are paired.
 
+The files go to ``artifacts/at_scale/`` (git-ignored) unless ``--out results/at_scale`` asks
+for the committed folder. An existing file is refused unless ``--resume`` (continue it) or
+``--force`` (overwrite it) is given. ``--resume`` refuses a file of another experiment,
+parameters, dtype, backend, schema or package version, naming the fields that differ, and
+keeps every record of the file (also those at widths or seeds this run does not plan); it
+computes only the tasks the file lacks.
+
 The widths run in increasing order, each width for both files (every seed, both batches),
-and a file is rewritten after every task, so an interrupted run loses one task and
-``--resume`` continues it (``complete`` in the file says whether the run finished).
+and a file is rewritten atomically after every task (twostep.scale.results.ResultsWriter),
+so a run killed at any moment loses at most the task in progress and ``--resume``
+continues it (``complete`` in the file says whether the run finished). Ctrl-C or SIGTERM
+stops with one line saying what is saved.
 The seeds per width (``--seeds NAME=N:COUNT,...``; default SEEDS) are 0 .. COUNT-1. The
 smallest width is recomputed on the CPU by tests/test_at_scale.py, so a change of the code
 that no longer reproduces these files fails CI. Stdlib + twostep only.
@@ -35,6 +47,7 @@ import argparse
 import os
 import platform
 import shlex
+import signal
 import sys
 import time
 from pathlib import Path
@@ -44,9 +57,13 @@ sys.path.insert(0, str(ROOT))
 
 from twostep.scale.backend import get_backend  # noqa: E402
 from twostep.scale.device import reuse_on, spike_on  # noqa: E402
-from twostep.scale.results import read_results, write_results  # noqa: E402
+from twostep.scale.results import ResultsWriter  # noqa: E402
 
-OUT = ROOT / "results" / "at_scale"
+#: Where a run writes unless told: a scratch folder (git-ignored). The committed files are
+#: written only by an explicit ``--out results/at_scale``.
+OUT = ROOT / "artifacts" / "at_scale"
+COMMITTED = ROOT / "results" / "at_scale"
+KEY = ("N", "batch", "seed")
 WIDTHS = (1000, 2000, 4000, 8000, 16000, 32000, 45000)
 DTYPE = "float32"
 #: The phase-diagram grid of the chapter *Two steps* (ALPHAS on both axes, no point on a boundary).
@@ -113,24 +130,24 @@ def measure(name: str, bk, N: int, batch: str, seed: int, dtype: str = DTYPE) ->
     return {"N": N, "batch": batch, "seed": seed, "wall_s": time.perf_counter() - t0, **out}
 
 
-def write(name: str, records: list, widths, seeds: dict, bk, commands: list, dtype: str,
-          elapsed: float, out_dir: Path, complete: bool) -> Path:
-    """Write ``records`` of ``name`` with its provenance: ``command`` is the last of ``commands``
-    (all of them, in order, when a run was resumed), ``elapsed`` the wall time of all of them."""
+def provenance(name: str, writer: ResultsWriter, widths, seeds: dict, bk, commands: list,
+               dtype: str, elapsed: float, complete: bool) -> dict:
+    """The file-level fields of ``name``'s file: the grid and seeds of all its records, the
+    seeds and widths planned (by every run that wrote it), the command(s), where it ran."""
     func, batches, extra = EXPERIMENTS[name]
+    records, old = writer.records, writer.previous
     done = sorted({r["N"] for r in records})
-    path = out_dir / f"{name}.json"
-    write_results(path, name, records, params={**extra, "dtype": dtype},
-                  grid={"N": done, "batch": list(batches)},
-                  seeds=sorted({r["seed"] for r in records}),
-                  seeds_per_width={str(N): sorted({r["seed"] for r in records if r["N"] == N})
-                                   for N in done},
-                  seeds_planned={str(N): seeds_for(name, N, seeds.get(name)) for N in widths},
-                  function=f"{func.__module__}.{func.__name__}", dtype=dtype,
-                  backend=bk.name, device=bk.device_name(), host=host(), command=commands[-1],
-                  commands=commands,
-                  elapsed=elapsed, complete=complete, widths_planned=list(widths))
-    return path
+    planned = {str(k): v for k, v in (old.get("seeds_planned") or {}).items()}
+    planned.update({str(N): seeds_for(name, N, seeds.get(name)) for N in widths})
+    return dict(grid={"N": done, "batch": list(batches)},
+                seeds=sorted({r["seed"] for r in records}),
+                seeds_per_width={str(N): sorted({r["seed"] for r in records if r["N"] == N})
+                                 for N in done},
+                seeds_planned=dict(sorted(planned.items(), key=lambda kv: int(kv[0]))),
+                function=f"{func.__module__}.{func.__name__}", dtype=dtype,
+                backend=bk.name, device=bk.device_name(), host=host(), command=commands[-1],
+                commands=commands, elapsed=elapsed, complete=complete,
+                widths_planned=sorted(set(old.get("widths_planned", [])) | set(widths)))
 
 
 def main(argv=None) -> int:
@@ -144,53 +161,90 @@ def main(argv=None) -> int:
     p.add_argument("--only", choices=sorted(EXPERIMENTS), action="append",
                    help="write only this file (repeatable, in the order given: at each width "
                         "the files run in this order; default spike, then reuse)")
-    p.add_argument("--out", type=Path, default=OUT, help="folder for the two files")
+    p.add_argument("--out", type=Path, default=OUT,
+                   help="folder for the two files (default artifacts/at_scale, git-ignored; "
+                        "the committed files: --out results/at_scale)")
     p.add_argument("--resume", action="store_true",
-                   help="keep the records already in the files that this run would compute "
-                        "(same N, batch, seed) and compute only the others")
+                   help="continue the files in --out: keep all their records and compute only "
+                        "the tasks (N, batch, seed) they lack; a file of other parameters, "
+                        "dtype, backend or version is refused")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite existing files in --out (without it, or --resume, they are "
+                        "refused)")
     args = p.parse_args(argv)
+    if args.resume and args.force:
+        p.error("--resume keeps a file's records and --force overwrites them: give one")
     seeds = parse_seeds(args.seeds)
     names = args.only or list(EXPERIMENTS)
-    bk = get_backend(args.backend)
-    widths = sorted(args.widths or [N for N in WIDTHS if N <= args.max_N])
+    if len(set(names)) != len(names):
+        p.error(f"--only lists a file twice: {names}")
+    widths = sorted(set(args.widths or [N for N in WIDTHS if N <= args.max_N]))
+    if not widths:
+        p.error(f"no width to run: --max-N {args.max_N} is below the smallest width {WIDTHS[0]}")
+    if widths[0] < 8:
+        p.error(f"--widths must be integers >= 8 (the spike experiment's smallest N), "
+                f"got {widths[0]}")
     for name in names:   # fail before anything runs
         for N in widths:
-            seeds_for(name, N, seeds.get(name))
+            try:
+                seeds_for(name, N, seeds.get(name))
+            except ValueError as err:
+                p.error(str(err))
+    bk = get_backend(args.backend)
     command = "python tools/at_scale.py " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     args.out.mkdir(parents=True, exist_ok=True)
-    records = {name: [] for name in names}
-    elapsed = {name: 0.0 for name in names}
-    commands = {name: [command] for name in names}
-    if args.resume:
-        for name in names:
-            path = args.out / f"{name}.json"
-            if path.exists():
-                old = read_results(path)
-                records[name] = [r for r in old["records"] if r["N"] in widths
-                                 and r["seed"] in seeds_for(name, r["N"], seeds.get(name))]
-                elapsed[name] = float(old.get("elapsed", 0.0))
-                commands[name] = list(old.get("commands", [old.get("command")])) + [command]
-    def save(name, complete):
-        records[name].sort(key=lambda r: (r["N"], r["seed"], EXPERIMENTS[name][1].index(r["batch"])))
-        write(name, records[name], widths, seeds, bk, commands[name], DTYPE, elapsed[name],
-              args.out, complete=complete)
+    writers, elapsed, commands = {}, {}, {}
+    try:
+        for name in names:   # every file is checked (exists? belongs?) before the first task
+            func, _, extra = EXPERIMENTS[name]
+            writers[name] = w = ResultsWriter(
+                args.out / f"{name}.json", name, {**extra, "dtype": DTYPE}, key=KEY,
+                resume=args.resume, force=args.force, grid_keys=("N", "batch"),
+                identity={"backend": bk.name, "dtype": DTYPE,
+                          "function": f"{func.__module__}.{func.__name__}"})
+            old = w.previous
+            elapsed[name] = float(old.get("elapsed", 0.0))
+            commands[name] = list(old.get("commands", [old["command"]] if old.get("command")
+                                          else [])) + [command]
+    except (FileExistsError, ValueError) as err:
+        p.exit(2, f"{p.prog}: error: {err}\n")
 
-    for i, N in enumerate(widths):
+    def save(name, complete):
+        order = EXPERIMENTS[name][1]
+        w = writers[name]
+        w.save(order=lambda r: (r["N"], r["seed"], order.index(r["batch"])),
+               **provenance(name, w, widths, seeds, bk, commands[name], DTYPE, elapsed[name],
+                            complete))
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
+    try:
         for name in names:
-            have = {(r["N"], r["batch"], r["seed"]) for r in records[name]}
-            for seed in seeds_for(name, N, seeds.get(name)):
-                for batch in EXPERIMENTS[name][1]:
-                    if (N, batch, seed) in have:
-                        continue
-                    start = time.perf_counter()
-                    rec = measure(name, bk, N, batch, seed)
-                    records[name].append(rec)
-                    elapsed[name] += time.perf_counter() - start
-                    print(f"{name} {batch} N={N} seed={seed}: {rec['wall_s']:.1f} s", flush=True)
-                    save(name, complete=False)     # after every task: a stopped run loses one
-    for name in names:
-        save(name, complete=True)
+            if not writers[name].records:
+                save(name, complete=False)   # the file exists from the start, empty
+        for N in widths:
+            for name in names:
+                have = writers[name].done()
+                for seed in seeds_for(name, N, seeds.get(name)):
+                    for batch in EXPERIMENTS[name][1]:
+                        if writers[name].task({"N": N, "batch": batch, "seed": seed}) in have:
+                            continue
+                        start = time.perf_counter()
+                        rec = measure(name, bk, N, batch, seed)
+                        writers[name].add(rec)
+                        elapsed[name] += time.perf_counter() - start
+                        print(f"{name} {batch} N={N} seed={seed}: {rec['wall_s']:.1f} s",
+                              flush=True)
+                        save(name, complete=False)   # after every task: a stopped run loses one
+        for name in names:
+            save(name, complete=True)
+    except KeyboardInterrupt:
+        saved = ", ".join(f"{len(writers[n].records)} record(s) in {writers[n].path}" for n in names)
+        print(f"{p.prog}: interrupted: {saved}; the same command with --resume runs the rest",
+              file=sys.stderr)
+        return 130
     return 0
 
 

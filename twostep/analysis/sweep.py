@@ -7,6 +7,7 @@ of worker processes or on the order in which tasks finish.
 
 from __future__ import annotations
 
+import numbers
 import os
 import sys
 from itertools import product
@@ -30,63 +31,187 @@ def rng_for(seed: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(check_int(seed, "seed", 0)))
 
 
+#: Names a grid may not use: every record gets ``seed`` from ``seeds``, and ``func`` gets ``rng``.
+RESERVED = ("seed", "rng")
+
+
+def _expand(grid) -> list[dict]:
+    if grid is None:
+        return [{}]
+    if isinstance(grid, dict):
+        for key, values in grid.items():
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+                raise TypeError(f"grid[{key!r}] must be a list of values to sweep, got {values!r} "
+                                f"(write grid={{{key!r}: [{values!r}]}} for one value)")
+        keys = list(grid)
+        grid = [dict(zip(keys, values)) for values in product(*(list(grid[k]) for k in keys))]
+    if isinstance(grid, (str, bytes)) or not hasattr(grid, "__iter__"):
+        raise TypeError(f"grid must be a dict of lists or a list of dicts, got {grid!r}")
+    grid = list(grid)
+    if not all(isinstance(g, dict) for g in grid):
+        raise TypeError("grid must be a dict of lists or a list of dicts")
+    for g in grid:
+        reserved = [k for k in RESERVED if k in g]
+        if reserved:
+            raise ValueError(f"grid key {reserved[0]!r} is reserved: seeds are given by seeds=, "
+                             f"and each task's generator is passed as rng")
+    return grid
+
+
+def _die_with_parent(parent: int) -> None:
+    # A worker process (loky) must not outlive the run that started it, even when that run
+    # is killed with SIGKILL and cannot shut its workers down: Linux's PR_SET_PDEATHSIG sends
+    # the worker SIGKILL when its parent dies. Ctrl-C is the parent's to handle (it saves the
+    # finished tasks and stops the workers); a worker ignores it.
+    import signal
+    global _ARMED
+    if _ARMED == parent:
+        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)   # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:   # the parent died before the line above
+        os._exit(1)
+    _ARMED = parent
+
+
+_ARMED = None
+
+
+def _task(func, params, seed, index, parent):
+    if parent is not None and os.getpid() != parent:
+        _die_with_parent(parent)
+    out = func(rng=rng_for(seed), **params)
+    if not isinstance(out, dict):
+        raise TypeError(f"func must return a dict, got {type(out).__name__}")
+    clash = sorted(set(out) & (set(params) | {"seed"}))
+    if clash:
+        raise ValueError(f"func's result key(s) {clash} would overwrite the task's parameter(s) "
+                         f"of the same name; rename the result or the parameter")
+    return index, {**params, "seed": seed, **out}
+
+
+def run_tasks(func: Callable, tasks: list[tuple[dict, int]], n_jobs: int = 1,
+              progress: bool | None = None, on_record: Callable | None = None) -> list[dict]:
+    """Run ``func(rng=rng_for(seed), **params)`` for each ``(params, seed)`` of ``tasks``.
+
+    Parameters
+    ----------
+    func : callable
+    tasks : list of (dict, int)
+    n_jobs : int
+        Worker processes (joblib, ``loky`` backend, or the backend of an enclosing
+        ``joblib.parallel_config``); 1 runs in this process.
+    progress : bool or None
+    on_record : callable, optional
+        Called with each record as soon as its task finishes (in the order they finish), e.g.
+        to checkpoint a results file.
+
+    Returns
+    -------
+    list of dict
+        The records, in the order of ``tasks``.
+    """
+    if not callable(func):
+        raise TypeError(f"func must be callable, got {type(func).__name__}")
+    n_jobs = check_int(n_jobs, "n_jobs", 1)
+    tasks = [(dict(p), check_int(s, "seed", 0)) for p, s in tasks]
+    show = _interactive() if progress is None else bool(progress)
+    name = getattr(func, "__name__", "sweep")
+    out: list = [None] * len(tasks)
+
+    def collect(results):
+        if show:
+            from tqdm.auto import tqdm
+            results = tqdm(results, total=len(tasks), desc=name)
+        for index, record in results:
+            out[index] = record
+            if on_record is not None:
+                on_record(record)
+
+    if n_jobs == 1:
+        collect(_task(func, p, s, i, None) for i, (p, s) in enumerate(tasks))
+        return out
+
+    from joblib import Parallel, delayed
+    parent = os.getpid()
+    parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+    results = parallel(delayed(_task)(func, p, s, i, parent) for i, (p, s) in enumerate(tasks))
+    try:
+        collect(results)
+    finally:
+        # An interrupt between two results (e.g. while on_record writes a file) leaves the
+        # generator suspended: closing it lets joblib abort its dispatching before the workers
+        # are stopped (stopping them first deadlocks against joblib's dispatch callback).
+        import warnings
+        with warnings.catch_warnings():
+            # joblib warns that dispatched tasks were cancelled: that is the point here.
+            warnings.simplefilter("ignore", UserWarning)
+            results.close()
+        _stop_workers()
+    return out
+
+
+def _stop_workers() -> None:
+    # joblib keeps loky's workers for reuse (they idle for minutes); a run that is over, or
+    # interrupted, stops them now so that none outlives it.
+    try:
+        from joblib.externals.loky import get_reusable_executor
+    except ImportError:
+        return
+    from joblib.externals.loky import reusable_executor
+    if getattr(reusable_executor, "_executor", None) is not None:
+        get_reusable_executor().shutdown(wait=True, kill_workers=True)
+
+
 def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iterable[int] = (0,),
-          n_jobs: int = 1, progress: bool | None = None) -> list[dict]:
+          n_jobs: int = 1, progress: bool | None = None,
+          on_record: Callable | None = None) -> list[dict]:
     """Run ``func(rng=..., **params)`` for every parameter set and seed.
 
     Parameters
     ----------
     func : callable
-        Returns a dict of results (numbers or arrays) for one task.
+        Returns a dict of results (numbers or arrays) for one task; a result key may not be
+        the name of a parameter of the task or ``seed`` (it would overwrite it in the record).
     grid : dict of lists, list of dicts, or None
         A dict ``{"N": [500, 1000], "batch": ["reused", "fresh"]}`` expands to its
-        Cartesian product; a list of dicts is used as given.
+        Cartesian product; a list of dicts is used as given. ``seed`` and ``rng`` are reserved.
     seeds : iterable of int
     n_jobs : int
-        Worker processes (joblib, ``loky`` backend); 1 runs in this process.
+        Worker processes (joblib, ``loky`` backend); 1 runs in this process. Workers are
+        stopped when the sweep ends, and die with this process if it is killed.
     progress : bool or None
         Show a tqdm bar; ``None`` shows it only in an interactive terminal.
+    on_record : callable, optional
+        Called with each record as its task finishes (see :func:`run_tasks`).
 
     Returns
     -------
     list of dict
         One record per task: its parameters, ``seed``, and ``func``'s results.
+
+    Notes
+    -----
+    The records do not depend on ``n_jobs`` beyond rounding: joblib gives each of ``n_jobs``
+    workers ``cpu_count // n_jobs`` BLAS threads, and another thread count sums matrix
+    products in another order (relative differences about 1e-15 in float64). On one BLAS
+    thread in every process (``threadpoolctl.threadpool_limits(1)``,
+    ``OPENBLAS_NUM_THREADS=1``) serial and parallel records are identical.
     """
     if not callable(func):
         raise TypeError(f"func must be callable, got {type(func).__name__}")
-    if grid is None:
-        grid = [{}]
-    elif isinstance(grid, dict):
-        keys = list(grid)
-        grid = [dict(zip(keys, values)) for values in product(*(grid[k] for k in keys))]
-    grid = list(grid)
-    if not all(isinstance(g, dict) for g in grid):
-        raise TypeError("grid must be a dict of lists or a list of dicts")
+    grid = _expand(grid)
+    if isinstance(seeds, (numbers.Integral, str)) or not hasattr(seeds, "__iter__"):
+        raise TypeError(f"seeds must be a sequence of integers >= 0, got {seeds!r}")
     seeds = [check_int(s, "seed", 0) for s in seeds]
-    n_jobs = check_int(n_jobs, "n_jobs", 1)
-    tasks = [(params, seed) for params in grid for seed in seeds]
-    show = _interactive() if progress is None else bool(progress)
-
-    def one(params, seed):
-        out = func(rng=rng_for(seed), **params)
-        if not isinstance(out, dict):
-            raise TypeError(f"func must return a dict, got {type(out).__name__}")
-        return {**params, "seed": seed, **out}
-
-    if n_jobs == 1:
-        iterator = tasks
-        if show:
-            from tqdm.auto import tqdm
-            iterator = tqdm(tasks, desc=getattr(func, "__name__", "sweep"))
-        return [one(p, s) for p, s in iterator]
-
-    from joblib import Parallel, delayed
-    parallel = Parallel(n_jobs=n_jobs, return_as="generator")
-    results = parallel(delayed(one)(p, s) for p, s in tasks)
-    if show:
-        from tqdm.auto import tqdm
-        results = tqdm(results, total=len(tasks), desc=getattr(func, "__name__", "sweep"))
-    return list(results)
+    return run_tasks(func, [(params, seed) for params in grid for seed in seeds], n_jobs=n_jobs,
+                     progress=progress, on_record=on_record)
 
 
 def summarise(records: list[dict], by: Iterable[str], values: Iterable[str]) -> list[dict]:

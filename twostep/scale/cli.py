@@ -38,10 +38,10 @@ import time
 from functools import partial
 
 from .._version import __version__
-from .registry import (EXPERIMENTS, check_memory, experiment_params,
-                          get_experiment, run_experiment)
-from .results import write_results
-from ..analysis.sweep import sweep
+from .registry import (EXPERIMENTS, check_memory, check_task, experiment_params,
+                          get_experiment, run_task)
+from .results import ResultsWriter, blas_threads
+from ..analysis.sweep import RESERVED, run_tasks
 
 SCHEDULER_ENV = "TWOSTEP_DASK_SCHEDULER"
 #: loky and dask run tasks in CPU worker processes; cupy and torch run them one after another
@@ -49,6 +49,8 @@ SCHEDULER_ENV = "TWOSTEP_DASK_SCHEDULER"
 BACKENDS = ("loky", "dask", "cupy", "torch")
 DEVICES = ("cupy", "torch")
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+#: The most tasks (grid points times seeds) one command runs: a larger count is a typo.
+MAX_TASKS = 1_000_000
 
 
 def _value(text: str):
@@ -86,22 +88,34 @@ def parse_grid(items) -> dict:
 
 
 def parse_seeds(items) -> list[int]:
-    """``["0:5"]`` -> ``[0, 1, 2, 3, 4]``; ``["3", "7"]`` -> ``[3, 7]``; seeds are integers >= 0."""
-    seeds = []
+    """``["0:5"]`` -> ``[0, 1, 2, 3, 4]``; ``["3", "7"]`` -> ``[3, 7]``; seeds are integers in
+    ``[0, 2**63)``, at most :data:`MAX_TASKS` of them, each once."""
+    ranges = []
     for item in items or ["0"]:
         for part in str(item).split(","):
             part = part.strip()
             try:
                 if ":" in part:
                     lo, hi = part.split(":")
-                    seeds.extend(range(int(lo), int(hi)))
+                    ranges.append((int(lo), int(hi)))
                 elif part:
-                    seeds.append(int(part))
+                    ranges.append((int(part), int(part) + 1))
             except ValueError:
                 raise ValueError(f"--seeds must be integers >= 0 or ranges START:STOP, "
                                  f"got {item!r}") from None
-    if not seeds or min(seeds) < 0:
+            if ranges and (ranges[-1][0] < 0 or ranges[-1][1] > 2 ** 63):
+                raise ValueError(f"--seeds must lie in [0, 2**63), got {part!r}")
+            if ":" in part and ranges[-1][1] <= ranges[-1][0]:
+                raise ValueError(f"--seeds range START:STOP needs STOP > START, got {part!r}")
+    count = sum(hi - lo for lo, hi in ranges)
+    if count > MAX_TASKS:
+        raise ValueError(f"--seeds {' '.join(map(str, items))} gives {count} seeds; at most "
+                         f"{MAX_TASKS} are accepted")
+    seeds = [s for lo, hi in ranges for s in range(lo, hi)]
+    if not seeds:
         raise ValueError(f"--seeds must give at least one integer >= 0, got {items!r}")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"--seeds lists a seed twice: {items!r}")
     return seeds
 
 
@@ -114,8 +128,9 @@ def parse_bytes(text: str) -> float:
         value = float(number) * _UNITS[unit]
     except ValueError:
         raise ValueError(f"--max-memory must be a size such as 800M or 16G, got {text!r}") from None
-    if not value > 0:
-        raise ValueError(f"--max-memory must be positive, got {text!r}")
+    if not 0 < value < float("inf"):
+        raise ValueError(f"--max-memory must be a positive finite size such as 800M or 16G, "
+                         f"got {text!r}")
     return value
 
 
@@ -158,6 +173,13 @@ def build_parser() -> argparse.ArgumentParser:
                         f"LocalCluster (default: ${SCHEDULER_ENV})")
     p.add_argument("-o", "--output", default=None, metavar="PATH",
                    help="results file (default results/<experiment>.json)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the output file of an interrupted run of the same command "
+                        "(same experiment, parameters and package version): its records are "
+                        "kept and only the missing tasks run")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite an existing output file (without it, an existing file is "
+                        "refused)")
     p.add_argument("--max-memory", default=None, metavar="SIZE",
                    help="memory budget per machine, e.g. 64G (default: the memory available now)")
     prog = p.add_mutually_exclusive_group()
@@ -182,105 +204,226 @@ def _dask_client(address):
     return Client(address), None
 
 
-def run(args) -> dict:
-    """Run the sweep described by parsed ``args``; returns the written document's summary."""
+def _merged(old: dict, new: dict) -> dict:
+    # The grid of a resumed file: its values, then this run's new ones, per key.
+    out = {k: list(v) for k, v in old.items()}
+    for k, values in new.items():
+        have = out.setdefault(k, [])
+        have += [v for v in values if v not in have]
+    return out
+
+
+def _worker_threads(jobs: int) -> dict | None:
+    # joblib gives each loky worker cpu_count // jobs BLAS threads: ask one worker.
+    if jobs == 1:
+        return None
+    from joblib import Parallel, delayed
+    return Parallel(n_jobs=jobs)(delayed(blas_threads)() for _ in range(1))[0]
+
+
+def plan(args):
+    """Everything a run needs, checked before any task: the experiment, fixed parameters,
+    grid, tasks, seeds, output path and memory. Raises ``ValueError`` / ``MemoryError``
+    naming the argument."""
     exp = get_experiment(args.experiment)
     params = parse_params(args.param)
     grid = parse_grid(args.grid)
     if args.sizes:
+        if "N" in grid:
+            raise ValueError("N is given by both -N and --grid N=...; give it once")
+        bad = [N for N in args.sizes if N < 1]
+        if bad:
+            raise ValueError(f"-N must list integers >= 1, got {bad[0]}")
         grid = {"N": args.sizes, **grid}
+    for key in RESERVED:
+        if key in params or key in grid:
+            raise ValueError(f"{key} is not a parameter: seeds are given with -s/--seeds")
     both = sorted(set(params) & set(grid))
     if both:
         raise ValueError(f"parameters {both} are given both by --param and --grid/-N")
+    for key, values in grid.items():
+        if len({json.dumps(v, sort_keys=True) for v in values}) != len(values):
+            raise ValueError(f"--grid {key} lists a value twice: {values}")
     seeds = parse_seeds(args.seeds)
     if args.jobs < 1:
         raise ValueError(f"--jobs must be an integer >= 1, got {args.jobs}")
     max_memory = None if args.max_memory is None else parse_bytes(args.max_memory)
-
-    keys = list(grid)
     from itertools import product
+    from math import prod
+    count = prod(len(v) for v in grid.values()) * len(seeds)
+    if count > MAX_TASKS:
+        raise ValueError(f"the grid and seeds give {count} tasks; at most {MAX_TASKS} are accepted")
+    keys = list(grid)
     tasks = [{**params, **dict(zip(keys, values))} for values in product(*grid.values())] or [params]
     full = [experiment_params(exp.name, t) for t in tasks]
-    out = args.output or os.path.join("results", f"{exp.name}.json")
-    folder = os.path.dirname(os.path.abspath(out))
-    if args.output and not os.path.isdir(folder):
-        # Only the default folder is created: a typo in -o should not make a new tree.
-        raise ValueError(f"--output folder {folder} does not exist; create it first")
+    for task, p in zip(tasks, full):
+        check_task(exp.name, p, given=task)
     if args.backend in DEVICES:
-        return _run_on_device(args, exp, params, grid, tasks, seeds, out)
+        for p in full:
+            exp.device_params(p)
+    out = args.output or os.path.join("results", f"{exp.name}.json")
+    if not args.output:
+        # Only the default folder is created: a typo in -o should not make a new tree.
+        os.makedirs(os.path.dirname(out), exist_ok=True)
     if args.backend == "dask":
         # The tasks run on the cluster's workers: check one task against the budget given.
         need = check_memory(exp.name, full, 1, max_memory) if max_memory else None
-    else:
-        need = check_memory(exp.name, full, min(args.jobs, len(full) * len(seeds)), max_memory)
-
-    func = partial(run_experiment, exp.name)
-    func.__name__ = exp.name  # the progress bar's label
-    start = time.perf_counter()
-    if args.backend == "dask":
-        import joblib
-        address = args.scheduler or os.environ.get(SCHEDULER_ENV)
-        if not address:
+        if not (args.scheduler or os.environ.get(SCHEDULER_ENV)):
             raise ValueError(f"--backend dask needs --scheduler ADDRESS (or ${SCHEDULER_ENV}); "
                              "use --scheduler local for a LocalCluster on this machine")
-        client, cluster = _dask_client(address)
+    elif args.backend in DEVICES:
+        need = None   # twostep.scale.device checks the device's memory before it allocates
+    else:
+        need = check_memory(exp.name, full, min(args.jobs, len(full) * len(seeds)), max_memory)
+    effective = {k: v for k, v in full[0].items() if k not in grid}
+    return exp, params, grid, tasks, seeds, out, effective, need
+
+
+def run(args) -> dict:
+    """Run the sweep described by parsed ``args``, checkpointing the results file after every
+    task; returns the written document's summary."""
+    exp, params, grid, tasks, seeds, out, effective, need = plan(args)
+    writer = ResultsWriter(out, exp.name, effective, key=list(grid) + ["seed"],
+                           resume=args.resume, force=args.force,
+                           identity={"backend": args.backend}, grid_keys=list(grid))
+    args.writer = writer
+    old = writer.previous
+    todo = [(task, seed) for task in tasks for seed in seeds]
+    done = writer.done()
+    remaining = [(t, s) for t, s in todo if writer.task({**t, "seed": s}) not in done]
+    args.total, args.remaining = len(todo), len(remaining)
+    commands = list(old.get("commands", [old["command"]] if old.get("command") else []))
+    commands.append(getattr(args, "command", None))
+    grid_all = _merged(old.get("grid", {}), grid)
+    seeds_all = sorted(set(old.get("seeds", [])) | set(seeds))
+    # Records in the order of an uninterrupted run over the file's whole grid and seeds.
+    from itertools import product
+    index = {writer.task({**dict(zip(grid_all, values)), "seed": s}): i
+             for i, (values, s) in enumerate(product(product(*grid_all.values()), seeds_all))}
+    before = float(old.get("elapsed", 0.0))
+    start = time.perf_counter()
+    extra = {"environment": {}}
+    if args.backend == "loky" and remaining:
+        extra["environment"]["worker_blas_threads"] = _worker_threads(min(args.jobs, len(remaining)))
+
+    def save(complete, **meta):
+        writer.save(grid=grid_all, seeds=seeds_all,
+                    order=lambda r: (0, index[writer.task(r)]) if writer.task(r) in index else (1, 0),
+                    backend=args.backend, jobs=args.jobs,
+                    elapsed=before + time.perf_counter() - start, estimated_bytes=need,
+                    command=commands[-1], commands=commands, complete=complete, **extra, **meta)
+
+    def checkpoint(record):
+        writer.add(record)
+        save(False)
+
+    save(False)   # before the first task: the file exists (a second run is refused) and is writable
+    if args.backend in DEVICES:
+        _run_on_device(args, exp, remaining, checkpoint, extra)
+    elif args.backend == "dask":
+        import joblib
+        client, cluster = _dask_client(args.scheduler or os.environ.get(SCHEDULER_ENV))
         try:
             with joblib.parallel_config(backend="dask"):
-                records = sweep(func, tasks, seeds, n_jobs=max(2, args.jobs),
-                                progress=args.progress)
+                run_tasks(_label(exp), remaining, n_jobs=max(2, args.jobs),
+                          progress=args.progress, on_record=checkpoint)
         finally:
             client.close()
             if cluster is not None:
                 cluster.close()
     else:
-        records = sweep(func, tasks, seeds, n_jobs=args.jobs, progress=args.progress)
-    elapsed = time.perf_counter() - start
-    effective = {k: v for k, v in full[0].items() if k not in grid}
-    write_results(out, exp.name, records, params=effective, grid=grid, seeds=seeds,
-                  backend=args.backend, jobs=args.jobs, elapsed=elapsed,
-                  estimated_bytes=need, command=getattr(args, "command", None))
-    return {"path": out, "tasks": len(records), "elapsed": elapsed}
+        run_tasks(_label(exp), remaining, n_jobs=args.jobs, progress=args.progress,
+                  on_record=checkpoint)
+    save(True)
+    return {"path": out, "tasks": len(remaining), "records": len(writer.records),
+            "elapsed": time.perf_counter() - start}
 
 
-def _run_on_device(args, exp, params, grid, tasks, seeds, out) -> dict:
-    """Every task and seed in turn on the GPU; a size that cannot fit stops the run before
+def _label(exp):
+    func = partial(run_task, exp.name)
+    func.__name__ = exp.name  # the progress bar's label
+    return func
+
+
+def _run_on_device(args, exp, remaining, checkpoint, extra) -> None:
+    """Every remaining task in turn on the GPU; a size that cannot fit stops the run before
     it allocates (MemoryError from twostep.scale.device)."""
     from .backend import get_backend
 
-    on_device = [exp.device_params(experiment_params(exp.name, task)) for task in tasks]
     bk = get_backend(args.backend)
-    records = []
-    start = time.perf_counter()
-    for task, full in zip(tasks, on_device):
-        for seed in seeds:
-            t0 = time.perf_counter()
-            result = exp.device(bk, seed=seed, **full)
-            bk.synchronize()
-            records.append({**task, "seed": seed, "wall_s": time.perf_counter() - t0, **result})
-            print(f"{exp.name} {task} seed {seed}: {records[-1]['wall_s']:.1f} s",
-                  file=sys.stderr, flush=True)
-    elapsed = time.perf_counter() - start
-    effective = {k: v for k, v in experiment_params(exp.name, tasks[0]).items() if k not in grid}
-    write_results(out, exp.name, records, params=effective, grid=grid, seeds=seeds,
-                  backend=args.backend, jobs=1, elapsed=elapsed, device=bk.device_name(),
-                  command=getattr(args, "command", None))
-    return {"path": out, "tasks": len(records), "elapsed": elapsed}
+    extra["device"] = bk.device_name()
+    for task, seed in remaining:
+        full = exp.device_params(experiment_params(exp.name, task))
+        t0 = time.perf_counter()
+        result = exp.device(bk, seed=seed, **full)
+        bk.synchronize()
+        result = {exp.renames.get(k, k): v for k, v in result.items()}
+        clash = sorted(set(result) & (set(task) | {"seed", "wall_s"}))
+        if clash:
+            raise ValueError(f"experiment {exp.name!r} on the device returned result(s) {clash} "
+                             f"named like its parameters")
+        record = {**task, "seed": seed, "wall_s": time.perf_counter() - t0, **result}
+        checkpoint(record)
+        print(f"{exp.name} {task} seed {seed}: {record['wall_s']:.1f} s",
+              file=sys.stderr, flush=True)
+
+
+#: Options whose value may start with "-" (a negative number is then reported as out of range,
+#: not as argparse's "expected one argument").
+_VALUED = ("-s", "--seeds", "--max-memory", "-j", "--jobs", "-N", "--N")
+
+
+def _join_negative(argv: list[str]) -> list[str]:
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if (a in _VALUED and i + 1 < len(argv) and argv[i + 1][:1] == "-"
+                and argv[i + 1][1:2].isdigit()):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
 
 
 def main(argv=None) -> int:
+    import signal
+
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_negative(argv))
     args.command = " ".join(["python -m twostep"] + [shlex.quote(a) for a in argv])
     if args.list:
         print(_describe())
         return 0
     if not args.experiment:
         parser.error(f"give an experiment: one of {', '.join(EXPERIMENTS)} (or --list)")
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    # SIGTERM (a scheduler's stop, kill) is handled as Ctrl-C: the finished tasks are in the file.
+    previous = signal.signal(signal.SIGTERM, stop) if _main_thread() else None
     try:
         summary = run(args)
+    except KeyboardInterrupt:
+        writer = getattr(args, "writer", None)
+        if writer is None:
+            parser.exit(130, f"{parser.prog}: interrupted before the first task; nothing written\n")
+        parser.exit(130, f"{parser.prog}: interrupted: {len(writer.records)} record(s) saved in "
+                         f"{writer.path}; the same command with --resume runs the rest\n")
+    except FileExistsError as err:
+        parser.exit(2, f"{parser.prog}: error: {err}\n")
     except (ValueError, TypeError, MemoryError, ImportError) as err:
         parser.exit(2, f"{parser.prog}: error: {err}\n")
-    print(f"wrote {summary['tasks']} record(s) to {summary['path']} "
-          f"in {summary['elapsed']:.1f} s", file=sys.stderr)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    print(f"wrote {summary['tasks']} new record(s), {summary['records']} in all, to "
+          f"{summary['path']} in {summary['elapsed']:.1f} s", file=sys.stderr)
     return 0
+
+
+def _main_thread() -> bool:
+    import threading
+    return threading.current_thread() is threading.main_thread()

@@ -72,6 +72,19 @@ class Experiment:
     device: Callable | None = None
     #: Parameters the device path does not have; they must keep their defaults there.
     host_only: tuple = ()
+    #: Result keys stored under another name, because the routine returns a column named
+    #: like one of its parameters (``top``: the count asked for, and the values found). A
+    #: record holds a task's parameters and results side by side, so no result may take a
+    #: parameter's name (checked here at registration and on every run).
+    renames: dict = field(default_factory=dict)
+    #: Whether the activation must be a polynomial (the exact terms T_k need its degree).
+    polynomial: bool = False
+
+    def __post_init__(self):
+        taken = sorted(set(self.renames.values()) & set(self.parameters()))
+        if taken:
+            raise ValueError(f"experiment {self.name!r}: renamed result(s) {taken} would take "
+                             f"a parameter's name")
 
     def parameters(self) -> dict:
         """Every keyword the experiment accepts, with its effective default.
@@ -111,18 +124,20 @@ REQUIRED = "<required>"
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     Experiment("two_steps", two_step_spectrum, {"N": 500},
-               "two gradient steps; top singular values of W2 and their overlaps with beta*",
-               wide=6, tall=2),
+               "two gradient steps; top singular values of W2 (top_values) and their overlaps "
+               "with beta*", wide=6, tall=2, renames={"top": "top_values"}),
     Experiment("first_step", first_step_diagnostics,
                {"N": 500, "steps": [[0.2, 0.0], [0.2, 0.25], [0.2, 0.4]]},
-               "the first update as a rank-one spike plus a remainder (first_step_diagnostics)",
-               wide=6, tall=1),
+               "the first update as a rank-one spike plus a remainder (first_step_diagnostics; "
+               "its top singular values as top_values)", wide=6, tall=1,
+               renames={"top": "top_values"}),
     Experiment("spike", spike_experiment, {"N": 500},
                "is each exact term T_k its rank-one spike? (spike_experiment, N = n = d)",
-               wide=12, tall=2, device=spike_on, host_only=("settings", "corrected")),
+               wide=12, tall=2, device=spike_on, host_only=("settings", "corrected"),
+               polynomial=True),
     Experiment("reuse", reuse_experiment, {"N": 500},
                "where the learned directions point, reused vs fresh batch (reuse_experiment, N = n = d)",
-               wide=8, tall=2, device=reuse_on, host_only=("alpha2s",)),
+               wide=8, tall=2, device=reuse_on, host_only=("alpha2s",), polynomial=True),
     Experiment("payoff", payoff_experiment, {"N": 500},
                "test error of a ridge readout after 0, 1, 2 steps (payoff_experiment)",
                wide=16, tall=6),
@@ -156,13 +171,102 @@ def experiment_params(name: str, params: dict | None = None) -> dict:
 
 
 def run_experiment(name: str, rng: np.random.Generator, **params) -> dict:
-    """Run experiment ``name`` once: ``func(rng, **(defaults | params))``; returns its dict.
+    """Run experiment ``name`` once: ``func(rng, **(defaults | params))``; returns its dict
+    as the routine returns it (see :func:`run_task` for a sweep's record).
 
     A module-level function, so ``functools.partial(run_experiment, name)`` can be sent to
     joblib's worker processes or to Dask workers.
     """
     exp = get_experiment(name)
     return exp.func(rng, **experiment_params(name, params))
+
+
+def run_task(name: str, rng: np.random.Generator, **params) -> dict:
+    """:func:`run_experiment`, with the result keys a record stores beside the parameters:
+    those named like a parameter are renamed (:attr:`Experiment.renames`, e.g. two_steps'
+    ``top`` values as ``top_values``), so a record's parameters are never overwritten.
+    ``python -m twostep`` runs this."""
+    exp = get_experiment(name)
+    full = experiment_params(name, params)
+    out = {exp.renames.get(k, k): v for k, v in exp.func(rng, **full).items()}
+    clash = sorted(set(out) & (set(full) | {"seed"}))
+    if clash:
+        raise ValueError(f"experiment {name!r} returned result(s) {clash} named like its "
+                         f"parameters; register a rename for them (Experiment.renames)")
+    return out
+
+
+def check_task(name: str, params: dict, given: dict | None = None) -> None:
+    """Check one task's effective parameters before any task runs.
+
+    The routines check their arguments too, but some only after the expensive part (a count
+    compared with a matrix's size); here every value is checked against its accepted range
+    first, so a bad grid value stops the sweep before the first task. The message names the
+    parameter, the range and the task (``given``: the parameters the command set).
+    """
+    from .._validation import check_alpha, check_choice, check_pairs
+    from ..model.activations import as_activation
+    from ..model.targets import target_links
+
+    where = f" (experiment {name!r}, task {given})" if given else f" (experiment {name!r})"
+    try:
+        p = params
+        N = check_int(p.get("N"), "N", 8 if name == "spike" else 1)
+        n = check_int(N if p.get("n") is None else p["n"], "n")
+        d = check_int(N if p.get("d") is None else p["d"], "d")
+        for key in ("c", "c1", "c2"):
+            if key in p:
+                check_real(p[key], key, low=0.0, low_open=True)
+        for key in ("alpha1", "alpha2"):
+            if key in p:
+                check_alpha(p[key], key)
+        for key in ("alpha2s",):
+            if key in p:
+                for i, a in enumerate(p[key] or ()):
+                    check_alpha(a, f"{key}[{i}]")
+        for key in ("settings", "grid"):
+            if key in p:
+                for i, (a1, a2) in enumerate(check_pairs(p[key], key, "an (alpha1, alpha2) pair")):
+                    check_alpha(a1, f"{key}[{i}][0]")
+                    check_alpha(a2, f"{key}[{i}][1]")
+        if "steps" in p:
+            for i, (c, a) in enumerate(check_pairs(p["steps"], "steps", "a (c, alpha) pair")):
+                check_real(c, f"steps[{i}][0]", low=0.0)
+                check_alpha(a, f"steps[{i}][1]")
+        if "batch" in p:
+            check_choice(p["batch"], "batch", ("reused", "fresh"))
+        if "dtype" in p:
+            check_choice(np.dtype(p["dtype"]).name if not isinstance(p["dtype"], str)
+                         else p["dtype"], "dtype", tuple(DTYPE_BYTES))
+        if "activation" in p:
+            act = as_activation(p["activation"])
+            exp = get_experiment(name)
+            if exp.polynomial and not getattr(act, "degree", None):
+                raise ValueError(f"activation must be a polynomial activation (poly2, poly3, "
+                                 f"poly4) for experiment {name!r}, got {p['activation']!r}")
+        if "target" in p and isinstance(p["target"], str):
+            target_links(p["target"])
+        if "noise" in p:
+            check_real(p["noise"], "noise", low=0.0)
+        if "margin" in p:
+            check_real(p["margin"], "margin", low=0.0)
+        if "n_top" in p:
+            top = check_int(p["n_top"], "n_top", 1)
+            if top >= N - 1:
+                raise ValueError(f"n_top must be in [1, N - 2] = [1, {N - 2}], got {top}")
+        if "top" in p and name in ("two_steps", "first_step", "reuse"):
+            top = check_int(p["top"], "top", 1)
+            if top >= min(N, d):
+                raise ValueError(f"top must be in [1, min(N, d) - 1] = [1, {min(N, d) - 1}], "
+                                 f"got {top}")
+        if p.get("term") is not None and "term" in p:
+            check_int(p["term"], "term", 0)
+        for key in ("n_train", "n_test"):
+            if p.get(key) is not None:
+                check_int(p[key], key)
+        del n
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"{err}{where}") from None
 
 
 def _dtype_bytes(params: dict, default: str) -> int:

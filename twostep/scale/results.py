@@ -1,61 +1,170 @@
 r"""Writing and reading the results of a sweep, with its parameters and the package version.
 
-A results file is JSON: ``{"format": "twostep-results", "version": <twostep version>,
-"experiment": <name>, "params": {...}, "grid": {...}, "seeds": [...], "backend": ...,
-"created": <UTC time>, "elapsed": <seconds>, "records": [...]}``. Each record is one
-task of :func:`twostep.sweep` (its parameters, ``seed`` and results). Numpy arrays are
-stored as ``{"__ndarray__": nested list, "dtype": str}`` and come back as arrays of the
-same dtype and shape; float64 values round-trip exactly (JSON keeps 17 significant
-digits). A chapter reads a file written by ``python -m twostep`` with :func:`read_results`.
+A results file is JSON: ``{"format": "twostep-results", "schema": 1, "version": <twostep
+version>, "experiment": <name>, "params": {...}, "grid": {...}, "seeds": [...], "backend":
+..., "created": <UTC time>, "elapsed": <seconds>, "environment": {...}, "records": [...]}``.
+Each record is one task of :func:`twostep.sweep` (its parameters, ``seed`` and results).
+
+Values round-trip with their types: numpy arrays are stored as ``{"__ndarray__": nested
+list, "dtype": str, "shape": [...]}`` and come back with the same dtype and shape; float32
+(and other non-default) numpy scalars as ``{"__scalar__": value, "dtype": str}``; dicts
+with integer keys as ``{"__items__": [[key, value], ...]}``; infinities and NaN as
+``{"__float__": "inf"}``. float64 values round-trip exactly (JSON keeps 17 significant
+digits). Tuples come back as lists.
+
+:func:`read_results` checks the file against the schema (:data:`REQUIRED`) and names the
+file and the field in every error. Files written before the ``schema`` field existed
+(twostep 0.1.0, e.g. the committed ``results/at_scale/*.json``) read as schema 1.
+
+:class:`ResultsWriter` is the one writer of ``python -m twostep`` and ``tools/at_scale.py``:
+it refuses to overwrite a file unless told (``force``), resumes only a file whose
+experiment, schema, package version and parameters are this run's (naming the fields that
+differ otherwise), never drops a record it was not asked to recompute, and rewrites the
+file atomically after every task.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
+import re
+import tempfile
 from datetime import datetime, timezone
 
 import numpy as np
 
 FORMAT = "twostep-results"
+#: The layout of a results file; a reader refuses files of a newer schema.
+SCHEMA = 1
+#: Top-level fields every results file has, with their JSON types.
+REQUIRED = {"format": str, "version": str, "experiment": str, "params": dict, "grid": dict,
+            "seeds": list, "records": list}
+#: Optional top-level fields, checked when present.
+OPTIONAL = {"schema": int, "created": str, "environment": dict, "elapsed": numbers.Real,
+            "complete": bool, "command": (str, type(None)), "commands": list,
+            "backend": str, "jobs": int}
+_TAGS = ("__ndarray__", "__scalar__", "__float__", "__items__")
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?([.+-]?[0-9A-Za-z.+-]*)$")
+#: Array and scalar dtypes a file may hold: booleans, integers and floats.
+_KINDS = "biuf"
 
 
-def _encode(value):
+def _encode(value, where="value"):
     if isinstance(value, np.ndarray):
-        if value.dtype.kind not in "biuf":
-            raise TypeError(f"cannot store an array of dtype {value.dtype} in a results file")
-        return {"__ndarray__": _encode(value.tolist()), "dtype": value.dtype.name,
+        if value.dtype.kind not in _KINDS:
+            raise TypeError(f"cannot store {where}, an array of dtype {value.dtype}, in a "
+                            f"results file (bool, integer and float arrays only)")
+        return {"__ndarray__": _encode(value.tolist(), where), "dtype": value.dtype.name,
                 "shape": list(value.shape)}
     if isinstance(value, np.generic):
-        return _encode(value.item())
+        if value.dtype.kind not in _KINDS:
+            raise TypeError(f"cannot store {where}, a numpy {value.dtype} scalar, in a results file")
+        item = value.item()
+        # float64, int64 and bool_ come back as Python float / int / bool, which compare and
+        # compute the same; other dtypes (float32 ...) keep theirs.
+        if value.dtype in (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)):
+            return _encode(item, where)
+        return {"__scalar__": _encode(item, where), "dtype": value.dtype.name}
     if isinstance(value, float) and not math.isfinite(value):
         return {"__float__": repr(value)}
     if isinstance(value, dict):
-        return {str(k): _encode(v) for k, v in value.items()}
+        if all(isinstance(k, str) for k in value):
+            clash = [k for k in value if k in _TAGS]
+            if clash:
+                raise TypeError(f"cannot store {where}: key {clash[0]!r} is reserved by the format")
+            return {k: _encode(v, f"{where}.{k}") for k, v in value.items()}
+        bad = [k for k in value if not isinstance(k, (str, numbers.Integral)) or isinstance(k, bool)]
+        if bad:
+            raise TypeError(f"cannot store {where}: dict keys must be strings or integers, "
+                            f"got {bad[0]!r}")
+        return {"__items__": [[int(k) if not isinstance(k, str) else k,
+                               _encode(v, f"{where}[{k!r}]")] for k, v in value.items()]}
     if isinstance(value, (list, tuple)):
-        return [_encode(v) for v in value]
+        return [_encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    raise TypeError(f"cannot store a {type(value).__name__} in a results file")
+    raise TypeError(f"cannot store {where}, a {type(value).__name__}, in a results file")
 
 
-def _decode(value):
+class ResultsFileError(ValueError):
+    """A results file that does not follow the schema; the message names the file and field."""
+
+
+def _decode(value, where, path):
+    def fail(message):
+        raise ResultsFileError(f"{path}: {where} {message}")
+
     if isinstance(value, dict):
         if "__ndarray__" in value:
-            data = _decode(value["__ndarray__"])
-            return np.asarray(data, dtype=value["dtype"]).reshape(value["shape"])
+            dtype, shape = value.get("dtype"), value.get("shape")
+            if not isinstance(dtype, str):
+                fail(f"is an array without a dtype string, got {dtype!r}")
+            try:
+                dt = np.dtype(dtype)
+            except TypeError:
+                fail(f"has an unknown dtype {dtype!r}")
+            if dt.kind not in _KINDS:
+                fail(f"has dtype {dtype!r}; a results file holds bool, integer and float arrays")
+            if (not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool)
+                                                       and s >= 0 for s in shape)):
+                fail(f"has shape {shape!r}; it must be a list of integers >= 0")
+            data = _decode(value["__ndarray__"], where, path)
+            try:
+                arr = np.asarray(data, dtype=dt)
+            except (TypeError, ValueError) as err:
+                fail(f"holds data that is not a {dtype} array ({err})")
+            if arr.shape != tuple(shape) and arr.size != math.prod(shape):
+                fail(f"holds {arr.size} value(s) but its shape {shape} needs {math.prod(shape)}")
+            return arr.reshape(shape)
+        if "__scalar__" in value:
+            try:
+                dt = np.dtype(value.get("dtype"))
+            except TypeError:
+                fail(f"is a scalar of unknown dtype {value.get('dtype')!r}")
+            if dt.kind not in _KINDS:
+                fail(f"is a scalar of dtype {dt}; a results file holds bool, integer and float")
+            item = _decode(value["__scalar__"], where, path)
+            if not isinstance(item, (bool, int, float)):
+                fail(f"is a {dt} scalar holding {item!r}")
+            return dt.type(item)
         if "__float__" in value:
-            return float(value["__float__"])
-        return {k: _decode(v) for k, v in value.items()}
+            text = value["__float__"]
+            if text not in ("inf", "-inf", "nan"):
+                fail(f"is a non-finite float tag holding {text!r} (inf, -inf or nan)")
+            return float(text)
+        if "__items__" in value:
+            items = value["__items__"]
+            if not isinstance(items, list) or not all(
+                    isinstance(i, list) and len(i) == 2 and isinstance(i[0], (int, str))
+                    for i in items):
+                fail("is an integer-keyed dict whose __items__ are not [key, value] pairs")
+            return {k: _decode(v, f"{where}[{k!r}]", path) for k, v in items}
+        return {k: _decode(v, f"{where}.{k}", path) for k, v in value.items()}
     if isinstance(value, list):
-        return [_decode(v) for v in value]
+        return [_decode(v, f"{where}[{i}]", path) for i, v in enumerate(value)]
     return value
+
+
+def blas_threads() -> dict:
+    """Threads of each BLAS/OpenMP library loaded in this process (threadpoolctl), e.g.
+    ``{"openblas": 2}``; ``{}`` when threadpoolctl is not installed. The number of threads
+    changes the summation order of matrix products, hence the last bits of a result."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return {}
+    out = {}
+    for info in threadpool_info():
+        out[info.get("internal_api", info.get("prefix", "?"))] = int(info.get("num_threads", 0))
+    return out
 
 
 def environment(device: str | None = None) -> dict:
     """Where a run ran: Python, numpy, scipy and (if loaded) CuPy / PyTorch versions, the machine,
-    and ``device`` (e.g. the GPU's name) when given."""
+    this process's BLAS threads (:func:`blas_threads`), and ``device`` (e.g. the GPU's name)
+    when given."""
     import platform
     import sys
 
@@ -63,13 +172,31 @@ def environment(device: str | None = None) -> dict:
 
     env = {"python": platform.python_version(), "numpy": np.__version__,
            "scipy": scipy.__version__, "machine": platform.machine(),
-           "processor": platform.processor() or platform.machine()}
+           "processor": platform.processor() or platform.machine(),
+           "blas_threads": blas_threads()}
     for name in ("cupy", "torch"):
         if name in sys.modules:
             env[name] = getattr(sys.modules[name], "__version__", "?")
     if device:
         env["device"] = device
     return env
+
+
+def _atomic_write(path: str, text: str) -> None:
+    # A unique temporary file beside the target, flushed to disk, then renamed over it: a
+    # reader (or a run killed at any instant) sees the old file or the new one, never half.
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def write_results(path, experiment: str, records: list[dict], params: dict | None = None,
@@ -80,7 +207,8 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
     ----------
     path : str or path-like
         Destination, conventionally ``*.json``; its directory is created if needed. The file
-        also records :func:`environment` (versions, machine, ``device`` if given in ``meta``).
+        also records :func:`environment` (versions, machine, BLAS threads, ``device`` if given
+        in ``meta``). The file is replaced atomically.
     experiment : str
     records : list of dict
         As returned by :func:`twostep.sweep`.
@@ -103,7 +231,8 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
         raise TypeError("records must be a list of dicts (the output of twostep.sweep)")
     meta = dict(meta)
     env = environment(meta.pop("device", None))
-    doc = {"format": FORMAT, "version": __version__, "experiment": experiment,
+    env.update(meta.pop("environment", None) or {})
+    doc = {"format": FORMAT, "schema": SCHEMA, "version": __version__, "experiment": experiment,
            "params": params or {}, "grid": grid or {}, "seeds": list(seeds),
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "environment": env, **meta, "records": records}
@@ -111,29 +240,251 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
     folder = os.path.dirname(path)
     if folder:
         os.makedirs(folder, exist_ok=True)
-    text = json.dumps(_encode(doc), indent=1, allow_nan=False)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    text = json.dumps(_encode(doc, "document"), indent=1, allow_nan=False)
+    _atomic_write(path, text)
     return path
 
 
+def _type_name(types) -> str:
+    names = {str: "a string", dict: "an object", list: "a list", int: "an integer",
+             bool: "true or false", numbers.Real: "a number", type(None): "null"}
+    types = types if isinstance(types, tuple) else (types,)
+    return " or ".join(names.get(t, t.__name__) for t in types)
+
+
+def _is(value, types) -> bool:
+    types = types if isinstance(types, tuple) else (types,)
+    if isinstance(value, bool):
+        return bool in types
+    return isinstance(value, types)
+
+
+def _check_version(text, path):
+    from .._version import __version__
+
+    found, here = _VERSION.match(text), _VERSION.match(__version__)
+    if not found:
+        raise ResultsFileError(f"{path}: field 'version' must be a twostep version such as "
+                               f"{__version__!r}, got {text!r}")
+    if (int(found[1]), int(found[2])) > (int(here[1]), int(here[2])):
+        raise ResultsFileError(f"{path}: field 'version' is {text!r}, newer than this twostep "
+                               f"({__version__}); upgrade twostep to read it")
+
+
+def check_document(doc, path="<document>") -> None:
+    """Raise :class:`ResultsFileError` (a ``ValueError``) naming ``path`` and the field if the
+    raw JSON ``doc`` is not a results file of a schema this package reads."""
+    if not isinstance(doc, dict):
+        raise ResultsFileError(f"{path}: not a twostep results file (a JSON object with "
+                               f"format {FORMAT!r}), got a JSON {type(doc).__name__}")
+    if doc.get("format") != FORMAT:
+        raise ResultsFileError(f"{path}: not a twostep results file: field 'format' must be "
+                               f"{FORMAT!r}, got {doc.get('format')!r}")
+    for key, types in REQUIRED.items():
+        if key not in doc:
+            raise ResultsFileError(f"{path}: lacks the required field {key!r} ({_type_name(types)})")
+        if not _is(doc[key], types):
+            raise ResultsFileError(f"{path}: field {key!r} must be {_type_name(types)}, got "
+                                   f"{type(doc[key]).__name__} {str(doc[key])[:60]!r}")
+    for key, types in OPTIONAL.items():
+        if key in doc and not _is(doc[key], types):
+            raise ResultsFileError(f"{path}: field {key!r} must be {_type_name(types)}, got "
+                                   f"{type(doc[key]).__name__} {str(doc[key])[:60]!r}")
+    schema = doc.get("schema", 1)   # files of twostep 0.1.0 have no schema field: schema 1
+    if schema < 1 or schema > SCHEMA:
+        raise ResultsFileError(f"{path}: field 'schema' is {schema}; this twostep reads "
+                               f"schema 1 to {SCHEMA}")
+    _check_version(doc["version"], path)
+    if not doc["experiment"]:
+        raise ResultsFileError(f"{path}: field 'experiment' must be a non-empty string")
+    for key, values in doc["grid"].items():
+        if not isinstance(values, list) or not values:
+            raise ResultsFileError(f"{path}: field grid.{key} must be a non-empty list, got "
+                                   f"{values!r}")
+    for i, seed in enumerate(doc["seeds"]):
+        if not _is(seed, int) or seed < 0:
+            raise ResultsFileError(f"{path}: field seeds[{i}] must be an integer >= 0, got {seed!r}")
+    for i, rec in enumerate(doc["records"]):
+        if not isinstance(rec, dict):
+            raise ResultsFileError(f"{path}: field records[{i}] must be an object (one task), "
+                                   f"got {type(rec).__name__}")
+        if "seed" not in rec:
+            raise ResultsFileError(f"{path}: field records[{i}] lacks 'seed'")
+        missing = [k for k in doc["grid"] if k not in rec]
+        if missing:
+            raise ResultsFileError(f"{path}: field records[{i}] lacks the swept parameter(s) "
+                                   f"{missing}")
+        for key, low in (("seed", 0), ("N", 1), ("n", 1), ("d", 1)):
+            if key in rec and not (_is(rec[key], int) and rec[key] >= low):
+                raise ResultsFileError(f"{path}: field records[{i}].{key} must be an integer "
+                                       f">= {low}, got {rec[key]!r}")
+
+
 def read_results(path) -> dict:
-    """Read a file written by :func:`write_results` (or ``python -m twostep``).
+    """Read a file written by :func:`write_results` (or ``python -m twostep``, or
+    ``tools/at_scale.py``), checked against the schema (:func:`check_document`).
 
     Returns
     -------
     dict
         The stored document: ``experiment``, ``version``, ``params``, ``grid``, ``seeds``,
         ``records`` (list of dicts, arrays restored as numpy arrays), and any metadata.
+
+    Raises
+    ------
+    ResultsFileError
+        (a ``ValueError``) naming the file and the field, when the file is not JSON, not a
+        results file, of a newer schema or version, or a field has the wrong type.
     """
     path = os.fspath(path)
-    with open(path, encoding="utf-8") as fh:
-        try:
+    try:
+        with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"path {path!r} is not a twostep results file: {err}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ValueError(f"path {path!r} is not a twostep results file (format != {FORMAT!r})")
-    return _decode(doc)
+    except json.JSONDecodeError as err:
+        raise ResultsFileError(f"{path}: not a twostep results file (invalid JSON: {err})") from None
+    except UnicodeDecodeError as err:
+        raise ResultsFileError(f"{path}: not a twostep results file (not UTF-8 text: {err})") from None
+    except RecursionError:
+        raise ResultsFileError(f"{path}: not a twostep results file (nested too deeply)") from None
+    check_document(doc, path)
+    try:
+        return {k: _decode(v, k, path) for k, v in doc.items()}
+    except RecursionError:
+        raise ResultsFileError(f"{path}: not a twostep results file (nested too deeply)") from None
+
+
+# --- the one writer ----------------------------------------------------------------------
+
+def _canonical(value):
+    # Parameters as JSON sees them: tuples and lists alike, numpy scalars as numbers.
+    return json.loads(json.dumps(_encode(value), sort_keys=True))
+
+
+def differences(found: dict, wanted: dict, prefix: str = "") -> list[str]:
+    """The fields where ``found`` (a file) and ``wanted`` (this run) differ, as phrases
+    ``"params.c1 is 0.3 in the file, 0.2 here"``."""
+    out = []
+    for key in sorted(set(found) | set(wanted)):
+        name = f"{prefix}{key}"
+        if key not in found:
+            out.append(f"{name} is missing in the file, {wanted[key]!r} here")
+        elif key not in wanted:
+            out.append(f"{name} is {found[key]!r} in the file, absent here")
+        else:
+            a, b = _canonical(found[key]), _canonical(wanted[key])
+            if isinstance(a, dict) and isinstance(b, dict):
+                out += differences(a, b, name + ".")
+            elif a != b:
+                out.append(f"{name} is {_short(a)} in the file, {_short(b)} here")
+    return out
+
+
+def _short(value) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class ResultsWriter:
+    """One results file, rewritten atomically after every task.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The results file. Its folder must exist and be writable (checked here, before work).
+    experiment : str
+    params : dict
+        The fixed parameters; a resumed file must have the same.
+    key : sequence of str
+        The record fields that identify a task (e.g. ``("N", "batch", "seed")``).
+    resume : bool
+        Continue the file at ``path`` if it exists: its records are kept (all of them) and
+        :meth:`done` tells which tasks need no recomputation. A file of another experiment,
+        schema, package version, parameters or ``identity`` is refused, naming the fields.
+    force : bool
+        Overwrite an existing file instead of refusing (ignored with ``resume``).
+    identity : dict, optional
+        Further top-level fields that must match a resumed file (e.g. ``backend``).
+    grid_keys : sequence of str, optional
+        The swept parameters; a resumed file must sweep the same ones.
+
+    Raises
+    ------
+    FileExistsError
+        When ``path`` exists and neither ``resume`` nor ``force`` is given.
+    ValueError
+        When the path is a folder or not writable, or the file to resume does not belong.
+    """
+
+    def __init__(self, path, experiment: str, params: dict, *, key, resume: bool = False,
+                 force: bool = False, identity: dict | None = None, grid_keys=None):
+        from .._version import __version__
+
+        self.path = os.fspath(path)
+        self.experiment, self.params = experiment, dict(params)
+        self.key = tuple(key)
+        self.identity = dict(identity or {})
+        self.records: list[dict] = []
+        self.previous: dict = {}
+        check_output_path(self.path)
+        if os.path.exists(self.path):
+            if resume:
+                doc = read_results(self.path)
+                wanted = {"experiment": experiment, "schema": SCHEMA, "version": __version__,
+                          **self.identity}
+                found = {"experiment": doc["experiment"], "schema": doc.get("schema", 1),
+                         "version": doc["version"], **{k: doc.get(k) for k in self.identity}}
+                diff = differences(found, wanted)
+                diff += differences(doc["params"], self.params, "params.")
+                if grid_keys is not None and sorted(doc["grid"]) != sorted(grid_keys):
+                    diff.append(f"the swept parameters are {sorted(doc['grid'])} in the file, "
+                                f"{sorted(grid_keys)} here")
+                if diff:
+                    raise ValueError(f"cannot resume {self.path}: it is not this run's file "
+                                     f"({'; '.join(diff)}); give another output, or --force "
+                                     f"to overwrite it")
+                bad = [i for i, r in enumerate(doc["records"]) if any(k not in r for k in self.key)]
+                if bad:
+                    raise ValueError(f"cannot resume {self.path}: records[{bad[0]}] lacks one "
+                                     f"of the task fields {list(self.key)}")
+                self.records = doc["records"]
+                self.previous = doc
+            elif not force:
+                raise FileExistsError(f"{self.path} exists; --resume continues it, --force "
+                                      f"overwrites it")
+
+    def task(self, record: dict) -> tuple:
+        """The task a record belongs to: its ``key`` fields, as a hashable tuple."""
+        return tuple(json.dumps(_canonical(record[k]), sort_keys=True) for k in self.key)
+
+    def done(self) -> set:
+        """The tasks already in the file (see :meth:`task`)."""
+        return {self.task(r) for r in self.records}
+
+    def add(self, record: dict) -> None:
+        """Append one finished task's record (replacing a stored record of the same task)."""
+        t = self.task(record)
+        self.records = [r for r in self.records if self.task(r) != t] + [record]
+
+    def save(self, *, grid: dict, seeds, order=None, **meta) -> str:
+        """Write every record (sorted by ``order``, a key function, if given) atomically."""
+        if order is not None:
+            self.records.sort(key=order)
+        return write_results(self.path, self.experiment, self.records, params=self.params,
+                             grid=grid, seeds=seeds, **meta)
+
+
+def check_output_path(path) -> str:
+    """Raise ``ValueError`` unless ``path`` can be written as a results file: not a folder,
+    in an existing writable folder, and writable if it exists. Checked before any work."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ValueError(f"output {path} is a folder; give a file name such as "
+                         f"{os.path.join(path, 'results.json')}")
+    if not os.path.isdir(folder):
+        raise ValueError(f"output folder {folder} does not exist; create it first")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"output folder {folder} is not writable")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise ValueError(f"output {path} exists and is not writable")
+    return path
