@@ -1,6 +1,7 @@
 """Stale-cache protection (tools/bookbuild.py), exercised on a copy of the tree."""
 
 import shutil
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -13,7 +14,11 @@ def tree(tmp_path, root):
     shutil.copytree(
         root / "twostep", tmp_path / "twostep", ignore=shutil.ignore_patterns("__pycache__")
     )
-    shutil.copy(root / "requirements.txt", tmp_path / "requirements.txt")
+    for name in bookbuild.ROOT_INPUTS:
+        shutil.copy(root / name, tmp_path / name)
+    (tmp_path / "tools").mkdir()
+    for name in bookbuild.BUILD_TOOLS:
+        shutil.copy(root / "tools" / name, tmp_path / "tools" / name)
     return tmp_path
 
 
@@ -95,3 +100,68 @@ def test_sphinx_rereads_every_page_after_a_source_change():
     outdated = bookbuild._on_env_get_outdated(app, env, {"book/b"}, set(), set())
     assert outdated == ["book/a", "book/index"]
     assert bookbuild._on_env_get_outdated(app, env, set(), set(), set()) == []
+
+
+def _append(path, text="\n# edited\n"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text((path.read_text() if path.is_file() else "") + text)
+
+
+@pytest.mark.parametrize("change", [
+    lambda t: _append(t / "_config.yml"),
+    lambda t: _append(t / "_toc.yml"),
+    lambda t: _append(t / "pyproject.toml"),
+    lambda t: _append(t / "tools" / "bookbuild.py"),
+    lambda t: _append(t / "tools" / "upstream_internals.py"),
+    lambda t: _append(t / "tools" / "prf_claim.py"),
+    lambda t: _append(t / "results" / "two_steps.json", "{}"),
+    lambda t: _append(t / "results" / "at_scale" / "reuse_he2.json", "{}"),
+], ids=["config", "toc", "pyproject", "bookbuild", "upstream_internals", "prf_claim",
+        "results-file", "results-subfolder"])
+def test_every_build_input_moves_the_fingerprint(tree, change):
+    # The fingerprint is the key of every chapter's cache entry (the whole cache is
+    # emptied when it moves), so each input that changes it re-executes every chapter.
+    bookbuild.ensure_fresh_cache(tree)
+    cache = fill_cache(tree)
+    change(tree)
+    assert bookbuild.ensure_fresh_cache(tree)
+    assert not cache.exists()
+
+
+def test_the_interpreter_and_installed_versions_count(tree, monkeypatch):
+    before = bookbuild.source_hash(tree)
+    text = bookbuild.environment_fingerprint()
+    assert sys.version in text and "numpy==" in text
+    monkeypatch.setattr(bookbuild, "environment_fingerprint",
+                        lambda: text.replace("numpy==", "numpy==0"))
+    assert bookbuild.source_hash(tree) != before
+
+
+def test_tools_the_build_does_not_import_do_not_count(tree):
+    before = bookbuild.source_hash(tree)
+    _append(tree / "tools" / "at_scale.py")
+    _append(tree / "results" / "at_scale" / "spike.json.1234.tmp", "{")   # a run's temporary
+    assert bookbuild.source_hash(tree) == before
+
+
+def test_a_stale_site_is_seen_after_a_results_file_changes(tmp_path):
+    import os
+    import time
+
+    from conftest import BookBuilder
+    (tmp_path / "_build" / "html").mkdir(parents=True)
+    (tmp_path / "_build" / "html" / "index.html").write_text("<html>")
+    log = tmp_path / bookbuild.BUILD_LOG
+    log.write_text("built")
+    builder = BookBuilder(tmp_path, [])
+    assert not builder.is_stale()
+    for name in ("results/at_scale/spike.json", "pyproject.toml"):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+        later = log.stat().st_mtime + 10
+        os.utime(path, (later, later))
+        assert builder.is_stale(), name
+        os.utime(log, (later + 1, later + 1))
+        assert not builder.is_stale()
+    time.sleep(0)

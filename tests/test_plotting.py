@@ -5,9 +5,28 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import warnings  # noqa: E402
 
 import twostep as ts  # noqa: E402
 from twostep.chapters import figures as plotting  # noqa: E402
+
+
+#: The rcParams before any test here changed them.
+_BEFORE = matplotlib.rcParams.copy()
+
+
+@pytest.fixture(autouse=True)
+def restore_rcparams():
+    """use_book_style() sets global rcParams (layout, fonts, svg hash salt); without this a
+    later test (e.g. the reuse chapter) runs with them and warns "The figure layout has
+    changed to tight"."""
+    saved = matplotlib.rcParams.copy()
+    yield
+    plt.close("all")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # deprecated keys, re-set from the copy, warn
+        matplotlib.rcParams.update(saved)
 
 
 def test_plot_spectrum_counts_and_draws_outliers():
@@ -67,3 +86,9 @@ def test_a_figure_too_heavy_for_svg_falls_back_to_png():
     assert svg is not None and svg.lstrip().startswith("<?xml")
     assert plotting.svg_or_none(fig, max_bytes=1000) is None
     plt.close(fig)
+
+
+def test_book_style_does_not_leak():
+    # Runs after the style test above: the fixture put every rcParam back.
+    changed = [k for k in _BEFORE if matplotlib.rcParams[k] != _BEFORE[k]]
+    assert not changed, changed

@@ -3,9 +3,10 @@
 The jupyter cache (``_build/.jupyter_cache``, myst-nb's ``cache`` execution
 mode) keys each chapter on its own code cells only. A chapter that calls into
 ``twostep`` would keep showing outputs of an older ``twostep`` after the package
-changes, so the package sources, ``requirements.txt`` and the committed results files
-(``results/at_scale/*.json``) are fingerprinted and the cache is thrown away when the
-fingerprint moves.
+changes, so every input of the build (the package sources, ``requirements.txt``,
+``_config.yml``, ``_toc.yml``, ``pyproject.toml``, the ``tools/`` modules the build imports,
+the files under ``results/``, the interpreter and the installed versions) is fingerprinted
+and the cache is thrown away when the fingerprint moves.
 
 It also finishes the pages for their readers (see ``setup``): each executed
 chapter in its page's download menu, the package itself (a wheel) and the pins a
@@ -50,20 +51,48 @@ REPORTS = Path("_build") / "html" / "reports"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
+#: Files at the root that the build reads: the book's configuration, its table of contents,
+#: the package's metadata (the wheel offered for download, its pins).
+ROOT_INPUTS = ("requirements.txt", "_config.yml", "_toc.yml", "pyproject.toml")
+#: The tools/ modules the build imports (Sphinx extensions: this one and what it sets up).
+BUILD_TOOLS = ("bookbuild.py", "upstream_internals.py", "prf_claim.py")
+
+
+def input_files(root: Path) -> list[Path]:
+    """Every file outside a chapter that its outputs depend on, in a fixed order: the package
+    sources, :data:`ROOT_INPUTS`, the :data:`BUILD_TOOLS` and every file under ``results/``
+    (a chapter that reads one, the appendix "At scale", must be executed again when a run
+    rewrites it)."""
+    root = Path(root)
+    results = root / "results"
+    return (sorted((root / "twostep").rglob("*.py")) + [root / name for name in ROOT_INPUTS]
+            + [root / "tools" / name for name in BUILD_TOOLS]
+            + sorted(p for p in results.rglob("*") if p.is_file()
+                     and not p.name.endswith(".tmp") and "__pycache__" not in p.parts))
+
+
+def environment_fingerprint() -> str:
+    """The interpreter and every installed distribution with its version (the landing page
+    prints them; an upgrade can change any output)."""
+    from importlib import metadata
+
+    dists = sorted({f"{(d.metadata['Name'] or '?').lower()}=={d.version}"
+                    for d in metadata.distributions()})
+    return "\n".join([sys.version, sys.platform] + dists)
+
+
 def source_hash(root: Path) -> str:
-    """Fingerprint of everything outside a chapter that its outputs depend on."""
+    """Fingerprint of everything outside a chapter that its outputs depend on
+    (:func:`input_files` and :func:`environment_fingerprint`)."""
     root = Path(root)
     digest = hashlib.sha256()
-    # The committed results files too: a chapter that reads them (the appendix "At scale")
-    # must be executed again when a run rewrites them.
-    files = (sorted((root / "twostep").rglob("*.py")) + [root / "requirements.txt"]
-             + sorted((root / "results" / "at_scale").glob("*.json")))
-    for path in files:
+    for path in input_files(root):
         if not path.is_file():
             continue
         # The path goes in too, so renaming or moving a module counts as a change.
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
+    digest.update(environment_fingerprint().encode())
     return digest.hexdigest()
 
 
