@@ -47,14 +47,21 @@ def _spike_doc(seeds=2):
 
 
 def _reuse_doc(seeds=3):
-    rng = np.random.default_rng(1)
+    rng, rng_proj = np.random.default_rng(1), np.random.default_rng(2)
     records = []
     for N in NS:
         for seed in range(seeds):
             for batch, level in (("reused", 0.2), ("fresh", 0.05)):
-                records.append(dict(N=N, batch=batch, seed=seed, wall_s=0.5,
-                                    term_overlap=np.array([level + 0.01 * rng.standard_normal()]),
-                                    signal_reuse=np.array([0.3]), term_memorisation=0.5))
+                records.append(dict(
+                    N=N, batch=batch, seed=seed, wall_s=0.5,
+                    term_overlap=np.array([level + 0.01 * rng.standard_normal()]),
+                    signal_reuse=np.array([0.3]), term_memorisation=0.5,
+                    term_input_overlap=np.array([2 / np.sqrt(N)]),
+                    projected_overlap=np.array([level + 0.05 + 0.01 * rng_proj.standard_normal()]),
+                    projected_random_sign=np.array([0.05]),
+                    projected_memorised_null=np.array([3 / np.sqrt(N)]),
+                    projected_without_memorised=np.array([level]),
+                    projected_participation=N / 30, projected_memorisation=0.3))
     return {"experiment": "reuse", "params": {"c1": 0.5, "alpha1": 0.4, "c2": 0.5, "alpha2": 0.25,
                                               "activation": "poly4", "target": "odd", "term": 2,
                                               "top": 4, "dtype": "float32"},
@@ -207,14 +214,37 @@ def test_reuse(data):
     assert abs(slope) < 0.1 and se > 0
     n = ch.reuse_numbers(r)
     assert n["N_lo"] == 100 and n["N_hi"] == 400 and n["seeds_hi"] == 3
-    assert ":name: tab-at-scale-reuse" in ch.reuse_table(r).data
-    assert isinstance(ch.plot_reuse(r), Figure)
     with pytest.raises(ValueError, match="key"):
         r.stats("overlaps", "fresh")
     with pytest.raises(ValueError, match="batch"):
         r.stats("overlap", "both")
-    with pytest.raises(TypeError, match="reuse"):
-        ch.plot_reuse(data)
+
+
+def test_files_read_as_the_reuse_chapters_paired_runs():
+    from twostep.chapters import reuse as reuse_ch
+
+    control = copy.deepcopy(_reuse_doc())
+    control["experiment"] = "reuse_he2"
+    control["params"]["target"] = "he2"
+    d = ch.at_scale_data(_spike_doc(), _reuse_doc(), control)
+    paired = ch.paired_from_files(d)
+    assert paired.Ns("reuse") == list(NS) and paired.Ns("reuse_he2") == list(NS)
+    assert paired.configs["reuse_he2"].target == "he2" and paired.n_spikes == (2,)
+    by = {(r["N"], r["batch"], r["seed"]): r for r in d.reuse["records"]}
+    diff = paired.values("reuse", 200, "projected_overlap", "diff")
+    assert diff[1] == pytest.approx(by[200, "reused", 1]["projected_overlap"][0]
+                                    - by[200, "fresh", 1]["projected_overlap"][0])
+    limits = reuse_ch.population_limits(["odd", "he2"], 1.0, [2], "poly4")
+    assert isinstance(reuse_ch.plot_term_evidence(paired, limits, "reuse", "reuse_he2"), Figure)
+    table = reuse_ch.term_evidence_table(paired, limits, ["reuse"], label="tab-x").data
+    assert ":name: tab-x" in table and table.count("\n| ") == 1 + len(NS)
+    t = ch.projected_trends(paired)
+    # the memorised null was made to fall like 1/sqrt(N): -1/2 per unit of log10 N, times 3/sqrt(N)
+    assert t["null_slope"] < 0 and t["proj_slope_se"] > 0
+    # without the control file, only the main configuration
+    assert list(ch.paired_from_files(ch.at_scale_data(_spike_doc(), _reuse_doc())).configs) == ["reuse"]
+    with pytest.raises(ValueError, match="no 'reuse_he2' results file"):
+        ch.at_scale_data(_spike_doc(), _reuse_doc()).doc("reuse_he2")
 
 
 def test_reuse_data_pairs_by_seed_and_rejects_unpaired():

@@ -62,3 +62,12 @@ def test_terms_data_measures_each_exact_term_against_its_spike():
         landing.terms_data(N=40, seeds=[0])
     with pytest.raises(TypeError, match="terms must be a Terms"):
         landing.plot_summary(landing.summary_data(N=40), "terms")
+
+
+def test_rules_table_states_every_verdict():
+    from twostep.analysis.verdicts import RULES
+
+    table = landing.rules_table().data
+    assert ":name: tab-verdict-rules" in table
+    for label, text in RULES.items():
+        assert f"| {label} | {text} |" in table

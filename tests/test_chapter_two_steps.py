@@ -368,3 +368,52 @@ def test_order_count_data_and_plot():
     _labelled(ch.plot_order_count(data))
     with pytest.raises(ValueError, match="Ns must hold at least two widths"):
         ch.order_count_data(Ns=(40,))
+
+
+# --------------------------------------------------------------------------- verdicts
+
+def test_spike_verdicts_follow_the_rule_on_the_records(scaling):
+    from twostep.analysis.verdicts import verdict
+
+    out = ch.spike_verdicts(scaling)
+    recs = [r for r in scaling.records if r["batch"] == "fresh" and r["N"] == NS[-1]]
+    for k in (2, 3):
+        ratio = np.array([r["top"][k] / r["signal_corrected"][k] for r in recs])
+        null = np.array([r["residual_corrected"][k] / r["signal_corrected"][k] for r in recs])
+        assert out[f"verdict_corr_{k}"] == verdict(ratio, 1.0, null).label
+        plain = np.array([r["top"][k] / r["signal"][k] for r in recs])
+        assert out[f"plain_miss_{k}"] == pytest.approx(plain.mean() - 1)
+    order = ("seen", "seen in part", "not seen", "contradicted")
+    assert out["verdict_spikes_plain"] == max((out["verdict_plain_2"], out["verdict_plain_3"]),
+                                              key=order.index)
+
+
+def test_count_verdict(scaling):
+    out = ch.count_verdict(scaling)
+    # settings with Lambda >= 1: (0.3, 0.3), (0.4, 0.25), (0.45, 0.3) with 1 + Lambda = 2, 3, 4
+    assert out["count_null"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
+    assert out["verdict_count"] in ("seen", "seen in part", "not seen")
+    assert 0 < out["count_fraction"]
+
+
+def test_nstar_range(scaling):
+    r = ch.nstar_range(scaling, 2, 2)
+    assert r["growth"] == pytest.approx(2 ** 0.05) and r["e"] == pytest.approx(0.05)
+    assert r["lo"] <= r["hi"] and r["decades"] == pytest.approx(math.log10(r["hi"] / r["lo"]))
+    # a larger margin needs a stronger spike: the range only widens
+    wide = ch.nstar_range(scaling, 2, 2, margins=(0.01, 0.2))
+    assert wide["lo"] <= r["lo"] and wide["hi"] >= r["hi"]
+    with pytest.raises(ValueError, match="setting must be in"):
+        ch.nstar_range(scaling, 4, 1)
+    with pytest.raises(TypeError, match="margins must be a pair"):
+        ch.nstar_range(scaling, 2, 2, margins=0.05)
+
+
+def test_order_count_verdict():
+    data = ch.order_count_data(L=5, alpha2=0.3, Ns=(40, 80), seeds=2, alpha1=np.linspace(0, 0.45, 10))
+    v = ch.order_count_verdict(data)["verdict_c6"]
+    grew = data.measured.max() > data.measured[0]
+    exact = data.measured.max() == data.theory.max()
+    assert v == ("seen" if grew and exact else "seen in part" if grew else "not seen")
+    with pytest.raises(TypeError, match="OrderCount"):
+        ch.order_count_verdict({})

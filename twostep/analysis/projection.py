@@ -34,6 +34,8 @@ from ..model.activations import namespace
 from .alignment import overlaps, subspace_overlap
 from .decomposition import _check_k, _check_pre, _check_run, _term_weights
 
+#: Default number of dominant inputs in the memorised-input null.
+MEMORISED = 8
 #: Keys of :func:`projected_alignment`'s result.
 PROJECTED_KEYS = ("overlap", "random_sign", "memorised_null", "without_memorised",
                   "participation", "memorisation")
@@ -49,7 +51,7 @@ def _host(x) -> np.ndarray:
     return np.asarray(x)
 
 
-def projected_alignment(run, k: int = 2, *, signs, memorised: int = 8, pre=None) -> dict:
+def projected_alignment(run, k: int = 2, *, signs, memorised: int = MEMORISED, pre=None) -> dict:
     r"""The exact term :math:`T_k` seen through its predicted left vector, with its controls.
 
     Parameters
@@ -111,7 +113,8 @@ def projected_alignment(run, k: int = 2, *, signs, memorised: int = 8, pre=None)
         "overlap": overlaps(r, B)[0],
         "random_sign": overlaps(r_sign, B)[0],
         "memorised_null": subspace_overlap(rows, B),
-        "without_memorised": overlaps(rest, B)[0],
+        # Zero when the m inputs are all of r (nothing is left to be aligned).
+        "without_memorised": overlaps(rest, B)[0] if np.any(rest) else np.zeros(len(B)),
         "participation": float(np.sum(c ** 2) ** 2 / np.sum(c ** 4)),
         "memorisation": float(np.max(along / (norms * np.linalg.norm(r)))),
     }

@@ -20,9 +20,10 @@ chapter reads both with :func:`twostep.scale.results.read_results` and hands the
   (:func:`~twostep.analysis.spikes.power_law_constant`, :func:`~twostep.analysis.spikes.width_to_reach`,
   :func:`~twostep.analysis.spikes.outlier_strength`), from the widths of that chapter and from
   all widths here;
-* :func:`reuse_data`, :func:`plot_reuse`, :func:`reuse_table`: :math:`T_2`'s overlap with
-  :math:`\beta^\star`, reused and fresh, the paired difference per seed, against the
-  population value of the reuse-aware direction (:func:`twostep.chapters.reuse.population_limits`);
+* :func:`reuse_data`: :math:`T_2`'s top vector's overlap with :math:`\beta^\star`, reused and
+  fresh, the paired difference per seed; :func:`paired_from_files`: the reuse files as the reuse
+  chapter's paired runs, so that its test of :math:`T_2^\top a^{\circ3}`, figure and table
+  (:func:`twostep.chapters.reuse.plot_term_evidence`) read them; :func:`projected_trends`;
 * the numbers glued into the prose (``*_numbers``) and :func:`provenance_numbers`,
   :func:`wall_table`.
 
@@ -47,13 +48,17 @@ from . import figures as plotting
 from .figures import COLORS
 from .report import markdown_table, sci
 
-#: The files the appendix reads, under :func:`results_folder`.
-NAMES = ("spike", "reuse")
+#: The files the appendix reads, under :func:`results_folder`: the spike file, the reuse file
+#: (odd bounded link) and its control (the same runs with the even link He_2).
+NAMES = ("spike", "reuse", "reuse_he2")
 BATCHES = ("fresh", "reused")
 K_COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a"]
 SPIKE_KEYS = ("N", "batch", "seed", "top", "signal", "residual", "left", "right", "beta",
               "scale", "grid_count")
-REUSE_KEYS = ("N", "batch", "seed", "term_overlap", "signal_reuse", "term_memorisation")
+REUSE_KEYS = ("N", "batch", "seed", "term_overlap", "signal_reuse", "term_memorisation",
+              "term_input_overlap", "projected_overlap", "projected_random_sign",
+              "projected_memorised_null", "projected_without_memorised",
+              "projected_participation", "projected_memorisation")
 #: The two-steps chapter's settings (Lambda = 0, 1, 2, 3) and widths.
 SETTINGS = ((0.2, 0.2), (0.3, 0.3), (0.4, 0.25), (0.45, 0.3))
 CHAPTER_NS = (500, 1000, 2000, 4000)
@@ -73,19 +78,29 @@ def results_path(name: str, folder=None) -> Path:
 
 @dataclass
 class AtScale:
-    """The two results documents, checked, with their widths and the spike file's grid."""
+    """The results documents, checked, with their widths and the spike file's grid
+    (``reuse_he2``, the even-link control, may be ``None``)."""
 
     spike: dict
     reuse: dict
     grid: list
     L: int
+    reuse_he2: dict | None = None
+
+    @property
+    def names(self) -> list:
+        """The names of the files given, in :data:`NAMES` order."""
+        return [name for name in NAMES if getattr(self, name) is not None]
 
     def Ns(self, name: str) -> list:
         """Widths of file ``name``, ascending."""
         return sorted({r["N"] for r in self.doc(name)["records"]})
 
     def doc(self, name: str) -> dict:
-        return getattr(self, check_choice(name, "name", NAMES))
+        doc = getattr(self, check_choice(name, "name", NAMES))
+        if doc is None:
+            raise ValueError(f"no {name!r} results file was given to at_scale_data")
+        return doc
 
     def records(self, name: str, batch: str | None = None, N: int | None = None) -> list:
         """Records of file ``name`` (optionally of one batch and width), in file order."""
@@ -116,17 +131,19 @@ def _check_doc(doc, name: str, keys) -> dict:
     return doc
 
 
-def at_scale_data(spike, reuse) -> AtScale:
-    """Check the two documents of :func:`twostep.scale.results.read_results` and bundle them."""
+def at_scale_data(spike, reuse, reuse_he2=None) -> AtScale:
+    """Check the documents of :func:`twostep.scale.results.read_results` and bundle them."""
     spike = _check_doc(spike, "spike", SPIKE_KEYS)
     reuse = _check_doc(reuse, "reuse", REUSE_KEYS)
+    if reuse_he2 is not None:
+        reuse_he2 = _check_doc(reuse_he2, "reuse_he2", REUSE_KEYS)
     grid = [(float(a1), float(a2)) for a1, a2 in
             check_pairs(spike["params"].get("grid", ()), "spike['params']['grid']", "an (alpha1, alpha2) pair")]
     for i, r in enumerate(spike["records"]):
         if len(r["grid_count"]) != len(grid):
             raise ValueError(f"spike record {i} has {len(r['grid_count'])} grid counts for a grid of {len(grid)}")
     L = get_activation(spike["params"].get("activation", "poly4")).degree
-    return AtScale(spike=spike, reuse=reuse, grid=grid, L=L)
+    return AtScale(spike=spike, reuse=reuse, grid=grid, L=L, reuse_he2=reuse_he2)
 
 
 def _check(data) -> AtScale:
@@ -179,7 +196,7 @@ def provenance_numbers(data: AtScale) -> dict:
     (:func:`where_label`)."""
     d = _check(data)
     out = {}
-    for name in NAMES:
+    for name in d.names:
         doc = d.doc(name)
         env = doc.get("environment", {})
         host = doc.get("host", {})
@@ -216,7 +233,7 @@ def commands_text(data: AtScale) -> str:
     as shell lines with the file each wrote, for ``print`` in the chapter."""
     d = _check(data)
     lines = []
-    for name in NAMES:
+    for name in d.names:
         doc = d.doc(name)
         cmds = doc.get("commands") or [doc.get("command", "?")]
         lines.append(f"# results/at_scale/{name}.json ({doc.get('backend', '?')} backend, "
@@ -245,7 +262,7 @@ def wall_table(data: AtScale):
     """Table *tab-at-scale-wall*: runs per width and their mean wall time, per file."""
     d = _check(data)
     rows = []
-    for name in NAMES:
+    for name in d.names:
         for N, (mean, sd, n) in width_stats(d.records(name), lambda r: r["wall_s"]).items():
             rows.append([name, str(N), str(n), f"{float(mean):.1f}", f"{float(sd):.1f}"])
     return markdown_table(
@@ -639,15 +656,7 @@ class Reuse:
         src = self.diff if key == "diff" else getattr(self, check_choice(key, "key", ("overlap", "aware")))[
             check_choice(batch, "batch", BATCHES)]
         x = np.concatenate([np.full(v.size, math.log10(N)) for N, v in src.items()])
-        y = np.concatenate([v for v in src.values()])
-        if len(set(x.tolist())) < 2 or x.size < 3:
-            return math.nan, math.nan
-        A = np.vstack([x, np.ones_like(x)]).T
-        coef, res, *_ = np.linalg.lstsq(A, y, rcond=None)
-        resid = y - A @ coef
-        s2 = float(resid @ resid) / (x.size - 2)
-        se = math.sqrt(s2 / float(((x - x.mean()) ** 2).sum()))
-        return float(coef[0]), se
+        return _slope(x, np.concatenate([v for v in src.values()]))
 
 
 def reuse_data(data: AtScale, psi: float = 1.0) -> Reuse:
@@ -687,63 +696,6 @@ def _check_reuse(reuse) -> Reuse:
     return reuse
 
 
-def plot_reuse(reuse: Reuse):
-    r"""Figure *fig-at-scale-reuse*: left, :math:`|\cos(\hat r(T_2), \beta^\star)|` reused and
-    fresh (means and standard deviations over seeds), the population value of :math:`\tilde u_2`
-    (solid), the mean at batch size :math:`n` for a fresh batch (dashed) and chance
-    :math:`1/\sqrt d`; right, the paired difference reused minus fresh per seed (dots), its mean and
-    standard deviation, zero, and the theory's difference."""
-    import matplotlib.pyplot as plt
-
-    r = _check_reuse(reuse)
-    Ns = np.array(r.Ns, float)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
-    for b in BATCHES:
-        st = r.stats("overlap", b)
-        plotting.errorbars(ax1, Ns, [st[N][0] for N in r.Ns], [st[N][1] for N in r.Ns],
-                           color=COLORS[b], label=f"$T_2$, {b}")
-        ax1.plot(Ns, [r.expected[b][N] for N in r.Ns], color=COLORS[b], ls="--", lw=1)
-    ax1.axhline(r.limit, color=COLORS["theory"], lw=1.2, label=r"population $\tilde u_2$, reused")
-    ax1.plot(Ns, 1 / np.sqrt(Ns), color=COLORS["chance"], ls=":", lw=1.2, label=r"chance $1/\sqrt{d}$")
-    ax1.set(yscale="log", ylim=(5e-3, 1), ylabel=r"$|\cos(\hat r(T_2),\ \beta^\star)|$",
-            xlabel="$N$ ($= n = d$)", title=r"top right vector of $T_2$")
-    ax1.legend(loc="lower left", fontsize=8)
-    for N in r.Ns:
-        ax2.plot(np.full(r.diff[N].size, N), r.diff[N], "o", color=COLORS["reused"], alpha=0.35, ms=3)
-    st = r.stats("diff")
-    plotting.errorbars(ax2, Ns, [st[N][0] for N in r.Ns], [st[N][1] for N in r.Ns],
-                       color=COLORS["theory"], label="mean ± s.d. over seeds")
-    ax2.plot(Ns, [r.limit - r.expected["fresh"][N] for N in r.Ns], color=COLORS["theory"], lw=1.2,
-             label="population difference")
-    ax2.axhline(0, color=COLORS["chance"], ls=":", lw=1.2)
-    ax2.set(xlabel="$N$ ($= n = d$)", title="paired difference, reused − fresh (same seed)",
-            ylabel="difference of overlaps")
-    ax2.legend(loc="upper left", fontsize=8)
-    for ax in (ax1, ax2):
-        _log_ticks(ax, Ns)
-    plt.close(fig)
-    return fig
-
-
-def reuse_table(reuse: Reuse):
-    r"""Table *tab-at-scale-reuse*: per width, seeds, :math:`T_2`'s overlap reused and fresh,
-    the paired difference (mean ± s.d., and its standard error), the reuse-aware direction
-    measured in the same reused runs, the memorisation of :math:`T_2`'s top vector (reused), and
-    the population value."""
-    r = _check_reuse(reuse)
-    re, fr, df = r.stats("overlap", "reused"), r.stats("overlap", "fresh"), r.stats("diff")
-    aw, mem = r.stats("aware", "reused"), r.stats("memorisation", "reused")
-    rows = [[str(N), str(df[N][2]), f"{re[N][0]:.3f} ± {re[N][1]:.3f}", f"{fr[N][0]:.3f} ± {fr[N][1]:.3f}",
-             f"{df[N][0]:+.3f} ± {df[N][1]:.3f}", f"{df[N][1] / math.sqrt(df[N][2]):.3f}",
-             f"{aw[N][0]:.3f}", f"{mem[N][0]:.2f}", f"{r.limit:.3f}"] for N in r.Ns]
-    return markdown_table(
-        "Overlap of the top right singular vector of the exact $T_2$ with $\\beta^\\star$, odd bounded "
-        "target, means ± standard deviations over seeds; the difference is reused minus fresh on the "
-        "same seed (same $\\beta^\\star$, $W_0$, $a$, $X_1$).", "tab-at-scale-reuse",
-        ["$N$", "seeds", "reused", "fresh", "reused − fresh", "s.e. of difference",
-         "$\\tilde u_2$ (reused runs)", "memorisation (reused)", "population $\\tilde u_2$"], rows)
-
-
 def reuse_numbers(reuse: Reuse) -> dict:
     r"""Glue values: ``reuse_limit``; at the smallest and largest widths ``diff_{lo|hi}``,
     ``diff_sd_{lo|hi}``, ``re_{lo|hi}``, ``re_sd_{lo|hi}``, ``fr_{lo|hi}``, ``seeds_{lo|hi}``,
@@ -762,6 +714,67 @@ def reuse_numbers(reuse: Reuse) -> dict:
     out["diff_slope"], out["diff_slope_se"] = r.trend("diff")
     out["re_frac_hi"] = re[r.Ns[-1]][0] / r.limit
     return out
+
+
+#: Configurations of :func:`paired_from_files`: file name -> label for the reader.
+PAIRED_LABELS = {"reuse": r"$\sigma_4$, odd link", "reuse_he2": r"$\sigma_4$, He$_2$ (control)"}
+
+
+def paired_from_files(data: AtScale):
+    r"""The reuse files as the reuse chapter's paired runs
+    (:class:`twostep.chapters.reuse.PairedData`, one configuration per file: ``"reuse"`` and, if
+    given, ``"reuse_he2"``), pairing the reused and the fresh record of each seed, so that the
+    chapter's test of :math:`T_2^\top a^{\circ3}` (:func:`~twostep.chapters.reuse.term_verdicts`,
+    :func:`~twostep.chapters.reuse.plot_term_evidence`) reads the files unchanged."""
+    from .reuse import TERM_KEYS, PairedConfig, PairedData
+
+    d = _check(data)
+    configs, records = {}, []
+    for name in ("reuse", "reuse_he2"):
+        doc = getattr(d, name)
+        if doc is None:
+            continue
+        p = doc["params"]
+        configs[name] = PairedConfig(PAIRED_LABELS[name], p.get("activation", "poly4"),
+                                     p.get("target", "odd"), float(p.get("c1", 0.5)))
+        for N in d.Ns(name):
+            by = {b: {r["seed"]: r for r in d.records(name, b, N)} for b in BATCHES}
+            for seed in sorted(set(by["reused"]) & set(by["fresh"])):
+                rec = {"config": name, "N": N, "seed": seed}
+                for b in BATCHES:
+                    for key in TERM_KEYS:
+                        rec[f"{key}_{b}"] = float(np.asarray(by[b][seed][key], float).ravel()[0])
+                records.append(rec)
+    p = d.reuse["params"]
+    a2 = float(p.get("alpha2", 0.25))
+    return PairedData(configs, (a2,), (n_spikes(float(p.get("alpha1", 0.4)), a2, d.L),), records)
+
+
+def projected_trends(paired) -> dict:
+    r"""Least-squares slopes against :math:`\log_{10}N` (per decade, with standard errors) of the
+    per-seed values of the reuse file: ``raw_slope`` (paired difference of :math:`T_2`'s top
+    vector), ``proj_slope`` (reused :math:`T_2^\top a^{\circ3}`), ``null_slope`` (its
+    memorised-input null), each with ``*_se``."""
+    out = {}
+    for tag, (key, batch) in {"raw": ("term_overlap", "diff"),
+                              "proj": ("projected_overlap", "reused"),
+                              "null": ("projected_memorised_null", "reused")}.items():
+        Ns = paired.Ns("reuse")
+        x = np.concatenate([np.full(len(paired.values("reuse", N, key, batch)), math.log10(N))
+                            for N in Ns])
+        y = np.concatenate([paired.values("reuse", N, key, batch) for N in Ns])
+        out[f"{tag}_slope"], out[f"{tag}_slope_se"] = _slope(x, y)
+    return out
+
+
+def _slope(x, y) -> tuple:
+    if len(set(x.tolist())) < 2 or x.size < 3:
+        return math.nan, math.nan
+    A = np.vstack([x, np.ones_like(x)]).T
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    resid = y - A @ coef
+    se = math.sqrt(float(resid @ resid) / (x.size - 2) / float(((x - x.mean()) ** 2).sum()))
+    return float(coef[0]), se
 
 
 # --------------------------------------------------------------------------- what the widths show

@@ -20,10 +20,12 @@ from ..analysis.spikes import term_diagnostics
 from ..analysis.spectra import (bulk_edge, count_outliers, marchenko_pastur_density,
                                 singular_values, top_singular)
 from ..analysis.theory import n_spikes, phase_boundaries, spike_exponent
+from ..analysis.verdicts import RULES
 from ..model.activations import get_activation
 from ..model.steps import one_step, run_two_steps
 from ..model.targets import hermite_link
 from .figures import COLORS
+from .report import markdown_table
 
 
 @dataclass
@@ -204,3 +206,14 @@ def _plot_terms(ax, terms: Terms) -> None:
     ax.set(xticks=k, xlabel="order $k$ of the exact term", ylim=(0, 1.35),
            title=f"(b) exact terms, {len(terms.seeds)} seeds")
     ax.legend(loc="lower left", fontsize=8)
+
+
+def rules_table():
+    r"""Table *tab-verdict-rules*: what each verdict of the results table means, the rule that
+    :func:`twostep.analysis.verdicts.verdict` applies (from :data:`~twostep.analysis.verdicts.RULES`)."""
+    return markdown_table(
+        "The rule behind the verdicts. Each verdict is computed by twostep.analysis.verdicts.verdict "
+        "from the chapter's measurements over seeds, the claim's prediction and a null (what the "
+        "quantity would be without the effect: chance, a control, a single spike).",
+        "tab-verdict-rules", ["verdict", "when"],
+        [[label, text] for label, text in RULES.items()])

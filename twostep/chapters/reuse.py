@@ -29,7 +29,8 @@ from typing import Sequence
 import numpy as np
 
 from .._validation import check_alpha, check_choice, check_int, check_pairs, check_real, check_rng
-from ..analysis.alignment import memorisation, overlaps, subspace_overlap, unmemorised_overlap
+from ..analysis.alignment import (chance_overlap, memorisation, overlaps, subspace_overlap,
+                                  unmemorised_overlap)
 from ..analysis.decomposition import (pre_activations, second_step_term, signal_directions,
                                       signal_part)
 from ..analysis.projection import PROJECTED_KEYS, projected_alignment
@@ -37,6 +38,7 @@ from ..analysis.population import population_signal
 from ..analysis.spectra import top_singular
 from ..analysis.sweep import summarise, sweep
 from ..analysis.theory import n_spikes, spike_exponent
+from ..analysis.verdicts import verdict
 from ..model.activations import as_activation, check_activation, get_activation
 from ..model.hermite import gaussian_expectation
 from ..model.steps import BATCHES, draw_problem, run_two_steps, step_size, two_steps
@@ -1136,3 +1138,171 @@ def paired_table(data: PairedData):
         "reused / fresh.", "tab-reuse-paired",
         ["configuration", "$N$", "seeds", "$T_2$", "$W_2$", "$W_2$ raw", "memorisation",
          "row norm ratio"], rows)
+
+
+# --------------------------------------------------------------------------- T_2 seen through a^(k+1)
+
+def _per_seed_null(data: PairedData, config: str, N: int) -> np.ndarray:
+    # The strongest control of each seed: the fresh run's projection, the random-sign projection
+    # and the memorised inputs' own span, whichever is largest (a conservative null).
+    v = data.values
+    return np.max([v(config, N, "projected_overlap", "fresh"),
+                   v(config, N, "projected_random_sign", "reused"),
+                   v(config, N, "projected_memorised_null", "reused")], axis=0)
+
+
+def term_verdicts(data: PairedData, limits: Limits, main: str, control: str) -> dict:
+    r"""The verdicts of the exact-term test at the largest width of ``main``
+    (:func:`twostep.analysis.verdicts.verdict`), each a
+    :class:`~twostep.analysis.verdicts.Verdict`: ``reuse`` (reused :math:`T_2^\top a^{\circ3}`
+    against the limit of :math:`\tilde u_2`; null: the strongest control of each seed),
+    ``fresh`` (fresh batch) and ``even`` (the ``control`` link, reused), which predict no
+    alignment: their null is the overlap that :math:`\tilde u_2`, whose limit is 0 there, has
+    at :math:`n = N` by sampling alone (:meth:`Limits.overlap` with ``n``)."""
+    _check_type(data, "data", PairedData)
+    _check_type(limits, "limits", Limits)
+    v = data.values
+    N, Nc = data.Ns(main)[-1], data.Ns(control)[-1]
+    target, even = data.configs[main].target, data.configs[control].target
+    sampling = limits.overlap(target, "fresh", n=N, aware=True)
+    sampling_even = limits.overlap(even, "reused", n=Nc, aware=True)
+    return {
+        "reuse": verdict(v(main, N, "projected_overlap", "reused"),
+                         limits.overlap(target, "reused", aware=True), _per_seed_null(data, main, N)),
+        "fresh": verdict(v(main, N, "projected_overlap", "fresh"), sampling, sampling,
+                         predicts_null=True),
+        "even": verdict(v(control, Nc, "projected_overlap", "reused"), sampling_even,
+                        sampling_even, predicts_null=True),
+    }
+
+
+def term_evidence_numbers(data: PairedData, limits: Limits, main: str, control: str) -> dict:
+    r"""Glue values of the exact-term evidence: at the smallest and largest width of ``main``,
+    the raw top vector's overlap ``raw_*``, its memorisation ``memo_*`` and the memorised
+    input's own overlap ``input_*`` (reused); at the largest width the projection ``proj_*``
+    (reused, fresh, paired difference, random signs, memorised null, without the memorised
+    inputs, participation) and :math:`\tilde u_2` of the same runs, with standard errors
+    (``*_sem``); the theory ``proj_theory``; the verdicts ``verdict_*`` as text."""
+    v = data.values
+    Ns = data.Ns(main)
+    out = {"ev_N_lo": Ns[0], "ev_N_hi": Ns[-1]}
+    for tag, N in (("lo", Ns[0]), ("hi", Ns[-1])):
+        out[f"raw_{tag}"] = float(v(main, N, "term_overlap", "reused").mean())
+        out[f"memo_{tag}"] = float(v(main, N, "term_memorisation", "reused").mean())
+        out[f"input_{tag}"] = float(v(main, N, "term_input_overlap", "reused").mean())
+    N = Ns[-1]
+    for name, (key, batch) in {"re": ("projected_overlap", "reused"),
+                               "fr": ("projected_overlap", "fresh"),
+                               "diff": ("projected_overlap", "diff"),
+                               "sign": ("projected_random_sign", "reused"),
+                               "null": ("projected_memorised_null", "reused"),
+                               "rest": ("projected_without_memorised", "reused"),
+                               "ut": ("signal_reuse", "reused")}.items():
+        out[f"proj_{name}"], out[f"proj_{name}_sem"] = _mean_sem(v(main, N, key, batch))
+    out["proj_part"] = float(v(main, N, "projected_participation", "reused").mean())
+    out["proj_theory"] = limits.overlap(data.configs[main].target, "reused", aware=True)
+    verdicts = term_verdicts(data, limits, main, control)
+    out.update({f"verdict_{k}": str(vd) for k, vd in verdicts.items()})
+    out["proj_z"] = verdicts["reuse"].z_null
+    out["proj_he2"], out["proj_he2_sem"] = verdicts["even"].mean, verdicts["even"].sem
+    out["proj_he2_sampling"] = verdicts["even"].null
+    out["proj_fr_sampling"] = verdicts["fresh"].null
+    return out
+
+
+def plot_term_evidence(data: PairedData, limits: Limits, main: str, control: str):
+    r"""Figure: left, what the top right vector of the reused :math:`T_2` is (its overlap with
+    :math:`\beta^\star`, its memorisation, and the overlap of the single input it memorises)
+    against :math:`N`; right, :math:`T_2^\top a^{\circ3}`'s overlap with :math:`\beta^\star`,
+    reused and fresh, with the random-sign and memorised-input controls, :math:`\tilde u_2` of
+    the same runs, the ``control`` link, the theory (:math:`\tilde u_2` at finite :math:`n` and
+    its limit) and chance. Means and standard errors over the paired seeds."""
+    import matplotlib.pyplot as plt
+
+    _check_type(data, "data", PairedData)
+    _check_type(limits, "limits", Limits)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6.8, 4.8), layout="constrained")
+    Ns = data.Ns(main)
+    target = data.configs[main].target
+
+    def series(config, key, batch, Ns=Ns):
+        stats = [_mean_sem(data.values(config, N, key, batch)) for N in Ns]
+        return [m for m, _ in stats], [s for _, s in stats]
+
+    for key, label, style in (
+            ("term_memorisation", r"memorisation of $v_1(T_2)$", dict(color="k", mfc="w")),
+            ("term_overlap", r"$|\langle v_1(T_2), \beta^\star\rangle|$",
+             dict(color=COLORS["reused"])),
+            ("term_input_overlap", "the memorised input's own overlap",
+             dict(color=COLORS["reused"], mfc="w", ls="--"))):
+        errorbars(ax1, Ns, *series(main, key, "reused"), label=label, **style)
+    ax1.plot(Ns, [chance_overlap(N) for N in Ns], ":", color=COLORS["chance"],
+             label=r"chance $1/\sqrt{d}$")
+    _n_axis(ax1, Ns, "$N$")
+    ax1.set(yscale="log", ylabel="cosine", title=r"reused $T_2$: its top vector")
+
+    grid = n_grid(Ns)
+    ax2.plot(grid, [limits.overlap(target, "reused", n=int(n), aware=True) for n in grid],
+             color=COLORS["theory"], lw=1.2, label=r"theory: $\tilde u_2$")
+    ax2.axhline(limits.overlap(target, "reused", aware=True), color=COLORS["theory"], lw=0.8,
+                ls="--", label=r"its limit")
+    for key, batch, label, style in (
+            ("projected_overlap", "reused", "reused", dict(color=COLORS["reused"])),
+            ("projected_overlap", "fresh", "fresh", dict(color=COLORS["fresh"])),
+            ("signal_reuse", "reused", r"$\tilde u_2$, same runs", dict(color="k", mfc="w",
+                                                                       ms=3)),
+            ("projected_random_sign", "reused", "random-sign left vector",
+             dict(color=COLORS["reused"], mfc="w", ls=":")),
+            ("projected_memorised_null", "reused", "memorised inputs alone",
+             dict(color=COLORS["chance"], marker="s", ls="--"))):
+        errorbars(ax2, Ns, *series(main, key, batch), label=label, **style)
+    Nc = data.Ns(control)
+    for batch, mark in (("reused", "^"), ("fresh", "v")):
+        errorbars(ax2, Nc, *series(control, "projected_overlap", batch, Nc), ls="none",
+                  marker=mark, color=COLORS[batch], mfc="w", ms=5,
+                  label=f"{data.configs[control].label.split(',')[-1].strip()}, {batch}")
+    ax2.plot(grid, 1 / np.sqrt(grid), ":", color=COLORS["chance"], label="chance")
+    _n_axis(ax2, Ns, "$N$")
+    ax2.set(ylabel=r"$|\cos(T_2^\top a^{\circ 3}, \beta^\star)|$",
+            title=r"$T_2$ seen through $a^{\circ3}$", ylim=(0, None))
+    h1, l1 = ax1.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    # Below both panels ("outside" needs the book style's constrained layout).
+    fig.legend(h1 + h2, ["left: " + t for t in l1] + l2, loc="outside lower center", ncol=3,
+               fontsize=8, frameon=False)
+    plt.close(fig)
+    return fig
+
+
+def term_evidence_table(data: PairedData, limits: Limits, configs,
+                        label: str = "tab-reuse-projected"):
+    r"""Table ``label``: per configuration in ``configs`` and width, mean ±
+    standard error over the paired seeds of :math:`T_2^\top a^{\circ3}`'s overlap with
+    :math:`\beta^\star` (reused, fresh), of its random-sign control and memorised-input null
+    (reused), and of :math:`\tilde u_2` in the same runs, next to the theory's
+    :math:`\tilde u_2` at that :math:`n`."""
+    _check_type(data, "data", PairedData)
+
+    def cell(x):
+        m, s = _mean_sem(x)
+        return f"{m:.3f} ± {s:.3f}"
+
+    rows = []
+    for key in configs:
+        cfg = data.configs[key]
+        for N in data.Ns(key):
+            v = lambda name, b: data.values(key, N, name, b)  # noqa: E731
+            rows.append([cfg.label, str(N), cell(v("projected_overlap", "reused")),
+                         cell(v("projected_overlap", "fresh")),
+                         cell(v("projected_random_sign", "reused")),
+                         cell(v("projected_memorised_null", "reused")),
+                         cell(v("signal_reuse", "reused")),
+                         f"{limits.overlap(cfg.target, 'reused', n=N, aware=True):.3f}"])
+    return markdown_table(
+        "The exact term seen through its predicted left vector: overlap of T2^T a^3 with the "
+        "target direction, reused and fresh, the reused run's random-sign control and "
+        "memorised-input null, and the reuse-aware direction of the same reused runs, against "
+        "its theory at that n; mean ± standard error over the paired seeds.",
+        label,
+        ["configuration", "$N$", "reused", "fresh", "random signs", "memorised inputs",
+         r"$\tilde u_2$", "theory"], rows)

@@ -50,6 +50,7 @@ from ..analysis.spikes import (own_bulk_edge, outlier_strength, power_law_consta
                                power_projections_null, predicted_spikes,
                                rank_one_sum_singular_values, term_diagnostics, width_to_reach)
 from ..analysis.sweep import loglog_slope, rng_for, summarise, sweep
+from ..analysis.verdicts import verdict
 from ..analysis.theory import (n_spikes, phase_boundaries, spike_exponent, spike_strength,
                                spike_terms)
 from ..model.activations import PolynomialActivation, as_activation, get_activation
@@ -1839,3 +1840,101 @@ def own_edge_numbers(scaling: Scaling) -> dict:
         out[f"own_{b}_edge_max"] = float(max(np.mean([r["settings_edge_own"][i] for r in recs])
                                              for i in range(len(s.settings))))
     return out
+
+
+# --------------------------------------------------------------------------- verdicts
+
+#: The order of the verdicts from best to worst, to combine several into one.
+_SEVERITY = ("seen", "seen in part", "not seen", "contradicted")
+
+
+def _worst(labels) -> str:
+    return max(labels, key=_SEVERITY.index)
+
+
+def spike_verdicts(scaling: Scaling, orders=(2, 3)) -> dict:
+    r"""Verdicts (:func:`twostep.analysis.verdicts.verdict`) of the claim that each exact term
+    :math:`T_k` is its predicted spike, fresh batch, largest width, per seed: the size
+    :math:`s_1(T_k)/\|S\|` against 1, with the spike-free level :math:`\|T_k - S\|_{op}/\|S\|`
+    as the paired null, for the book's corrected :math:`S_k^{\rm corr}` (``verdict_corr_<k>``)
+    and the plain :math:`S_k` (``verdict_plain_<k>``); ``plain_miss_<k>`` is
+    :math:`s_1(T_k)/\|S_k\| - 1`; ``verdict_spikes_corr`` and ``verdict_spikes_plain`` the worst
+    over the orders."""
+    s = _check_scaling(scaling)
+    recs = [r for r in s.records if r["batch"] == "fresh" and r["N"] == s.Ns[-1]]
+    out = {}
+    for k in orders:
+        k = check_int(k, "orders", 1)
+        for tag, sig, res in (("corr", "signal_corrected", "residual_corrected"),
+                              ("plain", "signal", "residual")):
+            ratio = np.array([r["top"][k] / r[sig][k] for r in recs])
+            null = np.array([r[res][k] / r[sig][k] for r in recs])
+            out[f"verdict_{tag}_{k}"] = str(verdict(ratio, 1.0, null))
+            if tag == "plain":
+                out[f"plain_miss_{k}"] = float(ratio.mean() - 1.0)
+    for tag in ("corr", "plain"):
+        out[f"verdict_spikes_{tag}"] = _worst([out[f"verdict_{tag}_{k}"] for k in orders])
+    return out
+
+
+def count_verdict(scaling: Scaling, batch: str = "fresh") -> dict:
+    r"""Verdict of the count :math:`1+\Lambda`: per seed at the largest width, the mean over the
+    settings with :math:`\Lambda\ge1` of :math:`W_2`'s own-edge count over :math:`1+\Lambda`,
+    against 1, with :math:`1/(1+\Lambda)` (the first spike alone, no new outlier) as the null.
+    Returns ``verdict_count`` and the measured mean ``count_fraction``."""
+    s = _check_scaling(scaling)
+    batch = check_choice(batch, "batch", BATCHES)
+    recs = [r for r in s.records if r["batch"] == batch and r["N"] == s.Ns[-1]]
+    lams = [(i, n_spikes(a1, a2, s.L)) for i, (a1, a2) in enumerate(s.settings)]
+    lams = [(i, lam) for i, lam in lams if lam >= 1]
+    frac = np.array([np.mean([r["settings_count_own"][i] / (1 + lam) for i, lam in lams])
+                     for r in recs])
+    null = float(np.mean([1 / (1 + lam) for _, lam in lams]))
+    v = verdict(frac, 1.0, null)
+    return {"verdict_count": str(v), "count_fraction": v.mean, "count_null": null}
+
+
+def nstar_range(scaling: Scaling, setting: int, k: int, margins=(0.02, 0.10),
+                key: str = "settings_spikes_corrected") -> dict:
+    r"""What the extrapolation of the :math:`(k+1)`-th spike of setting ``setting`` can and cannot
+    say: its growth per doubling of :math:`N`, :math:`2^{e_k}`, and the range of
+    :math:`N^\star = (\theta_\star/C_k)^{1/e_k}` over the outlier margins ``margins``
+    (:func:`~twostep.analysis.spikes.outlier_strength`) and over the constants :math:`C_k` fitted
+    to each seed separately (fresh runs). Returns ``growth``, ``e``, ``lo``, ``hi`` and
+    ``decades`` (:math:`\log_{10}(hi/lo)`, ``inf`` when the spike never reaches it), and the
+    margins ``margin_lo``, ``margin_hi``."""
+    s = _check_scaling(scaling)
+    setting = check_int(setting, "setting", 0)
+    if setting >= len(s.settings):
+        raise ValueError(f"setting must be in [0, {len(s.settings) - 1}], got {setting}")
+    a1, a2 = s.settings[setting]
+    k = check_int(k, "k", 1)
+    if not isinstance(margins, (tuple, list)) or len(margins) != 2:
+        raise TypeError(f"margins must be a pair (low, high) of margins, got {margins!r}")
+    lo_m, hi_m = (check_real(m, "margins", low=0.0, low_open=True) for m in margins)
+    e = spike_exponent(k, a1, a2)
+    fresh = [r for r in s.records if r["batch"] == "fresh"]
+    constants = []
+    for seed in s.seeds:
+        rows = [r for r in fresh if r["seed"] == seed]
+        N = np.array([r["N"] for r in rows], float)
+        constants.append(power_law_constant(N, np.array([r[key][setting][k] for r in rows]), e)[0])
+    ratio = 1.0                           # N = d throughout the study
+    lo = width_to_reach(outlier_strength(ratio, min(lo_m, hi_m)), max(constants), e)
+    hi = width_to_reach(outlier_strength(ratio, max(lo_m, hi_m)), min(constants), e)
+    decades = math.log10(hi / lo) if np.isfinite(hi) and np.isfinite(lo) else math.inf
+    return {"growth": 2.0 ** e, "e": e, "lo": lo, "hi": hi, "decades": decades,
+            "margin_lo": min(lo_m, hi_m), "margin_hi": max(lo_m, hi_m)}
+
+
+def order_count_verdict(data: OrderCount) -> dict:
+    r"""Verdict of "more directions as :math:`\alpha_1\to1/2`": the largest measured count along
+    the line against the theory's largest :math:`\Lambda`, with the count at the smallest
+    :math:`\alpha_1` as the null (no growth). One value, from exponents fitted over all seeds,
+    so no standard error: the rule then compares the numbers themselves. Returns
+    ``verdict_c6``."""
+    if not isinstance(data, OrderCount):
+        raise TypeError(f"data must be an OrderCount (from order_count_data), got {type(data).__name__}")
+    first = float(data.measured[np.argmin(data.alpha1)])
+    return {"verdict_c6": str(verdict([float(data.measured.max())], float(data.theory.max()),
+                                      first))}
