@@ -77,10 +77,15 @@ EXPERIMENTS = {
     "reuse": (reuse_on, ("reused", "fresh"),
               dict(c1=0.5, alpha1=0.4, c2=0.5, alpha2=0.25, activation="poly4", target="odd",
                    term=2, top=4)),
+    # The even-link control of the reuse test: the same runs with He_2 (no spike aligns).
+    "reuse_he2": (reuse_on, ("reused", "fresh"),
+                  dict(c1=0.5, alpha1=0.4, c2=0.5, alpha2=0.25, activation="poly4", target="he2",
+                       term=2, top=4)),
 }
 #: Seeds per width on a GPU: name -> {N: count}; widths not listed get the last count below them.
 SEEDS = {"spike": {1000: 3, 16000: 3, 32000: 1},
-         "reuse": {1000: 10, 16000: 10, 32000: 2}}
+         "reuse": {1000: 10, 16000: 10, 32000: 2},
+         "reuse_he2": {1000: 10, 16000: 3, 32000: 1}}
 
 
 def seeds_for(name: str, N: int, table: dict | None = None) -> list[int]:
