@@ -121,3 +121,42 @@ def test_check_pairs():
         check_pairs(5, "grid", "a pair")
     with pytest.raises(TypeError, match=r"grid\[1\] must be an \(alpha1, alpha2\) pair, got 0.3"):
         check_pairs([(0.1, 0.2), 0.3], "grid", "an (alpha1, alpha2) pair")
+
+
+def test_issue_24_api_probes_are_named_errors(monkeypatch):
+    from scipy.sparse.linalg import aslinearoperator
+    with pytest.raises(ValueError, match=r"target must be a link name .* got 'he9' \('he9' is unknown\)"):
+        good_run(target="he9")
+    with pytest.raises(ValueError, match="dtype must be float64 or float32, got 'foo'"):
+        good_run(dtype="foo")
+    W, a = ts.initialise(5, 4, RNG)
+    with pytest.raises(ValueError, match=r"X must hold at least one sample"):
+        ts.one_step(W, a, np.zeros((0, 4)), np.zeros(0), POLY, 1.0)
+    with pytest.raises(TypeError, match=r"grid\['N'\] must be a list of values to sweep, got 5"):
+        ts.sweep(lambda rng, N: {}, grid={"N": 5})
+    with pytest.raises(ValueError, match="grid key 'seed' is reserved"):
+        ts.sweep(lambda rng, seed: {}, grid={"seed": [1]})
+    with pytest.raises(ValueError, match=r"result key\(s\) \['top'\] would overwrite"):
+        ts.sweep(lambda rng, top: {"top": 1.0}, grid={"top": [2]})
+    teacher = ts.Teacher(ts.hermite_link(1), 10, RNG)
+    with pytest.raises(ValueError, match="noise=0.5 cannot be applied to a given Teacher"):
+        ts.make_teacher(teacher, 10, RNG, noise=0.5)
+    assert ts.make_teacher(teacher, 10, RNG) is teacher
+    M = np.random.default_rng(0).standard_normal((6, 5))
+    s_op = ts.top_singular(aslinearoperator(M), k=min(M.shape) - 1)[0]
+    np.testing.assert_allclose(s_op, ts.top_singular(M, k=4)[0], rtol=1e-12)
+
+
+def test_sizes_are_checked_against_memory_before_allocating(monkeypatch):
+    import time
+    start = time.perf_counter()
+    with pytest.raises(MemoryError, match=r"N=60000, n=60000, d=60000 \(float64\) needs about "
+                                          r"160.9 GiB, but .* is"):
+        good_run(N=60000, n=60000, d=60000)
+    assert time.perf_counter() - start < 1   # nothing allocated
+    monkeypatch.setenv("TWOSTEP_MAX_MEMORY", "1M")
+    with pytest.raises(MemoryError, match=r"needs about 1.8 MiB, but \$TWOSTEP_MAX_MEMORY is 1.0 MiB"):
+        good_run(N=200, n=200, d=200, dtype=np.float64)
+    monkeypatch.setenv("TWOSTEP_MAX_MEMORY", "-5G")
+    with pytest.raises(ValueError, match=r"\$TWOSTEP_MAX_MEMORY must be a positive size"):
+        good_run()

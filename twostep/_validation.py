@@ -9,6 +9,7 @@ three calls deeper.
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 
@@ -111,7 +112,10 @@ def check_choice(value, name: str, choices) -> str:
 
 def check_dtype(dtype) -> np.dtype:
     """A floating dtype of the simulations: float64 or float32."""
-    dt = np.dtype(dtype)
+    try:
+        dt = np.dtype(dtype)
+    except (TypeError, ValueError):
+        raise ValueError(f"dtype must be float64 or float32, got {dtype!r}") from None
     if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
         raise ValueError(f"dtype must be float64 or float32, got {dt}")
     return dt
@@ -126,3 +130,63 @@ def check_steps(steps) -> tuple:
     c1 = check_real(c1, "c1", low=0.0, low_open=True)
     c2 = check_real(c2, "c2", low=0.0, low_open=True)
     return (c1, check_alpha(a1, "alpha1")), (c2, check_alpha(a2, "alpha2"))
+
+
+# --- memory, checked before allocating ------------------------------------------------------
+
+def available_memory() -> int:
+    """Bytes of memory available now: ``MemAvailable`` of /proc/meminfo, else free pages."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes as a human-readable string (binary units)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+#: Environment variable that caps the memory the API may plan for (e.g. ``16G``).
+LIMIT_ENV = "TWOSTEP_MAX_MEMORY"
+
+
+def memory_limit() -> tuple[int, str]:
+    """The budget in bytes and where it comes from: ``$TWOSTEP_MAX_MEMORY`` if set, else the
+    memory available now (``0`` when unknown: no check)."""
+    text = os.environ.get(LIMIT_ENV)
+    if text:
+        units = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+        t = text.strip().lower().rstrip("ib").rstrip("b")
+        unit = t[-1:] if t[-1:] in units else ""
+        try:
+            value = float(t[:-1] if unit else t) * units[unit]
+        except ValueError:
+            raise ValueError(f"${LIMIT_ENV} must be a size such as 800M or 16G, got {text!r}") from None
+        if not 0 < value < float("inf"):
+            raise ValueError(f"${LIMIT_ENV} must be a positive size, got {text!r}")
+        return int(value), f"${LIMIT_ENV}"
+    return available_memory(), "the memory available now"
+
+
+def check_fits(nbytes: float, what: str) -> int:
+    """Raise ``MemoryError`` before allocating if ``what`` (e.g. ``"run_two_steps(N=60000,
+    ...)"``) needs about ``nbytes`` and that exceeds :func:`memory_limit`."""
+    limit, source = memory_limit()
+    if limit and nbytes > limit:
+        raise MemoryError(f"{what} needs about {format_bytes(nbytes)}, but {source} is "
+                          f"{format_bytes(limit)}; reduce N, n or d, use dtype=float32, or set "
+                          f"${LIMIT_ENV} if the estimate is too cautious")
+    return int(nbytes)

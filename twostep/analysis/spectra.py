@@ -68,7 +68,10 @@ def top_singular(M, k: int = 1, *, vectors=True, tol: float = 0.0, seed: int = 0
         raise ValueError(f"k must be in [1, min(M.shape)] = [1, {m}], got {k}")
     if k >= m - 1:
         # ARPACK needs k < min(shape); small problems take the dense route.
-        U, s, Vt = svd(np.asarray(M), full_matrices=False)
+        # A LinearOperator is formed through its products (np.asarray would give an object
+        # array): M @ I, the dense matrix, cheap at the sizes that take this route.
+        dense = M.matmat(np.eye(M.shape[1], dtype=M.dtype)) if isinstance(M, LinearOperator) else M
+        U, s, Vt = svd(np.asarray(dense), full_matrices=False)
         s, U, Vt = s[:k], U[:, :k], Vt[:k]
     else:
         v0 = np.random.default_rng(seed).standard_normal(m).astype(M.dtype)

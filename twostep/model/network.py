@@ -57,6 +57,10 @@ def check_network(W, a, X, y=None):
     N, d = W.shape
     a = check_array(a, "a", shape=(N,), dtype=dt)
     X = check_array(X, "X", ndim=2, shape=(None, d), dtype=dt)
+    if X.shape[0] == 0:
+        # Every update averages over the batch: an empty one would divide by zero.
+        raise ValueError(f"X must hold at least one sample (a batch of shape (n, {d}), n >= 1), "
+                         f"got shape {X.shape}")
     if y is None:
         return W, a, X
     y = check_array(y, "y", shape=(X.shape[0],), dtype=dt)

@@ -18,7 +18,8 @@ import numpy as np
 
 from array_api_compat import is_array_api_obj
 
-from .._validation import check_alpha, check_choice, check_int, check_real, check_rng, check_steps
+from .._validation import (check_alpha, check_choice, check_dtype, check_fits, check_int,
+                           check_real, check_rng, check_steps)
 from .activations import Activation, check_activation
 from .network import _gradient, check_network, initialise
 from .targets import Teacher, make_teacher
@@ -119,6 +120,10 @@ def draw_problem(N: int, n: int, d: int, target, batch: str, rng: np.random.Gene
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_choice(batch, "batch", BATCHES)
     check_rng(rng)
+    # Before anything is allocated: the two steps hold W0, W1, W2 and a gradient (N x d) and
+    # two batches (n x d) at once (the registry's count, twostep.scale.registry).
+    check_fits(check_dtype(dtype).itemsize * (4 * N * d + 2 * n * d),
+               f"two steps at N={N}, n={n}, d={d} ({check_dtype(dtype)})")
     teacher = make_teacher(target, d, rng, noise)
     W0, a = initialise(N, d, rng, dtype)
     X1, y1 = teacher.sample(n, rng, dtype)

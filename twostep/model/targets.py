@@ -121,12 +121,12 @@ LINKS = ("he1", "he2", "he3", "he4", "odd")
 def get_link(name: str) -> Link:
     """A link by name: ``"he1"`` ... ``"he4"`` (normalised Hermite), ``"odd"`` (bounded odd)."""
     if not isinstance(name, str):
-        raise TypeError(f"name must be one of {list(LINKS)}, got {name!r}")
+        raise TypeError(f"link name must be one of {list(LINKS)}, got {name!r}")
     if name == "odd":
         return odd_bounded_link()
     if name in LINKS:
         return hermite_link(int(name[2:]))
-    raise ValueError(f"name must be one of {list(LINKS)}, got {name!r}")
+    raise ValueError(f"link name must be one of {list(LINKS)}, got {name!r}")
 
 
 class Teacher:
@@ -226,6 +226,10 @@ def target_links(target):
     if isinstance(target, Link):
         return [target], 0.0
     if isinstance(target, str):
+        unknown = [n.strip() for n in target.split("+") if n.strip() not in LINKS]
+        if unknown:
+            raise ValueError(f"target must be a link name in {list(LINKS)} or names joined by "
+                             f"'+' (e.g. 'he1+odd'), got {target!r} ({unknown[0]!r} is unknown)")
         return [get_link(name.strip()) for name in target.split("+")], 0.0
     if isinstance(target, Sequence) and target and all(isinstance(g, Link) for g in target):
         return list(target), 0.0
@@ -241,6 +245,10 @@ def make_teacher(target, d: int, rng: np.random.Generator, noise: float = 0.0) -
     if isinstance(target, Teacher):
         if target.d != d:
             raise ValueError(f"target (a Teacher) has d={target.d}, but d={d}")
+        if noise != 0.0 and noise != target.noise:
+            # A given Teacher keeps its own noise; silently dropping this one would lie.
+            raise ValueError(f"noise={noise} cannot be applied to a given Teacher (its noise is "
+                             f"{target.noise}); build the Teacher with noise={noise} instead")
         return target
     links, _ = target_links(target)
     return Teacher(links, d, rng, noise=noise)

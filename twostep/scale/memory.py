@@ -1,31 +1,10 @@
-"""Memory on this machine: what is available, and byte counts for messages."""
+"""Memory on this machine: what is available, the budget, and byte counts for messages.
+
+The functions live in :mod:`twostep._validation` (the base layer), so that the model can
+check a size before it allocates; this module is their home for the scale-out layer.
+"""
 
 from __future__ import annotations
 
-import os
-
-
-
-def available_memory() -> int:
-    """Bytes of memory available now: ``MemAvailable`` of /proc/meminfo, else free pages."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return 0
-
-
-
-def format_bytes(n: float) -> str:
-    """``n`` bytes as a human-readable string (binary units)."""
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
-        n /= 1024
-    return f"{n:.1f} TiB"
+from .._validation import (LIMIT_ENV, available_memory, check_fits, format_bytes,  # noqa: F401
+                           memory_limit)
