@@ -23,8 +23,18 @@ of all ``-g`` and ``-N`` is run for every seed); values are read as JSON when th
 are lists is given as one JSON list: ``-g 'settings=[[[0.4,0.25]],[[0.3,0.2]]]'``.
 
 The output (``-o``, default ``results/<experiment>.json``) holds the parameters, the
-seeds, the package version and one record per task; read it with
-:func:`twostep.read_results`.
+seeds, the package version, the BLAS threads and one record per task; read it with
+:func:`twostep.read_results`. Every argument, grid value, seed range, the output path and the
+memory budget are checked before the first task. The file is rewritten atomically after
+every task: a run killed at any moment keeps its finished tasks, Ctrl-C (or SIGTERM) stops
+with one line, and ``--resume`` runs only the tasks the file lacks (refusing a file of
+another experiment, parameters or package version, naming the fields). An existing file is
+overwritten only with ``--force``. A result named like a parameter is stored under another
+name (two_steps' and first_step's ``top`` values as ``top_values``).
+
+Serial and ``-j`` runs agree to rounding: joblib gives each worker ``cpu_count // jobs`` BLAS
+threads, and another thread count sums products in another order (about 1e-15 relative);
+with ``OPENBLAS_NUM_THREADS=1`` they are identical. The file records the threads used.
 """
 
 from __future__ import annotations
