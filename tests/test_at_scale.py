@@ -33,7 +33,7 @@ from twostep.scale.results import read_results
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / "results" / "at_scale"
-NAMES = ("spike", "reuse")
+NAMES = ("spike", "reuse", "reuse_he2")
 N_CHECK, SEED = 1000, 0
 RTOL, ATOL = 1e-4, 1e-6
 MAX_COUNT_FLIPS = 1

@@ -290,3 +290,34 @@ def test_matched_constant():
         ch.matched_constant(SIGMA, "tanh", 0.5, order=1)   # tanh has mu_2 = 0
     with pytest.raises(ValueError, match="c must be"):
         ch.matched_constant(SIGMA, "tanh", 0.0)
+
+
+# --------------------------------------------------------------------------- T_2 seen through a^3
+
+def test_term_evidence_numbers_verdicts_table_and_figure():
+    limits = ch.population_limits(["odd", "he2"], 1.0, [2], SIGMA)
+    configs = {"odd": ch.PairedConfig("sigma4, odd", "poly4", "odd", 0.5),
+               "he2": ch.PairedConfig("sigma4, He2", "poly4", "he2", 0.5)}
+    pd = ch.paired_data(configs, {"odd": [40, 60], "he2": [60]}, [0, 1, 2], 0.4, 0.25)
+    for key in ch.TERM_KEYS:
+        assert np.all(np.isfinite(pd.values("odd", 60, key, "reused")))
+    numbers = ch.term_evidence_numbers(pd, limits, "odd", "he2")
+    assert numbers["ev_N_lo"] == 40 and numbers["ev_N_hi"] == 60
+    assert numbers["proj_re"] == pytest.approx(pd.values("odd", 60, "projected_overlap", "reused").mean())
+    assert numbers["proj_theory"] == pytest.approx(limits.overlap("odd", "reused", aware=True))
+    v = ch.term_verdicts(pd, limits, "odd", "he2")
+    # the reuse verdict's null is the strongest control, seed by seed
+    controls = np.max([pd.values("odd", 60, "projected_overlap", "fresh"),
+                       pd.values("odd", 60, "projected_random_sign", "reused"),
+                       pd.values("odd", 60, "projected_memorised_null", "reused")], axis=0)
+    assert v["reuse"].null == pytest.approx(controls.mean())
+    assert v["fresh"].prediction == pytest.approx(limits.overlap("odd", "fresh", n=60, aware=True))
+    assert numbers["verdict_reuse"] == v["reuse"].label
+    table = ch.term_evidence_table(pd, limits, ["odd", "he2"]).data
+    assert ":name: tab-reuse-projected" in table and table.count("\n| ") == 1 + 3
+    summary = ch.term_summary_table(pd, "odd", "he2").data
+    assert ":name: tab-reuse-projected-summary" in summary and summary.count("\n| ") == 1 + 7
+    fig = ch.plot_term_evidence(pd, limits, "odd", "he2")
+    assert isinstance(fig, Figure) and all(ax.get_ylabel() for ax in fig.axes)
+    with pytest.raises(TypeError, match="data must be a PairedData"):
+        ch.term_verdicts({}, limits, "odd", "he2")
