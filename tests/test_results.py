@@ -142,7 +142,8 @@ from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = [sys.executable, str(ROOT / "tools" / "at_scale.py"), "--backend", "numpy"]
-SMALL = ["--widths", "40", "80", "120", "160", "200", "--seeds", "spike=40:2", "--seeds", "reuse=40:2"]
+SMALL = ["--widths", "40", "80", "120", "160", "200", "--seeds", "spike=40:2", "--seeds", "reuse=40:2",
+         "--only", "spike", "--only", "reuse"]
 ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
