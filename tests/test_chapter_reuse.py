@@ -321,3 +321,12 @@ def test_term_evidence_numbers_verdicts_table_and_figure():
     assert isinstance(fig, Figure) and all(ax.get_ylabel() for ax in fig.axes)
     with pytest.raises(TypeError, match="data must be a PairedData"):
         ch.term_verdicts({}, limits, "odd", "he2")
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(activation="tanh"), "activation must be a polynomial"),
+    (dict(top=20), r"top must be in \[1, N\] = \[1, 12\]"),
+])
+def test_reuse_experiment_names_bad_input_before_work(kw, match):
+    with pytest.raises(ValueError, match=match):
+        ts.reuse_experiment(ts.rng_for(0), N=12, **kw)

@@ -417,3 +417,13 @@ def test_order_count_verdict():
     assert v == ("seen" if grew and exact else "seen in part" if grew else "not seen")
     with pytest.raises(TypeError, match="OrderCount"):
         ch.order_count_verdict({})
+
+
+def test_spike_experiment_checks_margin_and_takes_numpy_dtypes():
+    with pytest.raises(ValueError, match="margin must be in"):
+        ch.spike_experiment(ts.rng_for(0), N=12, n_top=3, margin=-1)
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        ch.spike_experiment(ts.rng_for(0), N=12, n_top=3, dtype="foo")
+    a = ch.spike_experiment(ts.rng_for(0), N=12, n_top=3, dtype=np.float32)
+    b = ch.spike_experiment(ts.rng_for(0), N=12, n_top=3, dtype="float32")
+    np.testing.assert_array_equal(a["top"], b["top"])

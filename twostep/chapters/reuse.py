@@ -121,9 +121,14 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
     check_rng(rng)
     N = check_int(N, "N")
     top = check_int(top, "top")
+    if top > N:
+        raise ValueError(f"top must be in [1, N] = [1, {N}], got {top}")
     alpha2s = [check_alpha(a2, "alpha2s") for a2 in _check_sequence(alpha2s, "alpha2s")]
-    if isinstance(activation, str):
-        activation = get_activation(activation)
+    activation = as_activation(activation)
+    if activation.degree is None:
+        raise ValueError(f"activation must be a polynomial (e.g. 'poly4'): reuse_experiment "
+                         f"measures the exact terms T_k, got {activation.name!r} (for tanh use "
+                         "paired_reuse_experiment, which measures W_2 only)")
     teacher = make_teacher(target, N, rng)
     run = run_two_steps(N, N, N, activation, teacher, ((c1, alpha1), (c2, alpha2)), batch, rng)
     B = teacher.directions

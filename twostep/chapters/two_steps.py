@@ -223,6 +223,11 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     n_top = check_int(n_top, "n_top", 1)
     if n_top >= N - 1:
         raise ValueError(f"n_top must be < N - 1 = {N - 1}, got {n_top}")
+    margin = check_real(margin, "margin", low=0.0)
+    try:   # a numpy dtype (np.float32) or its name
+        dtype = np.dtype(dtype).name
+    except TypeError:
+        raise ValueError(f"dtype must be one of ['float32', 'float64'], got {dtype!r}") from None
     dtype = check_choice(dtype, "dtype", ("float32", "float64"))
     if not isinstance(corrected, bool):
         raise TypeError(f"corrected must be a bool, got {type(corrected).__name__}")
