@@ -27,13 +27,17 @@ def test_chance_level_of_random_directions():
     d = 400
     beta = rng.standard_normal(d)
     vals = [overlap(rng.standard_normal(d), beta) for _ in range(2000)]
+    # rms / chance - 1 over seeds 0-29: mean 0.002, sd 0.013, extremes -0.031 and 0.031
+    # (seed 0: 0.003); rel=0.05 is about 3.8 sd. |<u, beta>|'s mean would be 20% low.
     assert np.sqrt(np.mean(np.square(vals))) == pytest.approx(ts.chance_overlap(d), rel=0.05)
 
 
 def test_memorisation_finds_the_copied_input():
     rng = np.random.default_rng(1)
     X = rng.standard_normal((100, 300))
+    # over seeds 0-199: the copy's cosine mean 0.9949 (1/sqrt(1.01)), sd 0.0006, min 0.9932;
+    # an unrelated vector's ~ sqrt(2 log 100 / 300) = 0.17: mean 0.158, sd 0.023, max 0.228
     value, j = ts.memorisation(X[37] + 0.1 * rng.standard_normal(300), X)
     assert j == 37 and value > 0.99
     value, _ = ts.memorisation(rng.standard_normal(300), X)
-    assert value < 0.3  # ~ sqrt(2 log 100 / 300) = 0.17 for an unrelated vector
+    assert value < 0.3

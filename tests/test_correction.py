@@ -51,8 +51,10 @@ def test_corrected_weight_is_the_gaussian_average():
     np.testing.assert_allclose(corrected_weight(POLY4, 3, s, 0 * s, R2), s ** 3 + 3 * R2 * s,
                                rtol=1e-12)
     g = np.random.default_rng(0).standard_normal(400_000)
-    mc = np.mean((0.5 + math.sqrt(R2) * g) ** 3)   # Monte Carlo, sd about 0.01
-    assert corrected_weight(POLY4, 3, np.array([0.5]), np.zeros(1), R2)[0] == pytest.approx(mc, abs=0.05)
+    # Monte Carlo minus the exact 1.175 over g-seeds 0-19: mean -0.0002, sd 0.005, extremes
+    # -0.013 and 0.007 (seed 0: 0.0005). Bound 0.02, 4 sd; dropping 3 R2 s gives 0.125.
+    mc = np.mean((0.5 + math.sqrt(R2) * g) ** 3)
+    assert corrected_weight(POLY4, 3, np.array([0.5]), np.zeros(1), R2)[0] == pytest.approx(mc, abs=0.02)
 
 
 def test_fluctuation_variance_is_that_of_the_first_update_rows():
@@ -78,16 +80,22 @@ def test_corrected_spike_has_the_size_of_the_exact_term(fresh800):
     # s_1(T_k)/||S_k^corr|| = 1.04 +- 0.06 (k = 2), 1.16 +- 0.14 (k = 3), against
     # 1.30 +- 0.11 and 1.65 +- 0.21 for S_k; the content of T_k along the predicted left
     # vector, ||l^T T_k|| / ||S_k^corr||, is 1.00 +- 0.05 and 1.07 +- 0.10 (S_k: 1.25, 1.51).
-    # Bounds: mean +- about 3 sd. (At N = 4000, 3 seeds: 1.024 +- 0.016 and 1.025 +- 0.015.)
+    # (At N = 4000, 3 seeds: 1.024 +- 0.016 and 1.025 +- 0.015.) Remeasured over seeds 0-19
+    # (issue 24): s_1/||S^corr|| 1.085 +- 0.074, range 0.94-1.23 (k = 2), 1.20 +- 0.17,
+    # 0.97-1.55 (k = 3); ||l^T T_k||/||S^corr|| 1.04 +- 0.06, 0.91-1.16 and 1.10 +- 0.13,
+    # 0.93-1.35; seed 0: 0.94, 1.39, 0.91, 1.21. Bounds: mean +- about 3 sd of these.
     run, terms = fresh800
-    bounds = {2: ((0.85, 1.25), (0.85, 1.15)), 3: ((0.75, 1.6), (0.75, 1.38))}
+    bounds = {2: ((0.85, 1.3), (0.85, 1.22)), 3: ((0.7, 1.7), (0.7, 1.5))}
     for k, ((lo, hi), (lo_p, hi_p)) in bounds.items():
         s1 = ts.top_singular(terms[k], 1, vectors=False)[0]
         S, C = signal_part(run, k), signal_part(run, k, corrected=True)
         assert lo < s1 / C.value < hi, (k, s1 / C.value)
         assert lo_p < np.linalg.norm(C.left @ terms[k]) / C.value < hi_p
-        limit = {2: 1.255, 3: 1.399}[k]   # ||S^corr||/||S|| at N -> inf; within 0.25 at N = 800
-        assert abs(C.value / S.value - limit) < 0.25, (k, C.value / S.value)
+        # ||S^corr||/||S|| at N -> inf. Over seeds 0-19 at N = 800: 1.258 +- 0.037, range
+        # 1.16-1.32 (k = 2); 1.417 +- 0.082, 1.21-1.54 (k = 3); seed 0: 1.16, 1.23. Bounds 0.15
+        # (k = 2) and 0.25 (k = 3), about 3 sd and more; no correction (ratio 1) is outside.
+        limit = {2: 1.255, 3: 1.399}[k]
+        assert abs(C.value / S.value - limit) < {2: 0.15, 3: 0.25}[k], (k, C.value / S.value)
         assert abs(C.left @ S.left) == pytest.approx(1.0, rel=1e-12)   # same left vector
 
 

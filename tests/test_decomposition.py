@@ -60,14 +60,17 @@ def test_reuse_weights_against_monte_carlo():
     m = reuse_weights(r, 2)
     for j in range(3):
         mc = np.mean(act.derivative(z, 3) * (s[j] + (act.derivative(z, 1) - 1) * rj[j]) ** 2)
-        # Monte-Carlo relative standard error here is ~3e-3 (2e6 draws of a degree-6 polynomial)
+        # Monte-Carlo relative error, max over j, over z-seeds 0-19 (this run): mean 0.0024,
+        # sd 0.0018, max 0.0068 (seed 1: 0.0004); rel=0.02 is 3x the largest.
         assert m[j] == pytest.approx(mc, rel=0.02)
 
 
 def test_fresh_terms_are_close_to_their_signal_part():
     # In the fresh scheme T_1 is the rank-one spike plus a smaller remainder. At N = 300,
-    # over seeds 0-19, the top right (left) singular vector's overlap with u_1 (a^2)
-    # measured mean 0.88 (0.85), min 0.58 (0.67); chance is ~0.06. Mean over 5 seeds > 0.7.
+    # over seeds 0-39, the top right (left) singular vector's overlap with u_1 (a^2): per
+    # seed mean 0.87 (0.86), sd 0.10 (0.08), min 0.58 (0.57); the mean of 5 seeds, over
+    # the 8 blocks 0-4, ..., 35-39: mean 0.87 (0.86), sd 0.04 (0.03), min 0.83 (0.82),
+    # seeds 0-4 0.84 (0.82). Bound 0.75, about mean - 3 sd; chance is ~0.06.
     right, left = [], []
     for seed in range(5):
         r = run("fresh", seed=seed)
@@ -75,7 +78,7 @@ def test_fresh_terms_are_close_to_their_signal_part():
         s, U, Vt = ts.top_singular(second_step_term(r, 1), 1)
         right.append(overlap(Vt[0], S1.right))
         left.append(overlap(U[:, 0], S1.left))
-    assert np.mean(right) > 0.7 and np.mean(left) > 0.7
+    assert np.mean(right) > 0.75 and np.mean(left) > 0.75
 
 
 def test_decomposition_rejects_non_polynomial_activation():

@@ -49,12 +49,16 @@ def test_residual_matches_dense_computation():
     S = first_step_spike(a, X, y, act)
     dense = np.linalg.norm(G - S.matrix(), 2) / np.linalg.norm(G, 2)
     assert rank_one_residual(G, S) == pytest.approx(dense, rel=1e-8)
+    # over seeds 0-39 at this size: mean 0.46, sd 0.09, min 0.29, max 0.66 (seed 0: 0.48);
+    # (a spike of the wrong sign, or 3x too large, gives 1.9-2.2 on seeds 0-4)
     assert 0 < dense < 1
 
 
 def test_residual_shrinks_with_size():
-    # ||G - mu1 a v^T|| / ||G|| ~ N^{-1/2}: a factor 4 in N should roughly halve it
-    # (measured: about 0.57 from N = 120 to 480)
+    # ||G - mu1 a v^T|| / ||G|| ~ N^{-1/2}: a factor 4 in N should roughly halve it.
+    # Ratio of 4-seed means, from seeds 0-47 at N = 120 and 0-23 at N = 480 (4000 random
+    # groups): mean 0.55, sd 0.06, 0.1% and 99.9% quantiles 0.41 and 0.74; seeds 0-3: 0.57.
+    # No shrinking gives ~1, N^{-1} gives ~0.25.
     def mean_residual(N):
         return np.mean([first_step_diagnostics(np.random.default_rng(s), N=N, n=N, d=N,
                                                activation=POLY, target=ts.hermite_link(1))["residual"]
@@ -88,10 +92,14 @@ def test_diagnostics_agree_with_run_two_steps():
 
 def test_diagnostics_float32_close_to_float64():
     kw = dict(N=120, n=120, d=120, activation=POLY, target=ts.hermite_link(1), steps=[(1.0, 0.2)])
-    o64 = first_step_diagnostics(rng=np.random.default_rng(1), **kw)
+    # float32 draws differ from float64 draws, so compare statistics, not bits. One seed's
+    # residual has sd 0.07 here (mean 0.40), so a single pair differs by up to 0.29 (seeds
+    # 0-79); the mean over 8 seeds of the difference, over the 10 blocks of seeds 0-79:
+    # mean -0.005, sd 0.035, extremes -0.069 and 0.050 (seeds 0-7: -0.017). Bound 0.1.
+    res = {dt: np.mean([first_step_diagnostics(rng=np.random.default_rng(s), dtype=dt, **kw)
+                        ["residual"] for s in range(8)]) for dt in (np.float64, np.float32)}
+    assert abs(res[np.float32] - res[np.float64]) < 0.1
     o32 = first_step_diagnostics(rng=np.random.default_rng(1), dtype=np.float32, **kw)
-    # float32 draws differ from float64 draws, so compare statistics, not bits
-    assert abs(o32["residual"] - o64["residual"]) < 0.05
     o32b = first_step_diagnostics(rng=np.random.default_rng(1), dtype=np.float32, **kw)
     assert o32b["residual"] == o32["residual"]  # reproducible
 
@@ -141,10 +149,15 @@ def test_learned_direction_overlaps_match_finite_size_formula():
     r = np.array([ts.learned_direction_overlaps(n, d, links, np.random.default_rng(s))
                   for s in range(100)])
     rms = np.sqrt(np.mean(r ** 2, axis=0))
-    for k, g in enumerate(links):
+    # rms / prediction - 1 over 100 seeds, measured on the 6 blocks of seeds 0-599 (and 2000
+    # bootstrap sets): He_1 mean -0.001, sd 0.0013 (bootstrap extremes -0.005, 0.004); He_2
+    # mean -0.001, sd 0.076 (bootstrap sd 0.074); He_3 mean 0.013, sd 0.082 (0.073). Seeds
+    # 0-99: -0.001, -0.054, 0.010. Bounds: 0.01 for He_1, 0.25 (about 3.3 sd) for He_2/He_3;
+    # the c1 = 0 values are 2.2-2.6x chance (1/sqrt(d)), which 0.25 still tells apart.
+    for k, (g, rel) in enumerate(zip(links, (0.01, 0.25, 0.25))):
         pred = ts.finite_size_overlap(g.coefficients[1], g.second_moment,
                                       g.moment(lambda z, gz: gz ** 2 * z ** 2), n, d)
-        assert rms[k] == pytest.approx(pred, rel=0.15)
+        assert rms[k] == pytest.approx(pred, rel=rel)
     # the same data give the same overlap as v computed by hand
     rng = np.random.default_rng(7)
     got = ts.learned_direction_overlaps(50, 20, links[0], rng)
@@ -168,10 +181,14 @@ def test_extreme_labels_dominate_the_remainder_for_he3():
     # He_3 labels reach |y| ~ 10 at n = 400; the sample with the largest label puts a spike
     # of size ~ |y_j| / sqrt(n) in the remainder, along its own input x_j. (Two samples with
     # similar extreme labels can share the top direction, hence the average over draws.)
+    # Per seed the overlap is bimodal: over seeds 0-47, He_3 mean 0.78, sd 0.33, from 0.06
+    # to 1.00; the bounded link mean 0.12, sd 0.15, up to 0.74. The mean of 8 seeds (5000
+    # random groups of the 48): He_3 sd 0.11, 0.1% quantile 0.43; odd sd 0.05, 99.9%
+    # quantile 0.30. Seeds 0-7: 0.76 and 0.19. (With 4 seeds those were 0.19 and 0.40.)
     def mean_overlap(link):
         return np.mean([first_step_diagnostics(np.random.default_rng(s), N=400, n=400, d=400,
                                                activation=POLY, target=link)
-                        ["remainder_sample_overlap"] for s in range(4)])
-    assert mean_overlap(ts.hermite_link(3)) > 0.7
+                        ["remainder_sample_overlap"] for s in range(8)])
+    assert mean_overlap(ts.hermite_link(3)) > 0.4
     # with a bounded link no single sample stands out
-    assert mean_overlap(ts.odd_bounded_link()) < 0.35
+    assert mean_overlap(ts.odd_bounded_link()) < 0.3

@@ -45,7 +45,8 @@ def test_readout_on_random_features_beats_zero_and_linear_baseline_formula():
     res = ts.fit_readout(ts.features(W, X, act), y, ts.features(W, Xt, act), yt,
                          rng.permutation(1000)[:250])
     # E[y^2] = 2; the best linear predictor leaves 1; random features with a quadratic
-    # activation also fit most of He_2 at d = 20 (test MSE measured 0.11-0.24 on seeds 0-4).
+    # activation also fit most of He_2 at d = 20. Test MSE over seeds 0-19 of this draw:
+    # mean 0.19, sd 0.05, range 0.11-0.25 (seed 3: 0.17). Bound 0.5, half the linear error.
     assert res.test_mse < 0.5
     assert res.penalty > 0
 
@@ -122,11 +123,14 @@ def test_paired_readout_shares_the_data():
     assert set(out) == {"standardised", "raw"}
     assert set(out["raw"]) == {"a", "b", "c", "linear", "zero"}
     assert out["raw"]["zero"] == out["standardised"]["zero"]
-    assert out["raw"]["zero"].test_mse == pytest.approx(1.0, abs=0.3)  # E[y^2] = 1
+    # E[y^2] = 1, averaged over n_test = 100 points: sd sqrt(2/100) = 0.14. Over 30 draws
+    # of this setting: mean 1.02, sd 0.13, range 0.67-1.31 (this one: 1.10). abs=0.45.
+    assert out["raw"]["zero"].test_mse == pytest.approx(1.0, abs=0.45)
     for s in out:
         assert out[s]["a"] == out[s]["b"]  # same features, same data, same split
-    # The linear readout recovers a noise-free linear target from n > d samples.
-    assert out["raw"]["linear"].test_mse < 1e-3
+    # The linear readout recovers a noise-free linear target from n > d samples: over 30
+    # draws the test MSE was 6e-13 to 2.4e-12 (this one 1.2e-12), rounding and the penalty.
+    assert out["raw"]["linear"].test_mse < 1e-8
     with pytest.raises(ValueError, match="scalings"):
         ts.paired_readout({"a": W}, act, teacher, 20, 10, rng, scalings=("scaled",))
     with pytest.raises(ValueError, match="other than 'linear'"):
@@ -182,5 +186,7 @@ def test_subspace_error_matches_monte_carlo_of_the_conditional_mean():
     pred = sum(c[k] * rho ** k * hermite_polynomial(k, w) / math.factorial(k)
                for k in range(1, c.size))
     mc = np.mean((y - pred) ** 2)
-    assert ts.subspace_error(teacher, u) == pytest.approx(mc, abs=5e-3)
-    assert ts.subspace_error(teacher, u) < 0.95  # overlap 0.8 explains a visible part
+    # Monte Carlo minus the quadrature value 0.834 over 20 sample seeds: mean 0.0003,
+    # sd 0.0018, extremes -0.0031 and 0.0034 (this draw: -0.0010). abs=6e-3, 3.3 sd.
+    assert ts.subspace_error(teacher, u) == pytest.approx(mc, abs=6e-3)
+    assert ts.subspace_error(teacher, u) < 0.95  # overlap 0.8 explains 0.166 of E[y^2] = 1

@@ -101,7 +101,7 @@ def test_parity_selection():
         reused = [population_signal(link, 1.0, k, "reused").overlaps[0] for k in range(4)]
         fresh = [population_signal(link, 1.0, k, "fresh").overlaps[0] for k in range(4)]
         np.testing.assert_allclose([reused[0], reused[1], reused[3]], 0, atol=1e-10)
-        assert reused[2] > 0.05
+        assert reused[2] > 0.05   # quadrature, no draws: 0.176 (odd), 0.094 (He_3)
         np.testing.assert_allclose(fresh, 0, atol=1e-10)
     # Even target: reached by neither.
     for batch in ("reused", "fresh"):
@@ -117,6 +117,11 @@ def test_parity_selection():
 @pytest.mark.parametrize("psi,n,d", [(1.0, 800, 800), (2.0, 1200, 600)])
 def test_population_signal_against_monte_carlo(psi, n, d):
     # Direct simulation of u_k over seeds vs the quadrature limit: norms and mean overlaps.
+    # Measured on seeds 0-35 (3 blocks of 12) for both settings and batches: the per-seed
+    # norm varies by 3% (k = 0), 6-8% (k = 1), 10-16% (k = 2), 16-25% (k = 3, heavy tails);
+    # the 12-seed mean norm / limit - 1 reached -0.086 at k = 2 and -0.133 at k = 3 (reused,
+    # psi = 1), hence rel 0.1, 0.1, 0.15, 0.25. Overlaps: (mean - pred) / sem lay in
+    # [-2.75, 1.63] over the 48 block-order-batch cases, |mean - pred| at most 4 sem - 0.009.
     seeds = 12
     for batch in ("reused", "fresh"):
         res = [signal_overlap_experiment(np.random.default_rng(s), n, d, "odd", batch)
@@ -125,7 +130,7 @@ def test_population_signal_against_monte_carlo(psi, n, d):
         norms = np.array([r["norms"] for r in res]).mean(axis=0)
         for k in range(4):
             p = population_signal("odd", psi, k, batch)
-            assert norms[k] == pytest.approx(p.norm, rel=0.1 if k < 3 else 0.25)  # k = 3: heavy tails
+            assert norms[k] == pytest.approx(p.norm, rel=(0.1, 0.1, 0.15, 0.25)[k])
             pred = p.expected_overlaps(n)[0]
             sem = ov[:, k].std(ddof=1) / np.sqrt(seeds)
             assert abs(ov[:, k].mean() - pred) < 4 * sem + 0.01
@@ -133,8 +138,11 @@ def test_population_signal_against_monte_carlo(psi, n, d):
 
 def test_reuse_aware_direction_against_the_decomposition():
     # tilde u_2 (signal_part kind="reuse") of actual runs vs its population limit.
+    # Per seed the overlap deviates from the prediction 0.309 by sd 0.068 (seeds 0-17), so
+    # the mean of 12 seeds has sd 0.020: abs=0.06 is 3 sd, and the plain u_2's 0.176 is
+    # 0.13 away. (Seeds 0-5, 6-11, 12-17: -0.006, 0.013, 0.004.)
     vals = []
-    for seed in range(6):
+    for seed in range(12):
         run = ts.run_two_steps(500, 500, 500, ts.get_activation("poly4"), ts.get_link("odd"), STEPS,
                                "reused", np.random.default_rng(seed))
         vals.append(overlap(ts.signal_part(run, 2, "reuse").right, run.teacher.directions[0]))
@@ -176,12 +184,14 @@ def test_unmemorised_overlap():
     beta = X[3] / np.linalg.norm(X[3]) + 0.5 * rng.standard_normal(d) / np.sqrt(d)
     # A vector that is one input: its whole overlap with beta goes away.
     V = X[3][None, :]
+    # over seeds 0-199 of this draw: overlap mean 0.894, sd 0.023, min 0.821 (seed 0: 0.926)
     assert subspace_overlap(V, beta)[0] > 0.8
     assert unmemorised_overlap(V, beta, X)[0] == pytest.approx(0.0, abs=1e-12)
     # beta itself (after removing the input) is still found when it is in the span.
     b = rng.standard_normal(d)
     V2 = np.vstack([X[5], b])
-    assert unmemorised_overlap(V2, b, X)[0] > 0.95
+    # over seeds 0-199: mean 0.945, sd 0.025, min 0.863 (seed 0: 0.956); was > 0.95
+    assert unmemorised_overlap(V2, b, X)[0] > 0.85
     with pytest.raises(ValueError, match="X"):
         unmemorised_overlap(V, beta, X[:, :10])
 

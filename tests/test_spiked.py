@@ -44,7 +44,10 @@ def test_transpose_symmetry():
 
 @pytest.mark.parametrize("N, d", [(400, 800), (800, 400)])
 def test_against_simulation(N, d):
-    # single draws fluctuate by ~2% (outliers have O(N^{-1/2}) Gaussian fluctuations)
+    # Over seeds 0-23 (8 blocks of 3), N x d = 400 x 800 (800 x 400): the outlier per seed
+    # sd 1.2% (1.3%), the mean of 3 within 1.4% (1.1%), sd 0.8% (0.7%); the overlaps per seed
+    # sd 0.004-0.009, the mean of 3 within 0.004 (0.010), sd <= 0.005. Seeds 0-2: -0.8%
+    # (+1.1%), overlaps within 0.006. rel=0.025 and abs=0.02 are 3 sd or more.
     g, theta = N / d, 2.5
     out = []
     for seed in range(3):
@@ -58,7 +61,7 @@ def test_against_simulation(N, d):
         out.append([s[0], abs(U[:, 0] @ u), abs(Vt[0] @ w)])
     s, left, right = np.mean(out, axis=0)
     left_th, right_th = spiked_overlaps(theta, g)
-    assert s == pytest.approx(spiked_outlier(theta, g), rel=0.02)
+    assert s == pytest.approx(spiked_outlier(theta, g), rel=0.025)
     assert left == pytest.approx(left_th, abs=0.02)
     assert right == pytest.approx(right_th, abs=0.02)
 

@@ -46,8 +46,9 @@ def test_teacher_directions_orthonormal_and_labels():
     X = ts.gaussian_inputs(200_000, 50, rng)
     y = teacher.labels(X, rng)
     assert y.shape == (200_000,)
-    # E[y^2] = 1 + 1 + 0.25; Monte-Carlo standard error ~ 0.01 at this n.
-    assert np.mean(y ** 2) == pytest.approx(teacher.second_moment, abs=0.05)
+    # E[y^2] = 1 + 1 + 0.25. Over seeds 0-19: mean(y^2) - 2.25 has mean -0.001, sd 0.007,
+    # extremes -0.016 and 0.009 (seed 3: 0.004). abs=0.025; noise 0.5^2 left out gives 2.0.
+    assert np.mean(y ** 2) == pytest.approx(teacher.second_moment, abs=0.025)
     assert teacher.second_moment == pytest.approx(2.25, abs=1e-10)
     # Without noise the labels are exactly the links of the projections.
     quiet = ts.Teacher(ts.hermite_link(2), 50, np.random.default_rng(0))
