@@ -199,8 +199,10 @@ def test_power_gram_is_the_cosine_matrix_and_tends_to_its_limit():
     direct = abs(a @ a ** 3) / (np.linalg.norm(a) * np.linalg.norm(a ** 3))
     assert G[0, 2] == pytest.approx(direct)
     big = ch.power_gram(np.random.default_rng(1).standard_normal(200_000), 4)
-    assert big[0, 2] == pytest.approx(power_cosine(1, 3), abs=0.02)
-    assert big[0, 1] == pytest.approx(0, abs=0.02)
+    # Over seeds 0-29 at 200000 draws: the deviation of the cosine from its limit has sd 0.0017
+    # (largest 0.0036), and G_01 (limit 0) sd 0.003 (largest 0.010): bounds at about 3 sd.
+    assert big[0, 2] == pytest.approx(power_cosine(1, 3), abs=0.006)
+    assert big[0, 1] == pytest.approx(0, abs=0.012)
     with pytest.raises(ValueError, match="a"):
         ch.power_gram(np.ones((2, 2)), 2)
     with pytest.raises(ValueError, match="powers"):
