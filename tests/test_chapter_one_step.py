@@ -240,3 +240,62 @@ def test_overlap_data_shapes_direct_computation_and_figure():
         ch.overlap_data(30, 1.0, 0.25, [1.0], range(2), targets, POLY4, 2.0, [16], range(2), ["He_9"])
     with pytest.raises(ValueError, match="alpha"):
         ch.overlap_data(30, 1.0, 0.5, [1.0], range(2), targets, POLY4, 2.0, [16], range(2), keys)
+
+
+# --- the one-step literature, reproduced (Cui et al. 2024, Moniri et al. 2024) --------------
+
+def test_peer_first_layer_measures_the_sRF_parameters():
+    W1, teacher, m = ch.peer_first_layer(np.random.default_rng(0), 200, ch.peer_link("tanh"),
+                                         TANH, 0.5, 1.0, dtype=np.float64)
+    assert W1.shape == (200, 200) and teacher.d == 200
+    book = ch.cui_parameters(ch.peer_link("tanh"), TANH, 0.5, 1.0)
+    assert abs(m["c"] - book["c"]) < 0.02 and abs(m["r"] - book["r"]) < 0.1
+    assert abs(m["gamma"] - book["gamma"]) < 0.15
+
+
+def test_cui_data_tables_figure_and_numbers():
+    data = ch.cui_data(60, range(2), [0.2, 3.0], 40, range(2), [0.9, 3.0])
+    assert data.first.errors.shape == (2, 2) and data.second.errors.shape == (2, 2)
+    assert np.all(data.first.errors > 0)
+    header, rows = ch.cui_table(data)
+    _pipe_free(header, rows)
+    assert len(rows) == 6 + 2 + 2
+    nums = ch.cui_numbers(data)
+    for key in ("peer_max_diff", "peer_sim_max_diff", "peer_theory_max_diff", "peer_c_book1",
+                "peer_c_cell1", "peer_formula_diff", "peer_sim_max_z", "peer_theory_max_z"):
+        assert key in nums
+    _labelled(ch.plot_cui(data))
+    with pytest.raises(ValueError, match="alphas"):
+        ch.cui_data(40, range(2), [0.5], 40, range(2), [0.9])   # 0.5 is not a stored alpha
+    with pytest.raises(TypeError, match="data"):
+        ch.cui_table("data")
+
+
+def test_peer_data_rejects_bad_input():
+    with pytest.raises(ValueError, match="seeds"):
+        ch.peer_data(ch.CUI_SETTING_1, 40, [1.0], range(1), ch.CUI_SIMULATED, "simulation")
+    with pytest.raises(ValueError, match="alphas"):
+        ch.peer_data(ch.CUI_SETTING_1, 40, [-1.0], range(2), ch.CUI_SIMULATED, "simulation")
+    with pytest.raises(ValueError, match="peer_kind"):
+        ch.peer_data(ch.CUI_SETTING_1, 40, [1.0], range(2), ch.CUI_SIMULATED, "both")
+    with pytest.raises(TypeError, match="setting"):
+        ch.peer_data({"teacher": "tanh"}, 40, [1.0], range(2), ch.CUI_SIMULATED, "simulation")
+
+
+def test_feature_spike_data_counts_table_and_figure():
+    data = ch.feature_spike_data(60, [0.1, 0.3], range(2), POLY4, HE1)
+    assert data.counts.shape == (2, 2) and data.proj_beta.shape == (2, 2, 4)
+    assert list(data.predicted) == [1, 2]
+    assert np.all((data.proj_beta >= 0) & (data.proj_beta <= 1 + 1e-9))
+    assert np.all(data.edge > 0)
+    header, rows = ch.feature_spike_table(data)
+    _pipe_free(header, rows)
+    nums = ch.feature_spike_numbers(data)
+    assert nums["fs_N"] == 60 and nums["fs_max_pred"] == 2
+    _labelled(ch.plot_feature_spikes(data))
+    with pytest.raises(ValueError, match="alphas"):
+        ch.feature_spikes(np.random.default_rng(0), 60, [0.5], POLY4, HE1)
+    with pytest.raises(ValueError, match="top"):
+        ch.feature_spikes(np.random.default_rng(0), 20, [0.1], POLY4, HE1, top=19)
+    with pytest.raises(ValueError, match="orders"):
+        ch.feature_spike_table(data, orders=(5,))

@@ -141,3 +141,25 @@ def fluctuation_variance_limit(mu, second_moment: float, psi: float) -> float:
     psi = check_real(psi, "psi", low=0.0, low_open=True)
     var = sum(mu[m + 1] ** 2 / math.factorial(m) for m in range(1, mu.size - 1))
     return float(m2 * var / psi)
+
+
+def feature_spike_count(alpha: float, L: int | None = None) -> int:
+    r"""Spikes of the feature matrix :math:`\sigma(XW_1^\top)` after one step :math:`\eta = N^{\alpha}`.
+
+    The book's reading of Moniri, Lee, Hassani and Dobriban (2024): the :math:`k`-th term of
+    :math:`\sigma(XW_1^\top) = \sum_k \sigma^{(k)}(XW_0^\top)\odot(s\theta^\top)^{\circ k}/k!`
+    (:math:`s = Xv`, :math:`\theta = \eta\mu_1 a`) is close to the rank-one
+    :math:`\mu_k\,s^{\circ k}(\theta^{\circ k})^\top/k!` of size
+    :math:`N^{1 + k\alpha - k/2}`, against a bulk of size :math:`N^{1/2}`; it stands out when
+    :math:`k\alpha > (k-1)/2`, i.e. :math:`\alpha > (k-1)/(2k)`. So
+    :math:`\ell = \#\{k\ge1 : \alpha > (k-1)/(2k)\} = \lceil 1/(1-2\alpha)\rceil - 1`
+    spikes, :math:`\ell` on :math:`((\ell-1)/(2\ell), \ell/(2\ell+2)]`, at most the degree ``L``
+    of a polynomial :math:`\sigma` (``None``: no cap). ``alpha`` lies in ``[0, 1/2)``.
+    """
+    a = check_alpha(alpha, "alpha")
+    count = 0
+    while (count + 1) * (1 - 2 * a) < 1 * (1 - _FLOOR_TOL):
+        count += 1
+    if L is not None:
+        count = min(check_int(L, "L", 1), count)
+    return int(count)

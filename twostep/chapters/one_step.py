@@ -42,6 +42,7 @@ from ..model.activations import Activation, as_activation, check_activation
 from ..model.network import gaussian_inputs, gradient, initialise
 from ..model.steps import draw_problem, step_size
 from ..model.targets import Link
+from .report import sci
 
 
 def _residual_top(G, spike, seed):
@@ -1216,3 +1217,671 @@ def overlap_table(data: OverlapData) -> tuple[list, list]:
                      f"{st['m22']:.3g}", f"{np.max(st['v']):.3f}", f"{np.max(st['w']):.3f}", dev,
                      "–" if slope is None else f"{_fixed(slope[0], 2)} ± {slope[1]:.2f}"])
     return header, rows
+
+
+# --- the one-step literature, reproduced -----------------------------------------------
+#
+# Cui, Pesce, Dandi, Krzakala, Lu, Zdeborova and Loureiro (2024) published the code of their
+# simulations and of their theory: the SPOC group's repository OneStepGD_asymptotics, read
+# at the commits below. What the chapter needs from it is data: the settings, the stored
+# outputs, and the three expressions of gamma, r and c, transcribed (not copied) into
+# :func:`cui_cell7_parameters`. The simulations use twostep's own functions only.
+
+#: The repository, notebooks and commits the numbers below are quoted from.
+CUI_SOURCE = {"repository": "SPOC-group/OneStepGD_asymptotics",
+              "simulations": ("Simulations.ipynb", "6dda8e9fbf291f31fcb52a89a58f664cabb9fdb1"),
+              "theory": ("theory.ipynb", "3494d103b5f35b47ea1740627ab8a6e8090b74fc")}
+
+#: First setting (``Simulations.ipynb``, cells 3 and 5): tanh teacher and tanh student,
+#: ``d = p = 2000``, first batch ``n0 = alpha0 d``, step ``eta~``, ridge penalty ``lam``,
+#: ``n_test`` test samples, one first layer and 3 seeds of readout data per ``alpha``.
+CUI_SETTING_1 = {"teacher": "tanh", "alpha0": 0.5, "eta_tilde": 1.0, "lam": 0.01, "d": 2000,
+                 "n_test": 5000}
+
+#: Test errors printed by ``Simulations.ipynb``, cell 12 (execution count 21), for the
+#: ``alphas = np.linspace(.2, 3, 7)`` of cell 5, three seeds each (``alpha`` as printed).
+CUI_SIMULATED = {
+    0.2: (0.2990775949993957, 0.2898524418194445, 0.29418381263621085),
+    0.6666666666666666: (0.3218365759752591, 0.31863128816064645, 0.3151598647331156),
+    1.1333333333333333: (0.26713115046865477, 0.2885155886165104, 0.27541431235674196),
+    1.5999999999999999: (0.19540339213297506, 0.21767984115339958, 0.20400605095996252),
+    2.0666666666666664: (0.16899557812018212, 0.17510121804693074, 0.1724069785141186),
+    2.533333333333333: (0.15161510868072295, 0.1566964898890306, 0.15631225980360028),
+    3.0: (0.1426574683324664, 0.14221553063145795, 0.1485439373561868),
+}
+
+#: Second setting (``theory.ipynb``, cells 3, 7 and 20): sin teacher, tanh student.
+CUI_SETTING_2 = {"teacher": "sin", "alpha0": 20.0, "eta_tilde": 3.0, "lam": 0.1, "d": 2000,
+                 "n_test": 5000}
+
+#: Asymptotic test errors of the Gaussian-equivalence theory printed by ``theory.ipynb``,
+#: cell 21 (execution count 32), at ``alphas = np.linspace(.2, 3, 5)`` (as printed).
+CUI_THEORY = {0.2: 0.048595388918455905, 0.8999999999999999: 0.04311805329862696,
+              1.5999999999999999: 0.038072437563481894, 2.3: 0.03511150660016416,
+              3.0: 0.033340014535464826}
+
+#: Their links and activations, as twostep links (the student is :class:`twostep.Tanh`).
+PEER_LINKS = {"tanh": np.tanh, "sin": np.sin}
+
+#: Degree of the Hermite series of tanh behind ``Var sigma'`` (its tail is below 1e-13).
+TANH_SERIES_DEGREE = 140
+
+
+def peer_link(name: str) -> Link:
+    """The teacher link ``"tanh"`` or ``"sin"`` of the peer's settings, as a :class:`Link`."""
+    from .._validation import check_choice
+
+    check_choice(name, "name", PEER_LINKS)
+    return Link(PEER_LINKS[name], name)
+
+
+def cui_parameters(link: Link, activation: Activation, alpha0: float, eta_tilde: float,
+                   degree: int = TANH_SERIES_DEGREE) -> dict:
+    r"""The spiked-random-features parameters of Cui et al. from the book's one-step formulas.
+
+    In the peer's normalisation (rows of :math:`W_0` of unit norm, :math:`a_i = 1/\sqrt N`,
+    :math:`\eta = \tilde\eta\sqrt N`) the product that moves every row is :math:`\eta a_i =
+    \tilde\eta`, so the book's formulas, with :math:`\psi = \alpha_0`, give
+
+    * ``gamma`` :math:`= |c_1|/\sqrt{c_1^2 + \mathbb E[y^2]/\alpha_0}`: ``one_step_overlap``,
+      the overlap of the spike's right vector :math:`\hat v` with :math:`\beta^\star`;
+    * ``r`` :math:`= \tilde\eta|\mu_1|\sqrt{c_1^2 + \mathbb E[y^2]/\alpha_0}`: ``spike_strength``
+      at :math:`\eta = \tilde\eta`, the shift of every row along :math:`\hat v` (the book's
+      singular value :math:`\theta` of the spike :math:`\eta\mu_1 av^\top` is :math:`\sqrt N\,r`);
+    * ``c`` :math:`= 1 + \tilde\eta^2 R^2`, :math:`R^2` = ``fluctuation_variance_limit``
+      :math:`= \mathbb E[y^2]\,\mathrm{Var}\,\sigma'/\alpha_0`: the squared norm of a row
+      orthogonally to :math:`\hat v`.
+
+    ``degree`` is the length of the Hermite series of ``activation`` behind
+    :math:`\mathrm{Var}\,\sigma' = \sum_{m\ge1}\mu_{m+1}^2/m!`.
+    """
+    from ..analysis.theory import fluctuation_variance_limit, one_step_overlap, spike_strength
+
+    _check_link(link, "link")
+    check_activation(activation)
+    alpha0 = check_real(alpha0, "alpha0", low=0.0, low_open=True)
+    eta_tilde = check_real(eta_tilde, "eta_tilde", low=0.0)
+    degree = check_int(degree, "degree", 2)
+    c1, m2 = float(link.coefficients[1]), float(link.second_moment)
+    mu = activation.hermite_coefficients(degree)
+    return {"gamma": one_step_overlap(c1, m2, alpha0),
+            "r": spike_strength(eta_tilde, mu[1], c1, m2, alpha0),
+            "c": 1.0 + eta_tilde ** 2 * fluctuation_variance_limit(mu, m2, alpha0)}
+
+
+def cui_cell7_parameters(teacher, student, student_derivative, alpha0: float,
+                         eta_tilde: float) -> dict:
+    r"""The peer's own expressions of :math:`\gamma`, :math:`r` and :math:`c`, as
+    ``theory.ipynb`` cell 7 writes them, evaluated with ``scipy.integrate.quad``.
+
+    With :math:`\tilde\mu_1 = \mathbb E[z\sigma_\star(z)]`, :math:`\tilde\mu_2 = \mathbb
+    E[\sigma_\star(z)^2]`, :math:`\mu_1 = \mathbb E[z\sigma(z)]` and :math:`\check h =
+    \mathbb E[(\sigma'(z)-\mu_1)^2]`:
+    :math:`\gamma = \tilde\mu_1/\sqrt{\tilde\mu_2/\alpha_0+\tilde\mu_1^2}`,
+    :math:`r = \tilde\eta\sqrt{\tilde\mu_2/\alpha_0+\tilde\mu_1^2}\,\mu_1`, and the square
+    :math:`c = c_W^2 = 1 + \tilde\eta^2\tilde\mu_2\check h\,\mu_1^2/\alpha_0` of their bulk
+    scale ``cW_th``: the cell carries a factor :math:`\mu_1^2` that the book's
+    :math:`c` does not (:func:`cui_parameters`). ``teacher``, ``student`` and
+    ``student_derivative`` are vectorised callables.
+    """
+    from scipy.integrate import quad
+
+    for name, f in (("teacher", teacher), ("student", student),
+                    ("student_derivative", student_derivative)):
+        if not callable(f):
+            raise TypeError(f"{name} must be callable, got {type(f).__name__}")
+    alpha0 = check_real(alpha0, "alpha0", low=0.0, low_open=True)
+    eta_tilde = check_real(eta_tilde, "eta_tilde", low=0.0)
+
+    def mean(f):
+        return quad(lambda z: f(z) * np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi), -np.inf, np.inf,
+                    epsabs=1e-14, epsrel=1e-13, limit=200)[0]
+
+    mu1 = mean(lambda z: z * student(z))
+    mu1t, mu2t = mean(lambda z: z * teacher(z)), mean(lambda z: teacher(z) ** 2)
+    check = mean(lambda z: (student_derivative(z) - mu1) ** 2)
+    norm = np.sqrt(mu2t / alpha0 + mu1t ** 2)
+    return {"gamma": float(mu1t / norm), "r": float(eta_tilde * norm * mu1),
+            "c": float(1 + eta_tilde ** 2 / alpha0 * mu2t * check * mu1 ** 2),
+            "mu1": float(mu1), "check_h": float(check)}
+
+
+def peer_first_layer(rng: np.random.Generator, d: int, link: Link, activation: Activation,
+                     alpha0: float, eta_tilde: float, dtype=np.float32):
+    r"""Cui et al.'s first step, with twostep's functions: width :math:`p = N = d`.
+
+    :math:`W_0` has rows of unit norm (``initialise(rows="unit")``) and the second layer is
+    constant. Their network :math:`a^\top\sigma(Wx)/\sqrt p` with :math:`a_i = 1/\sqrt p`
+    is the book's network with second layer :math:`a_i/\sqrt p = 1/p`, and their step
+    ``W0 + eta*sqrt(p)*G.T``, :math:`\eta = \tilde\eta\sqrt p`, is
+    ``one_step(..., eta=eta_tilde * p, loss="squared")`` on it (the product
+    :math:`\eta a_i = \tilde\eta` is what moves the rows), on a first batch of
+    :math:`n_0 = \alpha_0 d` samples. Draws the teacher's direction, :math:`W_0`, then the
+    batch from ``rng``.
+
+    Returns ``(W1, teacher, measured)`` with ``measured`` the dict of the spike's
+    overlap ``gamma`` :math:`= |\langle\hat v,\beta^\star\rangle|`, the mean row shift
+    ``r`` along :math:`\hat v` and the mean squared row norm ``c`` orthogonally to
+    :math:`\hat v`, for :math:`v = X^\top(y - f_0)/n_0` (the residual's direction).
+    """
+    from ..model.network import residuals
+    from ..model.steps import one_step
+    from ..model.targets import Teacher
+
+    check_rng(rng)
+    d = check_int(d, "d", 2)
+    _check_link(link, "link")
+    check_activation(activation)
+    alpha0 = check_real(alpha0, "alpha0", low=0.0, low_open=True)
+    eta_tilde = check_real(eta_tilde, "eta_tilde", low=0.0)
+    dt = check_dtype(dtype)
+    p = d
+    teacher = Teacher(link, d, rng)
+    W0, a = initialise(p, d, rng, dt, rows="unit", second_layer="constant")
+    a = a / dt.type(np.sqrt(p))
+    n0 = max(1, int(round(alpha0 * d)))
+    X, y = teacher.sample(n0, rng, dt)
+    W1 = one_step(W0, a, X, y, activation, eta=eta_tilde * p, loss="squared")
+    v = X.T @ residuals(W0, a, X, y, activation) / n0
+    v_hat = (v / np.linalg.norm(v)).astype(np.float64)
+    shift = (W1 - W0).astype(np.float64) @ v_hat
+    W1v = W1.astype(np.float64) @ v_hat
+    rows = np.sum(W1.astype(np.float64) ** 2, axis=1) - W1v ** 2
+    measured = {"gamma": float(abs(teacher.directions[0] @ v_hat)), "r": float(np.mean(shift)),
+                "c": float(np.mean(rows))}
+    return W1, teacher, measured
+
+
+def peer_test_error(W1, teacher, activation: Activation, n: int, lam: float, X_test, y_test,
+                    rng: np.random.Generator) -> float:
+    r"""Test error of the peer's readout on the frozen first layer ``W1``.
+
+    Their ridge :math:`\hat w = (A^\top A+\lambda I)^{-1}A^\top y` on :math:`A = \sigma(XW_1^\top)/\sqrt p`
+    is twostep's :func:`twostep.analysis.readout.ridge` on :math:`F = \sigma(XW_1^\top)` with
+    penalty :math:`\lambda p/n`; it is fitted on ``n`` fresh samples from ``rng`` and scored
+    by the mean squared error on ``(X_test, y_test)``.
+    """
+    from ..analysis.readout import features, ridge
+
+    n = check_int(n, "n", 1)
+    lam = check_real(lam, "lam", low=0.0, low_open=True)
+    check_rng(rng)
+    p = W1.shape[0]
+    X, y = teacher.sample(n, rng, W1.dtype)
+    F = features(W1, X, activation).astype(np.float64)
+    coef = ridge(F, y.astype(np.float64), lam * p / n, solver="gram")
+    Ft = features(W1, X_test, activation).astype(np.float64)
+    r = y_test.astype(np.float64) - Ft @ coef
+    return float(r @ r / r.size)
+
+
+def _peer_task(rng, d, link, activation, alpha0, eta_tilde, lam, alphas, n_test, dtype):
+    W1, teacher, measured = peer_first_layer(rng, d, link, activation, alpha0, eta_tilde, dtype)
+    X_test, y_test = teacher.sample(n_test, rng, W1.dtype)
+    errors = [peer_test_error(W1, teacher, activation, max(1, int(round(al * d))), lam, X_test,
+                              y_test, rng) for al in alphas]
+    return {"errors": np.array(errors), **measured}
+
+
+@dataclass
+class PeerData:
+    """A setting of Cui et al. simulated with twostep (see :func:`peer_data`)."""
+
+    setting: dict                     # teacher, alpha0, eta_tilde, lam, n_test, d (the peer's)
+    d: int                            # the size simulated here, d = p
+    alphas: np.ndarray                # (A,) readout sample ratios n/d
+    errors: np.ndarray                # (S, A) test errors, one row per seed
+    measured: dict                    # gamma, r, c: (S,) per seed
+    formulas: dict                    # gamma, r, c from cui_parameters
+    cell7: dict                       # the peer's expressions (cui_cell7_parameters)
+    peer_alphas: np.ndarray           # (P,) the peer's alphas
+    peer_values: np.ndarray           # (P, k) the peer's stored values (k seeds, or 1: theory)
+    peer_kind: str                    # "simulation" or "theory"
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.errors.mean(axis=0)
+
+    @property
+    def sd(self) -> np.ndarray:
+        """Standard deviation over seeds (``ddof = 1``)."""
+        return self.errors.std(axis=0, ddof=1)
+
+
+def peer_data(setting: dict, d: int, alphas, seeds, peer: dict, peer_kind: str,
+              n_jobs: int = 1, dtype=np.float32) -> PeerData:
+    r"""Cui et al.'s experiment at their ``setting``, with twostep, at size ``d = p``.
+
+    Every seed draws a teacher direction, a first layer (:func:`peer_first_layer`), one
+    test set of ``setting["n_test"]`` samples, and a fresh training set of
+    :math:`\alpha d` samples for every ``alpha`` (:func:`peer_test_error`). Their stored
+    numbers ``peer`` (``alpha -> value`` or ``alpha -> (seed values)``) and ``peer_kind``
+    (``"simulation"`` or ``"theory"``) are kept beside for the comparison.
+    """
+    from functools import partial
+
+    from ..analysis.sweep import sweep
+    from ..model.activations import Tanh
+
+    if not isinstance(setting, dict) or not {"teacher", "alpha0", "eta_tilde", "lam",
+                                             "n_test"} <= set(setting):
+        raise TypeError("setting must be a dict with teacher, alpha0, eta_tilde, lam, n_test")
+    d = check_int(d, "d", 2)
+    alphas = [check_real(a, f"alphas[{i}]", low=0.0, low_open=True) for i, a in enumerate(alphas)]
+    if not alphas:
+        raise ValueError("alphas must be a non-empty sequence of positive ratios n/d")
+    seeds = list(seeds)
+    if len(seeds) < 2:
+        raise ValueError("seeds needs at least two seeds (a spread over seeds)")
+    if not isinstance(peer, dict) or not peer:
+        raise TypeError("peer must be a non-empty dict alpha -> stored value(s)")
+    if peer_kind not in ("simulation", "theory"):
+        raise ValueError(f"peer_kind must be 'simulation' or 'theory', got {peer_kind!r}")
+    n_jobs = check_int(n_jobs, "n_jobs")
+    dt = check_dtype(dtype)
+    stored = np.array(sorted(peer), dtype=float)
+    missing = [a for a in alphas if np.min(np.abs(stored - a)) > 1e-6]
+    if missing:
+        raise ValueError(f"alphas must be ratios the peer stored a value at "
+                         f"({', '.join(f'{a:.4g}' for a in stored)}), got {missing[0]:g}")
+    link, act = peer_link(setting["teacher"]), Tanh()
+    task = partial(_peer_task, d=d, link=link, activation=act, alpha0=setting["alpha0"],
+                   eta_tilde=setting["eta_tilde"], lam=setting["lam"], alphas=alphas,
+                   n_test=check_int(setting["n_test"], "setting['n_test']"), dtype=dt)
+    records = sweep(task, None, seeds=seeds, n_jobs=n_jobs)
+    errors = np.array([r["errors"] for r in records])
+    measured = {k: np.array([r[k] for r in records]) for k in ("gamma", "r", "c")}
+    formulas = cui_parameters(link, act, setting["alpha0"], setting["eta_tilde"])
+    cell7 = cui_cell7_parameters(link.func, np.tanh, lambda z: 1 - np.tanh(z) ** 2,
+                                 setting["alpha0"], setting["eta_tilde"])
+    peer_alphas = np.array(sorted(peer))
+    peer_values = np.array([np.atleast_1d(peer[a]) for a in sorted(peer)], dtype=float)
+    return PeerData(setting=dict(setting), d=d, alphas=np.array(alphas), errors=errors,
+                    measured=measured, formulas=formulas, cell7=cell7, peer_alphas=peer_alphas,
+                    peer_values=peer_values, peer_kind=peer_kind)
+
+
+def _peer_at(data: PeerData, alpha: float):
+    # the peer's stored value(s) at the alpha nearest to `alpha` (theirs are linspace floats)
+    i = int(np.argmin(np.abs(data.peer_alphas - alpha)))
+    if abs(data.peer_alphas[i] - alpha) > 1e-6:
+        raise ValueError(f"the peer stored no value at alpha = {alpha:g}")
+    return data.peer_values[i]
+
+
+def peer_comparison(data: PeerData) -> dict:
+    """Per simulated ``alpha`` (arrays over ``data.alphas``): the peer's value (mean of its
+    seeds for a simulation), its spread over seeds (sd, ``ddof = 1``; 0 for the theory),
+    twostep's mean and sd over seeds, and the difference twostep minus peer."""
+    _check_data(data, PeerData)
+    vals = [_peer_at(data, a) for a in data.alphas]
+    peer = np.array([v.mean() for v in vals])
+    peer_sd = np.array([v.std(ddof=1) if v.size > 1 else 0.0 for v in vals])
+    return {"peer": peer, "peer_sd": peer_sd, "mean": data.mean, "sd": data.sd,
+            "diff": data.mean - peer}
+
+
+def plot_peer(first: PeerData, second: PeerData):
+    r"""figure ``fig-peer``: test error against :math:`\alpha = n/d` in the peer's two settings.
+
+    Left: their simulation (mean and sd over their 3 seeds) and twostep's (mean and sd over
+    its seeds); right: their theory curve and twostep's simulation. Returns a Figure.
+    """
+    from .figures import COLORS
+
+    _check_data(first, PeerData, "first")
+    _check_data(second, PeerData, "second")
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(6.5, 3.3), sharey=False)
+    for ax, data, title in ((axes[0], first, "tanh teacher"), (axes[1], second, "sin teacher")):
+        s = data.setting
+        pv = data.peer_values
+        if data.peer_kind == "simulation":
+            ax.errorbar(data.peer_alphas, pv.mean(axis=1), yerr=pv.std(axis=1, ddof=1),
+                        color=COLORS["theory"], marker="s", ms=4, capsize=3, lw=1,
+                        label=f"Cui et al. (simulation, d = {s['d']})")
+        else:
+            ax.plot(data.peer_alphas, pv[:, 0], color=COLORS["theory"], marker="s", ms=4, lw=1.2,
+                    label="Cui et al. (theory)")
+        ax.errorbar(data.alphas, data.mean, yerr=data.sd, color=COLORS["reused"], marker="o",
+                    ms=4, capsize=3, ls="--", lw=1,
+                    label=f"twostep (d = {data.d})")
+        ax.set_xlabel(r"$\alpha = n/d$ (readout samples)")
+        ax.set_title(rf"{title}: $\alpha_0 = {s['alpha0']:g}$, $\tilde\eta = {s['eta_tilde']:g}$, "
+                     rf"$\lambda = {s['lam']:g}$")
+        ax.legend(fontsize=9, loc="upper right")
+        ax.set_ylabel("test error (mean squared)")
+    return fig
+
+
+def peer_table(first: PeerData, second: PeerData) -> tuple[list, list]:
+    """Header and rows of the comparison table: gamma, r, c (the peer's cell-7 expressions
+    against twostep's formulas and its measured values) and the test errors of both
+    settings (the peer's simulation and theory against twostep's simulation)."""
+    _check_data(first, PeerData, "first")
+    _check_data(second, PeerData, "second")
+    src = CUI_SOURCE
+    th, sim = f"{src['theory'][0]}, cell 7", f"{src['simulations'][0]}, cell 12"
+    header = ["quantity", "source", "peer value", "twostep", "difference", "spread over seeds"]
+    rows = []
+    names = {"gamma": r"$\gamma$", "r": "$r$", "c": "$c$"}
+    for key, label in names.items():
+        peer, formula = first.cell7[key], first.formulas[key]
+        m = first.measured[key]
+        rows.append([f"{label}, formula", th, f"{peer:.4f}", f"{formula:.4f}",
+                     sci(formula - peer, 2) if abs(formula - peer) > 1e-12 else "< 10⁻¹²", "–"])
+        rows.append([f"{label}, measured (d = {first.d})", th, f"{peer:.4f}", f"{m.mean():.4f}",
+                     _fixed(m.mean() - peer, 4), f"{m.std(ddof=1):.4f}"])
+    for data, source in ((first, sim), (second, f"{src['theory'][0]}, cell 21")):
+        cmp = peer_comparison(data)
+        kind = "simulation" if data.peer_kind == "simulation" else "theory"
+        for j, al in enumerate(data.alphas):
+            spread = (f"{cmp['sd'][j]:.4f} (peer {cmp['peer_sd'][j]:.4f})"
+                      if data.peer_kind == "simulation" else f"{cmp['sd'][j]:.4f}")
+            rows.append([f"test error, {data.setting['teacher']}, α = {al:g} ({kind})", source,
+                         f"{cmp['peer'][j]:.4f}", f"{cmp['mean'][j]:.4f}",
+                         _fixed(cmp["diff"][j], 4), spread])
+    return header, rows
+
+
+def peer_numbers(first: PeerData, second: PeerData) -> dict:
+    """Named values for the prose and the landing page: sizes, seeds, the largest formula
+    difference (gamma and r), the two values of c, the largest test-error differences and
+    their ratio to the spread over seeds."""
+    _check_data(first, PeerData, "first")
+    _check_data(second, PeerData, "second")
+    out = {"peer_d1": first.d, "peer_d2": second.d, "peer_d_peer": first.setting["d"],
+           "peer_seeds1": first.errors.shape[0], "peer_seeds2": second.errors.shape[0]}
+    diffs = []
+    for data in (first, second):
+        diffs += [abs(data.formulas[k] - data.cell7[k]) for k in ("gamma", "r")]
+    out["peer_formula_diff"] = sci(max(max(diffs), 1e-16), 1)
+    out["peer_c_book1"], out["peer_c_cell1"] = first.formulas["c"], first.cell7["c"]
+    out["peer_c_meas1"] = float(first.measured["c"].mean())
+    out["peer_c_sd1"] = float(first.measured["c"].std(ddof=1))
+    out["peer_c_book2"], out["peer_c_cell2"] = second.formulas["c"], second.cell7["c"]
+    out["peer_c_meas2"] = float(second.measured["c"].mean())
+    out["peer_mu1_sq"] = first.cell7["mu1"] ** 2
+    c1, c2 = peer_comparison(first), peer_comparison(second)
+    out["peer_sim_max_diff"] = float(np.max(np.abs(c1["diff"])))
+    out["peer_sim_max_sd"] = float(np.max(np.maximum(c1["sd"], c1["peer_sd"])))
+    out["peer_theory_max_diff"] = float(np.max(np.abs(c2["diff"])))
+    out["peer_theory_max_rel"] = float(np.max(np.abs(c2["diff"]) / c2["peer"]))
+    out["peer_theory_max_sd"] = float(np.max(c2["sd"]))
+    out["peer_max_diff"] = max(out["peer_sim_max_diff"], out["peer_theory_max_diff"])
+    # differences in standard errors of the difference of the means (seeds independent)
+    S1, P1 = first.errors.shape[0], first.peer_values.shape[1]
+    se1 = np.sqrt(c1["sd"] ** 2 / S1 + c1["peer_sd"] ** 2 / P1)
+    out["peer_sim_max_z"] = float(np.max(np.abs(c1["diff"]) / se1))
+    se2 = c2["sd"] / np.sqrt(second.errors.shape[0])
+    out["peer_theory_max_z"] = float(np.max(np.abs(c2["diff"]) / se2))
+    out["peer_theory_sign"] = int(np.sum(c2["diff"] < 0))
+    out["peer_theory_n"] = int(c2["diff"].size)
+    return out
+
+
+# --- Moniri et al. (2024): the spikes of the feature matrix after one step ---------------
+
+def _unit(x):
+    x = np.asarray(x, dtype=np.float64)
+    return x / np.linalg.norm(x)
+
+
+def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activation,
+                   link: Link, margin: float = 0.05, top: int = 8, kmax: int = 4,
+                   dtype=np.float64) -> dict:
+    r"""The spikes of the feature matrix :math:`F_1 = \sigma(\tilde XW_1^\top)` after one step
+    :math:`\eta_1 = N^{\alpha_1}`, for every :math:`\alpha_1` of ``alphas`` on one draw.
+
+    :math:`N = n = d`. Draws (from ``rng``) a teacher, :math:`W_0` and :math:`a` (the book's
+    initialisation), a batch :math:`(X, y)` for the step, a fresh batch :math:`\tilde X` for
+    the features and a random unit direction :math:`u`; only the step size changes between
+    the :math:`\alpha_1`. The bulk edge is the top singular value of what is left of
+    :math:`F_1` once the rank-one terms :math:`\mu_k s^{\circ k}(\theta^{\circ k})^\top/k!`,
+    :math:`s = \tilde Xv`, :math:`\theta = \eta_1\mu_1 a`, of its Taylor expansion are taken
+    out (every order :math:`k` with :math:`\mu_k\ne0`, up to the degree of a polynomial
+    :math:`\sigma`, else ``kmax``); a spike is a singular value of :math:`F_1` above
+    :math:`(1 + \text{margin})` times that edge. (:math:`F_0 = \sigma(\tilde XW_0^\top)` has
+    no spike: the step widens the bulk too, so its edge :math:`s_1(F_0)` would count the
+    widened bulk.) For every :math:`k\le` ``kmax`` it records the norm of
+    the projection of :math:`m_k = (\tilde X\beta^\star)^{\circ k}/\|\cdot\|` on the span of the
+    spikes' left singular vectors (``proj_beta``), the same for
+    :math:`(\tilde X\hat v)^{\circ k}` with :math:`v = X^\top y/n` (``proj_v``) and for
+    :math:`(\tilde Xu)^{\circ k}` (``proj_chance``, the chance level), and the largest
+    cosine of :math:`m_k` with one of the ``top`` left singular vectors (``best_beta``).
+
+    Returns a dict of arrays: ``count`` ``(A,)``, ``top`` singular values ``(A, top)``,
+    ``edge`` (float), ``proj_beta``, ``proj_v``, ``proj_chance``, ``best_beta``
+    ``(A, kmax)``, the bulk ``edge`` ``(A,)``, ``edge0`` (:math:`s_1(F_0)`), and ``v_overlap`` :math:`|\langle\hat v,\beta^\star\rangle|`.
+    """
+    import math
+
+    from scipy.linalg import svd
+
+    from ..analysis.readout import features
+    from ..model.steps import one_step
+    from ..model.targets import Teacher
+
+    check_rng(rng)
+    N = check_int(N, "N", 8)
+    alphas = [check_real(a, f"alphas[{i}]", low=0.0, high=0.5, high_open=True)
+              for i, a in enumerate(alphas)]
+    if not alphas:
+        raise ValueError("alphas must be a non-empty sequence in [0, 1/2)")
+    check_activation(activation)
+    _check_link(link, "link")
+    margin = check_real(margin, "margin", low=0.0)
+    top = check_int(top, "top", 1)
+    kmax = check_int(kmax, "kmax", 1)
+    if top >= N - 1:
+        raise ValueError(f"top must be smaller than N - 1 = {N - 1}, got {top}")
+    dt = check_dtype(dtype)
+    L = activation.degree
+    n = d = N
+    teacher = Teacher(link, d, rng)
+    W0, a = initialise(N, d, rng, dt)
+    X, y = teacher.sample(n, rng, dt)
+    Xf = gaussian_inputs(n, d, rng, dt)
+    u = _unit(rng.standard_normal(d))
+    beta = teacher.directions[0]
+    v = X.T.astype(np.float64) @ y.astype(np.float64) / n
+    zb, zv, zu = Xf @ beta, Xf @ _unit(v), Xf @ u
+    powers = {name: np.stack([_unit(z ** k) for k in range(1, kmax + 1)], axis=1)
+              for name, z in (("beta", zb), ("v", zv), ("chance", zu))}
+    mu = activation.hermite_coefficients(kmax if L is None else max(kmax, L))
+    s_v = (Xf @ v.astype(dt)).astype(np.float64)
+    orders = [k for k in range(1, mu.size) if abs(mu[k]) > 1e-12 and (L is None or k <= L)]
+    edge0 = float(svd(features(W0, Xf, activation).astype(np.float64), compute_uv=False)[0])
+    out = {key: [] for key in ("count", "top", "edge", "proj_beta", "proj_v", "proj_chance",
+                               "best_beta")}
+    for al in alphas:
+        eta = float(N) ** al
+        W1 = one_step(W0, a, X, y, activation, eta)
+        F1 = features(W1, Xf, activation).astype(np.float64)
+        U, s, _ = svd(F1, full_matrices=False)
+        theta = eta * mu[1] * a.astype(np.float64)
+        R = F1.copy()
+        for k in orders:
+            R -= (mu[k] / math.factorial(k)) * np.outer(s_v ** k, theta ** k)
+        edge = float(svd(R, compute_uv=False)[0])
+        count = int(np.sum(s > (1 + margin) * edge))
+        out["count"].append(count)
+        out["top"].append(s[:top])
+        out["edge"].append(edge)
+        Us = U[:, :count]
+        for name in ("beta", "v", "chance"):
+            out["proj_" + name].append(np.linalg.norm(Us.T @ powers[name], axis=0))
+        out["best_beta"].append(np.max(np.abs(U[:, :top].T @ powers["beta"]), axis=0))
+    res = {k: np.array(val) for k, val in out.items()}
+    res["edge0"] = edge0
+    res["v_overlap"] = float(abs(_unit(v) @ beta))
+    return res
+
+
+@dataclass
+class FeatureSpikeData:
+    """Spike counts of the feature matrix over a grid of step exponents (see
+    :func:`feature_spike_data`)."""
+
+    N: int
+    alphas: np.ndarray                # (A,)
+    n_seeds: int
+    L: int | None                     # degree of the activation (None: not a polynomial)
+    margin: float
+    kmax: int
+    counts: np.ndarray                # (S, A)
+    predicted: np.ndarray             # (A,) feature_spike_count(alpha, L)
+    proj_beta: np.ndarray             # (S, A, kmax)
+    proj_v: np.ndarray
+    proj_chance: np.ndarray
+    best_beta: np.ndarray
+    top: np.ndarray                   # (S, A, top)
+    edge: np.ndarray                  # (S, A) bulk edge of F_1 (spikes taken out)
+    edge0: np.ndarray                 # (S,) s_1(F_0)
+    v_overlap: np.ndarray             # (S,)
+
+
+def _feature_task(rng, N, alphas, activation, link, margin, top, kmax, dtype):
+    return feature_spikes(rng, N, alphas, activation, link, margin, top, kmax, dtype)
+
+
+def feature_spike_data(N: int, alphas, seeds, activation: Activation, link: Link,
+                       margin: float = 0.05, top: int = 8, kmax: int = 4, n_jobs: int = 1,
+                       dtype=np.float64) -> FeatureSpikeData:
+    r""":func:`feature_spikes` for several seeds (one task per seed), with the count the
+    book's reading of Moniri et al. (2024) predicts
+    (:func:`twostep.analysis.theory.feature_spike_count`, capped at the activation's degree)."""
+    from functools import partial
+
+    from ..analysis.sweep import sweep
+    from ..analysis.theory import feature_spike_count
+
+    seeds = list(seeds)
+    if len(seeds) < 2:
+        raise ValueError("seeds needs at least two seeds")
+    check_activation(activation)
+    n_jobs = check_int(n_jobs, "n_jobs")
+    task = partial(_feature_task, N=N, alphas=list(alphas), activation=activation, link=link,
+                   margin=margin, top=top, kmax=kmax, dtype=dtype)
+    recs = sweep(task, None, seeds=seeds, n_jobs=n_jobs)
+    L = activation.degree
+    alphas = np.array([float(a) for a in alphas])
+    stack = {k: np.array([r[k] for r in recs]) for k in
+             ("count", "proj_beta", "proj_v", "proj_chance", "best_beta", "top", "edge",
+              "edge0", "v_overlap")}
+    return FeatureSpikeData(N=N, alphas=alphas, n_seeds=len(seeds), L=L, margin=margin,
+                            kmax=kmax, counts=stack["count"],
+                            predicted=np.array([feature_spike_count(a, L) for a in alphas]),
+                            proj_beta=stack["proj_beta"], proj_v=stack["proj_v"],
+                            proj_chance=stack["proj_chance"], best_beta=stack["best_beta"],
+                            top=stack["top"], edge=stack["edge"], edge0=stack["edge0"],
+                            v_overlap=stack["v_overlap"])
+
+
+def plot_feature_spikes(data: FeatureSpikeData):
+    r"""figure ``fig-feature-spikes``: left, the number of spikes of :math:`\sigma(\tilde XW_1^\top)`
+    against :math:`\alpha_1` (every seed, and the book's reading of Moniri et al.'s count);
+    right, the top singular values divided by the bulk edge, with the counting threshold.
+    Returns a Figure."""
+    from ..analysis.theory import feature_spike_count
+    from .figures import COLORS
+
+    _check_data(data, FeatureSpikeData)
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(6.5, 3.2))
+    grid = np.linspace(0.0, float(max(data.alphas.max(), 0.45)), 400)
+    axes[0].step(grid, [feature_spike_count(a, data.L) for a in grid], where="post",
+                 color=COLORS["theory"], lw=1.2, label="predicted (book's reading)")
+    offsets = np.linspace(-0.004, 0.004, data.n_seeds)
+    for j in range(data.n_seeds):
+        axes[0].plot(data.alphas + offsets[j], data.counts[j], "o", ms=4, color=COLORS["reused"],
+                     alpha=0.8, label="counted, one seed each" if j == 0 else None)
+    axes[0].set_xlabel(r"step exponent $\alpha_1$ ($\eta_1 = N^{\alpha_1}$)")
+    axes[0].set_ylabel(r"spikes of $\sigma(\tilde X W_1^\top)$")
+    axes[0].legend(fontsize=9, loc="lower right")
+    ratio = data.top[0] / data.edge[0][:, None]
+    for i in range(ratio.shape[1]):
+        axes[1].plot(data.alphas, ratio[:, i], "o-" if i == 0 else "o", ms=3, lw=0.8,
+                     color=COLORS["reused"] if i < 4 else "0.6")
+    axes[1].axhline(1 + data.margin, color=COLORS["theory"], ls=":", lw=1.2,
+                    label=f"threshold (1 + {data.margin:g}) × edge")
+    axes[1].set_xlabel(r"step exponent $\alpha_1$")
+    axes[1].set_ylabel("singular value / bulk edge")
+    axes[1].set_title("seed 0: the eight largest")
+    axes[1].legend(fontsize=9, loc="lower left")
+    return fig
+
+
+def feature_spike_table(data: FeatureSpikeData, orders=(1, 2, 3)) -> tuple[list, list]:
+    r"""Header and rows per :math:`\alpha_1`: predicted and counted spikes (every seed), and for
+    each order :math:`k` the norm of the projection of :math:`(\tilde X\beta^\star)^{\circ k}/\|\cdot\|`
+    on the spikes' left singular vectors (mean over seeds), with the same for a random
+    direction (chance) in brackets."""
+    _check_data(data, FeatureSpikeData)
+    orders = [check_int(k, "orders[i]") for k in orders]
+    if max(orders) > data.kmax:
+        raise ValueError(f"orders must be <= kmax = {data.kmax}")
+    header = [r"$\alpha_1$", "predicted", "counted (seeds)"] + \
+             [rf"$k = {k}$: projection (chance)" for k in orders]
+    rows = []
+    for i, al in enumerate(data.alphas):
+        counted = ", ".join(str(int(c)) for c in data.counts[:, i])
+        cells = [f"{al:g}", str(int(data.predicted[i])), counted]
+        for k in orders:
+            cells.append(f"{data.proj_beta[:, i, k - 1].mean():.2f} "
+                         f"({data.proj_chance[:, i, k - 1].mean():.2f})")
+        rows.append(cells)
+    return header, rows
+
+
+def feature_spike_numbers(data: FeatureSpikeData) -> dict:
+    """Named values for the prose: size, seeds, margin, the exponents where the count agrees
+    with the prediction on every seed, and the overlap of the learned direction."""
+    _check_data(data, FeatureSpikeData)
+    agree = np.all(data.counts == data.predicted[None, :], axis=0)
+    out = {"fs_N": data.N, "fs_seeds": data.n_seeds, "fs_margin": data.margin,
+           "fs_agree": int(np.sum(agree)), "fs_alphas": int(data.alphas.size),
+           "fs_max_count": int(data.counts.max()), "fs_max_pred": int(data.predicted.max()),
+           "fs_v_overlap": float(data.v_overlap.mean()),
+           "fs_edge0": float(data.edge0.mean()),
+           "fs_edge_max": float(data.edge.mean(axis=0).max())}
+    below = data.alphas[data.predicted >= 2]
+    out["fs_alpha_two"] = float(below.min()) if below.size else float("nan")
+    return out
+
+
+@dataclass
+class CuiData:
+    """Both settings of Cui et al. simulated with twostep (see :func:`cui_data`)."""
+
+    first: PeerData                   # tanh teacher: against their simulation
+    second: PeerData                  # sin teacher: against their theory
+
+
+def cui_data(d1: int, seeds1, alphas1, d2: int, seeds2, alphas2, n_jobs: int = 1,
+             dtype=np.float32) -> CuiData:
+    r""":func:`peer_data` in Cui et al.'s two settings: :data:`CUI_SETTING_1` at size ``d1``
+    against their stored simulation (:data:`CUI_SIMULATED`) and :data:`CUI_SETTING_2` at size
+    ``d2`` against their stored theory (:data:`CUI_THEORY`)."""
+    return CuiData(peer_data(CUI_SETTING_1, d1, alphas1, seeds1, CUI_SIMULATED, "simulation",
+                             n_jobs, dtype),
+                   peer_data(CUI_SETTING_2, d2, alphas2, seeds2, CUI_THEORY, "theory",
+                             n_jobs, dtype))
+
+
+def plot_cui(data: CuiData):
+    """figure ``fig-peer``: :func:`plot_peer` of both settings."""
+    _check_data(data, CuiData)
+    return plot_peer(data.first, data.second)
+
+
+def cui_table(data: CuiData) -> tuple[list, list]:
+    """table ``tab-peer``: :func:`peer_table` of both settings."""
+    _check_data(data, CuiData)
+    return peer_table(data.first, data.second)
+
+
+def cui_numbers(data: CuiData) -> dict:
+    """:func:`peer_numbers` of both settings."""
+    _check_data(data, CuiData)
+    return peer_numbers(data.first, data.second)

@@ -21,7 +21,7 @@ import numpy as np
 
 from array_api_compat import is_array_api_obj
 
-from .._validation import check_array, check_dtype, check_int, check_rng
+from .._validation import check_array, check_choice, check_dtype, check_int, check_rng
 from .activations import Activation, check_activation, namespace
 
 
@@ -32,19 +32,47 @@ def gaussian_inputs(n: int, d: int, rng: np.random.Generator, dtype=np.float64) 
     return rng.standard_normal((n, d), dtype=check_dtype(dtype))
 
 
-def initialise(N: int, d: int, rng: np.random.Generator, dtype=np.float64):
+#: Initialisations of the first layer accepted by :func:`initialise`.
+ROWS = ("gaussian", "unit")
+
+#: Initialisations of the second layer accepted by :func:`initialise`.
+SECOND_LAYERS = ("gaussian", "constant")
+
+#: Losses whose gradient :func:`gradient` and :func:`twostep.one_step` take.
+LOSSES = ("correlation", "squared")
+
+
+def initialise(N: int, d: int, rng: np.random.Generator, dtype=np.float64, *,
+               rows: str = "gaussian", second_layer: str = "gaussian"):
     r"""Initial weights: :math:`(W_0)_{ik} \sim N(0, 1/d)`, :math:`(a_0)_i \sim N(0, 1/N)`.
 
     Returns ``W0`` of shape ``(N, d)`` (rows of norm about 1) and ``a`` of
     shape ``(N,)`` (norm about 1). ``W0`` is drawn before ``a``.
+
+    Two options give the initialisation of other groups' work (the book's own is the
+    default, and the defaults draw exactly what they always drew):
+
+    rows : {"gaussian", "unit"}
+        ``"unit"`` divides every row of the same Gaussian draw by its norm, so that each
+        neuron's weight vector is uniform on the unit sphere (rows of norm exactly 1).
+    second_layer : {"gaussian", "constant"}
+        ``"constant"`` sets :math:`a_i = 1/\sqrt N` for every neuron (norm exactly 1) and
+        draws nothing from ``rng`` for it.
     """
     N, d = check_int(N, "N"), check_int(d, "d")
     check_rng(rng)
     dt = check_dtype(dtype)
+    check_choice(rows, "rows", ROWS)
+    check_choice(second_layer, "second_layer", SECOND_LAYERS)
     W0 = rng.standard_normal((N, d), dtype=dt)
     W0 *= dt.type(1.0 / np.sqrt(d))
-    a = rng.standard_normal(N, dtype=dt)
-    a *= dt.type(1.0 / np.sqrt(N))
+    if rows == "unit":
+        W0 /= np.linalg.norm(W0, axis=1, keepdims=True)
+    if second_layer == "constant":
+        a = np.full(N, 1.0 / np.sqrt(N), dtype=dt)
+    else:
+        a = rng.standard_normal(N, dtype=dt)
+        a *= dt.type(1.0 / np.sqrt(N))
     return W0, a
 
 
@@ -81,10 +109,22 @@ def correlation_loss(W, a, X, y, activation: Activation) -> float:
     return float(-np.dot(y, activation(X @ W.T) @ a) / X.shape[0])
 
 
-def gradient(W, a, X, y, activation: Activation) -> np.ndarray:
+def squared_loss(W, a, X, y, activation: Activation) -> float:
+    r""":math:`L_{sq}(W) = \frac1{2n}\sum_j \big(y_j - f(x_j)\big)^2`, :math:`f(x) = a^\top\sigma(Wx)`."""
+    W, a, X, y = check_network(W, a, X, y)
+    check_activation(activation)
+    r = y - activation(X @ W.T) @ a
+    return float(r @ r / (2 * X.shape[0]))
+
+
+def gradient(W, a, X, y, activation: Activation, *, loss: str = "correlation") -> np.ndarray:
     r"""Gradient of the correlation loss in ``W``, shape ``(N, d)``:
 
     .. math:: \nabla L(W) = -\frac1n\operatorname{diag}(a)\big[\sigma'(WX^\top)\odot\mathbf 1 y^\top\big]X.
+
+    With ``loss="squared"`` it is the gradient of :func:`squared_loss` instead, the same
+    expression with the labels :math:`y` replaced by the residuals
+    :math:`y - f(x)` of the network at ``W``.
 
     Host (numpy) input is validated; CuPy or PyTorch arrays are used as they are, on
     their device, with a polynomial activation (its derivative is evaluated by Horner's
@@ -93,7 +133,16 @@ def gradient(W, a, X, y, activation: Activation) -> np.ndarray:
     if not is_array_api_obj(W) or isinstance(W, np.ndarray):
         W, a, X, y = check_network(W, a, X, y)
     check_activation(activation)
+    check_choice(loss, "loss", LOSSES)
+    if loss == "squared":
+        y = residuals(W, a, X, y, activation)
     return _gradient(W, a, X, y, activation)
+
+
+def residuals(W, a, X, y, activation: Activation):
+    r"""Residuals :math:`y_j - a^\top\sigma(Wx_j)` of the network on a batch, shape ``(n,)``
+    (unchecked: the arrays are used as they are, on their device)."""
+    return y - activation(X @ W.T) @ a
 
 
 #: Elements of the largest temporary the gradient builds: blocks of neurons

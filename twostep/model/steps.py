@@ -21,7 +21,7 @@ from array_api_compat import is_array_api_obj
 from .._validation import (check_alpha, check_choice, check_dtype, check_fits, check_int,
                            check_real, check_rng, check_steps)
 from .activations import Activation, check_activation
-from .network import _gradient, check_network, initialise
+from .network import LOSSES, _gradient, check_network, initialise, residuals
 from .targets import Teacher, make_teacher
 
 BATCHES = ("reused", "fresh")
@@ -35,8 +35,13 @@ def step_size(c: float, alpha: float, N: int) -> float:
     return c * N ** alpha
 
 
-def one_step(W, a, X, y, activation: Activation, eta: float):
+def one_step(W, a, X, y, activation: Activation, eta: float, *, loss: str = "correlation"):
     r"""One gradient step :math:`W - \eta\nabla L(W; X, y)`, shape ``(N, d)``.
+
+    ``eta`` is given directly (any real :math:`\ge 0`, not only :math:`cN^{\alpha}` with
+    :math:`\alpha < 1/2`). ``loss="squared"`` steps on the squared loss
+    :math:`\frac1{2n}\sum_j(y_j - a^\top\sigma(Wx_j))^2` instead of the correlation loss
+    (:func:`twostep.model.network.gradient`); the default is the book's correlation loss.
 
     Like :func:`twostep.model.network.gradient`, it runs on numpy (validated input) and on
     CuPy or PyTorch arrays, on their device.
@@ -45,6 +50,9 @@ def one_step(W, a, X, y, activation: Activation, eta: float):
         W, a, X, y = check_network(W, a, X, y)
     check_activation(activation)
     eta = check_real(eta, "eta", low=0.0)
+    check_choice(loss, "loss", LOSSES)
+    if loss == "squared":
+        y = residuals(W, a, X, y, activation)
     G = _gradient(W, a, X, y, activation)
     G *= -eta
     G += W
