@@ -77,3 +77,25 @@ def test_bad_input(kw, error, match):
     args.update(kw)
     with pytest.raises(error, match=match):
         verdict(**args)
+
+
+def test_judge_is_the_rule_on_summaries():
+    from twostep.analysis.verdicts import judge
+
+    x = seeds(0.30, 0.01)
+    v, w = verdict(x, 0.31, 0.02), judge(0.30, 0.01, 0.31, 0.02, seeds=10)
+    assert (v.label, v.z_null) == (w.label, pytest.approx(w.z_null))
+    assert judge(0.10, 0.01, 0.025, 0.025, seeds=5, predicts_null=True).label == "contradicted"
+    with pytest.raises(ValueError, match="sem must be in"):
+        judge(0.1, -1.0, 0.2, 0.0, seeds=3)
+    with pytest.raises(ValueError, match="seeds must be"):
+        judge(0.1, 0.1, 0.2, 0.0, seeds=0)
+
+
+def test_worst_of_several():
+    from twostep.analysis.verdicts import worst
+
+    assert worst(["seen", "seen in part"]) == "seen in part"
+    assert worst([verdict([0.3], 0.3, 0.0), "not seen"]) == "not seen"
+    with pytest.raises(ValueError, match="verdicts must be"):
+        worst(["maybe"])

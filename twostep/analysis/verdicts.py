@@ -114,6 +114,30 @@ def verdict(measured, prediction: float, null, *, predicts_null: bool = False,
             raise ValueError(f"a paired null must have one value per seed ({x.size}), got {z.size}")
         null_mean = float(z.mean())
         gap, gap_se = _mean_sem(x - z)
+    return _judge(m, se, p, null_mean, gap, gap_se, predicts_null, rel_tol, n_se, n_null,
+                  int(x.size))
+
+
+def judge(mean: float, sem: float, prediction: float, null: float, *, seeds: int,
+          predicts_null: bool = False, rel_tol: float = REL_TOL, n_se: float = N_SE,
+          n_null: float = N_NULL) -> Verdict:
+    r""":func:`verdict` from a mean and its standard error over ``seeds`` seeds (an unpaired
+    null), for measurements kept only as summaries."""
+    m = check_real(mean, "mean")
+    se = check_real(sem, "sem", low=0.0)
+    p, z = check_real(prediction, "prediction"), check_real(null, "null")
+    if not isinstance(predicts_null, bool):
+        raise TypeError(f"predicts_null must be a bool, got {type(predicts_null).__name__}")
+    seeds = int(seeds)
+    if seeds < 1:
+        raise ValueError(f"seeds must be an integer >= 1, got {seeds}")
+    return _judge(m, se, p, z, m - z, se, predicts_null,
+                  check_real(rel_tol, "rel_tol", low=0.0), check_real(n_se, "n_se", low=0.0),
+                  check_real(n_null, "n_null", low=0.0, low_open=True), seeds)
+
+
+def _judge(m, se, p, null_mean, gap, gap_se, predicts_null, rel_tol, n_se, n_null, seeds):
+    # The rule of the module docstring, once.
     z_null = abs(gap) / gap_se if gap_se > 0 else (np.inf if gap != 0 else 0.0)
     distinct = bool(z_null >= n_null)
     agrees = bool(abs(m - p) <= max(n_se * se, rel_tol * abs(p)))
@@ -121,5 +145,18 @@ def verdict(measured, prediction: float, null, *, predicts_null: bool = False,
         label = "contradicted" if distinct else "seen"
     else:
         label = "seen" if (agrees and distinct) else ("seen in part" if distinct else "not seen")
-    return Verdict(label, m, se, p, null_mean, float(z_null), agrees, distinct, int(x.size))
+    return Verdict(label, m, se, p, null_mean, float(z_null), agrees, distinct, seeds)
+
+
+#: The verdicts from best to worst, to combine several into one.
+SEVERITY = ("seen", "seen in part", "not seen", "contradicted")
+
+
+def worst(verdicts) -> str:
+    """The least favourable label among ``verdicts`` (:class:`Verdict` objects or labels)."""
+    labels = [str(v) for v in verdicts]
+    if not labels or any(label not in SEVERITY for label in labels):
+        raise ValueError(f"verdicts must be a non-empty sequence of verdicts in {SEVERITY}, "
+                         f"got {labels!r}")
+    return max(labels, key=SEVERITY.index)
 

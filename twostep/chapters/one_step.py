@@ -1885,3 +1885,26 @@ def cui_numbers(data: CuiData) -> dict:
     """:func:`peer_numbers` of both settings."""
     _check_data(data, CuiData)
     return peer_numbers(data.first, data.second)
+
+
+def one_step_verdict(residual: ResidualData, overlap: OverlapData) -> dict:
+    r"""The verdict of the chapter's claim (:func:`twostep.analysis.verdicts.judge`): the
+    remainder's fitted slope against :math:`-1/2` (null: 0, no decay) and, for every target of
+    information exponent two or more and every :math:`\psi`, the overlap of :math:`\hat v`
+    with :math:`\beta^\star` against its finite-size level without a linear part (the claim
+    predicts that null). Returns ``verdict_one_step`` (the worst of them), ``verdict_rank_one``,
+    ``verdict_high`` and ``high_chance`` (the largest finite-size level among the targets)."""
+    from ..analysis.verdicts import judge, worst
+
+    _check_data(residual, ResidualData)
+    _check_data(overlap, OverlapData)
+    slope, se = residual.slopes[residual.main]
+    rank_one = judge(slope, se, -0.5, 0.0, seeds=residual.n_seeds_small)
+    _, high = _information_groups(overlap)
+    st = overlap.stats
+    high_verdicts = [judge(float(st[k]["v"][i]), float(st[k]["v_sem"][i]), float(st[k]["finite"][i]),
+                           float(st[k]["finite"][i]), seeds=overlap.n_seeds, predicts_null=True)
+                     for k in high for i in range(len(overlap.psis))]
+    return {"verdict_rank_one": str(rank_one), "verdict_high": worst(high_verdicts),
+            "verdict_one_step": worst([rank_one, *high_verdicts]),
+            "high_chance": max(float(np.max(st[k]["finite"])) for k in high)}

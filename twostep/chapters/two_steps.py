@@ -50,7 +50,7 @@ from ..analysis.spikes import (own_bulk_edge, outlier_strength, power_law_consta
                                power_projections_null, predicted_spikes,
                                rank_one_sum_singular_values, term_diagnostics, width_to_reach)
 from ..analysis.sweep import loglog_slope, rng_for, summarise, sweep
-from ..analysis.verdicts import verdict
+from ..analysis.verdicts import verdict, worst
 from ..analysis.theory import (n_spikes, phase_boundaries, spike_exponent, spike_strength,
                                spike_terms)
 from ..model.activations import PolynomialActivation, as_activation, get_activation
@@ -1849,14 +1849,6 @@ def own_edge_numbers(scaling: Scaling) -> dict:
 
 # --------------------------------------------------------------------------- verdicts
 
-#: The order of the verdicts from best to worst, to combine several into one.
-_SEVERITY = ("seen", "seen in part", "not seen", "contradicted")
-
-
-def _worst(labels) -> str:
-    return max(labels, key=_SEVERITY.index)
-
-
 def spike_verdicts(scaling: Scaling, orders=(2, 3)) -> dict:
     r"""Verdicts (:func:`twostep.analysis.verdicts.verdict`) of the claim that each exact term
     :math:`T_k` is its predicted spike, fresh batch, largest width, per seed: the size
@@ -1878,7 +1870,7 @@ def spike_verdicts(scaling: Scaling, orders=(2, 3)) -> dict:
             if tag == "plain":
                 out[f"plain_miss_{k}"] = float(ratio.mean() - 1.0)
     for tag in ("corr", "plain"):
-        out[f"verdict_spikes_{tag}"] = _worst([out[f"verdict_{tag}_{k}"] for k in orders])
+        out[f"verdict_spikes_{tag}"] = worst([out[f"verdict_{tag}_{k}"] for k in orders])
     return out
 
 
