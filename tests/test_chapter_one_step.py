@@ -299,3 +299,26 @@ def test_feature_spike_data_counts_table_and_figure():
         ch.feature_spikes(np.random.default_rng(0), 20, [0.1], POLY4, HE1, top=19)
     with pytest.raises(ValueError, match="orders"):
         ch.feature_spike_table(data, orders=(5,))
+
+
+def test_one_step_verdict_applies_the_rule_to_slope_and_overlaps():
+    from types import SimpleNamespace
+
+    from twostep.analysis.verdicts import judge
+
+    residual = ch.ResidualData.__new__(ch.ResidualData)
+    residual.__dict__.update(main="poly", slopes={"poly": (-0.49, 0.01)}, n_seeds_small=4)
+    overlap = ch.OverlapData.__new__(ch.OverlapData)
+    link = SimpleNamespace(information_exponent=3)
+    stats = {"He_3": dict(v=np.array([0.05, 0.04]), v_sem=np.array([0.01, 0.01]),
+                          finite=np.array([0.045, 0.04]))}
+    overlap.__dict__.update(targets={"He_3": link}, stats=stats, psis=np.array([1.0, 2.0]),
+                            n_seeds=6)
+    out = ch.one_step_verdict(residual, overlap)
+    assert out["verdict_rank_one"] == judge(-0.49, 0.01, -0.5, 0.0, seeds=4).label == "seen"
+    assert out["verdict_high"] == "seen" and out["verdict_one_step"] == "seen"
+    assert out["high_chance"] == pytest.approx(0.045)
+    stats["He_3"]["v"] = np.array([0.2, 0.04])          # 15 s.e. above its null: contradicted
+    assert ch.one_step_verdict(residual, overlap)["verdict_one_step"] == "contradicted"
+    with pytest.raises(TypeError):
+        ch.one_step_verdict(overlap, overlap)
