@@ -754,12 +754,20 @@ def projected_trends(paired) -> dict:
     r"""Least-squares slopes against :math:`\log_{10}N` (per decade, with standard errors) of the
     per-seed values of the reuse file: ``raw_slope`` (paired difference of :math:`T_2`'s top
     vector), ``proj_slope`` (reused :math:`T_2^\top a^{\circ3}`), ``null_slope`` (its
-    memorised-input null), each with ``*_se``."""
+    memorised-input null), each with ``*_se``; and what the widest width adds: the reused
+    projection at the two largest widths ``N_prev``, ``N_last`` (``proj_prev``, ``proj_last``
+    with ``*_sem`` and the seeds ``seeds_prev``, ``seeds_last``)."""
+    from .reuse import _mean_sem
+
+    Ns = paired.Ns("reuse")
     out = {}
+    for tag, N in (("prev", Ns[-2] if len(Ns) > 1 else Ns[-1]), ("last", Ns[-1])):
+        x = paired.values("reuse", N, "projected_overlap", "reused")
+        out[f"N_{tag}"], out[f"seeds_{tag}"] = N, int(x.size)
+        out[f"proj_{tag}"], out[f"proj_{tag}_sem"] = _mean_sem(x)
     for tag, (key, batch) in {"raw": ("term_overlap", "diff"),
                               "proj": ("projected_overlap", "reused"),
                               "null": ("projected_memorised_null", "reused")}.items():
-        Ns = paired.Ns("reuse")
         x = np.concatenate([np.full(len(paired.values("reuse", N, key, batch)), math.log10(N))
                             for N in Ns])
         y = np.concatenate([paired.values("reuse", N, key, batch) for N in Ns])
