@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 
 import twostep as ts
+from twostep.analysis.decomposition import signal_part
 from twostep.analysis.spikes import term_diagnostics
 from twostep.model.steps import Problem, draw_problem, two_steps
 from twostep.scale import backend as B
-from twostep.scale.device import (draw_problem_on, measure_on, run_two_steps_on, to_host,
-                                  top_singular_on)
+from twostep.scale.device import (_block_iteration, draw_problem_on, measure_on, run_two_steps_on,
+                                  to_host, top_singular_on)
 
 ACT = ts.get_activation("poly4")
 STEPS = ((0.2, 0.4), (0.2, 0.25))
@@ -49,14 +50,20 @@ def test_steps_on_the_array_api_are_the_numpy_steps(pair):
 
 def test_measurement_agrees_with_the_numpy_path(pair):
     # Measured at N = 160 and 300: every entry within 2e-6 relative of term_diagnostics (ARPACK,
-    # tol 1e-9) in float32 (eps = 1.2e-7); 40 subspace iterations are converged for the top
-    # value of each term. Tolerance 1e-4, with cosines compared in absolute terms.
+    # tol 1e-9) in float32 (eps = 1.2e-7); the subspace iteration stops at residual 30 eps
+    # (top_singular_on's test). Tolerance 1e-4, with cosines compared in absolute terms. The
+    # signal part is the corrected one (reuse-aware for the reused batch), as in term_diagnostics'
+    # *_corrected keys; T_k's own top value and left cosine do not depend on it.
     host, dev = pair
-    m, ref = measure_on(dev, grid=GRID), term_diagnostics(host)
-    for key in ("top", "signal", "residual"):
-        np.testing.assert_allclose(m[key], ref[key], rtol=1e-4)
-    for key in ("left", "right"):
-        np.testing.assert_allclose(m[key], ref[key], atol=1e-4)
+    m, ref = measure_on(dev, grid=GRID), term_diagnostics(host, corrected=True)
+    np.testing.assert_allclose(m["top"], ref["top"], rtol=1e-4)
+    for key in ("signal", "residual"):
+        np.testing.assert_allclose(m[key], ref[f"{key}_corrected"], rtol=1e-4)
+    np.testing.assert_allclose(m["left"], ref["left"], atol=1e-4)
+    np.testing.assert_allclose(m["right"], ref["right_corrected"], atol=1e-4)
+    # Orders 0 and 1 have no correction; order 2 has (R^2 > 0), so the keys are not the old ones.
+    np.testing.assert_allclose(m["signal"][:2], ref["signal"][:2], rtol=1e-4)
+    assert abs(m["signal"][2] - ref["signal"][2]) > 1e-3 * ref["signal"][2]
     beta = host.teacher.directions[0]
     _, _, Vt = ts.top_singular(ts.second_step_terms(host)[1], 1)
     assert m["beta"][1] == pytest.approx(abs(Vt[0] @ beta) / np.linalg.norm(Vt[0]), abs=1e-4)
@@ -65,6 +72,53 @@ def test_measurement_agrees_with_the_numpy_path(pair):
         p = Problem(host.teacher, host.W0, host.a, host.X1, host.y1, host.X2, host.y2)
         W2 = two_steps(p, ACT, ((0.2, a1), (0.2, a2))).W2
         assert count == ts.count_outliers(ts.top_singular(W2, 6)[0], 2.0, 0.05)
+
+
+def test_corrected_signal_part_on_the_array_api_is_the_numpy_one(pair):
+    # The correction's R^2 (fluctuation_variance) in float64 on the device, in blocks of rows.
+    host, dev = pair
+    for k in range(ACT.degree):
+        S, D = (signal_part(r, k, "auto", corrected=True) for r in (host, dev))
+        assert D.value == pytest.approx(S.value, rel=1e-5)
+        np.testing.assert_allclose(np.asarray(D.right), S.right, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(D.left), S.left, atol=1e-6)
+
+
+def test_top_singular_on_stops_by_its_residual_test():
+    # A rank-3 spike on noise: the top 3 converge in a few iterations, and the test stops there.
+    # A warm start from the converged block needs fewer; tol = 0 runs them all. The iterations
+    # done are the last entry of _block_iteration's answer.
+    rng = np.random.default_rng(1)
+    N, d = 300, 200
+    M = rng.standard_normal((N, d)) / np.sqrt(d)
+    M += (rng.standard_normal((N, 3)) * [3.0, 2.0, 1.5]) @ rng.standard_normal((3, d)) / 15
+    dense = np.linalg.svd(M, compute_uv=False)
+    s, U, V, Q, cold = _block_iteration(M, 3, tol=1e-10)
+    np.testing.assert_allclose(s, dense[:3], rtol=1e-12)
+    np.testing.assert_allclose(np.abs(np.sum((M @ V) * U, axis=0)), dense[:3], rtol=1e-12)
+    assert 2 < cold < 40
+    s2, _, _, _, warm = _block_iteration(M, 3, tol=1e-10, start=Q.T, vectors=False)
+    np.testing.assert_allclose(s2, dense[:3], rtol=1e-12)
+    assert warm < cold
+    assert _block_iteration(M, 3, tol=0.0, iterations=5)[-1] == 5
+    # The count's test: values above the threshold are final at once, those below once their
+    # residual interval is below it.
+    t = 0.5 * (dense[2] + dense[3])
+    s3, _, _, _, count = _block_iteration(M, 6, above=t, vectors=False)
+    assert int(np.sum(s3 > t)) == 3 and count < cold
+    with pytest.raises(ValueError, match="tol must be"):
+        top_singular_on(M, 1, tol=-1.0)
+    with pytest.raises(ValueError, match=r"start must have shape \(m, 200\)"):
+        top_singular_on(M, 1, start=np.ones((2, 7)))
+
+
+def test_top_singular_on_handles_a_rank_deficient_block():
+    # Rank 2 < the block's 9 columns: the Gram orthonormalisation falls back to a QR.
+    rng = np.random.default_rng(2)
+    M = rng.standard_normal((50, 2)) @ rng.standard_normal((2, 40))
+    s = top_singular_on(M, 3, vectors=False)
+    np.testing.assert_allclose(s[:2], np.linalg.svd(M, compute_uv=False)[:2], rtol=1e-10)
+    assert abs(s[2]) < 1e-10 * s[0]
 
 
 def test_top_singular_on_with_a_shift_matches_the_dense_difference():

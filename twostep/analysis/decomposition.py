@@ -91,8 +91,8 @@ def _check_pre(run, pre):
 def _neuron_sample_factor(run, k, P, D):
     # sigma^(k+1)(P) * Delta^k, (N, n): T_k = eta2/(n k!) diag(a) [factor * 1 y2^T] X2.
     M = run.activation.derivative(P, k + 1)
-    if k:
-        M *= D ** k
+    for _ in range(k):      # not D ** k: numpy's float32 pow of a cube took 1 s at N = 4000
+        M *= D
     return M
 
 
@@ -259,12 +259,34 @@ def signal_part(run: TwoStepRun, k: int, kind: str = "auto", corrected: bool = F
     if not (corrected and k >= 2):
         weights = reuse_weights(run, k)
     else:
-        self_term = _self_term(run.X2, run.y2) if kind == "reuse" and run.batch == "reused" \
-            else np.zeros(run.n)
-        weights = corrected_weight(run.activation, k, run.activation.mu[1] * (run.X2 @ run.v),
-                                   self_term, fluctuation_variance(run, k))
+        reused = kind == "reuse" and run.batch == "reused"
+        if namespace(run.X2)[0] is np:
+            self_term = _self_term(run.X2, run.y2) if reused else np.zeros(run.n)
+            mu1, R2 = run.activation.mu[1], fluctuation_variance(run, k)
+        else:   # device arrays take no numpy operands: Python scalars, zeros on the device
+            self_term = _self_term(run.X2, run.y2) if reused else run.y2 * 0.0
+            mu1, R2 = float(run.activation.mu[1]), _fluctuation_variance_on(run, k)
+        weights = corrected_weight(run.activation, k, mu1 * (run.X2 @ run.v), self_term, R2)
     u = weighted_direction(run.X2, run.y2, weights)
     return RankOne.from_vectors(run.eta2 * run.eta1 ** k / math.factorial(k), left, u)
+
+
+def _fluctuation_variance_on(run: TwoStepRun, k: int, rows: int = 4096) -> float:
+    # fluctuation_variance for device arrays (CuPy, PyTorch, array_api_strict): the same sums
+    # through the array API, in float64 as on the host, over blocks of rows so that the
+    # float64 copies stay (rows, d) and not (N, d) on the device.
+    xp = namespace(run.W0)[0]
+    f64, mu1 = xp.float64, float(run.activation.mu[1])
+    a = xp.astype(run.a, f64)
+    v = xp.astype(run.v, f64)[None, :]
+    weights = a ** (2 * (k + 1))
+    total = 0.0
+    for i in range(0, run.N, rows):
+        j = min(i + rows, run.N)           # the array API leaves out-of-range stops unspecified
+        R = xp.astype(run.W1[i:j, :] - run.W0[i:j, :], f64)
+        R = R / (run.eta1 * a[i:j, None]) - mu1 * v
+        total += float(xp.sum(weights[i:j] * xp.sum(R * R, axis=1)))
+    return total / float(xp.sum(weights))
 
 
 def signal_directions(X1, y1, ks, X2=None, y2=None, activation=None) -> np.ndarray:
