@@ -82,7 +82,7 @@ def _check_pre(run, pre):
     if pre is None:
         return _pre_activations(run)
     if not (isinstance(pre, tuple) and len(pre) == 2
-            and all(tuple(x.shape) == (run.N, run.n) for x in pre)):
+            and all(tuple(getattr(x, "shape", ())) == (run.N, run.n) for x in pre)):
         raise ValueError(f"pre must be the pair (P, D) of pre_activations(run), two ({run.N}, "
                          f"{run.n}) arrays, got {type(pre).__name__}")
     return pre
