@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_array, check_int
-from ..model.activations import namespace
+from ..model.activations import host_array, namespace
 from .alignment import overlaps, subspace_overlap
 from .decomposition import _check_k, _check_pre, _check_run, _term_weights
 
@@ -39,16 +39,6 @@ MEMORISED = 8
 #: Keys of :func:`projected_alignment`'s result.
 PROJECTED_KEYS = ("overlap", "random_sign", "memorised_null", "without_memorised",
                   "participation", "memorisation")
-
-
-def _host(x) -> np.ndarray:
-    if isinstance(x, np.ndarray):
-        return x
-    if hasattr(x, "get"):          # CuPy
-        return x.get()
-    if hasattr(x, "detach"):       # PyTorch
-        return x.detach().cpu().numpy()
-    return np.asarray(x)
 
 
 def projected_alignment(run, k: int = 2, *, signs, memorised: int = MEMORISED, pre=None) -> dict:
@@ -101,13 +91,13 @@ def projected_alignment(run, k: int = 2, *, signs, memorised: int = MEMORISED, p
     r_sign = X2.T @ _term_weights(run, k, xp.abs(left) * xp.asarray(signs, dtype=run.a.dtype), P, D)
     sq = xp.sum(X2 * X2, axis=1)
     # Memorisation of r on the device: only the (n,) cosines come back.
-    along = _host(xp.abs(X2 @ r)).astype(float)
-    norms = np.sqrt(_host(sq).astype(float))
-    w, r, r_sign = (_host(x).astype(float) for x in (w, r, r_sign))
+    along = host_array(xp.abs(X2 @ r)).astype(float)
+    norms = np.sqrt(host_array(sq).astype(float))
+    w, r, r_sign = (host_array(x).astype(float) for x in (w, r, r_sign))
     B = run.teacher.directions
     c = np.abs(w) * norms
     J = np.sort(np.argsort(c)[::-1][:memorised])
-    rows = np.array([_host(X2[int(j)]) for j in J], dtype=float)        # (m, d) on the host
+    rows = np.array([host_array(X2[int(j)]) for j in J], dtype=float)        # (m, d) on the host
     rest = r - rows.T @ w[J]
     return {
         "overlap": overlaps(r, B)[0],

@@ -200,6 +200,17 @@ def check_activation(activation) -> Activation:
     return activation
 
 
+def host_array(x) -> np.ndarray:
+    """A numpy array from a numpy, CuPy or PyTorch array (copied off the device if needed)."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "get"):          # CuPy
+        return x.get()
+    if hasattr(x, "detach"):       # PyTorch
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
 def namespace(z):
     """``(xp, z)``: for a CuPy, PyTorch or other array-API array, its namespace (through
     ``array_api_compat``) and ``z`` itself; for anything else numpy and ``np.asarray(z)``

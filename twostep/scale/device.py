@@ -37,7 +37,7 @@ import numpy as np
 
 from .._validation import check_choice, check_int, check_pairs, check_real, check_steps
 from ..analysis.decomposition import second_step_terms, signal_part
-from ..model.activations import PolynomialActivation, as_activation, namespace
+from ..model.activations import PolynomialActivation, as_activation, host_array, namespace
 from ..model.steps import BATCHES, Problem, TwoStepRun, draw_problem, two_steps
 from ..model.targets import Teacher, target_links
 from .backend import Backend, check_fits, device_bytes, get_backend
@@ -233,7 +233,7 @@ def _block_iteration(M, k, iterations=40, oversample=8, seed=0, vectors=True, mi
         # shared 2-core CPU a threaded LAPACK QR of a (4000, 14) block took 0.1 s, more than a
         # pass over M, and the Gram matrix is one more product of the thin block.
         for _ in range(2):
-            g, E = np.linalg.eigh(_host(Q.T @ Q).astype(np.float64))
+            g, E = np.linalg.eigh(host_array(Q.T @ Q).astype(np.float64))
             if not g[0] > 100 * eps * g[-1]:
                 return xp.linalg.qr(Q)[0]
             Q = Q @ _like(xp, (E / np.sqrt(g)[None, :]).astype(dt), M)
@@ -246,7 +246,7 @@ def _block_iteration(M, k, iterations=40, oversample=8, seed=0, vectors=True, mi
         # Rayleigh-Ritz: Q is orthonormal, so the Ritz values are the singular values of
         # Y = MQ, from Y^T Y = W Theta^2 W^T (in float64 on the host; the values returned are
         # the norms of Y W below, exact to rounding).
-        theta2, W = np.linalg.eigh(_host(Y.T @ Y).astype(np.float64))
+        theta2, W = np.linalg.eigh(host_array(Y.T @ Y).astype(np.float64))
         theta, W = np.sqrt(np.maximum(theta2[::-1], 0.0)), W[:, ::-1]
         Wb = _like(xp, np.ascontiguousarray(W).astype(dt), M)
         Wk = Wb[:, :k]
@@ -258,7 +258,7 @@ def _block_iteration(M, k, iterations=40, oversample=8, seed=0, vectors=True, mi
         inv = 1.0 / np.maximum(theta[:k], theta[0] * eps)
         Rk = Z[:, :k] * _like(xp, inv.astype(dt), M)[None, :] \
             - (Q @ Wk) * _like(xp, theta[:k].astype(dt), M)[None, :]
-        rho = _host(xp.linalg.vector_norm(Rk, axis=0)).astype(float)
+        rho = host_array(xp.linalg.vector_norm(Rk, axis=0)).astype(float)
         # The values' own convergence: their last change, its ratio q to the change before, and
         # the tail of a geometric series, step q/(1-q); no estimate (inf) before two changes or
         # while q >= 1, none needed once a value stands still.
@@ -277,14 +277,14 @@ def _block_iteration(M, k, iterations=40, oversample=8, seed=0, vectors=True, mi
             wait = (rho > tol * theta[0]) & ~(left_over <= tol * theta[0])
         if not wait.any():
             break
-        norms = _host(xp.linalg.vector_norm(Z, axis=0)).astype(float)
+        norms = host_array(xp.linalg.vector_norm(Z, axis=0)).astype(float)
         Z = Z * _like(xp, (1.0 / np.maximum(norms, norms.max() * eps)).astype(dt), M)[None, :]
         Q = orthonormal(Z)
         Y = right(Q)
         done += 1
     YW = Y @ Wk
     s = xp.linalg.vector_norm(YW, axis=0)
-    s_host = _host(s).astype(float)
+    s_host = host_array(s).astype(float)
     if not vectors:
         return s_host, None, None, Q, done
     safe = _like(xp, np.where(s_host > 0, s_host, 1.0).astype(dt), M)
@@ -317,16 +317,6 @@ def _device(x):
 def _numpy_dtype(x) -> np.dtype:
     # torch.float32, cupy's numpy dtype, array_api_strict.float32: the name after the last dot.
     return np.dtype(str(x.dtype).rsplit(".", 1)[-1])
-
-
-def _host(x) -> np.ndarray:
-    if isinstance(x, np.ndarray):
-        return x
-    if hasattr(x, "get"):          # CuPy
-        return x.get()
-    if hasattr(x, "detach"):       # PyTorch
-        return x.detach().cpu().numpy()
-    return np.asarray(x)
 
 
 def _cos(xp, x, y) -> float:
@@ -468,7 +458,7 @@ def _memorised(xp, X, Vt):
     """(max_j |cos(v_i, x_j)| for each row v_i of the device matrix ``Vt``, the argmax j's)."""
     C = xp.abs(X @ Vt.T) / (xp.linalg.vector_norm(X, axis=1)[:, None]
                             * xp.linalg.vector_norm(Vt, axis=1)[None, :])
-    C = _host(C)
+    C = host_array(C)
     return C.max(axis=0), C.argmax(axis=0)
 
 
