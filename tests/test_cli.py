@@ -11,6 +11,13 @@ from twostep.scale.cli import build_parser, main, parse_bytes, parse_grid, parse
 from twostep.scale.results import read_results
 
 
+
+def default_sigint():
+    # A run started in the background (nohup, `&` without job control, some CI runners)
+    # inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler: give the
+    # child the default disposition, as a terminal would, so that the signal is delivered.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 def test_parsers():
     assert parse_params(["c1=0.3", "batch=fresh", "alphas=[0, 0.4]"]) == {
         "c1": 0.3, "batch": "fresh", "alphas": [0, 0.4]}
@@ -229,7 +236,7 @@ def _kill_after(cmd, path, records, tag, sig=signal.SIGKILL, timeout=120):
     """Start ``cmd``, wait until ``path`` holds ``records`` records, send ``sig``; return the
     process (waited for) and the count the file held just before the signal."""
     proc = subprocess.Popen(cmd, env=_env(tag), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=ROOT)
+                            text=True, cwd=ROOT, preexec_fn=default_sigint)
     deadline = time.monotonic() + timeout
     while _count(path) < records:
         assert proc.poll() is None, f"the run ended before it could be stopped: {proc.stderr.read()}"

@@ -9,6 +9,13 @@ import twostep as ts
 from twostep.scale.results import read_results, write_results
 
 
+
+def default_sigint():
+    # A run started in the background (nohup, `&` without job control, some CI runners)
+    # inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler: give the
+    # child the default disposition, as a terminal would, so that the signal is delivered.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 def test_round_trip_is_exact(tmp_path):
     rng = np.random.default_rng(0)
     records = [{"N": 10, "seed": 0, "x": float(rng.standard_normal()),
@@ -247,6 +254,7 @@ def test_at_scale_refuses_a_cli_file_and_defaults_to_scratch(tmp_path):
 def test_at_scale_sigint_saves_and_says_so_in_one_line(tmp_path):
     out = tmp_path / "out"
     proc = subprocess.Popen(TOOL + SMALL + ["--out", str(out)], env=ENV, cwd=ROOT, text=True,
+                            preexec_fn=default_sigint,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     while _count(out / "spike.json") < 2:
         assert proc.poll() is None
