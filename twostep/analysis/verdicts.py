@@ -71,7 +71,9 @@ def _values(x, name: str) -> np.ndarray:
     return arr
 
 
-def _mean_sem(x: np.ndarray) -> tuple:
+def mean_sem(x) -> tuple:
+    """Mean and standard error (``ddof=1``; 0 for one value) of the values ``x`` over seeds."""
+    x = np.asarray(x, dtype=float)
     return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else 0.0
 
 
@@ -104,7 +106,7 @@ def verdict(measured, prediction: float, null, *, predicts_null: bool = False,
     n_null = check_real(n_null, "n_null", low=0.0, low_open=True)
     if not isinstance(predicts_null, bool):
         raise TypeError(f"predicts_null must be a bool, got {type(predicts_null).__name__}")
-    m, se = _mean_sem(x)
+    m, se = mean_sem(x)
     if np.ndim(null) == 0:
         null_mean = check_real(null, "null")
         gap, gap_se = m - null_mean, se
@@ -113,7 +115,7 @@ def verdict(measured, prediction: float, null, *, predicts_null: bool = False,
         if z.size != x.size:
             raise ValueError(f"a paired null must have one value per seed ({x.size}), got {z.size}")
         null_mean = float(z.mean())
-        gap, gap_se = _mean_sem(x - z)
+        gap, gap_se = mean_sem(x - z)
     return _judge(m, se, p, null_mean, gap, gap_se, predicts_null, rel_tol, n_se, n_null,
                   int(x.size))
 

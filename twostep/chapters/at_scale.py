@@ -43,6 +43,7 @@ from ..analysis.population import population_signal
 from ..analysis.spikes import outlier_strength, power_law_constant, width_to_reach
 from ..analysis.sweep import loglog_slope
 from ..analysis.theory import n_spikes, spike_exponent
+from ..analysis.verdicts import mean_sem
 from ..model.activations import get_activation
 from . import figures as plotting
 from .figures import COLORS
@@ -757,14 +758,12 @@ def projected_trends(paired) -> dict:
     memorised-input null), each with ``*_se``; and what the widest width adds: the reused
     projection at the two largest widths ``N_prev``, ``N_last`` (``proj_prev``, ``proj_last``
     with ``*_sem`` and the seeds ``seeds_prev``, ``seeds_last``)."""
-    from .reuse import _mean_sem
-
     Ns = paired.Ns("reuse")
     out = {}
     for tag, N in (("prev", Ns[-2] if len(Ns) > 1 else Ns[-1]), ("last", Ns[-1])):
         x = paired.values("reuse", N, "projected_overlap", "reused")
         out[f"N_{tag}"], out[f"seeds_{tag}"] = N, int(x.size)
-        out[f"proj_{tag}"], out[f"proj_{tag}_sem"] = _mean_sem(x)
+        out[f"proj_{tag}"], out[f"proj_{tag}_sem"] = mean_sem(x)
     for tag, (key, batch) in {"raw": ("term_overlap", "diff"),
                               "proj": ("projected_overlap", "reused"),
                               "null": ("projected_memorised_null", "reused")}.items():

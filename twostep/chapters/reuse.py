@@ -38,7 +38,7 @@ from ..analysis.population import population_signal
 from ..analysis.spectra import top_singular
 from ..analysis.sweep import summarise, sweep
 from ..analysis.theory import n_spikes, spike_exponent
-from ..analysis.verdicts import verdict
+from ..analysis.verdicts import mean_sem, verdict
 from ..model.activations import as_activation, check_activation, get_activation
 from ..model.hermite import gaussian_expectation
 from ..model.steps import BATCHES, draw_problem, run_two_steps, step_size, two_steps
@@ -1015,11 +1015,11 @@ def paired_numbers(data: PairedData, limits: Limits, main: str, control: str, bo
     _check_type(data, "data", PairedData)
     _check_type(limits, "limits", Limits)
     v, Ns = data.values, data.Ns(main)
-    t2 = [_mean_sem(v(main, N, "term_overlap", "diff")) for N in Ns]
+    t2 = [mean_sem(v(main, N, "term_overlap", "diff")) for N in Ns]
     lam_index = {lam: i for i, lam in enumerate(data.n_spikes)}
-    lam_stats = {lam: _mean_sem(v(main, Ns[-1], "subspace_unmemorised", "diff", i))
+    lam_stats = {lam: mean_sem(v(main, Ns[-1], "subspace_unmemorised", "diff", i))
                  for lam, i in lam_index.items()}
-    he2 = _mean_sem(v(control, width, "term_overlap", "diff"))
+    he2 = mean_sem(v(control, width, "term_overlap", "diff"))
     K = int(np.asarray(data.records[0]["K"])[0])
     out = {"p_N_lo": Ns[0], "p_N_hi": Ns[-1], "p_ctrl": width,
            "p_t2_lo": min(m for m, _ in t2), "p_t2_hi": max(m for m, _ in t2),
@@ -1037,11 +1037,6 @@ def paired_numbers(data: PairedData, limits: Limits, main: str, control: str, bo
            "p_lam_sem": max(s for _, s in lam_stats.values())}
     out.update({f"p_lam{lam}": m for lam, (m, _) in lam_stats.items()})
     return out
-
-
-def _mean_sem(x):
-    x = np.asarray(x, dtype=float)
-    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else 0.0
 
 
 def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: int):
@@ -1063,7 +1058,7 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
         x = data.values(main, N, "term_overlap", "diff")
         ax1.plot(np.full(x.size, N) * np.exp(np.linspace(-0.06, 0.06, x.size)), x, "o",
                  color=COLORS["reused"], alpha=0.3, ms=3.5, mew=0)
-    stats = [_mean_sem(data.values(main, N, "term_overlap", "diff")) for N in Ns]
+    stats = [mean_sem(data.values(main, N, "term_overlap", "diff")) for N in Ns]
     errorbars(ax1, Ns, [m for m, _ in stats], [s for _, s in stats], color=COLORS["reused"],
               label="reused $-$ fresh (mean ± s.e.)")
     grid = n_grid(Ns)
@@ -1083,7 +1078,7 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
         main, null_N, "null_subspace", None, 0)
     rows.append(("correction on a\nrandom subspace", null))
     for i, (label, x) in enumerate(rows):
-        m, s = _mean_sem(x)
+        m, s = mean_sem(x)
         ax2.plot(np.full(x.size, i) + np.linspace(-0.15, 0.15, x.size), x, "o",
                  color=COLORS["reused"] if i < len(names) else COLORS["chance"], alpha=0.3,
                  ms=3.5, mew=0)
@@ -1095,7 +1090,7 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
     order = np.argsort(data.n_spikes)
     lams = np.array(data.n_spikes)[order]
     for j, N in enumerate(Ns):
-        stats = [_mean_sem(data.values(main, N, "subspace_unmemorised", "diff", int(i)))
+        stats = [mean_sem(data.values(main, N, "subspace_unmemorised", "diff", int(i)))
                  for i in order]
         ax3.errorbar(lams + 0.08 * (j - (len(Ns) - 1) / 2), [m for m, _ in stats],
                      yerr=[s for _, s in stats], fmt="o-", ms=4, capsize=2,
@@ -1119,7 +1114,7 @@ def paired_table(data: PairedData):
     _check_type(data, "data", PairedData)
 
     def cell(x):
-        m, s = _mean_sem(x)
+        m, s = mean_sem(x)
         return f"{m:+.3f} ± {s:.3f}"
 
     rows = []
@@ -1203,7 +1198,7 @@ def term_evidence_numbers(data: PairedData, limits: Limits, main: str, control: 
                                "null": ("projected_memorised_null", "reused"),
                                "rest": ("projected_without_memorised", "reused"),
                                "ut": ("signal_reuse", "reused")}.items():
-        out[f"proj_{name}"], out[f"proj_{name}_sem"] = _mean_sem(v(main, N, key, batch))
+        out[f"proj_{name}"], out[f"proj_{name}_sem"] = mean_sem(v(main, N, key, batch))
     out["proj_part"] = float(v(main, N, "projected_participation", "reused").mean())
     out["proj_theory"] = limits.overlap(data.configs[main].target, "reused", aware=True)
     verdicts = term_verdicts(data, limits, main, control)
@@ -1231,7 +1226,7 @@ def plot_term_evidence(data: PairedData, limits: Limits, main: str, control: str
     target = data.configs[main].target
 
     def series(config, key, batch, Ns=Ns):
-        stats = [_mean_sem(data.values(config, N, key, batch)) for N in Ns]
+        stats = [mean_sem(data.values(config, N, key, batch)) for N in Ns]
         return [m for m, _ in stats], [s for _, s in stats]
 
     for key, label, style in (
@@ -1289,7 +1284,7 @@ def term_evidence_table(data: PairedData, limits: Limits, configs,
     _check_type(data, "data", PairedData)
 
     def cell(x):
-        m, s = _mean_sem(x)
+        m, s = mean_sem(x)
         return f"{m:.3f} ± {s:.3f}"
 
     rows = []
@@ -1331,7 +1326,7 @@ def term_summary_table(data: PairedData, main: str, control: str):
              "reused")]
     cells = []
     for label, config, width, key, batch in rows:
-        m, s = _mean_sem(data.values(config, width, key, batch))
+        m, s = mean_sem(data.values(config, width, key, batch))
         cells.append([label, f"{m:.3f} ± {s:.3f}"])
     return markdown_table(
         f"The exact-term test at N = {N}, {data.configs[main].label} (reused batch unless marked): "
