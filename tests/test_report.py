@@ -73,3 +73,17 @@ def test_sci():
         sci(1.0, 0)
     with pytest.raises(ValueError, match="x must be finite"):
         sci(float("inf"))
+
+
+def test_markdown_table_bars_do_not_split_cells():
+    """A "|" in a cell, in text or in maths, stays in its cell; in maths "|" and "\\|" reach
+    MathJax as \\vert and \\Vert (the table would read "\\|" as an escaped "|")."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    md = markdown_table("c", "l", ["x|y", "b"], [[r"exceeds $|\cdot|$ twice", r"$\|T_2\|$"]])
+    body = md.data.split("\n\n", 1)[1].rsplit("```", 1)[0]
+    html = MarkdownIt("commonmark").enable("table").use(dollarmath_plugin).render(body)
+    assert html.count("<td>") == 2 and html.count("<th>") == 2, html
+    assert "<th>x|y</th>" in html
+    assert r"\vert \cdot\vert" in html and r"\Vert T_2\Vert" in html

@@ -94,6 +94,18 @@ def sci(x, digits: int = 1) -> str:
     return f"{mantissa.replace('-', MINUS)} \u00d7 {power}"
 
 
+def _cell(text: str) -> str:
+    """A pipe-table cell's text with every "|" that would end the cell escaped."""
+    parts = _MATH.split(text)
+    for i, part in enumerate(parts):
+        if i % 2:
+            # The table reads "\|" as an escaped "|", so neither may reach MathJax as is.
+            parts[i] = re.sub(r"\\?\|", lambda m: r"\Vert " if m.group(0) == r"\|" else r"\vert ", part)
+        else:
+            parts[i] = re.sub(r"(?<!\\)\|", r"\\|", part)
+    return "".join(parts)
+
+
 def markdown_table(caption: str, label: str, header, rows):
     """A MyST ``{table}`` directive with ``caption`` and ``:name: label`` around a pipe table.
 
@@ -108,9 +120,10 @@ def markdown_table(caption: str, label: str, header, rows):
     if "`" in caption:
         # A backtick fence's info string may not contain backticks: the table would render as text.
         raise ValueError(f"caption must not contain backticks (use plain text or $math$), got {caption!r}")
-    # Negative numbers in cells get a true minus sign; nothing prints as "-0.00".
-    header = [str(h) for h in header]
-    rows = [[minus_sign(str(c)) for c in row] for row in rows]
+    # Negative numbers in cells get a true minus sign; nothing prints as "-0.00". A "|"
+    # would end the cell, even inside $...$: escaped in text, \vert in maths.
+    header = [_cell(str(h)) for h in header]
+    rows = [[_cell(minus_sign(str(c))) for c in row] for row in rows]
     for i, row in enumerate(rows):
         if len(row) != len(header):
             raise ValueError(f"rows[{i}] has {len(row)} cells, the header has {len(header)}")
