@@ -18,6 +18,10 @@ to another host blocked. For each page:
   contents list;
 * axe-core (vendored, ``tests/vendor/axe-core``) finds no violation of its
   alt-text, title and language rules;
+* at 1280 and 1024 px every figure and every table fits the text column (none scrolls
+  in its box), at every width no table caption and no inline formula is cut off, a box
+  that scrolls sideways (a figure or table on a phone) shows the scroll cue, and at 390 px
+  the landing page's verdict column is in view;
 * no page scrolls sideways (at 1280, 1024 and 390 px); a display equation wider
   than the column scrolls in its own box with its number in view; a table
   cell holding a value is on one line; there is exactly one search entry;
@@ -260,7 +264,8 @@ _MATH = """() => {
           untypeset, errors, raw, wide};
 }"""
 
-# A table cell that holds one value (short, with a digit) must be on one line; a table
+# A body cell that holds one value (short, with a digit) must be on one line (a column's
+# title may wrap); a table
 # wider than its box must be in a box that scrolls.
 _TABLES = """() => {
   const problems = [];
@@ -280,7 +285,7 @@ _TABLES = """() => {
   };
   document.querySelectorAll('article table').forEach((table, i) => {
     const label = (table.closest('[id]') || table).id || ('table ' + (i + 1));
-    for (const cell of table.querySelectorAll('td, th')) {
+    for (const cell of table.querySelectorAll('tbody td')) {
       const text = cell.textContent.replace(/\\s+/g, ' ').trim();
       if (text.length > 0 && text.length <= 32 && /\\d/.test(text) && lines(cell) > 1)
         problems.push(label + ': the value "' + text + '" breaks over ' + lines(cell) + ' lines');
@@ -289,6 +294,81 @@ _TABLES = """() => {
     if (table.getBoundingClientRect().width > box.getBoundingClientRect().width + 1 &&
         !['auto', 'scroll'].includes(getComputedStyle(box).overflowX))
       problems.push(label + ': wider than the column and not in a box that scrolls');
+  });
+  return problems;
+}"""
+
+# Figures, tables and inline maths against the text column. ``strict`` (1280 and 1024 px):
+# no figure or table wider than its column or scrolling in its box. At every width: no
+# table caption cut off, no inline formula cut off (one too wide for its line scrolls in its
+# own box, _static/twostep.js), and a box that scrolls sideways shows the scroll cue.
+_LAYOUT = """(strict) => {
+  const problems = [];
+  const art = document.querySelector('article.bd-article') || document.querySelector('article');
+  if (!art) return problems;
+  const cs = getComputedStyle(art);
+  const a = art.getBoundingClientRect();
+  const colLeft = a.left + parseFloat(cs.paddingLeft), colRight = a.right - parseFloat(cs.paddingRight);
+  const shown = e => e.getClientRects().length > 0 && e.getBoundingClientRect().width > 0;
+  const scrolls = e => e.scrollWidth > e.clientWidth + 1;
+  const cue = e => getComputedStyle(e).backgroundImage !== 'none';
+  const name = (e, i, kind) => (e.id || (e.closest('[id]') || {}).id || (kind + ' ' + (i + 1)));
+  [...art.querySelectorAll('figure img, .cell_output img')].filter(shown).forEach((img, i) => {
+    const box = img.closest('figure') || img.closest('.cell_output');
+    const label = name(img.closest('figure') || box, i, 'figure') + ' (' + img.getAttribute('src') + ')';
+    const b = img.getBoundingClientRect();
+    if (strict && (scrolls(box) || b.right > colRight + 1 || b.left < colLeft - 1))
+      problems.push('figure ' + label + ' is wider than the ' + Math.round(colRight - colLeft) +
+                    ' px column: drawn ' + img.naturalWidth + ' px, at least ' + getComputedStyle(img).minWidth +
+                    ' shown, ' + Math.round(100 * (1 - box.clientWidth / box.scrollWidth)) + '% hidden');
+    else if (scrolls(box) && !cue(box))
+      problems.push('figure ' + label + ' scrolls with no cue');
+  });
+  [...art.querySelectorAll('table')].filter(shown).forEach((t, i) => {
+    const label = name(t, i, 'table');
+    const box = t.parentElement;
+    const tb = t.getBoundingClientRect(), bb = box.getBoundingClientRect();
+    if (strict && (scrolls(box) || tb.right > colRight + 1))
+      problems.push('table ' + label + ' is wider than the ' + Math.round(colRight - colLeft) + ' px column (' +
+                    Math.round(tb.width) + ' px)');
+    else if (scrolls(box) && !cue(box))
+      problems.push('table ' + label + ' scrolls with no cue');
+    const cap = t.querySelector(':scope > caption');
+    if (cap) {
+      const c = cap.getBoundingClientRect();
+      if (c.right > Math.min(bb.right, innerWidth) + 1 || c.left < Math.max(bb.left, 0) - 1)
+        problems.push('table ' + label + ': its caption is cut off ("' + cap.textContent.trim().slice(0, 40) + '...")');
+    }
+  });
+  for (const m of art.querySelectorAll('mjx-container:not([display="true"])')) {
+    if (m.closest('table') || !shown(m)) continue;  // a table's cells scroll with the table
+    let block = m.parentElement;
+    while (block && getComputedStyle(block).display.startsWith('inline')) block = block.parentElement;
+    const bb = block.getBoundingClientRect();
+    const right = Math.min(bb.right - parseFloat(getComputedStyle(block).paddingRight), innerWidth);
+    const b = m.getBoundingClientRect();
+    const own = ['auto', 'scroll'].includes(getComputedStyle(m).overflowX) && scrolls(m);
+    if (b.right > right + 1)
+      problems.push('inline maths cut off by ' + Math.round(b.right - right) + ' px: "' +
+                    m.textContent.trim().slice(0, 40) + '"' + (own ? '' : ' (and it does not scroll)'));
+    else if (own && !cue(m))
+      problems.push('inline maths "' + m.textContent.trim().slice(0, 40) + '" scrolls with no cue');
+  }
+  return problems;
+}"""
+
+# The landing page's verdict table: at a phone's width every verdict cell is in view without
+# scrolling (the table stacks its rows there, _static/twostep.css).
+_VERDICTS_IN_VIEW = """() => {
+  const table = document.getElementById('tab-verdicts');
+  if (!table) return ['no table #tab-verdicts on the landing page'];
+  const problems = [];
+  [...table.querySelectorAll('tbody tr')].forEach((row, i) => {
+    const cell = row.cells[row.cells.length - 1];
+    const b = cell.getBoundingClientRect();
+    if (b.width === 0 || b.left < -1 || b.right > innerWidth + 1)
+      problems.push('the verdict of row ' + (i + 1) + ' is out of view (' + Math.round(b.left) + ' to ' +
+                    Math.round(b.right) + ' px in a ' + innerWidth + ' px window)');
   });
   return problems;
 }"""
@@ -403,10 +483,16 @@ def check_page(context, site: str, page: str, axe: str | None = None,
             violations = tab.evaluate(_AXE, AXE_RULES)
         overflow = {context.width: tab.evaluate(
             "() => document.documentElement.scrollWidth - innerWidth")}
+        layout = {context.width: tab.evaluate(_LAYOUT, context.width >= NARROW)}
+        if page == "book/index.html" and context.width < NARROW:
+            layout[context.width] += tab.evaluate(_VERDICTS_IN_VIEW)
         if context.width == 1280:
-            # A narrower window (a laptop with the sidebar shown) must not scroll sideways.
+            # A narrower window (a laptop with the sidebar shown) must not scroll sideways,
+            # and its column must hold every figure and table too.
             tab.set_viewport_size({"width": NARROW, "height": 900})
+            tab.wait_for_timeout(300)  # _static/twostep.js re-marks wide formulas on resize
             overflow[NARROW] = tab.evaluate("() => document.documentElement.scrollWidth - innerWidth")
+            layout[NARROW] = tab.evaluate(_LAYOUT, True)
             tab.set_viewport_size({"width": 1280, "height": 900})
         if shot:
             SHOTS.mkdir(parents=True, exist_ok=True)
@@ -420,6 +506,8 @@ def check_page(context, site: str, page: str, axe: str | None = None,
     for width, px in overflow.items():
         if px > 1:
             problems.append(f"the page scrolls sideways by {px} px in a {width} px window")
+    for width, found in layout.items():
+        problems += [f"at {width} px: {p}" for p in found]
     if len(search) != 1:
         problems.append(f"{len(search)} search entries shown, not one: {search}")
     problems += [f"table: {t}" for t in tables]
@@ -512,6 +600,9 @@ def test_book_page(docname, width, contexts, site, axe_source, book_summary):
     source = nbchapters.source_of(ROOT, docname)
     downloads = [f"_sources/{docname}{source.suffix}"]
     if nbchapters.is_notebook(source):
+        # Every executed page says, under its title, how long re-executing it takes.
+        if 'class="twostep-runtime"' not in (HTML / page).read_text(encoding="utf8"):
+            problems.append("no line saying how long the page takes to execute (p.twostep-runtime)")
         downloads.append(f"_sources/{docname}.ipynb")
         notebook = HTML / downloads[-1]
         if notebook.is_file():

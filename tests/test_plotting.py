@@ -92,3 +92,21 @@ def test_book_style_does_not_leak():
     # Runs after the style test above: the fixture put every rcParam back.
     changed = [k for k in _BEFORE if matplotlib.rcParams[k] != _BEFORE[k]]
     assert not changed, changed
+
+
+def test_every_chapter_figure_is_drawn_for_the_column():
+    """Every figure size a chapter module asks for is at most the column's width
+    (``MAX_WIDTH_IN``); the browser tests check the drawn result on the pages."""
+    import re
+    from pathlib import Path
+
+    from twostep.chapters import figures
+
+    wide = []
+    for path in sorted((Path(figures.__file__).parent).glob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf8").splitlines(), 1):
+            for width in re.findall(r"figsize=\(\s*([\d.]+)\s*(?:if[^,]*)?,", line):
+                if float(width) > figures.MAX_WIDTH_IN:
+                    wide.append(f"{path.name}:{number}: {line.strip()}")
+    assert not wide, (f"figures wider than {figures.MAX_WIDTH_IN} in (the text column):\n  "
+                      + "\n  ".join(wide))

@@ -6,7 +6,8 @@ notebook (``_sources/book/<chapter>.ipynb``). This test does what the landing pa
 tells a reader to do, in a fresh virtual environment (no system site-packages, no
 checkout on the path, run from an empty folder): install the wheel, constrained to
 the site's pins, with what executing a notebook needs, then execute the setting
-chapter's downloaded notebook (the cheapest chapter) with nbclient.
+chapter's downloaded notebook (the cheapest chapter) with nbclient, and then the
+at-scale appendix's, with the results files the site offers put next to it.
 
 To keep it short it installs the notebooks' runtime only (the wheel, matplotlib, a
 kernel, nbclient and myst-nb for the chapters' glue), not JupyterLab; pip's cache
@@ -32,6 +33,8 @@ pytestmark = pytest.mark.book
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTER = "book/setting"
+# The appendix, which needs the results files the site offers beside it.
+APPENDIX = "book/at_scale"
 # What executing a downloaded notebook needs besides the wheel (its own dependencies).
 RUNTIME = ["matplotlib", "ipykernel", "nbclient", "nbformat", "myst-nb"]
 INSTALL_TIMEOUT = 600
@@ -90,6 +93,16 @@ def test_a_reader_installs_twostep_from_the_site_and_runs_a_chapter(built_site, 
     out = _run([python, "-c", _EXECUTE, notebook.name, str(EXECUTE_TIMEOUT), str(reader)],
                EXECUTE_TIMEOUT + 60, cwd=reader, env=env)
     total = time.perf_counter() - start
+    # The appendix reads results files: with the site's copies next to its downloaded
+    # notebook (and no checkout anywhere), it runs too.
+    appendix = built_site / "_sources" / f"{APPENDIX}.ipynb"
+    results = [code / path.name for path in bookbuild.results_files(ROOT)]
+    for path in (appendix, *results):
+        assert path.is_file(), f"the site offers no {path.relative_to(built_site)}"
+        (reader / path.name).write_bytes(path.read_bytes())
+    _run([python, "-c", _EXECUTE, appendix.name, str(EXECUTE_TIMEOUT), str(reader)],
+         EXECUTE_TIMEOUT + 60, cwd=reader, env=env)
+    appendix_s = time.perf_counter() - start - total
     assert f"twostep from {reader / '.venv'}" in out, (
         f"the notebook did not import the installed wheel:\n{out}")
     # The pins were honoured: the versions in the new environment are the site's.
@@ -101,4 +114,5 @@ def test_a_reader_installs_twostep_from_the_site_and_runs_a_chapter(built_site, 
     assert all(versions[n] == wanted[n] for n in ("numpy", "scipy", "matplotlib")), versions
     book_summary.append(
         f"reader's install: fresh venv + wheel + runtime in {installed:.0f} s, "
-        f"{CHAPTER}.ipynb executed in {total - installed:.0f} s ({total:.0f} s in all)")
+        f"{CHAPTER}.ipynb executed in {total - installed:.0f} s, {APPENDIX}.ipynb with the "
+        f"site's results files in {appendix_s:.0f} s")

@@ -32,6 +32,7 @@ Stdlib only at import time: ``tools/dev.py`` imports it before the venv exists.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -166,6 +167,8 @@ _ENV_ATTR = "twostep_source_hash"
 
 # Where the built site offers the package (a wheel) and the pins a reader needs.
 CODE_DOWNLOADS = Path("_downloads") / "code"
+# The results files of the at-scale appendix, offered beside the package.
+RESULTS = Path("results") / "at_scale"
 # The landing page's section that tells a reader how to install and run them (page, id).
 HOW_TO_RUN = ("book/index", "reading-and-re-running-it-yourself")
 # What running a downloaded chapter notebook needs, pinned as requirements.txt pins
@@ -212,7 +215,7 @@ def wheel_name(root: Path) -> str:
 
 def build_code_downloads(root: Path, outdir: Path, python: str = sys.executable) -> list[Path]:
     """Build the wheel of ``twostep`` and the reader's requirements.txt into
-    ``outdir/_downloads/code``; return the two files.
+    ``outdir/_downloads/code``, with a copy of each results file; return the files.
 
     Built from a copy of the package (pip builds in the tree it is given, leaving
     ``build/`` and ``*.egg-info`` behind), with the environment's setuptools and no
@@ -238,7 +241,14 @@ def build_code_downloads(root: Path, outdir: Path, python: str = sys.executable)
         raise RuntimeError(f"pip built {[p.name for p in target.iterdir()]}, not {wheel.name}")
     requirements = target / "requirements.txt"
     requirements.write_text(reader_requirements(root))
-    return [wheel, requirements]
+    # The appendix's results files, which its notebook reads from the folder it runs in.
+    results = [shutil.copy2(path, target / path.name) for path in results_files(root)]
+    return [wheel, requirements, *map(Path, results)]
+
+
+def results_files(root: Path) -> list[Path]:
+    """The committed results files (``results/at_scale/*.json``) that the site offers."""
+    return sorted((Path(root) / RESULTS).glob("*.json"))
 
 
 def _code_downloads(app) -> None:
@@ -254,13 +264,15 @@ def _code_downloads(app) -> None:
 
 def _site_download_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     """``{site-download}`wheel``` or ``{site-download}`title <requirements>```: a link to
-    the package's wheel or the reader's requirements.txt, as the site offers them."""
+    the package's wheel, the reader's requirements.txt or a results file (by its name
+    without ``.json``: ``{site-download}`spike```), as the site offers them."""
     from docutils import nodes
 
     env = inliner.document.settings.env
     match = re.fullmatch(r"\s*(.*?)\s*<\s*(\w+)\s*>\s*", text, re.DOTALL)
     title, target = (match.group(1), match.group(2)) if match else (None, text.strip())
-    files = {"wheel": wheel_name(Path(env.srcdir)), "requirements": "requirements.txt"}
+    files = {"wheel": wheel_name(Path(env.srcdir)), "requirements": "requirements.txt",
+             **{path.stem: path.name for path in results_files(Path(env.srcdir))}}
     if target not in files:
         message = inliner.reporter.warning(
             f"site-download: {target!r} is none of {sorted(files)}", line=lineno)
@@ -513,9 +525,9 @@ _INSIDE_VALUE = (
 
 
 def _table_values():
-    """A post-transform that keeps values in table cells whole: a short cell with a digit
-    gets the class ``value`` (CSS: no wrapping), and in longer cells the spaces inside a
-    value become no-break spaces."""
+    """A post-transform that keeps values in table cells whole: a short body cell with a
+    digit gets the class ``value`` (CSS: no wrapping), and in longer body cells the spaces
+    inside a value become no-break spaces. Column titles may wrap."""
     from docutils import nodes
     from sphinx.transforms.post_transforms import SphinxPostTransform
 
@@ -524,6 +536,8 @@ def _table_values():
 
         def run(self, **kwargs):
             for entry in self.document.findall(nodes.entry):
+                if isinstance(entry.parent.parent, nodes.thead):
+                    continue  # a column's title is words: it wraps where the column needs it
                 text = " ".join(entry.astext().split())
                 if len(text) <= VALUE_CELL_MAX and re.search(r"\d", text):
                     entry["classes"].append("value")
@@ -662,6 +676,28 @@ def _chapter_role(name, rawtext, text, lineno, inliner, options=None, content=No
     return [inliner.problematic(rawtext, rawtext, message)], [message]
 
 
+def _execution_time(app, doctree):
+    """Under an executed page's title, how long executing it took when this site was built
+    (from the execution cache's record of the page's code) and on how many cores."""
+    import nbchapters
+    from docutils import nodes
+
+    docname = app.env.docname
+    if not nbchapters.is_notebook(Path(app.env.doc2path(docname))):
+        return
+    data = nbchapters.execution_data(Path(app.srcdir), docname)
+    seconds = (data or {}).get("execution_seconds")
+    section = doctree.next_node(nodes.section)
+    if seconds is None or section is None or not isinstance(section[0], nodes.title):
+        return
+    # nbmake records its machine's cores; a record of myst-nb's own is this build's.
+    cores = data.get("cpu_count") or (None if data.get("executed_by") else os.cpu_count())
+    took = f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+    text = (f"Re-executing this page took {took} when this site was built"
+            + (f", on {cores} CPU cores." if cores else "."))
+    section.insert(1, nodes.paragraph(text, text, classes=["twostep-runtime"]))
+
+
 def setup(app):
     app.add_config_value("twostep_colab_branch", "", "html", types=[str])
     # What needs internals of myst-nb and sphinx-book-theme, in one module:
@@ -677,6 +713,7 @@ def setup(app):
     app.connect("env-get-outdated", _on_env_get_outdated)
     app.add_post_transform(_figure_alt_text())
     app.add_post_transform(_table_values())
+    app.connect("doctree-read", _execution_time)
     app.connect("html-page-context", _legible_figures)
     app.connect("html-page-context", _drop_unused_thebe, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

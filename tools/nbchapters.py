@@ -253,7 +253,9 @@ class ChapterPlugin:
         record = cache.cache_notebook_file(
             str(executed_path),
             uri=str(source_of(self.root, docname)),
-            data={"execution_seconds": seconds, "executed_by": "nbmake"},
+            # The machine's cores: each page states how long it took, and on what.
+            data={"execution_seconds": seconds, "executed_by": "nbmake",
+                  "cpu_count": os.cpu_count()},
             check_validity=False,
             overwrite=True,
         )
@@ -292,6 +294,21 @@ def cache_records(root: Path) -> dict[int, tuple[str, str]]:
     from jupyter_cache import get_cache
 
     return {r.pk: (r.uri, str(r.created)) for r in get_cache(str(directory)).list_cache_records()}
+
+
+def execution_data(root: Path, docname: str) -> dict | None:
+    """The cache record's data (``execution_seconds``, and ``cpu_count`` when nbmake
+    executed it) of the chapter's current code, or None when the cache has no such record."""
+    directory = cache_dir(root)
+    if not directory.is_dir():
+        return None
+    from jupyter_cache import get_cache
+
+    try:
+        record = get_cache(str(directory)).match_cache_notebook(read_chapter(root, docname))
+    except KeyError:
+        return None
+    return dict(record.data or {})
 
 
 def docname_of_uri(root: Path, uri: str) -> str:

@@ -23,6 +23,10 @@ COLORS = {"reused": "#c0392b", "fresh": "#2471a3", "theory": "0.15", "chance": "
 #: 8 pt (tests/test_browser.py checks every figure of the built pages).
 SMALLEST_FONT_PT = 9.0
 MIN_READABLE_PT = 8.0
+#: The widest a figure is drawn, in inches: the text column of the pages is 688 px at a
+#: 1280 px window (516 pt), and a figure shows at its drawn size, so every chapter's figure
+#: is at most this wide and fits whole (tests/test_browser.py checks it at 1280 and 1024 px).
+MAX_WIDTH_IN = 7.0
 #: A figure whose SVG would be larger than this (a mesh of many thousand cells, or a
 #: scatter of thousands of points, drawn as
 #: vector shapes; ``rasterized=True`` on that artist keeps the rest vector) is shown
@@ -45,7 +49,8 @@ def use_book_style() -> None:
     the notebook show figures as SVG.
 
     SVG keeps lines and text sharp on any screen at any zoom, and is smaller than a
-    2x PNG for the book's line plots and histograms. The notebook keeps a 110-dpi PNG
+    2x PNG for the book's line plots and histograms. The default size is the column's width,
+    ``MAX_WIDTH_IN``, which no figure of the book exceeds. The notebook keeps a 110-dpi PNG
     of each figure too, which JupyterLab shows where it does not trust the notebook. Text is drawn at 9 pt or more
     (``SMALLEST_FONT_PT``) and the pages show figures at their drawn size, so it stays
     at least 8 pt wherever it is read. ``svg.hashsalt`` and no date make the SVG of a
@@ -55,7 +60,7 @@ def use_book_style() -> None:
     import matplotlib as mpl
 
     mpl.rcParams.update({
-        "figure.figsize": (7.0, 3.6), "figure.dpi": 110, "savefig.dpi": 220,
+        "figure.figsize": (MAX_WIDTH_IN, 3.6), "figure.dpi": 110, "savefig.dpi": 220,
         "font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10,
         "xtick.labelsize": SMALLEST_FONT_PT, "ytick.labelsize": SMALLEST_FONT_PT,
         "legend.fontsize": SMALLEST_FONT_PT, "legend.title_fontsize": SMALLEST_FONT_PT,
