@@ -301,6 +301,11 @@ def _fixed(x: float, digits: int) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
+def _minus(x: float, digits: int) -> str:
+    # a legend's number with a true minus sign, at the precision the text and tables use
+    return f"{x:.{digits}f}".replace("-", "\u2212")
+
+
 def _log_ticks(axis, ticks):
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
@@ -474,7 +479,7 @@ def plot_residual(data: ResidualData):
 
     _check_data(data, ResidualData)
     plt = _plt()
-    fig, (ax, ax_t) = plt.subplots(1, 2, figsize=(7.4, 4.0))
+    fig, (ax, ax_t) = plt.subplots(1, 2, figsize=(6.8, 4.0))
     sizes, slopes = data.sizes, data.slopes
     markers = {"poly4": "o", "tanh": "s"}
     for act, rows in data.summary.items():
@@ -483,7 +488,7 @@ def plot_residual(data: ResidualData):
         color = TARGET_COLORS["He_1"] if act == data.main else TANH_COLOR
         label = ACTIVATION_LABELS.get(act, act)
         errorbars(ax, sizes, res, sem, color=color, marker=markers.get(act, "^"),
-                  label=f"{label}: slope {slopes[act][0]:.2f} ± {slopes[act][1]:.2f}")
+                  label=f"{label}: slope {_minus(slopes[act][0], 3)} ± {slopes[act][1]:.3f}")
         mid = len(sizes) // 2
         first = act == data.main
         theory_power_law(ax, sizes, -0.5, sizes[mid], res[mid], label=r"$N^{-1/2}$" if first else None)
@@ -501,7 +506,7 @@ def plot_residual(data: ResidualData):
         s, se = slopes["tail_" + t]
         errorbars(ax_t, small, [e["residual"] for e in rows], [e["residual_sem"] for e in rows],
                   color=TARGET_COLORS.get(t, "0.3"),
-                  label=f"{TARGET_LABELS.get(t, t)}: slope {s:.2f} ± {se:.2f}")
+                  label=f"{TARGET_LABELS.get(t, t)}: slope {_minus(s, 2)} ± {se:.2f}")
     ax_t.set_title(r"activation $\sigma_4$")
     nice = [250, 500, 1000, 2000, 4000]
     for axis, top in [(ax, sizes.max()), (ax_t, small.max())]:
@@ -552,7 +557,7 @@ def plot_growth(data: ResidualData):
         raise ValueError("data has no recorded steps (residual_data(..., steps=()))")
     plt = _plt()
     sizes = data.sizes
-    fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(6.8, 3.8))
     curves = _growth_curves(data)
     colors = [ALPHA_COLORS[i % len(ALPHA_COLORS)] for i in range(len(curves))]
     for cur, color in zip(curves, colors):
@@ -782,7 +787,7 @@ def plot_w1_spectrum(data: SpectrumData):
 
     _check_data(data, SpectrumData)
     plt = _plt()
-    fig, axes = plt.subplots(1, len(data.cs), figsize=(7.0, 3.4), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(data.cs), figsize=(6.8, 3.4), sharey=True, squeeze=False)
     axes = axes[0]
     for ax, c, s, theta, pred in zip(axes, data.cs, data.singular, data.theta, data.pred):
         plot_spectrum(ax, s, 1.0, margin=data.margin, outlier_color=TARGET_COLORS["He_1"])
@@ -914,7 +919,7 @@ def plot_bbp(data: BBPData):
 
     _check_data(data, BBPData)
     plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.7))
+    fig, axes = plt.subplots(1, 2, figsize=(6.8, 3.7))
     cs = data.cs
     grid = np.linspace(cs[0], cs[-1], 400)
     for name, g in data.targets.items():
@@ -1110,7 +1115,7 @@ def plot_overlap(data: OverlapData):
 
     _check_data(data, OverlapData)
     plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(7.4, 4.4))
+    fig, axes = plt.subplots(1, 2, figsize=(6.8, 4.4))
     keys = list(data.targets)
     palette = {k: TARGET_COLORS.get(k, "0.3") for k in keys}
     psi_grid = np.geomspace(data.psis[0], data.psis[-1], 200)
@@ -1204,14 +1209,15 @@ def overlap_table(data: OverlapData) -> tuple[list, list]:
     in standard errors (the others), and the slope against :math:`d`."""
     _check_data(data, OverlapData)
     ie1, _ = _information_groups(data)
-    header = ["target", "$c_1$", r"$\mathbb E[y^2z^2]$", r"largest overlap, $\hat v$",
-              r"largest overlap, $W_1$", "largest deviation from theory", "slope against $d$"]
+    # short headers (the caption says what they are): the table fits the text column
+    header = ["target", "$c_1$", r"$\mathbb E[y^2z^2]$", r"$\hat v$", r"$\tilde w_1$",
+              "deviation", "slope in $d$"]
     rows = []
     for key, g in data.targets.items():
         st = data.stats[key]
         c1 = float(g.coefficients[1])
-        dev = (f"{np.max(np.abs(st['v'] - st['pred'])):.3f} (limit)" if key in ie1
-               else f"{np.max(st['z']):.1f} s.e. (finite size)")
+        dev = (f"{np.max(np.abs(st['v'] - st['pred'])):.3f}" if key in ie1
+               else f"{np.max(st['z']):.1f} s.e.")
         slope = data.dim_stats.get(key, {}).get("slope")
         rows.append([TARGET_LABELS.get(key, key), "0" if abs(c1) < 1e-12 else f"{c1:.3f}",
                      f"{st['m22']:.3g}", f"{np.max(st['v']):.3f}", f"{np.max(st['w']):.3f}", dev,
@@ -1522,7 +1528,7 @@ def peer_comparison(data: PeerData) -> dict:
 
 
 def plot_peer(first: PeerData, second: PeerData):
-    r"""figure ``fig-peer``: test error against :math:`\alpha = n/d` in the peer's two settings.
+    r"""figure ``fig-peer``: test error against :math:`\alpha_{\rm C} = n/d` in the peer's two settings.
 
     Left: their simulation (mean and sd over their 3 seeds) and twostep's (mean and sd over
     its seeds); right: their theory curve and twostep's simulation. Returns a Figure.
@@ -1546,39 +1552,38 @@ def plot_peer(first: PeerData, second: PeerData):
         ax.errorbar(data.alphas, data.mean, yerr=data.sd, color=COLORS["reused"], marker="o",
                     ms=4, capsize=3, ls="--", lw=1,
                     label=f"twostep (d = {data.d})")
-        ax.set_xlabel(r"$\alpha = n/d$ (readout samples)")
+        ax.set_xlabel(r"$\alpha_{\rm C} = n/d$ (readout samples)")
         ax.set_title(rf"{title}: $\alpha_0 = {s['alpha0']:g}$, $\tilde\eta = {s['eta_tilde']:g}$, "
                      rf"$\lambda = {s['lam']:g}$")
-        ax.legend(fontsize=9, loc="upper right")
+        ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.2))
         ax.set_ylabel("test error (mean squared)")
     return fig
 
 
 def peer_table(first: PeerData, second: PeerData) -> tuple[list, list]:
-    """Header and rows of the comparison table: gamma, r, c (the peer's cell-7 expressions
+    """Header and rows of the comparison table: gamma_C, r_C, c_C (the peer's cell-7 expressions
     against twostep's formulas and its measured values) and the test errors of both
     settings (the peer's simulation and theory against twostep's simulation)."""
     _check_data(first, PeerData, "first")
     _check_data(second, PeerData, "second")
-    src = CUI_SOURCE
-    th, sim = f"{src['theory'][0]}, cell 7", f"{src['simulations'][0]}, cell 12"
-    header = ["quantity", "source", "peer value", "twostep", "difference", "spread over seeds"]
+    # the sources (notebook and cell) are named in the chapter's caption, not in a column:
+    # the table fits the text column
+    header = ["quantity", "peer value", "twostep", "difference", "spread over seeds"]
     rows = []
-    names = {"gamma": r"$\gamma$", "r": "$r$", "c": "$c$"}
+    names = {"gamma": r"$\gamma_{\rm C}$", "r": r"$r_{\rm C}$", "c": r"$c_{\rm C}$"}
     for key, label in names.items():
         peer, formula = first.cell7[key], first.formulas[key]
         m = first.measured[key]
-        rows.append([f"{label}, formula", th, f"{peer:.4f}", f"{formula:.4f}",
+        rows.append([f"{label}, formula", f"{peer:.4f}", f"{formula:.4f}",
                      sci(formula - peer, 2) if abs(formula - peer) > 1e-12 else "< 10⁻¹²", "–"])
-        rows.append([f"{label}, measured (d = {first.d})", th, f"{peer:.4f}", f"{m.mean():.4f}",
+        rows.append([f"{label}, measured", f"{peer:.4f}", f"{m.mean():.4f}",
                      _fixed(m.mean() - peer, 4), f"{m.std(ddof=1):.4f}"])
-    for data, source in ((first, sim), (second, f"{src['theory'][0]}, cell 21")):
+    for data in (first, second):
         cmp = peer_comparison(data)
-        kind = "simulation" if data.peer_kind == "simulation" else "theory"
         for j, al in enumerate(data.alphas):
             spread = (f"{cmp['sd'][j]:.4f} (peer {cmp['peer_sd'][j]:.4f})"
                       if data.peer_kind == "simulation" else f"{cmp['sd'][j]:.4f}")
-            rows.append([f"test error, {data.setting['teacher']}, α = {al:g} ({kind})", source,
+            rows.append([f"test error, {data.setting['teacher']}, $\\alpha_{{\\rm C}} = {al:g}$",
                          f"{cmp['peer'][j]:.4f}", f"{cmp['mean'][j]:.4f}",
                          _fixed(cmp["diff"][j], 4), spread])
     return header, rows
@@ -1798,7 +1803,6 @@ def plot_feature_spikes(data: FeatureSpikeData):
                      alpha=0.8, label="counted, one seed each" if j == 0 else None)
     axes[0].set_xlabel(r"step exponent $\alpha_1$ ($\eta_1 = N^{\alpha_1}$)")
     axes[0].set_ylabel(r"spikes of $\sigma(\tilde X W_1^\top)$")
-    axes[0].legend(fontsize=9, loc="lower right")
     ratio = data.top[0] / data.edge[0][:, None]
     for i in range(ratio.shape[1]):
         axes[1].plot(data.alphas, ratio[:, i], "o-" if i == 0 else "o", ms=3, lw=0.8,
@@ -1808,7 +1812,8 @@ def plot_feature_spikes(data: FeatureSpikeData):
     axes[1].set_xlabel(r"step exponent $\alpha_1$")
     axes[1].set_ylabel("singular value / bulk edge")
     axes[1].set_title("seed 0: the eight largest")
-    axes[1].legend(fontsize=9, loc="lower left")
+    handles = [h for ax in axes for h in ax.get_legend_handles_labels()[0]]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=9)
     return fig
 
 
@@ -1821,8 +1826,7 @@ def feature_spike_table(data: FeatureSpikeData, orders=(1, 2, 3)) -> tuple[list,
     orders = [check_int(k, "orders[i]") for k in orders]
     if max(orders) > data.kmax:
         raise ValueError(f"orders must be <= kmax = {data.kmax}")
-    header = [r"$\alpha_1$", "predicted", "counted (seeds)"] + \
-             [rf"$k = {k}$: projection (chance)" for k in orders]
+    header = [r"$\alpha_1$", "predicted", "counted"] + [rf"$k = {k}$" for k in orders]
     rows = []
     for i, al in enumerate(data.alphas):
         counted = ", ".join(str(int(c)) for c in data.counts[:, i])

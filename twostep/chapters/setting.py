@@ -90,7 +90,7 @@ def displacement(N: int, seed: int, c: float, alpha: float, activation: Activati
     Draws the teacher, :math:`(W_0, a)`, :math:`X` and the labels in this order and returns
     the median row norm :math:`\operatorname{median}_i\|w_i^{(1)} - w_i^{(0)}\|` of
     :math:`D = W_1 - W_0` and its operator norm :math:`\|D\|_{op}`, with
-    :math:`\eta = cN^\alpha`.
+    :math:`\eta = \kappa N^\alpha` (``c`` is :math:`\kappa`).
     """
     N, seed = check_int(N, "N", 2), check_int(seed, "seed", 0)
     check_activation(activation)
@@ -155,7 +155,7 @@ def scaling_table(data: ScalingData) -> tuple[list, list]:
     small, large = v["scale_small"], v["scale_large"]
     header = ["", f"$N = {small}$", f"$N = {large}$", "ratio", "predicted ratio"]
     rows = [
-        [r"step $\eta = cN^\alpha$", f"{v['eta_small']:.2f}", f"{v['eta_large']:.2f}",
+        [r"step $\eta = \kappa N^\alpha$", f"{v['eta_small']:.2f}", f"{v['eta_large']:.2f}",
          f"{v['eta_large'] / v['eta_small']:.2f}", f"{v['op_ratio_pred']:.2f} ($N^{{\\alpha}}$)"],
         [r"median neuron move $\lVert w_i^{(1)} - w_i^{(0)}\rVert$", f"{v['row_small']:.3f}",
          f"{v['row_large']:.3f}", f"{v['row_ratio']:.2f}",
@@ -253,12 +253,12 @@ def plot_w0_spectrum(data: SpectrumData):
     from .figures import plot_spectrum
 
     _check_data(data, SpectrumData)
-    fig, axes = plt.subplots(1, len(data.shapes), figsize=(7.0, 3.0), squeeze=False)
+    fig, axes = plt.subplots(1, len(data.shapes), figsize=(6.6, 3.0), squeeze=False)
     for ax, (N, d), s in zip(axes[0], data.shapes, data.singular):
         plot_spectrum(ax, s, N / d)
         ax.set_title(f"N = {N}, d = {d} (N/d = {N / d:g})")
         ax.set_ylim(0, 1.5 * ax.get_ylim()[1])
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="upper right", fontsize=9)
     return fig
 
 
