@@ -45,10 +45,14 @@ def phase(scaling):
 
 
 def _labelled(fig):
+    """A figure made for the 688 px text column: at most 7.0 in wide, and every panel that is
+    drawn (not a cell that only holds a key) has both axis labels."""
     assert isinstance(fig, Figure)
-    axes = fig.get_axes()
+    assert fig.get_size_inches()[0] <= 7.0 + 1e-9
+    axes = [ax for ax in fig.get_axes() if ax.get_visible() and ax.axison]
     assert axes
-    assert any(ax.get_xlabel() for ax in axes) and any(ax.get_ylabel() for ax in axes)
+    for ax in axes:
+        assert ax.get_xlabel() and ax.get_ylabel(), ax.get_title()
 
 
 def _table(md, label, rows):
@@ -128,8 +132,10 @@ def test_terms_figure_tables_and_numbers(scaling):
     fig = ch.plot_terms(scaling)
     _labelled(fig)
     assert len(fig.get_axes()) == 6
-    _table(ch.slopes_table(scaling), "tab-slopes", 4)
+    _table(ch.slopes_table(scaling), "tab-slopes", 8)
     _table(ch.terms_table(scaling), "tab-terms", 8)
+    text = _table(ch.localisation_table(scaling), "tab-localisation", 8)
+    assert f"{scaling.summary['reused'][36]['memorisation'][3]:.2f}" in text
     v = ch.terms_numbers(scaling)
     f = scaling.summary["fresh"]
     assert v["fr_left_min"] == pytest.approx(min(f[36]["left"]))
@@ -156,7 +162,9 @@ def test_memorised_pair_matches_direct_computation(mem):
     assert 0 <= v["mem_rank_P"] <= 1 and 0 <= v["mem_rank_y"] <= 1
     assert v["mem_dsigma"] == pytest.approx(float(ts.get_activation("poly4").derivative(v["mem_P"], 1)))
     assert isinstance(mem.family, StepFamily) and mem.N == 40
-    _table(ch.memorised_table(mem), "tab-memorised", 5)
+    text = _table(ch.memorised_table(mem), "tab-memorised", 5)
+    # every row has its three cells: no "|" inside a cell splits it
+    assert all(line.count("|") == 4 for line in text.splitlines() if line.startswith("|"))
     with pytest.raises(TypeError, match="mem"):
         ch.memorised_table(v)
     with pytest.raises(ValueError, match="N"):
@@ -179,6 +187,7 @@ def test_spectra_data_shapes_and_counts(spectra):
     assert v["spec_sv2"] == pytest.approx(spectra.spec[-1]["sv2"][1]) and v["edge_margin"] == 2.1
     assert 0 <= v["spec_cos_a2"] <= 1 + 1e-9
     _table(ch.spectra_table(spectra), "tab-spectra", 4)
+    _table(ch.spectra_spikes_table(spectra), "tab-spectra-spikes", 8)
     _table(ch.powers_table(spectra), "tab-powers", 6)
     _labelled(ch.plot_spectra(spectra))
     fig = ch.plot_left(spectra)
@@ -321,6 +330,10 @@ def test_extrapolation_and_first_spike(scaling):
     Ck = math.exp(np.mean(np.log(strength) - r["e"] * np.log(N)))
     assert r["n_star"] == pytest.approx(width_to_reach(theta, Ck, r["e"]))
     _table(ch.extrapolation_table(rows, scaling, theta), "tab-extrapolation", len(rows))
+    rows_corr = ch.extrapolation(scaling, theta, key="settings_spikes_corrected")
+    _table(ch.nstar_table(rows, rows_corr), "tab-nstar-corr", len(rows))
+    with pytest.raises(ValueError, match="same study"):
+        ch.nstar_table(rows, rows_corr[1:])
     first = ch.first_spike_threshold(scaling, "poly4", "he1")
     link = ts.get_link("he1")
     assert first["theta"][36] == pytest.approx(
@@ -347,14 +360,19 @@ def test_correction_data_compares_both_predictions(scaling):
         np.mean([x["top"][2] / x["signal_corrected"][2] for x in r]))
     np.testing.assert_allclose(st["limit"], [1.0, 1.2551, 1.3994], atol=1e-3)
     _labelled(ch.plot_correction(data))
-    assert "tab-correction" in ch.correction_table(data).data
+    _table(ch.correction_table(data), "tab-correction", 2 * len(ch.CORRECTION_ORDERS))
+    _table(ch.correction_fit_table(data), "tab-correction-fit", 2 * len(ch.CORRECTION_ORDERS))
     nums = ch.correction_numbers(data)
     assert nums["corr_N"] == scaling.Ns[-1] and nums["corr_limit3"] == pytest.approx(1.3994, abs=1e-3)
 
 
 def test_own_edge_counts(scaling):
-    md = ch.own_edge_table(scaling).data
-    assert "tab-own-edge" in md
+    _table(ch.own_edge_table(scaling), "tab-own-edge", 2 * len(SETTINGS))
+    text = _table(ch.own_edge_level_table(scaling), "tab-own-edge-level", 2 * len(SETTINGS))
+    edge = np.mean([r["settings_edge_own"][0] for r in scaling.records
+                    if r["batch"] == "fresh" and r["N"] == NS[0]])
+    a1, a2 = SETTINGS[0]
+    assert f"| fresh | ({a1:g}, {a2:g}) | {edge:.2f} |" in text
     nums = ch.own_edge_numbers(scaling)
     assert 0 <= nums["own_fresh_hits"] <= nums["own_fresh_total"]
     for r in scaling.records:

@@ -58,7 +58,7 @@ from ..model.steps import run_two_steps
 from ..model.targets import Link, get_link
 from . import figures as plotting
 from .figures import COLORS
-from .report import markdown_table, sci
+from .report import markdown_table, minus_sign, sci
 
 #: Colours of the orders k = 0..3 and of predicted spike strengths / projections.
 K_COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a"]
@@ -132,7 +132,7 @@ def two_step_spectrum(rng: np.random.Generator, *, N: int, n: int | None = None,
     activation, target : names or objects (see :func:`twostep.run_two_steps`)
     batch : {"reused", "fresh"}
     c1, alpha1, c2, alpha2 : float
-        Step sizes :math:`\eta_t = c_tN^{\alpha_t}`.
+        Step sizes :math:`\eta_t = \kappa_tN^{\alpha_t}`.
     top : int
         Number of singular values, ``1 <= top < min(N, d)``.
     dtype : {"float64", "float32"}
@@ -164,7 +164,7 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
                      margin: float = 0.05, dtype="float32", corrected: bool = False) -> dict:
     r"""One draw, :math:`N = n = d`: the term diagnostics and the spectrum of :math:`W_2` at many step sizes.
 
-    Runs two steps with :math:`\eta_t = c_tN^{\alpha_t}` (reference exponents ``alpha1``,
+    Runs two steps with :math:`\eta_t = \kappa_tN^{\alpha_t}` (reference exponents ``alpha1``,
     ``alpha2``), measures :func:`term_diagnostics`, and then, using the exact step-size
     rescaling of :class:`~twostep.analysis.rescaling.StepFamily` on the same draw (same
     constants :math:`c_1, c_2`):
@@ -193,7 +193,7 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     target : str, Link, sequence of Link or Teacher
         The target (e.g. ``"he1"``); :math:`\beta^*` is its first direction.
     c1, alpha1, c2, alpha2 : float
-        Reference step sizes :math:`c_t N^{\alpha_t}`.
+        Reference step sizes :math:`\kappa_t N^{\alpha_t}`.
     settings, grid : sequence of (alpha1, alpha2)
     n_top : int
         Number of top singular values computed per matrix (a count equal to ``n_top`` means
@@ -329,8 +329,8 @@ def decomposition_check(N: int, activation="poly4", target="he1", c: float = 0.2
     r"""How exact the decomposition :math:`W_2 - W_1 = \sum_kT_k` and the step-size rescaling are.
 
     Trains one draw (``rng_for(seed)``, float64, :math:`N = n = d`) with both batch schemes at
-    :math:`\eta_t = cN^{\alpha_t}`, ``ref`` :math:`= (\alpha_1,\alpha_2)`, and the same reused
-    draw at the step sizes ``other`` :math:`= ((c_1,\alpha_1), (c_2,\alpha_2))`.
+    :math:`\eta_t = \kappa N^{\alpha_t}`, ``ref`` :math:`= (\alpha_1,\alpha_2)`, and the same reused
+    draw at the step sizes ``other`` :math:`= ((\kappa_1,\alpha_1), (\kappa_2,\alpha_2))`.
 
     Returns
     -------
@@ -390,7 +390,7 @@ def check_table(check: dict):
     return markdown_table(
         f"Exactness checks at $N = n = d = {check['N']}$, float64: relative errors in Frobenius "
         f"norm. The rebuilt quantities are those of the same reused draw trained with "
-        f"(step constant, exponent) = ({v['other_c1']}, {v['other_a1']}) and "
+        f"$(\\kappa_t, \\alpha_t)$ = ({v['other_c1']}, {v['other_a1']}) and "
         f"({v['other_c2']}, {v['other_a2']}), rebuilt from a run at the reference step sizes.",
         "tab-checks", ["check", "relative error"], rows)
 
@@ -449,7 +449,7 @@ def scaling_study(Ns, seeds, activation="poly4", target="he1", c: float = 0.2, r
                   n_jobs: int = 1) -> Scaling:
     r"""Run :func:`spike_experiment` for both batch schemes, every width in ``Ns`` and every seed.
 
-    Step sizes :math:`\eta_t = cN^{\alpha_t}` with ``ref`` :math:`= (\alpha_1,\alpha_2)`; the
+    Step sizes :math:`\eta_t = \kappa N^{\alpha_t}` with ``ref`` :math:`= (\alpha_1,\alpha_2)`; the
     spectrum of :math:`W_2` is also recorded at ``settings`` and, at :math:`N` = ``n_grid`` only,
     on the grid ``alphas`` :math:`\times` ``alphas``. Tasks run in the order fresh then reused,
     widths ascending, seeds ascending (:func:`twostep.analysis.sweep.sweep`; each task's
@@ -505,22 +505,22 @@ def _log_ticks(ax, Ns):
 def plot_terms(scaling: Scaling):
     r"""Figure *fig-terms*: each exact :math:`T_k` against its predicted spike, by width.
 
-    Rows: fresh, reused batch. Left: :math:`s_1(T_k)` with a line of slope :math:`e_k` fitted in
-    constant; middle: :math:`\|T_k-S_k\|_{op}/\|S_k\|` with :math:`N^{-1/2}`; right: one minus the
-    cosines of the top singular vectors with :math:`a^{\circ(k+1)}` and :math:`u_k`, chance
-    :math:`1-1/\sqrt N`. Returns the ``matplotlib.figure.Figure``.
+    Columns: fresh, reused batch. Top row: :math:`s_1(T_k)` with a line of slope :math:`e_k`
+    fitted in constant; middle row: :math:`\|T_k-S_k\|_{op}/\|S_k\|` with :math:`N^{-1/2}`; bottom
+    row: one minus the cosines of the top singular vectors with :math:`a^{\circ(k+1)}` and
+    :math:`u_k`, chance :math:`1-1/\sqrt N`. 7.0 in wide. Returns the ``matplotlib.figure.Figure``.
     """
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter, LogLocator
 
     scaling = _check_scaling(scaling)
     NS, L, predicted = scaling.Ns, scaling.L, scaling.predicted
-    fig, axes = plt.subplots(2, 3, figsize=(9.6, 6.6), sharex=True)
+    fig, axes = plt.subplots(3, 2, figsize=(7.0, 9.0))
     Ns = np.array(NS, float)
     chance = 1 / np.sqrt(Ns)
-    for row, batch in enumerate(BATCHES):
+    for col_i, batch in enumerate(BATCHES):
         s = scaling.summary[batch]
-        ax_size, ax_rel, ax_cos = axes[row]
+        ax_size, ax_rel, ax_cos = axes[:, col_i]
         for k in range(L):
             col = K_COLORS[k % len(K_COLORS)]
             plotting.errorbars(ax_size, Ns, [s[N]["top"][k] for N in NS],
@@ -537,30 +537,30 @@ def plot_terms(scaling: Scaling):
         plotting.theory_power_law(ax_rel, Ns, -0.5, Ns[0], s[NS[0]]["rel"][min(1, L - 1)],
                                   color="k")  # through k = 1
         ax_cos.plot(Ns, 1 - chance, color=COLORS["chance"], ls=":", lw=1.2)
-        ax_size.set(xscale="log", yscale="log", ylabel=f"{batch} batch: $s_1(T_k)$")
+        ax_size.set(xscale="log", yscale="log", ylabel=r"$s_1(T_k)$", title=f"{batch} batch")
         ax_cos.set(xscale="log", yscale="log", ylim=(2e-4, 1.5), ylabel="1 − cosine")
         ax_rel.set(xscale="log", yscale="log")
-    axes[0, 1].set_ylabel(r"$\|T_k-S_k\|_{op}/\|S_k\|$")
+    axes[1, 0].set_ylabel(r"$\|T_k-S_k\|_{op}/\|S_k\|$")
     axes[1, 1].set_ylabel(r"$\|T_k-\tilde S_k\|_{op}/\|\tilde S_k\|$")
     for ax in axes.flat:
         _log_ticks(ax, NS)
         ax.yaxis.set_minor_locator(plt.NullLocator())
-    for ax in axes[:, 2]:
+    for ax in axes[2]:
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    for ax in axes[:, :2].flat:                  # sizes and ratios span about a decade: more ticks
+    for ax in axes[:2].flat:                     # sizes and ratios span about a decade: more ticks
         ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    for ax in axes[1]:
+    for ax in axes.flat:
         ax.set_xlabel("width $N$ ($= n = d$)")
     handles = [plt.Line2D([], [], color=K_COLORS[k % len(K_COLORS)], marker="o", ms=4,
                           label=f"$k = {k}$") for k in range(L)]
-    handles += [plt.Line2D([], [], color="0.4", lw=1.6, alpha=0.45, ls="--", label=r"slope $e_k$ (left)"),
+    handles += [plt.Line2D([], [], color="0.4", lw=1.6, alpha=0.45, ls="--", label=r"slope $e_k$ (top)"),
                 plt.Line2D([], [], color="k", lw=1, ls="--", label=r"$N^{-1/2}$ (middle)"),
                 plt.Line2D([], [], color="k", marker="o", ms=4, label=r"left vs $a^{\circ(k+1)}$"),
                 plt.Line2D([], [], color="k", marker="o", mfc="white", ls="--", ms=4,
                            label=r"right vs $u_k$ ($\tilde u_k$)"),
-                plt.Line2D([], [], color=COLORS["chance"], ls=":", label=r"chance: $1-1/\sqrt{N}$")]
-    fig.legend(handles=handles, loc="outside upper center", ncol=5, fontsize=8.5)
+                plt.Line2D([], [], color=COLORS["chance"], ls=":", label=r"chance $1-1/\sqrt{N}$")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3)
     plt.close(fig)
     return fig
 
@@ -571,17 +571,18 @@ def _fmt_slope(pair):
 
 def slopes_table(scaling: Scaling):
     r"""Table *tab-slopes*: log-log slopes of :math:`\|S_k\|`, :math:`s_1(T_k)` and the relative
-    remainder, both batches, against :math:`e_k`."""
+    remainder, one row per batch and order, against :math:`e_k`."""
     s = _check_scaling(scaling)
-    rows = [[str(k), f"{s.predicted[k]:+.3f}"]
-            + [_fmt_slope(s.slopes[b][key][k]) for b in BATCHES for key in ("signal", "top", "rel")]
-            for k in range(s.L)]
+    rows = [[b, str(k), f"{s.predicted[k]:+.3f}"]
+            + [_fmt_slope(s.slopes[b][key][k]) for key in ("signal", "top", "rel")]
+            for b in BATCHES for k in range(s.L)]
     return markdown_table(
         f"Log-log slopes in $N$ over $N = {s.Ns[0]}$–${s.Ns[-1]}$ (all seeds pooled; ± standard error of "
-        f"the fit) at $(\\alpha_1,\\alpha_2) = ({s.ref[0]}, {s.ref[1]})$. Predicted: $e_k$ for the sizes, "
-        "$-1/2$ (heuristic) for the relative difference.", "tab-slopes",
-        ["$k$", "$e_k$", "fresh $\\|S_k\\|$", "fresh $s_1(T_k)$", "fresh $\\|T_k-S_k\\|/\\|S_k\\|$",
-         "reused $\\|\\tilde S_k\\|$", "reused $s_1(T_k)$", "reused $\\|T_k-\\tilde S_k\\|/\\|\\tilde S_k\\|$"],
+        f"the fit) at $(\\alpha_1,\\alpha_2) = ({s.ref[0]}, {s.ref[1]})$, of the spike's size "
+        "$\\|S_k\\|$, of $s_1(T_k)$ and of the relative remainder $\\|T_k-S_k\\|_{op}/\\|S_k\\|$ "
+        "(reused batch: $\\tilde S_k$ in place of $S_k$). Predicted: $e_k$ for the sizes, "
+        "$-1/2$ (heuristic) for the relative remainder.", "tab-slopes",
+        ["batch", "$k$", "$e_k$", "$\\|S_k\\|$", "$s_1(T_k)$", "remainder"],
         rows)
 
 
@@ -624,9 +625,10 @@ def terms_numbers(scaling: Scaling) -> dict:
 
 
 def terms_table(scaling: Scaling):
-    r"""Table *tab-terms*: per batch and order, the cosines, the relative remainder at the
-    smallest width, its peak over widths and at the largest width, :math:`s_1(T_k)/\|S_k\|`, and
-    the localisation of the top singular pair at the largest width."""
+    r"""Table *tab-terms*: per batch and order, the cosines at the largest width, the relative
+    remainder at the smallest width, its peak over widths and at the largest width, and
+    :math:`s_1(T_k)/\|S_k\|` at the largest width (the localisation columns are in
+    :func:`localisation_table`)."""
     s = _check_scaling(scaling)
     NS = s.Ns
     Nmin, Nmax = NS[0], NS[-1]
@@ -637,21 +639,34 @@ def terms_table(scaling: Scaling):
             peak = max(NS, key=lambda N: m[N]["rel"][k])
             rows.append([b, str(k), f"{m[Nmax]['left'][k]:.3f}", f"{m[Nmax]['right'][k]:.3f}",
                          f"{m[Nmin]['rel'][k]:.2f}", f"{m[peak]['rel'][k]:.2f} ({peak})",
-                         f"{m[Nmax]['rel'][k]:.2f}", f"{m[Nmax]['top'][k] / m[Nmax]['signal'][k]:.2f}",
-                         f"{m[Nmax]['localisation'][k]:.2f}", f"{m[Nmax]['localisation_signal'][k]:.2f}",
-                         f"{m[Nmax]['memorisation'][k]:.2f}"])
+                         f"{m[Nmax]['rel'][k]:.2f}", f"{m[Nmax]['top'][k] / m[Nmax]['signal'][k]:.2f}"])
     return markdown_table(
         f"Each term against its spike ($S_k$ fresh, $\\tilde S_k$ reused), means over "
-        f"{len(s.seeds)} seeds: cosines of $T_k$'s top left and right singular vectors with "
-        f"$a^{{\\circ(k+1)}}$ and $u_k$ ($\\tilde u_k$) at $N = {Nmax}$ (chance "
-        f"$1/\\sqrt N = {1 / np.sqrt(Nmax):.3f}$); the relative remainder "
-        f"$\\|T_k-S_k\\|_{{op}}/\\|S_k\\|$ at $N = {Nmin}$, at its largest (at that $N$) and at "
-        f"$N = {Nmax}$; $s_1(T_k)/\\|S_k\\|$, the largest entry of the top left vector of $T_k$ "
-        f"and of $a^{{\\circ(k+1)}}/\\|a^{{\\circ(k+1)}}\\|$, and the largest cosine of the top right "
-        f"vector with one input $x_j$, at $N = {Nmax}$.", "tab-terms",
-        ["batch", "$k$", "left cos", "right cos", f"remainder $N={Nmin}$", "largest (at $N$)",
-         f"remainder $N={Nmax}$", "$s_1(T_k)/\\|S_k\\|$", "largest left entry",
-         "same, $a^{\\circ(k+1)}$", "largest cos with one $x_j$"], rows)
+        f"{len(s.seeds)} seeds. Left, right: cosines of $T_k$'s top left and right singular vectors "
+        f"with $a^{{\\circ(k+1)}}$ and $u_k$ ($\\tilde u_k$) at $N = {Nmax}$ (chance "
+        f"$1/\\sqrt N = {1 / np.sqrt(Nmax):.3f}$). Remainder: $\\|T_k-S_k\\|_{{op}}/\\|S_k\\|$ at "
+        f"$N = {Nmin}$, at its largest (at that $N$) and at $N = {Nmax}$. Size: $s_1(T_k)/\\|S_k\\|$ "
+        f"at $N = {Nmax}$.", "tab-terms",
+        ["batch", "$k$", "left", "right", f"$N = {Nmin}$", "largest", f"$N = {Nmax}$", "size"], rows)
+
+
+def localisation_table(scaling: Scaling):
+    r"""Table *tab-localisation*: at the largest width, the largest entry of the top left vector
+    of :math:`T_k` and of :math:`a^{\circ(k+1)}/\|a^{\circ(k+1)}\|`, and the largest cosine of the
+    top right vector with one input, per batch and order."""
+    s = _check_scaling(scaling)
+    Nmax = s.Ns[-1]
+    rows = [[b, str(k), f"{s.summary[b][Nmax]['localisation'][k]:.2f}",
+             f"{s.summary[b][Nmax]['localisation_signal'][k]:.2f}",
+             f"{s.summary[b][Nmax]['memorisation'][k]:.2f}"]
+            for b in BATCHES for k in range(s.L)]
+    return markdown_table(
+        f"Where the top singular pair of $T_k$ sits, at $N = {Nmax}$, means over {len(s.seeds)} seeds: "
+        "the largest entry of its left vector, the same for the predicted "
+        f"$a^{{\\circ(k+1)}}/\\|a^{{\\circ(k+1)}}\\|$, and the largest cosine of its right vector with "
+        f"one input $x_j$ (a vector spread evenly has entries, and chance cosines, of "
+        f"$1/\\sqrt N = {1 / np.sqrt(Nmax):.3f}$).", "tab-localisation",
+        ["batch", "$k$", "left entry", "predicted", "cosine with one $x_j$"], rows)
 
 
 # --------------------------------------------------------------------------- one memorised pair
@@ -673,7 +688,7 @@ def memorised_pair(N: int, activation="poly4", target="he1", c: float = 0.2, ref
                    seed: int = 0) -> Memorised:
     r"""Which neuron and sample carry :math:`T_{L-1}`'s top singular pair in one reused draw.
 
-    Trains ``rng_for(seed)`` in float32 at :math:`N = n = d`, :math:`\eta_t = cN^{\alpha_t}`,
+    Trains ``rng_for(seed)`` in float32 at :math:`N = n = d`, :math:`\eta_t = \kappa N^{\alpha_t}`,
     and finds :math:`i^\star = \arg\max_i|U_i|` for the top left vector :math:`U` of
     :math:`T_{L-1}` and :math:`j^\star = \arg\max_j|\langle x_j, V\rangle|/\|x_j\|` for its top
     right vector :math:`V`. Numbers: ``N_mem``, ``chance_Nmem`` :math:`= N^{-1/2}`, ``mem_loc``
@@ -716,10 +731,10 @@ def memorised_table(mem: Memorised):
             ["cosine of the top right vector with one input $x_j$", f"{v['mem_cos']:.3f}",
              f"chance $N^{{-1/2}} = {v['chance_Nmem']:.3f}$"],
             ["pre-activation $P_{ij}$", f"{v['mem_P']:.2f}",
-             f"exceeds in $|\\cdot|$ a fraction {v['mem_rank_P']:.4f} of neuron $i$'s others"],
+             f"larger in absolute value than a fraction {v['mem_rank_P']:.4f} of neuron $i$'s others"],
             ["$\\sigma_4'(P_{ij})$", f"{v['mem_dsigma']:.1f}", "mean $\\mu_1 = 1$"],
             ["label $y_j$", f"{v['mem_y']:.2f}",
-             f"exceeds in $|\\cdot|$ a fraction {v['mem_rank_y']:.4f} of the others"]]
+             f"larger in absolute value than a fraction {v['mem_rank_y']:.4f} of the others"]]
     return markdown_table(
         f"The top singular pair of $T_3$ in one reused draw at $N = {v['N_mem']}$ (the sweep's "
         "seed 0): one neuron $i$ and one sample $j$.", "tab-memorised",
@@ -756,7 +771,7 @@ def spectra_data(N: int, activation="poly4", target="he1", c: float = 0.2, ref=(
                  settings=(), seed: int = 0) -> Spectra:
     r"""One fresh draw (``rng_for(seed)``, float32, :math:`N = n = d`) rescaled to each setting.
 
-    For every :math:`(\alpha_1,\alpha_2)` in ``settings`` (:math:`\eta_t = cN^{\alpha_t}`): the
+    For every :math:`(\alpha_1,\alpha_2)` in ``settings`` (:math:`\eta_t = \kappa N^{\alpha_t}`): the
     spectrum of :math:`W_2`, the top of :math:`W_1` and of :math:`W_2-W_0`, and the singular
     values of the predicted spike part :math:`\eta_1\mu_1av^\top + \sum_kS_k`
     (:func:`rank_one_sum_singular_values`). Also the cosine of the second left singular vector of
@@ -812,17 +827,31 @@ def _check_spectra(data):
 
 
 def spectra_table(data: Spectra):
-    """Table *tab-spectra*: outlier counts, top singular values, predicted strengths and sizes."""
+    """Table *tab-spectra*: outlier counts and the top singular values of :math:`W_2`, per setting
+    (the predicted strengths and sizes are in :func:`spectra_spikes_table`)."""
     d = _check_spectra(data)
     return markdown_table(
-        f"One fresh draw at $N = {d.N}$, the four settings of the figure below: outliers beyond the margin, top "
-        "singular values of $W_2$, strengths of the predicted spikes (singular values of "
-        "$\\eta_1\\mu_1av^\\top+\\sum_kS_k$) and sizes $\\|S_k\\|$, $k = 0,\\dots,3$.", "tab-spectra",
-        ["$(\\alpha_1,\\alpha_2)$", "$\\Lambda$", "outliers $W_1$", "outliers $W_2$", "$s_{1,2,3}(W_2)$",
-         "predicted strengths", "$\\|S_k\\|$"],
-        [[f"({s['a1']}, {s['a2']})", str(s["lam"]), str(s["n1"]), str(s["n2"]),
-          ", ".join(f"{v:.3f}" for v in s["sv2"][:3]), ", ".join(sci(v, 3) for v in s["strengths"]),
-          ", ".join(sci(v, 3) for v in s["sizes"])] for s in d.spec])
+        f"One fresh draw at $N = {d.N}$, the four settings of the figure below: outliers of $W_1$ and "
+        "$W_2$ beyond the margin and the top three singular values of $W_2$.", "tab-spectra",
+        ["$(\\alpha_1,\\alpha_2)$", "$\\Lambda$", "outliers $W_1$", "outliers $W_2$", "$s_1(W_2)$",
+         "$s_2(W_2)$", "$s_3(W_2)$"],
+        [[f"({s['a1']}, {s['a2']})", str(s["lam"]), str(s["n1"]), str(s["n2"])]
+         + [f"{v:.3f}" for v in s["sv2"][:3]] for s in d.spec])
+
+
+def spectra_spikes_table(data: Spectra):
+    r"""Table *tab-spectra-spikes*: per setting, the strengths of the predicted spikes (singular
+    values :math:`i = 1..L` of the predicted spike part) and the sizes :math:`\|S_{i-1}\|`."""
+    d = _check_spectra(data)
+    rows = []
+    for s in d.spec:
+        rows.append([f"({s['a1']}, {s['a2']})", "strength"] + [sci(v, 3) for v in s["strengths"]])
+        rows.append(["", "$\\|S_{i-1}\\|$"] + [sci(v, 3) for v in s["sizes"]])
+    return markdown_table(
+        f"The predicted spikes of the same draw ($N = {d.N}$): their strengths, the singular values "
+        "$s_i$ of the whole predicted spike part $\\eta_1\\mu_1av^\\top+\\sum_kS_k$, against the sizes "
+        "$\\|S_{i-1}\\|$ of the terms on their own.", "tab-spectra-spikes",
+        ["$(\\alpha_1,\\alpha_2)$", "", *[f"$i = {i}$" for i in range(1, d.L + 1)]], rows)
 
 
 def spectra_numbers(data: Spectra) -> dict:
@@ -841,38 +870,38 @@ def spectra_numbers(data: Spectra) -> dict:
 
 
 def plot_spectra(data: Spectra):
-    r"""Figure *fig-spectra*: per setting, the spectrum of :math:`W_2` against Marchenko--Pastur
-    and :math:`W_0` with the outliers of :math:`W_1` (top), and the top singular values of
-    :math:`W_2-W_0` against the predicted spike strengths and :math:`\theta_\star` (bottom)."""
+    r"""Figure *fig-spectra*: one row per setting; left, the spectrum of :math:`W_2` against
+    Marchenko--Pastur and :math:`W_0` with the outliers of :math:`W_1`; right, the top singular
+    values of :math:`W_2-W_0` against the predicted spike strengths and :math:`\theta_\star`.
+    7.0 in wide."""
     import matplotlib.pyplot as plt
 
     d = _check_spectra(data)
-    fig, axes = plt.subplots(2, len(d.spec), figsize=(10.5, 6.4), squeeze=False)
+    n = len(d.spec)
+    fig, axes = plt.subplots(n, 2, figsize=(7.0, 2.25 * n + 1.1), squeeze=False,
+                             gridspec_kw={"width_ratios": [1.25, 1]})
     for j, s in enumerate(d.spec):
-        ax = axes[0, j]
+        ax = axes[j, 0]
         plotting.plot_spectrum(ax, s["sv2"], 1.0, bins=50, label=r"$W_2$", outlier_color="k")
         ax.hist(d.W0, bins=50, density=True, histtype="step", color="k", lw=0.7, label=r"$W_0$")
         for x in s["sv1"][s["sv1"] > 2.1]:
             ax.axvline(x, color=COLORS["one-step"], lw=1.2, ymax=0.2, ls="--")
-        ax.plot([], [], color=COLORS["one-step"], ls="--", label=r"beyond the edge: $W_1$")
         ax.set_xscale("symlog", linthresh=3, linscale=2)
         ax.set_xlim(0, 20)
         ax.set_xticks([0, 1, 2, 3, 10], ["0", "1", "2", "3", "10"])
         ax.set_xticks([5, 20], minor=True)
-        ax.set_title(rf"$({s['a1']}, {s['a2']})$, $\Lambda = {s['lam']}$"
-                     + f"\noutliers: $W_1$ {s['n1']}, $W_2$ {s['n2']}", fontsize=10.5)
-        if j:
-            ax.set_ylabel("")
-        ax = axes[1, j]
+        ax.set_title(rf"$({s['a1']}, {s['a2']})$, $\Lambda = {s['lam']}$: "
+                     + f"outliers $W_1$ {s['n1']}, $W_2$ {s['n2']}", loc="left")
+        ax.set(xlabel="singular value of $W_2$", ylabel="density")
+        ax = axes[j, 1]
         ranks = np.arange(1, len(s["learned"]) + 1)
         ax.plot(ranks, s["learned"], "o", color="k", ms=4, label=r"$s_i(W_2 - W_0)$")
         ax.plot(ranks[:d.L], s["strengths"], "D", mfc="none", color=PRED, ms=7,
                 label="predicted spike strengths")
         ax.axhline(d.theta_star, color=COLORS["theory"], ls="--", lw=1, label=r"$\theta_\star$")
         ax.axvspan(0.5, 1.5 + s["lam"], color="0.92", zorder=0, label=r"first spike and $k\leq\Lambda$")
-        ax.set(yscale="log", xlabel="rank $i$", ylim=(1e-3, 30), xlim=(0.5, 8.5))
-        if j == 0:
-            ax.set_ylabel("singular value")
+        ax.set(yscale="log", ylim=(1e-3, 30), xlim=(0.5, 8.5), xticks=range(1, 9),
+               xlabel="rank $i$", ylabel="singular value")
     fig.legend(handles=[
         plt.Rectangle((0, 0), 1, 1, color="0.6", alpha=0.8, label=r"$W_2$"),
         plt.Line2D([], [], color="k", lw=0.7, label=r"$W_0$"),
@@ -885,7 +914,7 @@ def plot_spectra(data: Spectra):
                    label="predicted spike strengths"),
         plt.Line2D([], [], color=COLORS["theory"], ls="--", lw=1, label=r"$\theta_\star$"),
         plt.Rectangle((0, 0), 1, 1, color="0.92", label=r"first spike and $k\leq\Lambda$")],
-        loc="outside lower center", ncol=5, fontsize=8.5)
+        loc="outside lower center", ncol=3)
     plt.close(fig)
     return fig
 
@@ -896,24 +925,31 @@ def plot_left(data: Spectra):
     import matplotlib.pyplot as plt
 
     d = _check_spectra(data)
-    fig, axes = plt.subplots(1, d.L, figsize=(10, 3.2), sharex=True, squeeze=False)
-    axes = axes[0]
+    ncol = 2 if d.L > 1 else 1
+    nrow = -(-d.L // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(7.0, 2.55 * nrow + 0.5), sharex=True,
+                             squeeze=False)
+    for ax in axes.flat[d.L:]:
+        ax.set_visible(False)
+    axes = axes.flat[:d.L]
     x = d.a * np.sqrt(d.N)
     grid_x = np.linspace(x.min(), x.max(), 200)
     for k, ax in enumerate(axes):
         u = d.U[k]
         norm = np.linalg.norm(d.a ** (k + 1))
         u = u * np.sign(u @ d.a ** (k + 1))
-        ax.plot(x, u, ".", ms=2, color=K_COLORS[k % len(K_COLORS)], alpha=0.6)
+        # thousands of dots: drawn as one raster inside the SVG, so the page keeps a vector figure
+        ax.plot(x, u, ".", ms=2, color=K_COLORS[k % len(K_COLORS)], alpha=0.6, rasterized=True)
         ax.plot(grid_x, (grid_x / np.sqrt(d.N)) ** (k + 1) / norm, color=COLORS["theory"], lw=1)
         ax.set_title(f"$T_{k}$: cosine {d.left[k]:.3f}")
         ax.set_xlabel(r"$\sqrt{N}\,a_i$")
-    axes[0].set_ylabel("entry $i$ of the left vector")
+        ax.set_ylabel("entry $i$ of the left vector")
+        ax.xaxis.set_tick_params(labelbottom=True)
     fig.legend(handles=[plt.Line2D([], [], color="0.4", marker=".", ls="none",
                                    label="top left vector of $T_k$"),
                         plt.Line2D([], [], color=COLORS["theory"], lw=1,
                                    label=r"$a^{\circ(k+1)}/\|a^{\circ(k+1)}\|$")],
-               loc="outside upper center", ncol=2, fontsize=10.5)
+               loc="outside lower center", ncol=2)
     plt.close(fig)
     return fig
 
@@ -993,59 +1029,64 @@ def one_step_data(scaling: Scaling, mem: Memorised, settings) -> dict:
 
 
 def plot_one_step(data: dict):
-    r"""Figure *fig-one-step*: the spectra of :math:`W_2` and of one step of size
-    :math:`\eta_1+\eta_2` (left), :math:`\|W_2-W_{\rm lin}\|_{op}` against :math:`N` with slope
-    :math:`e_1` (middle), and one minus the cosine of their top right vectors (right)."""
+    r"""Figure *fig-one-step*, a 2x2 grid 7.0 in wide: (a) the spectra of :math:`W_2` and of one
+    step of size :math:`\eta_1+\eta_2`; (b) :math:`\|W_2-W_{\rm lin}\|_{op}` against :math:`N` with
+    slope :math:`e_1`; (c) one minus the cosine of their top right vectors; the fourth cell holds
+    the key to (b) and (c)."""
     import matplotlib.pyplot as plt
 
     if not isinstance(data, dict) or "sv_two" not in data:
         raise TypeError("data must be the dict returned by one_step_data")
     EQ, NS = data["settings"], data["Ns"]
-    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.9))
-    ax = axes[0]
+    fig, grid = plt.subplots(2, 2, figsize=(7.0, 5.9))
+    ax, ax_norm, ax_cos, ax_key = grid.flat
     bins = np.linspace(0, 2.4, 60)
     ax.hist(data["sv_two"], bins=bins, density=True, histtype="stepfilled", color="0.75",
             label=r"$W_2$")
     ax.hist(data["sv_one"], bins=bins, density=True, histtype="step", color=COLORS["one-step"],
             lw=1.2, label=r"$W_0+(\eta_1+\eta_2)G_1$")
     ax.set(xlabel="singular value", ylabel="density",
-           title=rf"$({EQ[0][0]}, {EQ[0][1]})$, reused, $N = {data['N_mem']}$", ylim=(0, 1.0))
-    ax.legend(fontsize=8.5, loc="upper right")
+           title=rf"(a) $({EQ[0][0]}, {EQ[0][1]})$, reused, $N = {data['N_mem']}$", ylim=(0, 1.25))
+    ax.legend(loc="upper right")
     Ns = np.array(NS, float)
     line_styles = ("-", "--", "-.", ":")
     for b in BATCHES:
         col = COLORS[b]
         for j, st in enumerate(EQ):
             ls = line_styles[j % len(line_styles)]
-            plotting.errorbars(axes[1], Ns, data["mean"][b, st], data["sem"][b, st], color=col, ls=ls,
-                               label=rf"{b} $({st[0]}, {st[1]})$ (fitted slope {data['slopes'][b, st][0]:+.2f})")
+            plotting.errorbars(ax_norm, Ns, data["mean"][b, st], data["sem"][b, st], color=col, ls=ls,
+                               mfc=col if j == 0 else "white",
+                               label=rf"{b} $({st[0]}, {st[1]})$, fitted slope "
+                                     + minus_sign(f"{data['slopes'][b, st][0]:+.2f}"))
             shift, mk = (0.96, "o") if b == "fresh" else (1.04, "s")
-            plotting.errorbars(axes[2], Ns * shift, 1 - data["lin_overlap"][b, st],
+            plotting.errorbars(ax_cos, Ns * shift, 1 - data["lin_overlap"][b, st],
                                data["lin_overlap_sem"][b, st], color=col, ls=ls, marker=mk,
-                               mfc=col if j == 0 else "white")
+                               mfc=col if j == 0 else "white",
+                               label=rf"{b} $({st[0]}, {st[1]})$")
     theory_handles = []
     for st, ls in zip(EQ, (":", "-.", "--", "-")):
         e1 = data["e1"][st]
-        line, = plotting.theory_power_law(axes[1], Ns, e1, Ns[0], data["C"][st] * Ns[0] ** e1,
+        line, = plotting.theory_power_law(ax_norm, Ns, e1, Ns[0], data["C"][st] * Ns[0] ** e1,
                                           color="0.2", ls=ls, lw=1.3,
-                                          label=rf"$e_1 = {e1:+.1f}$ at $({st[0]}, {st[1]})$")
+                                          label=rf"slope $e_1 = {e1:+.1f}$ at $({st[0]}, {st[1]})$")
         theory_handles.append(line)
-    axes[1].set(xscale="log", yscale="log", xlabel="width $N$",
-                ylabel=r"$\|W_2 - W_{\rm lin}\|_{op} = \|\sum_{k\geq1}T_k\|_{op}$")
-    axes[1].set_ylim(0.03, 40)
-    data_handles, data_labels = axes[1].get_legend_handles_labels()
-    keep = [i for i, lab in enumerate(data_labels) if not lab.startswith("$e_1")]
-    axes[1].legend(handles=theory_handles, title="predicted slope (through fresh)", fontsize=8.5,
-                   title_fontsize=8.5, loc="upper right")
-    fig.legend([data_handles[i] for i in keep], [data_labels[i] for i in keep],
-               loc="outside lower center", ncol=4, fontsize=8.5)
-    plotting.chance_line(axes[2], 1 - 1 / np.sqrt(NS[-1]), label=rf"chance $1-1/\sqrt{{{NS[-1]}}}$")
-    axes[2].set(xscale="log", yscale="log", xlabel="width $N$",
-                ylabel=r"1 − cosine, top right vectors of $W_2$, $W_{\rm lin}$")
-    axes[2].legend(fontsize=8.5, loc="lower left")
-    for ax in axes[1:]:
-        _log_ticks(ax, NS)
-        ax.yaxis.set_minor_formatter(plt.NullFormatter())
+    ax_norm.set(xscale="log", yscale="log", xlabel="width $N$",
+                ylabel=r"$\|W_2 - W_{\rm lin}\|_{op}$", title=r"(b) $\|\sum_{k\geq1}T_k\|_{op}$")
+    data_handles, data_labels = ax_norm.get_legend_handles_labels()
+    keep = [i for i, lab in enumerate(data_labels) if not lab.startswith("slope")]
+    plotting.chance_line(ax_cos, 1 - 1 / np.sqrt(NS[-1]), label=rf"chance $1-1/\sqrt{{{NS[-1]}}}$")
+    ax_cos.set(xscale="log", yscale="log", xlabel="width $N$", ylabel="1 − cosine",
+               title=r"(c) top right vectors of $W_2$, $W_{\rm lin}$")
+    for a in (ax_norm, ax_cos):
+        _log_ticks(a, NS)
+        a.yaxis.set_minor_formatter(plt.NullFormatter())
+    ax_key.axis("off")
+    cos_handles, cos_labels = ax_cos.get_legend_handles_labels()
+    chance = [i for i, lab in enumerate(cos_labels) if lab.startswith("chance")]
+    ax_key.legend([data_handles[i] for i in keep] + theory_handles + [cos_handles[i] for i in chance],
+                  [data_labels[i] for i in keep] + [h.get_label() for h in theory_handles]
+                  + [cos_labels[i] for i in chance],
+                  title="(b), (c); open, dashed: second setting", loc="center", frameon=False)
     plt.close(fig)
     return fig
 
@@ -1086,8 +1127,8 @@ def one_step_table(data: dict):
         f"slope of $\\|W_2-W_{{\\rm lin}}\\|_{{op}}$ over $N = {NS[0]}$–${NS[-1]}$ (± standard error); at "
         f"$N = {NS[-1]}$ the cosine of the top right singular vectors of $W_2$ and $W_{{\\rm lin}}$ and "
         "their cosines with $\\beta^\\star$ (means over seeds).", "tab-one-step",
-        ["$(\\alpha_1,\\alpha_2)$", "batch", "$e_1$", "fitted slope", "cos($W_2$, $W_{\\rm lin}$)",
-         "cos($W_2$, $\\beta^\\star$)", "cos($W_{\\rm lin}$, $\\beta^\\star$)"], rows)
+        ["$(\\alpha_1,\\alpha_2)$", "batch", "$e_1$", "slope", "$W_2$, $W_{\\rm lin}$",
+         "$W_2$, $\\beta^\\star$", "$W_{\\rm lin}$, $\\beta^\\star$"], rows)
 
 
 # --------------------------------------------------------------------------- the cap at L - 1
@@ -1097,7 +1138,7 @@ def cap_data(N: int, alphas, activations, powers: int = 6, target="he1", c: floa
     r"""Components of :math:`W_2-W_1` along the orthonormalised powers of :math:`a`, per activation.
 
     For each name in ``activations`` one fresh draw (``rng_for(seed)``, float32, :math:`N = n = d`,
-    :math:`\eta_t = cN^{\alpha_t}` at ``alphas``): ``measured`` :math:`\|q_m^\top(W_2-W_1)\|`,
+    :math:`\eta_t = \kappa N^{\alpha_t}` at ``alphas``): ``measured`` :math:`\|q_m^\top(W_2-W_1)\|`,
     ``predicted`` (the same for :math:`\sum_kS_k`), ``null`` (random-sign directions,
     ``default_rng(null_seed)``), each ``(powers,)``; ``mu``, the Hermite coefficients
     :math:`\mu_0..\mu_8` (below :math:`10^{-12}` set to 0); ``terms``, the orders
@@ -1199,8 +1240,13 @@ def plot_cap(data: dict, labels: dict):
     import matplotlib.pyplot as plt
 
     d = _check_cap(data)
-    fig, axes = plt.subplots(1, len(labels), figsize=(10, 3.3), sharey=True, squeeze=False)
-    axes = axes[0]
+    ncol = 2 if len(labels) > 1 else 1
+    nrow = -(-len(labels) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(7.0, 2.6 * nrow + 0.6), sharey=True,
+                             squeeze=False)
+    for ax in axes.flat[len(labels):]:
+        ax.set_visible(False)
+    axes = axes.flat[:len(labels)]
     m = np.arange(d["powers"])
     for ax, (name, label) in zip(axes, labels.items()):
         c_ = d["acts"][name]
@@ -1210,9 +1256,9 @@ def plot_cap(data: dict, labels: dict):
         ax.plot(m, c_["null"], "_", color="k", ms=14, mew=1.5, label="null level")
         ax.set(yscale="log", ylim=(1e-3, 10), xticks=m,
                xticklabels=[f"$a^{{\\circ{i + 1}}}$" for i in m], title=label)
-        ax.set_xlabel("component along")
-    axes[0].set_ylabel("norm")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncol=3, fontsize=8.5)
+        ax.set(xlabel="component along", ylabel="norm")
+        ax.yaxis.set_tick_params(labelleft=True)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
     plt.close(fig)
     return fig
 
@@ -1276,8 +1322,8 @@ def phase_table(data: dict):
         f"$N = {NS[-1]}$; and whether $T_k$ counts as a spike: both cosines $\\ge 1/\\sqrt2$ and the "
         f"ratio's slope above {n_se} standard errors.",
         "tab-phase",
-        ["batch", "$k$", "$\\hat e_k$", "$-k/2$", "slope of spike/remainder", "left", "right", "spike"],
-        [[b, str(k), f"{emp[b]['e_hat'][k]:+.3f} ± {emp[b]['e_se'][k]:.3f}", f"{-k / 2:+.1f}",
+        ["batch", "$k$", "$\\hat e_k$", "slope of spike/remainder", "left", "right", "spike"],
+        [[b, str(k), f"{emp[b]['e_hat'][k]:+.3f} ± {emp[b]['e_se'][k]:.3f}",
           f"{emp[b]['ratio_slope'][k]:+.3f} ± {emp[b]['ratio_se'][k]:.3f}", f"{d['left'][b][k]:.3f}",
           f"{d['right'][b][k]:.3f}", "yes" if emp[b]["spike"][k] else "no"]
          for b in emp for k in range(1, d["L"])])
@@ -1287,10 +1333,11 @@ def plot_phase(data: dict, resolution: int = 400):
     r"""Figure *fig-phase*: the :math:`(\alpha_1,\alpha_2)` plane shaded by :math:`\Lambda` with the
     theory's boundaries; left, the measured boundaries and the empirical count (fresh); middle and
     right, the raw outlier counts of :math:`W_2` (fresh, reused), bold where they differ from
-    :math:`1+\Lambda`. ``resolution``: points per axis of the shading (at least 2)."""
+    :math:`1+\Lambda`, as a 2x2 grid 7.0 in wide whose fourth cell holds the key.
+    ``resolution``: points per axis of the shading (at least 2)."""
     import matplotlib.pyplot as plt
-    from matplotlib.cm import ScalarMappable
-    from matplotlib.colors import BoundaryNorm, ListedColormap
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
 
     d = _check_phase(data)
     L, ALPHAS, N_TOP, emp = d["L"], d["alphas"], d["n_top"], d["emp"]
@@ -1298,39 +1345,48 @@ def plot_phase(data: dict, resolution: int = 400):
     fine = np.linspace(0, 0.4999, check_int(resolution, "resolution", 2))
     F1, F2 = np.meshgrid(fine, fine, indexing="ij")
     theory_fine = theory_count(F1, F2, L)
-    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.9), sharey=True)
+    fig, grid = plt.subplots(2, 2, figsize=(7.0, 7.0))
+    axes, ax_key = list(grid.flat[:3]), grid.flat[3]
     for ax in axes:
         ax.pcolormesh(fine, fine, theory_fine.T, cmap=cmap, vmin=-0.5, vmax=3.5, shading="auto",
                       rasterized=True)
         for k in range(1, L):
             ax.plot(fine, phase_boundaries(fine, k), color="k", lw=1)
-        ax.set(xlim=(0, 0.5), ylim=(0, 0.5), xlabel=r"$\alpha_1$", aspect="equal")
-    axes[0].set_ylabel(r"$\alpha_2$")
+        ax.set(xlim=(0, 0.5), ylim=(0, 0.5), xlabel=r"$\alpha_1$", ylabel=r"$\alpha_2$",
+               aspect="equal", xticks=[0, 0.1, 0.2, 0.3, 0.4, 0.5], yticks=[0, 0.1, 0.2, 0.3, 0.4, 0.5])
     for k in range(1, L):
         col = K_COLORS[k % len(K_COLORS)]
         axes[0].plot(fine, empirical_boundary(fine, k, emp["fresh"]["e_hat"][k]), color=col,
                      ls="--", lw=1.4)
         x_top = (-emp["fresh"]["e_hat"][k] - 0.5) / k      # where the measured line leaves the plot
-        axes[0].text(x_top + 0.012, 0.49, f"$k={k}$", color=col, fontsize=8.5, ha="left", va="top",
+        axes[0].text(x_top + 0.012, 0.49, f"$k={k}$", color=col, ha="left", va="top",
                      bbox=dict(boxstyle="round,pad=0.12", fc="white", ec="none", alpha=0.85))
     box = dict(boxstyle="round,pad=0.12", fc="white", ec="none", alpha=0.85)
     for i, a1 in enumerate(ALPHAS):
         for j, a2 in enumerate(ALPHAS):
             axes[0].text(a1, a2, f"{d['emp_grid']['fresh'][i, j]}", ha="center", va="center",
-                         fontsize=8.5, bbox=box)
+                         bbox=box)
             for ax, b in zip(axes[1:], BATCHES):
                 val = d["raw"][b][i, j]
                 txt = f"≥{N_TOP}" if val >= N_TOP else (f"{val:.0f}" if float(val).is_integer() else f"{val:.1f}")
                 match = val == 1 + d["theory"][i, j]
-                ax.text(a1, a2, txt, ha="center", va="center", fontsize=8.5, bbox=box,
+                ax.text(a1, a2, txt, ha="center", va="center", bbox=box,
                         color="k" if match else PRED, fontweight="normal" if match else "bold")
-    axes[0].set_title("count from measured $\\hat e_k$, fresh", fontsize=10.5)
-    axes[1].set_title("raw outliers of $W_2$, fresh", fontsize=10.5)
-    axes[2].set_title("raw outliers of $W_2$, reused", fontsize=10.5)
-    # The shading's key: one colour per Lambda.
-    key = ScalarMappable(norm=BoundaryNorm(np.arange(-0.5, 4), cmap.N), cmap=cmap)
-    bar = fig.colorbar(key, ax=list(axes), ticks=range(4), fraction=0.02, pad=0.02)
-    bar.set_label(r"shading: $\Lambda(\alpha_1, \alpha_2)$")
+    axes[0].set_title("(a) count from measured $\\hat e_k$, fresh")
+    axes[1].set_title("(b) raw outliers of $W_2$, fresh")
+    axes[2].set_title("(c) raw outliers of $W_2$, reused")
+    # The key: one colour per Lambda, the lines and the two kinds of numbers.
+    ax_key.axis("off")
+    handles = [Patch(facecolor=cmap(v), edgecolor="0.6", lw=0.5, label=rf"$\Lambda = {v}$")
+               for v in range(4)]
+    handles += [plt.Line2D([], [], color="k", lw=1, label=r"theory: $\alpha_2 = k(1/2-\alpha_1)$")]
+    handles += [plt.Line2D([], [], color=K_COLORS[k % len(K_COLORS)], ls="--", lw=1.4,
+                           label=rf"(a) measured, $k = {k}$") for k in range(1, L)]
+    handles += [plt.Line2D([], [], ls="none", marker="$1$", color="k", ms=7,
+                           label=r"(b), (c): equals $1+\Lambda$"),
+                plt.Line2D([], [], ls="none", marker="$1$", color=PRED, ms=7,
+                           label=r"(b), (c): differs")]
+    ax_key.legend(handles=handles, loc="center", frameon=False, title="shading: theory's $\\Lambda$")
     plt.close(fig)
     return fig
 
@@ -1456,10 +1512,9 @@ def margin_table(data: dict):
              f"{emp['reused']['e_se'][k]:.3f}"] for k in range(1, d["L"])]
     return markdown_table(
         "Window of deviations $\\hat e_k + k/2$ within which the count at every grid point equals "
-        "$\\Lambda$ (for an order that passes the spike test), against the measured deviations and "
-        "standard errors of $\\hat e_k$.", "tab-margin",
-        ["$k$", "window for $\\hat e_k + k/2$", "fresh $\\hat e_k + k/2$", "fresh s.e.",
-         "reused $\\hat e_k + k/2$", "reused s.e."], rows)
+        "$\\Lambda$ (for an order that passes the spike test), against the measured deviations "
+        "$\\hat e_k + k/2$ and the standard errors (s.e.) of $\\hat e_k$, fresh and reused batch.", "tab-margin",
+        ["$k$", "window", "fresh", "fresh s.e.", "reused", "reused s.e."], rows)
 
 
 # --------------------------------------------------------------------------- how large must N be
@@ -1502,22 +1557,22 @@ def extrapolation_table(rows: list, scaling: Scaling, theta_star: float):
     NS = s.Ns
     return markdown_table(
         f"Extrapolated width $N^\\star$ at which the $(k+1)$-th predicted spike of $W_2$ reaches "
-        f"$\\theta_\\star = {theta_star:.2f}$, fresh batch, $c = {s.c:g}$, with the theory's exponent $e_k$ and "
-        f"with the fitted one (over $N = {NS[0]}$–${NS[-1]}$). Last column: raw outlier count of $W_2$ at "
-        f"$N = {NS[-1]}$ (mean over seeds) / the theory's $1+\\Lambda$.", "tab-extrapolation",
-        ["$(\\alpha_1,\\alpha_2)$", "$\\Lambda$", "$k$", "$e_k$", f"strength at $N={NS[-1]}$",
-         "fitted exponent", "$N^\\star$ ($e_k$)", "$N^\\star$ (fitted)", f"raw count at $N={NS[-1]}$"],
-        [[f"({r['a1']}, {r['a2']})", str(r["lam"]), str(r["k"]), f"{r['e']:+.2f}",
+        f"$\\theta_\\star = {theta_star:.2f}$, fresh batch, $\\kappa = {s.c:g}$: with the theory's exponent "
+        f"$e_k$ and with the exponent fitted over $N = {NS[0]}$–${NS[-1]}$ (± standard error). "
+        f"Strength: the spike's mean strength at $N = {NS[-1]}$.", "tab-extrapolation",
+        ["$(\\alpha_1,\\alpha_2)$", "$k$", "$e_k$", "strength", "fitted", "$N^\\star$, $e_k$",
+         "$N^\\star$, fitted"],
+        [[f"({r['a1']}, {r['a2']})", str(r["k"]), f"{r['e']:+.2f}",
           f"{r['strength_max']:.3f}", f"{r['e_fit']:+.3f} ± {r['e_fit_se']:.3f}",
-          sci(r["n_star"], 2), sci(r["n_fit"], 2) if np.isfinite(r["n_fit"]) else "never",
-          f"{r['count_max']:.1f} / {1 + r['lam']}"] for r in rows])
+          sci(r["n_star"], 2), sci(r["n_fit"], 2) if np.isfinite(r["n_fit"]) else "never"]
+         for r in rows])
 
 
 def first_spike_threshold(scaling: Scaling, activation="poly4", target="he1") -> dict:
     r"""The first spike of :math:`W_1` at the first setting, where it crosses the threshold.
 
     ``theta[N]`` :math:`= \eta_1|\mu_1|\sqrt{c_1^2+\mathbb E[y^2]/\psi}` (:func:`twostep.spike_strength`,
-    :math:`\eta_1 = cN^{\alpha_1}`, :math:`\psi = 1`) and ``count[N]``, the mean raw outlier count of
+    :math:`\eta_1 = \kappa N^{\alpha_1}`, :math:`\psi = 1`) and ``count[N]``, the mean raw outlier count of
     :math:`W_1` in the fresh runs, for every width of the study.
     """
     s = _check_scaling(scaling)
@@ -1536,6 +1591,24 @@ def nstar_numbers(rows: list, prefix: str = "") -> dict:
     if len(rows) >= 2:
         out[f"{prefix}nstar_second"] = sci(sorted(r["n_star"] for r in rows)[1])
     return out
+
+
+def nstar_table(rows: list, rows_corr: list):
+    r"""Table *tab-nstar-corr*: :math:`N^\star` with the theory's exponent for the predicted spikes
+    built from :math:`S_k` (``rows``) and from :math:`S_k^{\rm corr}` (``rows_corr``), both from
+    :func:`extrapolation` on the same study."""
+    if not isinstance(rows, list) or not isinstance(rows_corr, list):
+        raise TypeError("rows and rows_corr must be the lists returned by extrapolation")
+    corr = {(r["i"], r["k"]): r for r in rows_corr}
+    if set(corr) != {(r["i"], r["k"]) for r in rows}:
+        raise ValueError("rows and rows_corr must come from the same study (the same settings and orders)")
+    return markdown_table(
+        "Extrapolated width $N^\\star$ (theory's exponent $e_k$, fresh batch) at which the $(k+1)$-th "
+        "predicted spike of $W_2$ reaches $\\theta_\\star$, with the spikes built from $S_k$ and from "
+        "the corrected $S_k^{\\rm corr}$ of the book's derivation.", "tab-nstar-corr",
+        ["$(\\alpha_1,\\alpha_2)$", "$k$", "$e_k$", "from $S_k$", "from $S_k^{\\rm corr}$"],
+        [[f"({r['a1']}, {r['a2']})", str(r["k"]), f"{r['e']:+.2f}", sci(r["n_star"], 2),
+          sci(corr[r["i"], r["k"]]["n_star"], 2)] for r in rows])
 
 
 def extrapolation_numbers(rows: list, first: dict) -> dict:
@@ -1600,7 +1673,7 @@ def correction_data(scaling: Scaling) -> dict:
 
     For each batch, order :math:`k` in :data:`CORRECTION_ORDERS` and width: mean and standard
     deviation over seeds of :math:`s_1(T_k)/\|S\|`, :math:`\|T_k - S\|_{op}/\|S\|` and
-    :math:`|\cos(\hat r_k, r_S)|` for :math:`S = S_k` (today's prediction) and
+    :math:`|\cos(\hat r_k, r_S)|` for :math:`S = S_k` (the plain prediction) and
     :math:`S = S_k^{\rm corr}` (:func:`twostep.analysis.decomposition.signal_part` with
     ``corrected=True``); and the large-:math:`N` limit of :math:`\|S_k^{\rm corr}\|/\|S_k\|`
     from :func:`twostep.analysis.population.population_signal` (``kind="corrected"`` against
@@ -1636,12 +1709,14 @@ def correction_data(scaling: Scaling) -> dict:
 def plot_correction(data: dict):
     r"""Three panels against :math:`N`, fresh batch: :math:`s_1(T_k)/\|S\|`, the relative residual
     and the right cosine, for :math:`S_k` (open markers, dashed) and :math:`S_k^{\rm corr}`
-    (filled, solid); the ratio panel also shows the limit of :math:`\|S_k^{\rm corr}\|/\|S_k\|`."""
+    (filled, solid); the ratio panel also shows the limit of :math:`\|S_k^{\rm corr}\|/\|S_k\|`.
+    A 2x2 grid 7.0 in wide; the fourth cell holds the key."""
     import matplotlib.pyplot as plt
 
     Ns, orders, st = data["Ns"], data["orders"], data["fresh"]
     colors = {1: "#7f7f7f", 2: "#1f77b4", 3: "#d62728"}
-    fig, axes = plt.subplots(1, 3, figsize=(9.6, 3.4))
+    fig, grid = plt.subplots(2, 2, figsize=(7.0, 5.6))
+    axes, ax_key = list(grid.flat[:3]), grid.flat[3]
     panels = (("ratio", r"$s_1(T_k)\,/\,\|S\|$"), ("resid", r"$\|T_k - S\|_{op}\,/\,\|S\|$"),
               ("right", r"$|\cos(\hat r_k, r_S)|$"))
     for ax, (key, label) in zip(axes, panels):
@@ -1659,7 +1734,12 @@ def plot_correction(data: dict):
         ax.set_xticks(Ns, [str(N) for N in Ns])
         ax.minorticks_off()
     axes[0].axhline(1.0, color="0.3", lw=0.8)
-    axes[0].legend(fontsize=8, ncol=1, loc="upper right")
+    handles, labels = axes[0].get_legend_handles_labels()
+    handles += [plt.Line2D([], [], color="0.3", lw=0.8),
+                plt.Line2D([], [], color="0.3", lw=0.8, ls=":")]
+    labels += ["1", r"(a) limit of $\|S_k^{\rm corr}\|/\|S_k\|$"]
+    ax_key.axis("off")
+    ax_key.legend(handles, labels, loc="center", frameon=False, ncol=1)
     axes[0].set_title("(a) size of $T_k$")
     axes[1].set_title("(b) what the prediction leaves")
     axes[2].set_title("(c) top right vector")
@@ -1668,26 +1748,43 @@ def plot_correction(data: dict):
 
 
 def correction_table(data: dict):
-    """Markdown table: both predictions at the largest width, both batches, mean ± sd over seeds."""
+    r"""Table *tab-correction*: the size ratio of each term to both predictions at the largest
+    width, both batches, mean ± sd over seeds, and the large-:math:`N` limit of their ratio (the
+    residuals and right cosines are in :func:`correction_fit_table`)."""
     j_last = len(data["Ns"]) - 1
     rows = []
     for b in BATCHES:
         st = data[b]
         for j, k in enumerate(data["orders"]):
             cell = lambda key: f"{st[key][0][j_last, j]:.3f} ± {st[key][1][j_last, j]:.3f}"  # noqa: E731
-            rows.append([b, str(k), cell("ratio"), cell("ratio_corr"), f"{st['limit'][j]:.3f}",
-                         cell("resid"), cell("resid_corr"), cell("right"), cell("right_corr")])
-    header = ["batch", "$k$", r"$s_1(T_k)/\|S_k\|$", r"$s_1(T_k)/\|S_k^{\rm corr}\|$",
-              r"limit of $\|S_k^{\rm corr}\|/\|S_k\|$", r"residual, $S_k$",
-              r"residual, $S_k^{\rm corr}$", r"right cosine, $S_k$", r"right cosine, $S_k^{\rm corr}$"]
+            rows.append([b, str(k), cell("ratio"), cell("ratio_corr"), f"{st['limit'][j]:.3f}"])
+    header = ["batch", "$k$", r"$s_1(T_k)/\|S_k\|$", r"$s_1(T_k)/\|S_k^{\rm corr}\|$", "limit"]
     N = int(data["Ns"][-1])
     return markdown_table(
-        f"Both predictions of the terms $T_k$ at $N = {N}$ (mean ± standard deviation over "
-        f"{data['seeds']} seeds): the size ratio, the large-$N$ limit of the ratio of the two "
-        r"predictions at $\psi = 1$ (population_signal), the relative residual "
-        r"$\|T_k - S\|_{op}/\|S\|$ and the cosine of the top right singular vector of $T_k$ with the "
-        "prediction's right vector. For the reused batch both are reuse-aware.",
-        "tab-correction", header, rows)
+        f"The size of each term $T_k$ against both predictions at $N = {N}$ (mean ± standard "
+        f"deviation over {data['seeds']} seeds), and the limit: the large-$N$ limit of "
+        r"$\|S_k^{\rm corr}\|/\|S_k\|$ at $\psi = 1$. For the reused batch both predictions are "
+        "reuse-aware.", "tab-correction", header, rows)
+
+
+def correction_fit_table(data: dict):
+    r"""Table *tab-correction-fit*: at the largest width, the relative residual and the right
+    cosine of each term for both predictions, both batches, mean ± sd over seeds."""
+    j_last = len(data["Ns"]) - 1
+    rows = []
+    for b in BATCHES:
+        st = data[b]
+        for j, k in enumerate(data["orders"]):
+            cell = lambda key: f"{st[key][0][j_last, j]:.3f} ± {st[key][1][j_last, j]:.3f}"  # noqa: E731
+            rows.append([b, str(k), cell("resid"), cell("resid_corr"), cell("right"), cell("right_corr")])
+    header = ["batch", "$k$", r"residual, $S_k$", r"residual, $S_k^{\rm corr}$",
+              r"cosine, $S_k$", r"cosine, $S_k^{\rm corr}$"]
+    N = int(data["Ns"][-1])
+    return markdown_table(
+        f"What each prediction $S$ leaves of the terms at $N = {N}$ (mean ± standard deviation over "
+        f"{data['seeds']} seeds): the relative residual $\\|T_k - S\\|_{{op}}/\\|S\\|$ and the cosine "
+        "of the top right singular vector of $T_k$ with the prediction's right vector.",
+        "tab-correction-fit", header, rows)
 
 
 # --- Claim C6: more orders as alpha1 -> 1/2 (issue 16, item 2) -------------------------
@@ -1727,7 +1824,7 @@ def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seed
     r"""Claim C6 with a degree-``L`` polynomial :math:`\sigma_L = \sum_{k\le L}\mathrm{He}_k/k!`.
 
     One fresh (or reused) two-step run per width and seed (:math:`N = n = d`, float32,
-    target :math:`\mathrm{He}_1`, reference step sizes :math:`cN^{0.4}, cN^{0.25}`); since
+    target :math:`\mathrm{He}_1`, reference step sizes :math:`\kappa N^{0.4}, \kappa N^{0.25}`); since
     :math:`T_k = \eta_2\eta_1^k\hat T_k` (:mod:`twostep.analysis.rescaling`), the spike test and
     the exponent :math:`\hat e_k` of :math:`s_1(\hat T_k)` do not depend on the step sizes, and
     the empirical count at :math:`(\alpha_1, \alpha_2)` is the number of spike terms with
@@ -1765,25 +1862,26 @@ def plot_order_count(data: OrderCount):
     :math:`1/\sqrt2` and the chance levels :math:`1/\sqrt N`."""
     import matplotlib.pyplot as plt
 
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(8.6, 3.3), gridspec_kw={"width_ratios": [1.3, 1]})
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(7.0, 3.9), gridspec_kw={"width_ratios": [1.15, 1]})
     ax.step(data.alpha1, data.theory, where="post", color=COLORS["theory"], lw=1.6,
-            label=rf"theory $\Lambda(\alpha_1, {data.alpha2:g})$, $L = {data.L}$")
+            label=rf"(a) theory $\Lambda(\alpha_1, {data.alpha2:g})$, $L = {data.L}$")
     ax.step(data.alpha1, data.measured, where="post", color=COLORS["fresh"], lw=1.6, ls="--",
-            label=r"measured: spike terms with $\alpha_2 + k\alpha_1 + \hat e_k \geq 0$")
+            label=r"(a) measured: spike terms with $\alpha_2 + k\alpha_1 + \hat e_k \geq 0$")
     ax.set(xlabel=r"$\alpha_1$", ylabel="new outliers", xlim=(0, 0.5),
            title=rf"(a) count along $\alpha_1$, $\alpha_2 = {data.alpha2:g}$")
-    ax.legend(fontsize=8, loc="upper left")
     k = np.arange(data.L)
     bx.errorbar(k - 0.08, data.left, yerr=data.left_sd, fmt="o", color=COLORS["fresh"], capsize=2,
-                label=r"left: $a^{\circ(k+1)}$")
+                label=r"(b) left vector vs $a^{\circ(k+1)}$")
     bx.errorbar(k + 0.08, data.right, yerr=data.right_sd, fmt="s", color=COLORS["reused"],
-                capsize=2, label=r"right: $u_k$")
-    bx.axhline(ALIGNED, color=COLORS["theory"], ls=":", lw=1, label=r"threshold $1/\sqrt{2}$")
+                capsize=2, label=r"(b) right vector vs $u_k$")
+    bx.axhline(ALIGNED, color=COLORS["theory"], ls=":", lw=1, label=r"(b) threshold $1/\sqrt{2}$")
     bx.axhline(1 / np.sqrt(data.Ns[-1]), color=COLORS["chance"], ls="--", lw=1,
-               label=r"chance $1/\sqrt{N}$")
+               label=r"(b) chance $1/\sqrt{N}$")
     bx.set(xlabel="order $k$", ylabel="cosine", ylim=(0, 1.05), xticks=k,
            title=rf"(b) is $T_k$ a spike? $N = {data.Ns[-1]}$")
-    bx.legend(fontsize=8, loc="lower left")
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = bx.get_legend_handles_labels()
+    fig.legend(h1 + h2, l1 + l2, loc="outside lower center", ncol=2)
     plt.close(fig)
     return fig
 
@@ -1803,10 +1901,18 @@ def correction_numbers(data: dict) -> dict:
     return out
 
 
+def _own_edge_means(s, b, i, N):
+    recs = [r for r in s.records if r["batch"] == b and r["N"] == N]
+    return (np.mean([r["settings_count"][i] for r in recs]),
+            np.mean([r["settings_count_own"][i] for r in recs]),
+            np.mean([r["settings_edge_own"][i] for r in recs]))
+
+
 def own_edge_table(scaling: Scaling):
     r"""Table *tab-own-edge*: :math:`W_2`'s outliers at each setting against :math:`W_0`'s edge and
     against its own bulk edge (:func:`twostep.analysis.spikes.own_bulk_edge`), mean over seeds
-    at each width, both batches, next to the theory's :math:`1+\Lambda`."""
+    at each width, both batches, next to the theory's :math:`1+\Lambda` (the own edges are in
+    :func:`own_edge_level_table`)."""
     s = _check_scaling(scaling)
     rows = []
     for b in BATCHES:
@@ -1814,18 +1920,26 @@ def own_edge_table(scaling: Scaling):
             lam = n_spikes(a1, a2, s.L)
             cells = []
             for N in s.Ns:
-                recs = [r for r in s.records if r["batch"] == b and r["N"] == N]
-                raw = np.mean([r["settings_count"][i] for r in recs])
-                own = np.mean([r["settings_count_own"][i] for r in recs])
-                edge = np.mean([r["settings_edge_own"][i] for r in recs])
-                cells.append(f"{raw:.1f} / {own:.1f} ({edge:.2f})")
+                raw, own, _ = _own_edge_means(s, b, i, N)
+                cells.append(f"{raw:.1f} / {own:.1f}")
             rows.append([b, f"({a1:g}, {a2:g})", str(1 + lam)] + cells)
     return markdown_table(
         "Outliers of $W_2$ counted two ways, mean over seeds: beyond 1.05 times the edge 2 of $W_0$ "
         "(first number) and beyond 1.05 times $W_2$'s own bulk edge, the top singular value of $W_2$ "
-        "with the span of $a, a^{\\circ2}, \\dots, a^{\\circ L}$ projected out (second number; that edge "
-        "in brackets). Theory: $1+\\Lambda$.", "tab-own-edge",
+        "with the span of $a, a^{\\circ2}, \\dots, a^{\\circ L}$ projected out (second number). "
+        "Theory: $1+\\Lambda$.", "tab-own-edge",
         ["batch", "$(\\alpha_1,\\alpha_2)$", "$1+\\Lambda$"] + [f"$N = {N}$" for N in s.Ns], rows)
+
+
+def own_edge_level_table(scaling: Scaling):
+    r"""Table *tab-own-edge-level*: :math:`W_2`'s own bulk edge at each setting and width, mean over
+    seeds, both batches."""
+    s = _check_scaling(scaling)
+    rows = [[b, f"({a1:g}, {a2:g})"] + [f"{_own_edge_means(s, b, i, N)[2]:.2f}" for N in s.Ns]
+            for b in BATCHES for i, (a1, a2) in enumerate(s.settings)]
+    return markdown_table(
+        "The own bulk edge of $W_2$ used in the second count (the edge of $W_0$ is 2), mean over seeds.",
+        "tab-own-edge-level", ["batch", "$(\\alpha_1,\\alpha_2)$"] + [f"$N = {N}$" for N in s.Ns], rows)
 
 
 def own_edge_numbers(scaling: Scaling) -> dict:
