@@ -46,7 +46,9 @@ def net():
 
 def _labelled(fig):
     assert isinstance(fig, Figure)
-    axes = fig.get_axes()
+    # every figure fits the 7-inch text column
+    assert fig.get_figwidth() <= 7.0
+    axes = [ax for ax in fig.get_axes() if ax.axison]       # a legend-only cell has no axes
     assert axes and any(ax.get_xlabel().startswith("$N$") for ax in axes)   # shared x: bottom row
     assert any(ax.get_ylabel() for ax in axes) and all(ax.get_title() for ax in axes)
     assert all(ax.get_xscale() == "log" for ax in axes)
@@ -88,7 +90,10 @@ def test_population_limits_agree_with_population_signal(limits):
 
 def test_limits_table(limits):
     text = ch.limits_table(limits, TARGETS).data
-    assert ":name: tab-reuse-limits" in text and text.count("\n| ") == 1 + len(TARGETS)
+    # transposed: one column per target, rows inf. exp., E[g^3 z], u_k per batch, tilde u_2
+    assert ":name: tab-reuse-limits" in text and text.count("\n| ") == 1 + 2 + 2 * 4 + 1
+    header = next(line for line in text.splitlines() if line.startswith("|"))
+    assert header.count("|") == len(TARGETS) + 2                 # label column + one per target
     assert f"{ch.cubed_link_moment('he3'):.3f}" in text
     with pytest.raises(TypeError, match="limits"):
         ch.limits_table({}, TARGETS)
@@ -124,14 +129,19 @@ def test_signal_data_rejects_bad_input():
 def test_signal_table_and_plots(data, limits):
     text = ch.signal_table(data, limits, {**TARGETS, "he1+odd": "two"}).data
     assert ":name: tab-reuse-measured" in text
-    assert text.count("\n| ") == 1 + 2 * len(TARGETS) + 2 * 2      # header + rows (two-index: 2 directions)
+    # header + a measured and a theory row per direction and batch (two-index: 2 directions)
+    # two tables (u_0, u_2, tilde u_2; u_1, u_3) with the same rows
+    assert ":name: tab-reuse-measured\n" in text and ":name: tab-reuse-measured-odd" in text
+    assert text.count("\n| ") == 2 * (1 + 2 * (2 * len(TARGETS) + 2 * 2))
+    assert f"| theory | {limits.overlap('odd', 'reused', 0, n=NS[-1]):.3f} |" in text
     assert f"{data.at('odd', 'reused', 2):.3f} ± {data.at('odd', 'reused', 2, sem=True):.3f}" in text
     with pytest.raises(ValueError, match="N"):
         ch.signal_table(data, limits, TARGETS, N=31)
     axes = _labelled(ch.plot_signal_overlaps(data, limits, TARGETS))
     assert len(axes) == 2 * len(TARGETS) and "odd bounded" in axes[0].get_title()
     axes = _labelled(ch.plot_two_index(data, limits, "he1+odd"))
-    assert len(axes) == 2 and axes[1].get_legend() is not None
+    fig = ch.plot_two_index(data, limits, "he1+odd")
+    assert len(axes) == 2 and len(fig.legends) == 1            # one legend, below the panels
     with pytest.raises(TypeError, match="data"):
         ch.plot_signal_overlaps({}, limits, TARGETS)
 
@@ -155,8 +165,10 @@ def test_network_data_records_and_summary(net):
 
 def test_network_table_and_plots(net, limits):
     text = ch.network_table(net, TARGETS, 3).data
-    assert ":name: tab-reuse-network" in text and text.count("\n| ") == 1 + len(TARGETS) * 2 * len(NS)
-    assert f"{np.sqrt(3 / NS[0]):.3f}" in text
+    # two tables: T_2, then W_2 (the chance level in its caption)
+    assert ":name: tab-reuse-network\n" in text and ":name: tab-reuse-network-w2" in text
+    assert text.count("\n| ") == 2 * (1 + len(TARGETS) * 2 * len(NS))
+    assert f"{np.sqrt(3 / NS[0]):.3f}" in text and "$s_1(W_2)$" in text
     axes = _labelled(ch.plot_term(net, limits, TARGETS))
     assert len(axes) == 2 and axes[1].get_ylim() == (0, 1.05)
     axes = _labelled(ch.plot_learned_subspace(net, limits, TARGETS, 3))
@@ -258,8 +270,15 @@ def test_paired_data_table_and_figure(limits):
     with pytest.raises(ValueError, match="no runs at"):
         pd.values("tanh", 30, "subspace")
     table = ch.paired_table(pd).data
-    assert "tab-reuse-paired" in table and table.count("\n| ") == 1 + 3 and "n/a" in table  # header + rows
-    assert isinstance(ch.plot_paired(pd, limits, "odd", ["tanh"], 40), Figure)
+    # two tables (differences; memorisation and row norms), each header + 3 rows
+    assert ":name: tab-reuse-paired\n" in table and ":name: tab-reuse-paired-rows" in table
+    assert table.count("\n| ") == 2 * (1 + 3) and "n/a" in table
+    fig = ch.plot_paired(pd, limits, "odd", ["tanh"], 40)
+    assert isinstance(fig, Figure) and fig.get_figwidth() <= 7.0 and len(fig.legends) == 1
+    assert all(ax.get_ylabel() for ax in fig.axes)
+    lam_table = ch.paired_lambda_table(pd, "odd", 0.4).data
+    assert ":name: tab-reuse-paired-lambda" in lam_table and lam_table.count("\n| ") == 1 + 2
+    assert lam_table.split("\n| ")[2].startswith("0 | 0.05 |")        # Lambda = 0 first
     numbers = ch.paired_numbers(pd, limits, "odd", "odd", "tanh", 40)
     t2 = [pd.values("odd", N, "term_overlap", "diff") for N in (30, 40)]
     assert numbers["p_t2_hi"] == pytest.approx(max(x.mean() for x in t2))
@@ -314,11 +333,15 @@ def test_term_evidence_numbers_verdicts_table_and_figure():
     assert v["fresh"].prediction == pytest.approx(limits.overlap("odd", "fresh", n=60, aware=True))
     assert numbers["verdict_reuse"] == v["reuse"].label
     table = ch.term_evidence_table(pd, limits, ["odd", "he2"]).data
-    assert ":name: tab-reuse-projected" in table and table.count("\n| ") == 1 + 3
+    assert ":name: tab-reuse-projected\n" in table and table.count("\n| ") == 1 + 3
+    controls = ch.term_controls_table(pd, ["odd", "he2"]).data
+    assert ":name: tab-reuse-projected-controls" in controls and controls.count("\n| ") == 1 + 3
+    assert "random signs" in controls and "random signs" not in table
     summary = ch.term_summary_table(pd, "odd", "he2").data
     assert ":name: tab-reuse-projected-summary" in summary and summary.count("\n| ") == 1 + 7
     fig = ch.plot_term_evidence(pd, limits, "odd", "he2")
     assert isinstance(fig, Figure) and all(ax.get_ylabel() for ax in fig.axes)
+    assert fig.get_figwidth() <= 7.0
     with pytest.raises(TypeError, match="data must be a PairedData"):
         ch.term_verdicts({}, limits, "odd", "he2")
 

@@ -426,25 +426,26 @@ def population_limits(targets, psi: float, orders, activation, aware_order: int 
 
 
 def limits_table(limits: Limits, targets: dict):
-    r"""Table of :func:`population_limits`: per single-index target its information exponent,
-    :math:`\mathbb E[g^3z]`, the limits of :math:`u_k` for both batches and of :math:`\tilde u_2`
-    (reused). ``targets`` maps target names to row labels."""
+    r"""Table of :func:`population_limits`, one column per single-index target (``targets`` maps
+    target names to column headers): its information exponent, :math:`\mathbb E[g^3z]`, and one row
+    per batch and order for the limit of :math:`u_k`, then the reuse-aware :math:`\tilde u_2`
+    (reused). Transposed (targets as columns) so that it fits the text column."""
     _check_type(limits, "limits", Limits)
     if not isinstance(targets, dict):
         raise TypeError(f"targets must be a dict of target name -> label, got {type(targets).__name__}")
     fmt = lambda x: "0" if abs(x) < 5e-4 else f"{x:.3f}"
-    rows = []
-    for t, label in targets.items():
-        rows.append([label, str(get_link(t).information_exponent), f"{cubed_link_moment(t):.3f}"]
-                    + [fmt(limits.overlap(t, b, k)) for b in BATCHES for k in limits.orders]
-                    + [fmt(limits.overlap(t, "reused", aware=True))])
+    rows = [["inf. exp."] + [str(get_link(t).information_exponent) for t in targets],
+            ["$\\mathbb E[g^3z]$"] + [f"{cubed_link_moment(t):.3f}" for t in targets]]
+    rows += [[f"{b} $u_{k}$"] + [fmt(limits.overlap(t, b, k)) for t in targets]
+             for b in BATCHES for k in limits.orders]
+    rows.append(["reused $\\tilde u_2$"] + [fmt(limits.overlap(t, "reused", aware=True))
+                                            for t in targets])
     return markdown_table(
         "Large-$n$ overlap of $u_k$ with $\\beta^\\star$ at $\\psi = 1$ "
-        "(Gauss–Hermite quadrature of the limit derived above), and of the reuse-aware $\\tilde u_2$.",
-        "tab-reuse-limits",
-        ["target", "inf. exp.", "$\\mathbb E[g^3z]$"]
-        + [f"{b} $u_{k}$" for b in BATCHES for k in limits.orders] + ["reused $\\tilde u_2$"],
-        rows)
+        "(Gauss–Hermite quadrature of the limit derived above), and of the reuse-aware "
+        "$\\tilde u_2$; one column per target, with its information exponent and "
+        "$\\mathbb E[g^3z]$.",
+        "tab-reuse-limits", ["", *targets.values()], rows)
 
 
 @dataclass
@@ -510,7 +511,9 @@ def plot_signal_overlaps(data: SignalData, limits: Limits, targets: dict):
     _check_type(data, "data", SignalData)
     _check_type(limits, "limits", Limits)
     Ns, grid = data.Ns, n_grid(data.Ns)
-    fig, axes = plt.subplots(2, len(targets), figsize=(10.5, 5.4), sharex=True, sharey=True,
+    ncol = len(targets)
+    # A row of up to four targets per batch fits the 7-inch column (shared axes, labels outside).
+    fig, axes = plt.subplots(2, ncol, figsize=(7.0, 4.9), sharex=True, sharey=True,
                              squeeze=False)
     for col, (t, label) in enumerate(targets.items()):
         for row, b in enumerate(BATCHES):
@@ -522,47 +525,65 @@ def plot_signal_overlaps(data: SignalData, limits: Limits, targets: dict):
                         color=K_COLORS[k], lw=0.9, ls="--")
             ax.plot(grid, 1 / np.sqrt(grid), color=COLORS["chance"], ls=":", lw=1.2)
             ax.set(yscale="log", ylim=(3e-3, 1.2))
-            _n_axis(ax, Ns, "$N$ ($= n = d$)" if row == 1 else "")
-            ax.set_title(f"{label}, {b}")
+            _n_axis(ax, Ns, "$N$" if row == 1 else "")
+            ax.tick_params(axis="x", labelrotation=45)
+            ax.set_title(label)
             if col == 0:
-                ax.set_ylabel(r"overlap with $\beta^\star$")
+                ax.set_ylabel(f"{b} batch\noverlap with $\\beta^\\star$")
     handles = [plt.Line2D([], [], color=K_COLORS[k], marker="o", ms=4, label=f"$u_{k}$, simulation")
                for k in limits.orders]
     handles += [plt.Line2D([], [], color="k", ls="--", lw=0.9, label="theory, mean at this $n$"),
                 plt.Line2D([], [], color=COLORS["chance"], ls=":", lw=1.2, label=r"chance $1/\sqrt{d}$")]
-    fig.legend(handles=handles, loc="outside lower center", ncol=6)
+    fig.legend(handles=handles, loc="outside lower center", ncol=3)
     plt.close(fig)
     return fig
 
 
 def signal_table(data: SignalData, limits: Limits, targets: dict, N: int | None = None):
-    r"""Table of the measured overlaps at size ``N`` (default the largest): one row per target
-    direction and batch, one column per :math:`u_k` and for :math:`\tilde u_2`; each cell is the
-    mean ± standard error over seeds and, in brackets, the theory's mean at batch size :math:`n`.
-    ``targets`` maps names to labels; a target with several directions gets a row per direction."""
+    r"""Two tables of the measured overlaps at size ``N`` (default the largest), with the same
+    rows: per target direction and batch a row of means ± standard errors over seeds, followed
+    by a row of the theory's mean at batch size :math:`n`. *tab-reuse-measured* has the columns
+    :math:`u_0`, :math:`u_2` and :math:`\tilde u_2`, *tab-reuse-measured-odd* the other orders
+    (:math:`u_1`, :math:`u_3`). ``targets`` maps names to labels; a target with several
+    directions gets rows per direction. Returned as one Markdown output."""
     _check_type(data, "data", SignalData)
     _check_type(limits, "limits", Limits)
     N = data.Ns[-1] if N is None else check_int(N, "N")
     if N not in data.Ns:
         raise ValueError(f"N must be one of the simulated sizes {data.Ns}, got {N}")
     ka = limits.aware_order
-    rows = []
+    main_orders = [k for k in limits.orders if k in (0, ka)]
+    other_orders = [k for k in limits.orders if k not in main_orders]
+    main, other = [], []
     for t, label in targets.items():
         r = data.summary[t, BATCHES[0], N]["overlaps"].shape[1]
         for i in range(r):
+            name = label + (f", $\\beta_{i + 1}$" if r > 1 else "")
             for b in BATCHES:
-                cell = lambda k, key, th: (f"{data.at(t, b, k, N, key, i):.3f} ± "
-                                           f"{data.at(t, b, k, N, key, i, sem=True):.3f} ({th:.3f})")
-                rows.append([label + (f", $\\beta_{i + 1}$" if r > 1 else ""), b]
-                            + [cell(k, "overlaps", limits.overlap(t, b, k, n=N, index=i))
-                               for k in limits.orders]
-                            + [cell(ka, "overlaps_reuse", limits.overlap(t, b, n=N, index=i, aware=True))])
-    return markdown_table(
-        f"Overlaps with the target directions at $N = n = d = {N}$: mean ± standard error over "
-        f"{data.summary[next(iter(targets)), BATCHES[0], N]['count']} draws of the data, and in "
-        "brackets the theory's mean overlap at this $n$ (the finite-$n$ formula above).",
+                cell = lambda k, key: (f"{data.at(t, b, k, N, key, i):.3f} ± "
+                                       f"{data.at(t, b, k, N, key, i, sem=True):.3f}")
+                theory = lambda k: f"{limits.overlap(t, b, k, n=N, index=i):.3f}"
+                main.append([name, b] + [cell(k, "overlaps") for k in main_orders]
+                            + [cell(ka, "overlaps_reuse")])
+                main.append([name, "theory"] + [theory(k) for k in main_orders]
+                            + [f"{limits.overlap(t, b, n=N, index=i, aware=True):.3f}"])
+                other.append([name, b] + [cell(k, "overlaps") for k in other_orders])
+                other.append([name, "theory"] + [theory(k) for k in other_orders])
+    count = data.summary[next(iter(targets)), BATCHES[0], N]['count']
+    what = (f"at $N = n = d = {N}$: mean ± standard error over {count} draws of the data; below "
+            "each batch's row (theory), the theory's mean overlap for that batch at this $n$ (the "
+            "finite-$n$ formula above).")
+    tables = [markdown_table(
+        f"Overlaps of $u_0$, $u_2$ and $\\tilde u_2$ with the target directions {what}",
         "tab-reuse-measured",
-        ["target", "batch"] + [f"$u_{k}$" for k in limits.orders] + [f"$\\tilde u_{ka}$"], rows)
+        ["target", "batch"] + [f"$u_{k}$" for k in main_orders] + [f"$\\tilde u_{ka}$"], main)]
+    if other_orders:
+        orders = " and ".join(f"$u_{k}$" for k in other_orders)
+        tables.append(markdown_table(
+            f"The other orders, {orders}, with the rows of the table above, {what}",
+            "tab-reuse-measured-odd",
+            ["target", "batch"] + [f"$u_{k}$" for k in other_orders], other))
+    return _tables(*tables)
 
 
 def plot_two_index(data: SignalData, limits: Limits, target: str):
@@ -574,7 +595,7 @@ def plot_two_index(data: SignalData, limits: Limits, target: str):
     _check_type(data, "data", SignalData)
     _check_type(limits, "limits", Limits)
     Ns, grid = data.Ns, n_grid(data.Ns)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.0, 3.9), sharey=True)
     for b in BATCHES:
         mean, sem = data.series(target, b, "overlaps", (0, 0))
         errorbars(ax1, Ns, mean, sem, color=COLORS[b], label=f"$u_0$, {b}")
@@ -591,14 +612,18 @@ def plot_two_index(data: SignalData, limits: Limits, target: str):
                       mfc="white" if marker == "s" else None, label=f"${name}$, {b}")
             ax2.plot(grid, [limits.overlap(target, b, 2, n=int(N), index=1, aware=aware) for N in grid],
                      color=COLORS[b], lw=0.9, ls=ls)
-    for ax, title in ((ax1, r"overlap with $\beta_1$ (linear part)"),
-                      (ax2, r"overlap with $\beta_2$ (odd, inf. exp. 3)")):
+    for ax, title in ((ax1, "$\\beta_1$ (linear part)"),
+                      (ax2, "$\\beta_2$ (odd, inf. exp. 3)")):
         ax.plot(grid, 1 / np.sqrt(grid), color=COLORS["chance"], ls=":", lw=1.2, label=r"chance $1/\sqrt{d}$")
         ax.set(yscale="log", title=title, ylim=(3e-3, 1.2))
         _n_axis(ax, Ns)
-    ax1.legend(loc="lower left")
-    ax2.legend(loc="upper right", ncol=2, fontsize=8)
-    ax1.set_ylabel("overlap")
+    ax1.set_ylabel("overlap with the direction")
+    # One legend below both panels: it covers no data or theory line.
+    h1, l1 = ax1.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    keep = [(h, lab) for h, lab in zip(h1 + h2, l1 + l2) if not lab.startswith("chance")]
+    keep.append((h1[l1.index(r"chance $1/\sqrt{d}$")], r"chance $1/\sqrt{d}$"))
+    fig.legend(*zip(*keep), loc="outside lower center", ncol=3)
     plt.close(fig)
     return fig
 
@@ -678,7 +703,7 @@ def plot_term(net: NetworkData, limits: Limits, targets: dict):
     _check_type(limits, "limits", Limits)
     Ns, grid = net.Ns, n_grid(net.Ns)
     first = next(iter(targets))
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.7))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.0, 4.2))
     for t, label in targets.items():
         style = dict(marker="o" if t == first else "s", mfc=None if t == first else "white",
                      ls="-" if t == first else "--")
@@ -699,7 +724,7 @@ def plot_term(net: NetworkData, limits: Limits, targets: dict):
         _n_axis(ax, Ns)
     handles = ax1.get_legend_handles_labels()[0] + [h for h, lab in zip(*ax2.get_legend_handles_labels())
                                                    if lab.startswith("unrelated")]
-    fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=8)
+    fig.legend(handles=handles, loc="outside lower center", ncol=3)
     plt.close(fig)
     return fig
 
@@ -716,11 +741,17 @@ def plot_learned_subspace(net: NetworkData, limits: Limits, targets: dict, K: in
     K = check_int(K, "K")
     Ns, grid = net.Ns, n_grid(net.Ns)
     first = next(iter(targets))
-    fig, axes = plt.subplots(1, len(targets) + 1, figsize=(10.5, 3.6))
+    if len(targets) != 2:
+        raise ValueError(f"targets must name two targets (a 2 x 2 figure), got {len(targets)}")
+    # 2 x 2: the two targets above, the memorisation and the legends below.
+    fig, grid_axes = plt.subplots(2, 2, figsize=(7.0, 6.8))
+    axes = [grid_axes[0, 0], grid_axes[0, 1], grid_axes[1, 0]]
+    legend_ax = grid_axes[1, 1]
+    legend_ax.axis("off")
     for ax, (t, label) in zip(axes[:-1], targets.items()):
         for b in BATCHES:
             for key, mfc, ls, alpha, what in (
-                    ("subspace_unmemorised", None, "-", 1.0, "memorised inputs set aside"),
+                    ("subspace_unmemorised", None, "-", 1.0, "memorised set aside"),
                     ("subspace", "white", ":", 0.5, "raw")):
                 errorbars(ax, Ns, *net.series(t, b, key, (K - 1, 0)), color=COLORS[b], mfc=mfc,
                           ls=ls, alpha=alpha, label=f"{b}, {what}")
@@ -728,10 +759,9 @@ def plot_learned_subspace(net: NetworkData, limits: Limits, targets: dict, K: in
                 lw=1, label=r"limit of $\tilde u_2$")
         ax.plot(grid, np.sqrt(K / grid), color=COLORS["chance"], ls=":", lw=1.2,
                 label=rf"chance $\sqrt{{{K}/d}}$")
-        ax.set(yscale="log", ylim=(1e-3, 1), title=f"{label}: top {K} right vectors of $W_2$")
+        ax.set(yscale="log", ylim=(1e-3, 1), title=f"{label}: top {K} of $W_2$")
         _n_axis(ax, Ns)
-    axes[0].set_ylabel(r"overlap of their span with $\beta^\star$")
-    axes[0].legend(fontsize=8, loc="lower left")
+    axes[0].set_ylabel(r"overlap of the span with $\beta^\star$")
     for t, label in targets.items():
         for b in BATCHES:
             errorbars(axes[-1], Ns, *net.series(t, b, "top_memorisation", 0), color=COLORS[b],
@@ -740,45 +770,71 @@ def plot_learned_subspace(net: NetworkData, limits: Limits, targets: dict, K: in
     axes[-1].plot(grid, np.sqrt(2 * np.log(grid) / grid), color=COLORS["chance"], ls=":", lw=1.2,
                   label=r"unrelated $\sqrt{2\log n/d}$")
     axes[-1].set(ylim=(0, 1.05), ylabel=r"$\max_j|\cos(\cdot, x_j)|$",
-                 title="memorisation of $W_2$'s top right vector")
+                 title="memorisation of $W_2$'s top vector")
     _n_axis(axes[-1], Ns)
-    axes[-1].legend(fontsize=8, loc="center left")
+    # The legends in the free fourth cell: top panels' (upper), memorisation panel's (lower).
+    top = legend_ax.legend(*axes[0].get_legend_handles_labels(), loc="upper left",
+                           title="upper panels", frameon=False, borderaxespad=0,
+                           alignment="left", labelspacing=0.3)
+    legend_ax.add_artist(top)
+    legend_ax.legend(*axes[-1].get_legend_handles_labels(), loc="lower left",
+                     title="lower panel", frameon=False, borderaxespad=0, alignment="left",
+                     labelspacing=0.3)
     plt.close(fig)
     return fig
 
 
+def _tables(*tables):
+    # Several MyST tables as one cell output (each fits the column; together they hold every
+    # column of the wider table they replace).
+    from IPython.display import Markdown
+
+    return Markdown("\n\n".join(t.data for t in tables))
+
+
 def network_table(net: NetworkData, targets: dict, K: int):
-    r"""Table of the trained network's measurements: one row per target, batch and size, with the
-    top right singular vector of :math:`T_2` (overlap with :math:`\beta^\star`, memorisation), the
-    overlap of :math:`\tilde u_2` in the same runs, :math:`W_2`'s top singular value, its right
+    r"""Two tables of the trained network's measurements, one row per target, batch and size.
+    *tab-reuse-network*: the top right singular vector of :math:`T_2` (overlap with
+    :math:`\beta^\star`, memorisation) and the overlap of :math:`\tilde u_2` in the same runs.
+    *tab-reuse-network-w2*: :math:`W_2`'s top singular value :math:`s_1(W_2)`, its right
     vector's overlap and memorisation, and the overlap of the span of its top ``K`` right vectors
-    (raw, and with memorised inputs set aside) against chance :math:`\sqrt{K/d}`."""
+    (raw, and with memorised inputs set aside); the chance level :math:`\sqrt{K/d}` is in its
+    caption. Returned as one Markdown output."""
     _check_type(net, "net", NetworkData)
     K = check_int(K, "K")
     pm = lambda t, b, key, N, i, digits=3: (f"{net.at(t, b, key, N)[i]:.{digits}f} ± "
                                             f"{net.at(t, b, key, N, sem=True)[i]:.{digits}f}")
-    rows = []
+    term_rows, w2_rows = [], []
     for t, label in targets.items():
         for b in BATCHES:
             for N in net.Ns:
-                rows.append([label, b, str(N), pm(t, b, "term_overlap", N, 0),
-                             pm(t, b, "term_memorisation", N, (), 2), pm(t, b, "signal_reuse", N, 0),
-                             f"{net.at(t, b, 'top_values', N)[0]:.1f}",
-                             f"{net.at(t, b, 'top_overlap', N)[0, 0]:.3f}",
-                             f"{net.at(t, b, 'top_memorisation', N)[0]:.2f}",
-                             f"{net.at(t, b, 'subspace', N)[K - 1, 0]:.3f}",
-                             pm(t, b, "subspace_unmemorised", N, (K - 1, 0)),
-                             f"{np.sqrt(K / N):.3f}"])
-    return markdown_table(
-        f"The trained network: means ± standard errors over {_seed_note(net)} seeds. $T_2$: overlap "
-        "with $\\beta^\\star$ and memorisation of its top right singular vector; $\\tilde u_2$: its "
-        "overlap in the same runs. $W_2$: top singular value, overlap and memorisation of its "
-        f"right vector, and overlap of the span of its top {K} right vectors, raw and with the "
-        "memorised inputs set aside, against the chance level of that span.",
+                term_rows.append([label, b, str(N), pm(t, b, "term_overlap", N, 0),
+                                  pm(t, b, "term_memorisation", N, (), 2),
+                                  pm(t, b, "signal_reuse", N, 0)])
+                w2_rows.append([label, b, str(N), f"{net.at(t, b, 'top_values', N)[0]:.1f}",
+                                f"{net.at(t, b, 'top_overlap', N)[0, 0]:.3f}",
+                                f"{net.at(t, b, 'top_memorisation', N)[0]:.2f}",
+                                f"{net.at(t, b, 'subspace', N)[K - 1, 0]:.3f}",
+                                pm(t, b, "subspace_unmemorised", N, (K - 1, 0))])
+    chance = ", ".join(f"{np.sqrt(K / N):.3f}" for N in net.Ns)
+    sizes = ", ".join(str(N) for N in net.Ns)
+    term = markdown_table(
+        f"The exact term $T_2$ of the trained network: means ± standard errors over "
+        f"{_seed_note(net)} seeds of the overlap with $\\beta^\\star$ and the memorisation of its "
+        "top right singular vector, and the overlap of the reuse-aware direction $\\tilde u_2$ "
+        "in the same runs.",
         "tab-reuse-network",
-        ["target", "batch", "$N$", "$T_2$ overlap", "$T_2$ mem.", "$\\tilde u_2$ overlap",
-         "$W_2$ top value", "$W_2$ top overlap", "$W_2$ top mem.", f"top-{K} span, raw",
-         f"top-{K} span, set aside", f"chance $\\sqrt{{{K}/d}}$"], rows)
+        ["target", "batch", "$N$", "$T_2$ overlap", "$T_2$ mem.", "$\\tilde u_2$"], term_rows)
+    w2 = markdown_table(
+        f"The trained first layer $W_2$, same runs as the table above: its top singular value "
+        f"$s_1(W_2)$, the overlap with $\\beta^\\star$ and the memorisation of its top right "
+        f"vector, and the overlap of the span of its top {K} right vectors, raw and with the "
+        f"memorised inputs set aside (mean ± standard error). The chance level of that span, "
+        f"$\\sqrt{{{K}/d}}$, is {chance} at $N = $ {sizes}.",
+        "tab-reuse-network-w2",
+        ["target", "batch", "$N$", "$s_1(W_2)$", "overlap", "mem.", "span, raw",
+         "span, set aside"], w2_rows)
+    return _tables(term, w2)
 
 
 def typical_max_label(targets, n: int, rng: np.random.Generator, draws: int = 50) -> dict:
@@ -853,9 +909,16 @@ def plot_lambda(lam: LambdaData, limits: Limits, target: str = "odd"):
     _check_type(lam, "lam", LambdaData)
     _check_type(limits, "limits", Limits)
     Ns, grid = lam.Ns, n_grid(lam.Ns)
-    fig, axes = plt.subplots(1, len(lam.alpha2s), figsize=(10.5, 3.3), sharey=True, squeeze=False)
-    axes = axes[0]
-    for ax, a2 in zip(axes, lam.alpha2s):
+    # Two panels a row: the 7-inch column holds two log-N axes at full font size.
+    ncols = min(2, len(lam.alpha2s))
+    nrows = -(-len(lam.alpha2s) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.0, 1.2 + 2.5 * nrows), sharex=True,
+                             sharey=True, squeeze=False)
+    for ax in axes.flat[len(lam.alpha2s):]:
+        ax.remove()
+    left = [row[0] for row in axes]
+    axes = axes.flat[:len(lam.alpha2s)]
+    for i, (ax, a2) in enumerate(zip(axes, lam.alpha2s)):
         k_sub = 1 + lam.n_spikes[a2]
         for b in BATCHES:
             for key, mfc, ls, alpha in (("subspace_unmemorised", None, "-", 1.0), ("subspace", "white", ":", 0.5)):
@@ -868,32 +931,40 @@ def plot_lambda(lam: LambdaData, limits: Limits, target: str = "odd"):
                    label=r"limit of $\tilde u_2$")
         ax.set(yscale="log", ylim=(5e-3, 0.6),
                title=rf"$\alpha_2 = {a2}$: $\Lambda = {lam.n_spikes[a2]}$, $e_2 = {lam.exponent(a2):+.2f}$")
-        _n_axis(ax, Ns, "$N$")
-        ax.tick_params(axis="x", labelsize=8.5)
-    axes[0].set_ylabel(r"overlap of learned subspace with $\beta^\star$")
-    fig.legend(handles=axes[0].get_legend_handles_labels()[0], loc="outside lower center", ncol=6, fontsize=8.5)
+        if i + ncols >= len(lam.alpha2s):       # nothing below it: its N axis is labelled
+            _n_axis(ax, Ns, "$N$")
+            ax.xaxis.set_tick_params(labelbottom=True)
+        else:
+            _n_axis(ax, Ns, "")
+    for ax in left:
+        ax.set_ylabel(r"overlap with $\beta^\star$")
+    fig.legend(handles=axes[0].get_legend_handles_labels()[0], loc="outside lower center", ncol=3)
     plt.close(fig)
     return fig
 
 
 def lambda_table(lam: LambdaData):
-    r"""Table of :func:`lambda_data`: per :math:`\alpha_2` (with :math:`\Lambda` and :math:`e_2`) and
-    batch, the overlap ± standard error of the learned subspace (memorised inputs set aside) at each
-    size, and the chance level :math:`\sqrt{(1+\Lambda)/d}`."""
+    r"""Table of :func:`lambda_data`: per :math:`\Lambda` (the caption gives each :math:`\alpha_2`
+    and :math:`e_2`) and batch, the overlap ± standard error of the learned subspace
+    (memorised inputs set aside) at each size, and the chance level :math:`\sqrt{(1+\Lambda)/d}`."""
     _check_type(lam, "lam", LambdaData)
     rows = []
     for a2 in lam.alpha2s:
-        head = [f"{a2}", str(lam.n_spikes[a2]), f"{lam.exponent(a2):+.2f}"]
+        head = [str(lam.n_spikes[a2])]
         for b in BATCHES:
             rows.append(head + [b] + [f"{lam.at(a2, b, N):.3f} ± {lam.at(a2, b, N, sem=True):.3f}"
                                       for N in lam.Ns])
         rows.append(head + ["chance"] + [f"{lam.chance(a2, N):.3f}" for N in lam.Ns])
+    pairs = ", ".join(f"{lam.n_spikes[a2]} at $\\alpha_2 = {a2}$ ($e_2 = {lam.exponent(a2):+.2f}$)"
+                      for a2 in lam.alpha2s)
     return markdown_table(
         "Overlap with $\\beta^\\star$ of the learned subspace (span of $W_2$'s top $1+\\Lambda$ "
         "right singular vectors, memorised inputs set aside) at each $\\alpha_2$: mean ± standard "
-        "error over seeds, and the chance level of a random subspace of that dimension.",
+        "error over seeds, and the chance level of a random subspace of that dimension. "
+        f"$\\alpha_1 = {lam.alpha1}$, so $\\Lambda = $ {pairs}; $e_2$ is the exponent of the "
+        "aligned spike's size.",
         "tab-reuse-lambda",
-        ["$\\alpha_2$", "$\\Lambda$", "$e_2$", "batch"] + [f"$N = {N}$" for N in lam.Ns], rows)
+        ["$\\Lambda$", "batch"] + [f"$N = {N}$" for N in lam.Ns], rows)
 
 
 # --------------------------------------------------------------------------- paired runs
@@ -1051,25 +1122,26 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
 
     _check_type(data, "data", PairedData)
     _check_type(limits, "limits", Limits)
-    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(10.5, 3.4),
-                                        gridspec_kw={"width_ratios": [1.2, 1, 1]})
+    # Two rows: the T_2 and Lambda panels above, the controls (long category names) below at
+    # the column's full width; one legend under all three.
+    fig, axd = plt.subplot_mosaic([["t2", "lam"], ["ctrl", "ctrl"]], figsize=(7.0, 6.4),
+                                  height_ratios=[1, 0.9])
+    ax1, ax2, ax3 = axd["t2"], axd["ctrl"], axd["lam"]
     Ns = data.Ns(main)
     for N in Ns:
         x = data.values(main, N, "term_overlap", "diff")
         ax1.plot(np.full(x.size, N) * np.exp(np.linspace(-0.06, 0.06, x.size)), x, "o",
                  color=COLORS["reused"], alpha=0.3, ms=3.5, mew=0)
     stats = [mean_sem(data.values(main, N, "term_overlap", "diff")) for N in Ns]
-    errorbars(ax1, Ns, [m for m, _ in stats], [s for _, s in stats], color=COLORS["reused"],
-              label="reused $-$ fresh (mean ± s.e.)")
+    errorbars(ax1, Ns, [m for m, _ in stats], [s for _, s in stats], color=COLORS["reused"])
     grid = n_grid(Ns)
     cfg = data.configs[main]
     ax1.plot(grid, limits.overlap(cfg.target, "reused", aware=True) - 1 / np.sqrt(grid),
-             color=COLORS["theory"], lw=1.2, label=r"theory: $\tilde u_2$ limit $-$ chance")
-    ax1.axhline(0, color=COLORS["chance"], ls=":", lw=1.2, label="no effect of reuse")
+             color=COLORS["theory"], lw=1.2)
+    ax1.axhline(0, color=COLORS["chance"], ls=":", lw=1.2)
     _n_axis(ax1, Ns, "$N$")
-    ax1.set(ylabel=r"paired difference of $|\langle v_1(T_2), \beta^\star\rangle|$",
-            title=cfg.label)
-    ax1.legend(fontsize=8, loc="upper left")
+    ax1.set(ylabel=r"difference, $|\langle v_1(T_2), \beta^\star\rangle|$",
+            title=f"{cfg.label}: $T_2$")
 
     names = [main, *controls]
     rows = [(data.configs[c].label, data.values(c, null_N, "subspace_unmemorised", "diff", 0))
@@ -1084,60 +1156,103 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
                  ms=3.5, mew=0)
         ax2.errorbar(i, m, yerr=s, fmt="s", color="k", ms=5, capsize=3)
     ax2.axhline(0, color=COLORS["chance"], ls=":", lw=1.2)
-    ax2.set_xticks(range(len(rows)), [r[0] for r in rows], fontsize=8)
-    ax2.set(ylabel="paired difference, learned subspace", title=f"controls, $N = {null_N}$")
+    # Category names on two lines where they are long: "sigma_4, He_2 (control)" and the like.
+    ax2.set_xticks(range(len(rows)), [r[0].replace(", ", ",\n", 1) if "\n" not in r[0] else r[0]
+                                      for r in rows])
+    ax2.set_xlim(-0.5, len(rows) - 0.5)
+    ax2.set(xlabel="configuration", ylabel="difference, learned subspace",
+            title=f"controls at $N = {null_N}$")
 
     order = np.argsort(data.n_spikes)
     lams = np.array(data.n_spikes)[order]
+    shades = [plt.cm.Reds(0.4 + 0.6 * j / max(1, len(Ns) - 1)) for j in range(len(Ns))]
     for j, N in enumerate(Ns):
         stats = [mean_sem(data.values(main, N, "subspace_unmemorised", "diff", int(i)))
                  for i in order]
         ax3.errorbar(lams + 0.08 * (j - (len(Ns) - 1) / 2), [m for m, _ in stats],
-                     yerr=[s for _, s in stats], fmt="o-", ms=4, capsize=2,
-                     color=plt.cm.Reds(0.4 + 0.6 * j / max(1, len(Ns) - 1)), label=f"$N = {N}$")
+                     yerr=[s for _, s in stats], fmt="o-", ms=4, capsize=2, color=shades[j])
     ax3.axhline(0, color=COLORS["chance"], ls=":", lw=1.2)
     ax3.set_xticks(lams)
-    ax3.set(xlabel=r"$\Lambda(\alpha_1, \alpha_2')$", ylabel="paired difference, learned subspace",
-            title=cfg.label)
-    ax3.legend(fontsize=8)
-    fig.tight_layout()
+    ax3.set(xlabel=r"$\Lambda(\alpha_1, \alpha_2')$", ylabel="difference, learned subspace",
+            title=f"{cfg.label}: $W_2$")
+    handles = [plt.Line2D([], [], color=COLORS["reused"], marker="o", alpha=0.3, ls="none",
+                          ms=3.5, mew=0, label="single seeds"),
+               plt.Line2D([], [], color=COLORS["reused"], marker="o", ms=4,
+                          label="mean ± s.e. (upper left)"),
+               plt.Line2D([], [], color="k", marker="s", ms=5, ls="none",
+                          label="mean ± s.e. (lower)"),
+               plt.Line2D([], [], color=COLORS["theory"], lw=1.2,
+                          label=r"theory: $\tilde u_2$ limit $-$ chance"),
+               plt.Line2D([], [], color=COLORS["chance"], ls=":", lw=1.2, label="no effect of reuse")]
+    handles += [plt.Line2D([], [], color=shades[j], marker="o", ms=4, label=f"$N = {N}$ (upper right)")
+                for j, N in enumerate(Ns)]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3)
     plt.close(fig)
     return fig
 
 
 def paired_table(data: PairedData):
-    r"""Table of :func:`paired_data` at the reference exponent: per configuration and width,
-    the paired difference (reused minus fresh, mean ± standard error) of the overlap of
-    :math:`T_2`'s top right vector with :math:`\beta^\star` and of the learned subspace's
-    overlap (memorised inputs set aside, and raw), the memorisation of :math:`W_2`'s top vector
-    and the largest row norm of :math:`W_2` over the median (reused / fresh)."""
+    r"""Two tables of :func:`paired_data` at the reference exponent, one row per configuration and
+    width. *tab-reuse-paired*: the paired difference (reused minus fresh, mean ± standard error)
+    of the overlap of :math:`T_2`'s top right vector with :math:`\beta^\star` and of the learned
+    subspace's overlap (memorised inputs set aside, and raw). *tab-reuse-paired-rows*: the
+    memorisation of :math:`W_2`'s top vector and the largest row norm of :math:`W_2` over the
+    median, reused and fresh. Returned as one Markdown output."""
     _check_type(data, "data", PairedData)
 
     def cell(x):
         m, s = mean_sem(x)
         return f"{m:+.3f} ± {s:.3f}"
 
-    rows = []
+    diff_rows, row_rows, seeds = [], [], set()
     for key, cfg in data.configs.items():
         for N in data.Ns(key):
             v = lambda name, b, i=None: data.values(key, N, name, b, i)  # noqa: E731
             term = v("term_overlap", "diff")
-            rows.append([cfg.label, str(N), str(term.size),
-                         cell(term) if np.all(np.isfinite(term)) else "n/a",
-                         cell(v("subspace_unmemorised", "diff", 0)), cell(v("subspace", "diff", 0)),
-                         f"{v('top_memorisation', 'reused', 0).mean():.2f} / "
-                         f"{v('top_memorisation', 'fresh', 0).mean():.2f}",
-                         f"{v('row_ratio', 'reused', 0).mean():.1f} / "
-                         f"{v('row_ratio', 'fresh', 0).mean():.1f}"])
+            seeds.add(term.size)
+            diff_rows.append([cfg.label, str(N),
+                              cell(term) if np.all(np.isfinite(term)) else "n/a",
+                              cell(v("subspace_unmemorised", "diff", 0)),
+                              cell(v("subspace", "diff", 0))])
+            row_rows.append([cfg.label, str(N)]
+                            + [f"{v('top_memorisation', b, 0).mean():.2f}" for b in BATCHES]
+                            + [f"{v('row_ratio', b, 0).mean():.1f}" for b in BATCHES])
+    n_seeds = " to ".join(str(n) for n in sorted(seeds)) if len(seeds) > 1 else str(seeds.pop())
+    diff = markdown_table(
+        "Paired runs: reused minus fresh on the same $W_0$, $a$ and first batch, at the reference "
+        f"step sizes; mean ± standard error over {n_seeds} seeds. $T_2$: overlap of its top right "
+        "singular vector with $\\beta^\\star$ (polynomial activations only). $W_2$: overlap of its "
+        "learned subspace (top $1+\\Lambda$ right vectors), with memorised inputs set aside and raw.",
+        "tab-reuse-paired", ["configuration", "$N$", "$T_2$", "$W_2$", "$W_2$ raw"], diff_rows)
+    rows = markdown_table(
+        "The same paired runs: memorisation of $W_2$'s top right vector, and the largest row norm "
+        "of $W_2$ over the median row norm, reused and fresh (means over the seeds).",
+        "tab-reuse-paired-rows",
+        ["configuration", "$N$", "mem., reused", "mem., fresh", "rows, reused", "rows, fresh"],
+        row_rows)
+    return _tables(diff, rows)
+
+
+def paired_lambda_table(data: PairedData, config: str, alpha1: float, N: int | None = None):
+    r"""Table *tab-reuse-paired-lambda*: for ``config`` at width ``N`` (default its largest), the
+    paired difference (reused minus fresh, mean ± standard error) of the learned subspace's
+    overlap (memorised inputs set aside) at each second-step exponent, with :math:`\Lambda` and
+    the exponent :math:`e_2` of the aligned spike; ``alpha1`` is the runs' first-step exponent."""
+    _check_type(data, "data", PairedData)
+    N = data.Ns(config)[-1] if N is None else check_int(N, "N")
+    alpha1 = check_alpha(alpha1, "alpha1")
+    rows = []
+    for i in np.argsort(data.n_spikes):
+        m, s = mean_sem(data.values(config, N, "subspace_unmemorised", "diff", int(i)))
+        a2 = data.alpha2s[i]
+        rows.append([str(data.n_spikes[i]), f"{a2}", f"{spike_exponent(2, alpha1, a2):+.2f}",
+                     f"{m:+.3f} ± {s:.3f}"])
     return markdown_table(
-        "Paired runs: reused minus fresh on the same W0, a and first batch, at the reference "
-        "step sizes; mean ± standard error over the seeds. T2: overlap of its top right singular "
-        "vector with the target direction (polynomial activations only). W2: overlap of its "
-        "learned subspace (top 1 + Lambda right vectors), with memorised inputs set aside and raw. "
-        "Memorisation of W2's top right vector and the largest row norm of W2 over the median, "
-        "reused / fresh.", "tab-reuse-paired",
-        ["configuration", "$N$", "seeds", "$T_2$", "$W_2$", "$W_2$ raw", "memorisation",
-         "row norm ratio"], rows)
+        f"Paired runs, {data.configs[config].label}, $N = {N}$: reused minus fresh overlap of the "
+        "learned subspace (top $1+\\Lambda$ right vectors of $W_2$, memorised inputs set aside) at "
+        "each second-step exponent, mean ± standard error over the seeds; $e_2$ is the exponent "
+        "of the aligned spike's size.",
+        "tab-reuse-paired-lambda", ["$\\Lambda$", "$\\alpha_2$", "$e_2$", "difference"], rows)
 
 
 # --------------------------------------------------------------------------- T_2 seen through a^(k+1)
@@ -1221,7 +1336,7 @@ def plot_term_evidence(data: PairedData, limits: Limits, main: str, control: str
 
     _check_type(data, "data", PairedData)
     _check_type(limits, "limits", Limits)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6.8, 4.8), layout="constrained")
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.0, 5.2), layout="constrained")
     Ns = data.Ns(main)
     target = data.configs[main].target
 
@@ -1268,44 +1383,65 @@ def plot_term_evidence(data: PairedData, limits: Limits, main: str, control: str
     h1, l1 = ax1.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
     # Below both panels ("outside" needs the book style's constrained layout).
-    fig.legend(h1 + h2, ["left: " + t for t in l1] + l2, loc="outside lower center", ncol=3,
-               fontsize=8, frameon=False)
+    fig.legend(h1 + h2, ["left: " + t for t in l1] + l2, loc="outside lower center", ncol=2,
+               frameon=False)
     plt.close(fig)
     return fig
 
 
-def term_evidence_table(data: PairedData, limits: Limits, configs,
-                        label: str = "tab-reuse-projected"):
-    r"""Table ``label``: per configuration in ``configs`` and width, mean ±
-    standard error over the paired seeds of :math:`T_2^\top a^{\circ3}`'s overlap with
-    :math:`\beta^\star` (reused, fresh), of its random-sign control and memorised-input null
-    (reused), and of :math:`\tilde u_2` in the same runs, next to the theory's
-    :math:`\tilde u_2` at that :math:`n`."""
-    _check_type(data, "data", PairedData)
-
-    def cell(x):
-        m, s = mean_sem(x)
-        return f"{m:.3f} ± {s:.3f}"
-
+def _term_rows(data: PairedData, configs, columns):
+    # One row per configuration and width: the link's name, N, then mean ± standard error over
+    # the paired seeds of each (key, batch) in ``columns``.
     rows = []
     for key in configs:
-        cfg = data.configs[key]
+        # The link only: the activation and step sizes are the caption's.
+        name = data.configs[key].label.split(",")[-1].strip()
         for N in data.Ns(key):
-            v = lambda name, b: data.values(key, N, name, b)  # noqa: E731
-            rows.append([cfg.label, str(N), cell(v("projected_overlap", "reused")),
-                         cell(v("projected_overlap", "fresh")),
-                         cell(v("projected_random_sign", "reused")),
-                         cell(v("projected_memorised_null", "reused")),
-                         cell(v("signal_reuse", "reused")),
-                         f"{limits.overlap(cfg.target, 'reused', n=N, aware=True):.3f}"])
+            cells = []
+            for column, batch in columns:
+                m, s = mean_sem(data.values(key, N, column, batch))
+                cells.append(f"{m:.3f} ± {s:.3f}")
+            rows.append([name, str(N), *cells])
+    return rows
+
+
+def term_evidence_table(data: PairedData, limits: Limits, configs,
+                        label: str = "tab-reuse-projected"):
+    r"""Table ``label``: per configuration in ``configs`` and width, mean ± standard error over
+    the paired seeds of :math:`T_2^\top a^{\circ3}`'s overlap with :math:`\beta^\star` (reused,
+    fresh) and of :math:`\tilde u_2` in the same reused runs, next to the theory's
+    :math:`\tilde u_2` at that :math:`n`. Its controls are :func:`term_controls_table`."""
+    _check_type(data, "data", PairedData)
+    _check_type(limits, "limits", Limits)
+    rows = _term_rows(data, configs, [("projected_overlap", "reused"),
+                                      ("projected_overlap", "fresh"), ("signal_reuse", "reused")])
+    targets = [data.configs[key].target for key in configs for _ in data.Ns(key)]
+    sizes = [N for key in configs for N in data.Ns(key)]
+    for row, t, N in zip(rows, targets, sizes):
+        row.append(f"{limits.overlap(t, 'reused', n=N, aware=True):.3f}")
     return markdown_table(
-        "The exact term seen through its predicted left vector: overlap of T2^T a^3 with the "
-        "target direction, reused and fresh, the reused run's random-sign control and "
-        "memorised-input null, and the reuse-aware direction of the same reused runs, against "
-        "its theory at that n; mean ± standard error over the paired seeds.",
-        label,
-        ["configuration", "$N$", "reused", "fresh", "random signs", "memorised inputs",
-         r"$\tilde u_2$", "theory"], rows)
+        "The exact term seen through its predicted left vector: overlap of $T_2^\\top a^{\\circ3}$ "
+        "with $\\beta^\\star$, reused and fresh batch, and of the reuse-aware direction "
+        "$\\tilde u_2$ of the same reused runs, against its theory at that $n$; mean ± standard "
+        "error over the paired seeds, $\\sigma_4$.",
+        label, ["link", "$N$", "reused", "fresh", "$\\tilde u_2$", "theory"], rows)
+
+
+def term_controls_table(data: PairedData, configs, label: str = "tab-reuse-projected-controls"):
+    r"""Table ``label``: the controls of :func:`term_evidence_table` in the same reused runs, per
+    configuration in ``configs`` and width: :math:`T_2^\top a^{\circ3}` itself, the random-sign
+    left vector and the span of the memorised inputs alone (overlap with :math:`\beta^\star`,
+    mean ± standard error over the paired seeds)."""
+    _check_type(data, "data", PairedData)
+    rows = _term_rows(data, configs, [("projected_overlap", "reused"),
+                                      ("projected_random_sign", "reused"),
+                                      ("projected_memorised_null", "reused")])
+    return markdown_table(
+        "Controls of the exact-term test in the same reused runs: the random-sign left vector "
+        "$|a|^{\\circ3}\\odot\\xi$ and the span of the memorised inputs alone, next to "
+        "$T_2^\\top a^{\\circ3}$ itself; overlap with $\\beta^\\star$, mean ± standard error over "
+        "the paired seeds, $\\sigma_4$.",
+        label, ["link", "$N$", "$T_2^\\top a^{\\circ3}$", "random signs", "memorised inputs"], rows)
 
 
 def term_summary_table(data: PairedData, main: str, control: str):
@@ -1329,6 +1465,6 @@ def term_summary_table(data: PairedData, main: str, control: str):
         m, s = mean_sem(data.values(config, width, key, batch))
         cells.append([label, f"{m:.3f} ± {s:.3f}"])
     return markdown_table(
-        f"The exact-term test at N = {N}, {data.configs[main].label} (reused batch unless marked): "
+        f"The exact-term test at $N = {N}$, {data.configs[main].label} (reused batch unless marked): "
         "overlap with the target direction, mean ± standard error over the paired seeds.",
         "tab-reuse-projected-summary", ["quantity", "overlap with $\\beta^\\star$"], cells)
