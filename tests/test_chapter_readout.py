@@ -59,6 +59,8 @@ def runs():
 
 
 def _labelled(fig):
+    # Figures are drawn for the book's text column: at most 7 in wide.
+    assert fig.get_size_inches()[0] <= 7.0 + 1e-9, fig.get_size_inches()
     axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>" and (ax.lines or ax.collections)]
     assert axes
     for ax in axes:
@@ -170,7 +172,8 @@ def test_ideal_data_table_numbers_and_plot(runs):
     assert data.band[0] <= data.band[1] and data.counts[D, "fresh"] == 3
     header, rows = ch.u2_table(data, single)
     _table(header, rows)
-    assert len(rows) == 2
+    # one column per n = d, one row per quantity (transposed to fit the text column)
+    assert header[1:] == [str(D), str(2 * D)] and len(rows) == 4 + len(single)
     nums = ch.ideal_numbers(data, single, u2, shared_seeds=range(2))
     assert nums["n_shared"] == 2 and nums["n_extra_draws"] == 1
     assert nums["he1_at_hi"] == pytest.approx(data.band[1] ** 2, abs=1e-12)
@@ -189,7 +192,12 @@ def test_alpha_plot_tables_and_numbers(runs):
     _labelled(ch.plot_alpha(S1, A1S, A2S, L))
     header, rows = ch.paired_table(S1, A1S, A2S, L)
     _table(header, rows)
-    assert len(rows) == 2 * len(A1S) * len(A2S)
+    assert len(rows) == 2 * len(A1S) * len(A2S) and len(header) == 8
+    h2, r2 = ch.paired_table(S1, A1S, A2S, L, columns=("d_reused_total", "d_reused_fresh"))
+    _table(h2, r2)
+    assert h2[4:] == ["reused − $\\eta_1{+}\\eta_2$", "reused − fresh"]
+    with pytest.raises(ValueError, match="columns"):
+        ch.paired_table(S1, A1S, A2S, L, columns=("nope",))
     g = ch.alpha_numbers(S1, rec1, A1S, A2S, REF, L)
     assert g["tw_n"] == 2 * len(A1S) * len(A2S)
     assert g["tw_min"] <= g["tw_max"]
@@ -306,6 +314,11 @@ def test_config_data_and_table(runs):
     _table(header, rows)
     assert len(rows) == len(CONFIGS) and nums["n_configs"] == len(CONFIGS)
     assert nums["tanh_pen"] == pytest.approx(np.mean(pen))
+    assert len(header) <= 8   # narrow enough for the text column; the rest in config_errors_table
+    h_all, r_all = ch.config_errors_table(data)
+    _table(h_all, r_all)
+    assert h_all[1:] == [r[0] for r in rows] and len(r_all) == len(ch.SCHEMES) + 2
+    assert data.labels["small_c"] == r"$\kappa = 0.25$"
     # The reference configuration is the alpha2 sweep's problem at the same seed: same numbers.
     ref = [r for r in runs["rec1"] if r["target"] == "he1" and r["alpha1"] == REF[0]]
     i = A2S.index(REF[1])
@@ -332,6 +345,11 @@ def test_penalty_data_table_and_plot(runs):
     header, rows, nums = ch.penalty_table(pen)
     _table(header, rows)
     assert nums["pen_change"] == pytest.approx(pen.diff["d_reused_fresh"][1] - pen.diff["d_reused_fresh"][0])
+    h_all, r_all = ch.penalty_errors_table(pen)
+    _table(h_all, r_all)
+    assert [r[0] for r in r_all] == [str(D), str(2 * D)]
+    with pytest.raises(TypeError, match="PenaltyData"):
+        ch.penalty_errors_table({})
     _labelled(ch.plot_penalty(pen))
     with pytest.raises(ValueError, match="two widths"):
         ch.penalty_data([r for r in rec if r["N"] == D])
@@ -344,7 +362,8 @@ def test_penalty_data_table_and_plot(runs):
 def test_ideal_comparison_table(runs):
     header, rows, nums = ch.ideal_comparison_table(runs["configs"], runs["pen"])
     _table(header, rows)
-    assert len(rows) == len(CONFIGS) + 2 and nums["n_ideal_pairs"] == 3 * len(rows)
+    # one row per setting (configurations, then widths) and first layer
+    assert len(rows) == 3 * (len(CONFIGS) + 2) and nums["n_ideal_pairs"] == len(rows)
     assert 0 <= nums["n_below_svd"] <= nums["n_ideal_pairs"]
     e = runs["configs"].entries["reference"]
     assert nums["ref_ideal_svd_re"] == pytest.approx(e["ideal_svd_W2_reused"][0])

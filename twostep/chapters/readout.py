@@ -1,7 +1,8 @@
 r"""What the learned features buy: 0, 1 and 2 gradient steps compared by test error.
 
 One problem is a teacher, an initialisation :math:`(W_0, a)` and two batches
-:math:`(X_1, y_1)`, :math:`(X_2, y_2)`. From it, with :math:`\eta_t = c\,N^{\alpha_t}`,
+:math:`(X_1, y_1)`, :math:`(X_2, y_2)`. From it, with :math:`\eta_t = \kappa\,N^{\alpha_t}`
+(the step constant :math:`\kappa` is the parameter ``c``),
 five first layers are built:
 
 ============  ================================================================
@@ -567,7 +568,7 @@ def plot_ideal(data: IdealData):
 
     if not isinstance(data, IdealData):
         raise TypeError(f"data must be an IdealData, got {type(data).__name__}")
-    fig, ax = plt.subplots(figsize=(6.2, 4.0))
+    fig, ax = plt.subplots(figsize=(5.0, 4.6))
     for t, label, color in (("he1", r"$\mathrm{He}_1$ (IE 1)", COLORS["one-step"]),
                             ("odd", "odd bounded (IE 3)", "#d68910"),
                             ("he3", r"$\mathrm{He}_3/\sqrt{6}$ (IE 3)", "#1e8449")):
@@ -582,7 +583,7 @@ def plot_ideal(data: IdealData):
     ax.set(xscale="log", yscale="log", ylim=(1e-9, 1.5),
            xlabel=r"overlap $\rho$ of the learned direction with $\beta^\star$",
            ylabel=r"$1 - \mathcal{E}/\mathbb{E}[y^2]$ (fraction explained)")
-    ax.legend(fontsize=8.5, loc="lower right")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     return fig
 
 
@@ -592,21 +593,24 @@ def _u2_theory(n: int) -> float:
 
 
 def u2_table(data: IdealData, teachers: dict) -> tuple:
-    r"""Header and rows of the :math:`u_2` table: per :math:`n = d`, the mean overlap
-    ± standard error of the reused and the fresh :math:`u_2` (odd bounded link), chance
-    :math:`1/\sqrt d`, the theory's mean overlap under reuse, and the fraction an ideal
-    readout of a direction with the reused overlap explains for each target in ``teachers``."""
+    r"""Header and rows of the :math:`u_2` table, one column per :math:`n = d` (so that it
+    fits a text column): the mean overlap ± standard error of the reused and the fresh
+    :math:`u_2` (odd bounded link), chance :math:`1/\sqrt d`, the theory's mean overlap
+    under reuse, and the fraction an ideal readout of a direction with the reused overlap
+    explains for each target in ``teachers``."""
     if not isinstance(data, IdealData):
         raise TypeError(f"data must be an IdealData, got {type(data).__name__}")
     names = {"odd": "odd bounded", "he3": r"$\mathrm{He}_3$", "he1": r"$\mathrm{He}_1$"}
-    header = ["$n = d$", r"$u_2$, reused", r"$u_2$, fresh", r"chance $1/\sqrt d$",
-              "theory, reused"] + [f"explained, {names.get(t, t)}" for t in teachers]
-    rows = []
-    for m in data.sizes:
-        (re, re_sem), (fr, fr_sem) = data.overlaps[m, "reused"], data.overlaps[m, "fresh"]
-        rows.append([f"{m}", f"{re:.3f} ± {re_sem:.3f}", f"{fr:.3f} ± {fr_sem:.3f}",
-                     f"{1 / np.sqrt(m):.3f}", f"{_u2_theory(m):.3f}"]
-                    + [sci(explained_fraction(teachers[t], re), 2) for t in teachers])
+    header = ["$n = d$"] + [f"{m}" for m in data.sizes]
+    ov = lambda b: [f"{data.overlaps[m, b][0]:.3f} ± {data.overlaps[m, b][1]:.3f}"
+                    for m in data.sizes]
+    rows = [[r"overlap of $u_2$, reused"] + ov("reused"),
+            [r"overlap of $u_2$, fresh"] + ov("fresh"),
+            [r"chance $1/\sqrt d$"] + [f"{1 / np.sqrt(m):.3f}" for m in data.sizes],
+            ["theory's mean, reused"] + [f"{_u2_theory(m):.3f}" for m in data.sizes]]
+    rows += [[f"explained, {names.get(t, t)}"]
+             + [sci(explained_fraction(teachers[t], data.overlaps[m, "reused"][0]), 2)
+                for m in data.sizes] for t in teachers]
     return header, rows
 
 
@@ -664,7 +668,7 @@ def _offscale(ax, value, label, color):
     y, va, arrow = (hi, "top", r"$\uparrow$") if value > hi else (lo, "bottom", r"$\downarrow$")
     ax.annotate(f"{arrow} {label}: {value:.2f}", (0.02, y), xycoords=("axes fraction", "data"),
                 xytext=(0, -3 if va == "top" else 3), textcoords="offset points", va=va,
-                fontsize=8.5, color=color)
+                fontsize=9, color=color)
 
 
 def _alpha_grid(summary, alpha1s, alpha2s):
@@ -690,7 +694,7 @@ def plot_alpha(summary: dict, alpha1s, alpha2s, L: int):
 
     S1, alpha1s, A2S = _alpha_grid(summary, alpha1s, alpha2s)
     L = check_int(L, "L", 1)
-    fig, axes = plt.subplots(len(alpha1s), len(_PLOTTED), figsize=(9.6, 6.9), sharex=True,
+    fig, axes = plt.subplots(len(alpha1s), len(_PLOTTED), figsize=(7.0, 7.6), sharex=True,
                              squeeze=False)
     xr = [A2S[0] - 0.03, A2S[-1] + 0.03]
     for col, t in enumerate(_PLOTTED):
@@ -737,28 +741,43 @@ def plot_alpha(summary: dict, alpha1s, alpha2s, L: int):
     axes[0, 0].plot([], [], color="0.3", ls="--", lw=1, marker="x", ms=5,
                     label="ideal readout of the learned directions")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=9)
+    fig.legend(handles, labels, loc="outside lower center", ncol=2)
     return fig
 
 
-def paired_table(summary: dict, alpha1s, alpha2s, L: int) -> tuple:
+_PAIRED_COLUMNS = {"d_total_W1": r"$\eta_1{+}\eta_2$ − 1 step",
+                   "d_fresh_total": r"fresh − $\eta_1{+}\eta_2$",
+                   "d_reused_total": r"reused − $\eta_1{+}\eta_2$",
+                   "d_reused_fresh": "reused − fresh"}
+
+
+def paired_table(summary: dict, alpha1s, alpha2s, L: int, columns=None) -> tuple:
     r"""Header and rows of the paired differences of test error (mean ± standard error over
-    seeds) for the targets with a learnable part, per :math:`(\alpha_1, \alpha_2)`."""
+    seeds) for the targets with a learnable part, per :math:`(\alpha_1, \alpha_2)`.
+    ``columns``: the differences shown, names of :data:`PAIRED_DIFFERENCES` (default all
+    four, in the order :math:`\eta_1+\eta_2` − 1 step, fresh − :math:`\eta_1+\eta_2`,
+    reused − :math:`\eta_1+\eta_2`, reused − fresh; two at a time fit a text column)."""
     S1, alpha1s, A2S = _alpha_grid(summary, alpha1s, alpha2s)
     L = check_int(L, "L", 1)
-    header = ["target", r"$\alpha_1$", r"$\alpha_2$", r"$\Lambda$",
-              r"$\eta_1+\eta_2$ − 1 step", r"fresh − $\eta_1+\eta_2$",
-              r"reused − $\eta_1+\eta_2$", "reused − fresh"]
+    columns = list(_PAIRED_COLUMNS) if columns is None else list(columns)
+    if not columns or any(k not in _PAIRED_COLUMNS for k in columns):
+        raise ValueError(f"columns must be names among {list(_PAIRED_COLUMNS)}, got {columns}")
+    header = ["target", r"$\alpha_1$", r"$\alpha_2$", r"$\Lambda$"] + [_PAIRED_COLUMNS[k] for k in columns]
     rows = []
     for t in _PLOTTED:
         for a1 in alpha1s:
             e = S1[t, a1]
             for i, a2 in enumerate(A2S):
-                rows.append([TARGET_LABELS[t], f"{a1:g}", f"{a2:g}", f"{n_spikes(a1, a2, L)}"]
-                            + [f"{e[k][i]:+.4f} ± {e[k + '_sem'][i]:.4f}"
-                               for k in ("d_total_W1", "d_fresh_total", "d_reused_total",
-                                         "d_reused_fresh")])
+                rows.append([_PLAIN[t], f"{a1:g}", f"{a2:g}", f"{n_spikes(a1, a2, L)}"]
+                            + [_pm_cell(e[k][i], e[k + '_sem'][i]) for k in columns])
     return header, rows
+
+
+def _pm_cell(mean, sem) -> str:
+    """``+0.012 ± 0.004`` for a table cell: three decimals, four where the standard error
+    would round to zero at three."""
+    spec = ".3f" if abs(sem) >= 0.0005 else ".4f"
+    return f"{mean:+{spec}} ± {sem:{spec}}"
 
 
 def _odd_spread(records) -> float:
@@ -868,9 +887,8 @@ def u2_consistency(summary: dict, records, data: IdealData, more_records, teache
     theory, limit = sig.expected_overlaps(d)[0], sig.overlaps[0]
     z = lambda x, k: (x - mean) / (sd / np.sqrt(k))
     frac = lambda x: sci(explained_fraction(teacher, x))
-    header = ["estimate", "draws", "mean overlap", "distance from the further draws (s.e.)",
-              "explained by an ideal readout"]
-    rows = [["problems of the test-error runs", f"{n_here}", f"{here:.3f} ± {here_sem:.3f}",
+    header = ["estimate", "draws", "overlap", "distance", "explained"]
+    rows = [["the test-error runs' problems", f"{n_here}", f"{here:.3f} ± {here_sem:.3f}",
              f"{z(here, n_here):+.1f}", frac(here)],
             ["draws of the ideal-readout figure", f"{n_fig}", f"{fig:.3f} ± {fig_sem:.3f}",
              f"{z(fig, n_fig):+.1f}", frac(fig)],
@@ -925,7 +943,7 @@ def plot_scatter(points):
 
     points = _check_points(points)
     markers = {"he1": "o", "odd": "s", "he1+odd": "^"}
-    fig, ax = plt.subplots(figsize=(5.4, 4.6))
+    fig, ax = plt.subplots(figsize=(5.0, 4.8))
     for t, s, x, y, sem in points:
         ax.errorbar(x, y, yerr=sem, color=SCHEME_STYLE[s][1], marker=markers[t], ms=4.5,
                     capsize=2, ls="none", mfc="white" if t == "odd" else SCHEME_STYLE[s][1],
@@ -939,7 +957,7 @@ def plot_scatter(points):
     ax.set(xlim=(0.1, 1.08), ylim=(0.1, 1.08),
            xlabel=r"ideal readout of the learned directions, $\mathcal{E}/\mathbb{E}[y^2]$",
            ylabel=r"measured test error / $\overline{y^2}$")
-    ax.legend(fontsize=8.5, loc="upper left")
+    ax.legend(loc="upper left")
     return fig
 
 
@@ -1034,7 +1052,7 @@ def plot_psi(data: PsiData):
     if not isinstance(data, PsiData):
         raise TypeError(f"data must be a PsiData, got {type(data).__name__}")
     plotted = [t for t in _PLOTTED if t in data.err]
-    fig, axes = plt.subplots(1, len(plotted), figsize=(9.6, 4.6), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(plotted), figsize=(7.0, 4.9), sharey=True, squeeze=False)
     for ax, t in zip(axes[0], plotted):
         e0, x = data.baselines[t], data.psi_fine
         _hline(ax, x, e0["best_linear"], 0, "k", ls=":", label="best linear predictor (population)")
@@ -1055,7 +1073,7 @@ def plot_psi(data: PsiData):
         ax.minorticks_off()
     axes[0, 0].set_ylabel(r"test error / $\overline{y^2}$")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=9)
+    fig.legend(handles, labels, loc="outside lower center", ncol=2)
     return fig
 
 
@@ -1078,9 +1096,8 @@ def psi_table(data: PsiData, teachers: dict) -> tuple:
     h = "he1"
     v1 = [asymptotic_ideal(teachers[h], p) for p in psis]
     merged = [asymptotic_ideal(teachers[h], p, data.etas) for p in psis]
-    header = [r"$\psi$", "1 step", r"ideal, $v_1$", "2 steps, fresh",
-              r"ideal, $\eta_1v_1+\eta_2v_2$", r"reused − $\eta_1+\eta_2$",
-              r"1 step, $\mathrm{He}_1$ + odd"] + ([r"reused $u_2$ overlap, odd"] if odd else [])
+    header = [r"$\psi$", "1 step", r"ideal, $v_1$", "fresh", "ideal, merged",
+              r"reused − $\eta_1{+}\eta_2$", "He₁ + odd, 1 step"] + (["odd: reused u₂"] if odd else [])
     rows = [[f"{p:g}", f"{data.err[h]['W1'][j]:.3f}", f"{v1[j]:.3f}",
              f"{data.err[h]['W2_fresh'][j]:.3f}", f"{merged[j]:.3f}",
              f"{data.gap[h][j]:+.3f} ± {data.gap_sem[h][j]:.3f}",
@@ -1130,6 +1147,8 @@ def _config_label(cfg: dict, base: dict) -> str:
             parts.append(rf"$n_{{\mathrm{{tr}}}} = {v // base['N']}N$")
         elif k == "n_train":
             parts.append(rf"$n_{{\mathrm{{tr}}}} = {v}$")
+        elif k == "c":   # the step constant: kappa in the book's notation
+            parts.append(rf"$\kappa = {v:g}$")
         else:
             parts.append(f"${k} = {v:g}$" if isinstance(v, (int, float)) else f"{k} = {v}")
     return ", ".join(parts)
@@ -1179,29 +1198,52 @@ def config_data(records, configs: dict, base: dict) -> ConfigData:
     return ConfigData(entries, {k: _config_label(c, base) for k, c in configs.items()}, dict(base))
 
 
+#: Short column names of the first layers in the narrow tables.
+_SHORT = {"W0": "0 steps", "W1": "1 step", "W1_total": r"$\eta_1+\eta_2$",
+          "W2_reused": "reused", "W2_fresh": "fresh"}
+
+
 def config_table(data: ConfigData) -> tuple:
-    r"""Test error per configuration and first layer (mean ± sem over the seeds), the
-    paired reuse penalties reused − fresh and reused − one step of size
-    :math:`\eta_1+\eta_2`, and the largest row norm of the reused :math:`W_2`.
-    Returns ``(header, rows, numbers)``; ``numbers`` holds, per configuration name ``c``,
-    ``c_pen`` (reused − fresh), ``c_rt`` (reused − :math:`\eta_1+\eta_2`), their
-    ``_sem``, ``c_rt_z`` (in standard errors), ``c_maxrow``, ``c_W0``, and ``n_configs``."""
+    r"""Per configuration, the columns the text uses: the test errors of 0 steps, 1 step and
+    the fresh second step (means over the seeds) and the paired reuse penalties reused − fresh
+    and reused − one step of size :math:`\eta_1+\eta_2` (mean ± sem)
+    (:func:`config_errors_table` has every first layer's error with its sem and the largest
+    row norm of the reused :math:`W_2`). Returns ``(header, rows, numbers)``; ``numbers`` holds,
+    per configuration name ``c``, ``c_pen`` (reused − fresh), ``c_rt`` (reused −
+    :math:`\eta_1+\eta_2`), their ``_sem``, ``c_rt_z`` (in standard errors),
+    ``c_maxrow``, ``c_W0``, and ``n_configs``."""
     if not isinstance(data, ConfigData):
         raise TypeError(f"data must be a ConfigData, got {type(data).__name__}")
-    header = ["configuration", "0 steps", "1 step", r"1 step, $\eta_1+\eta_2$",
-              "2 steps, reused", "2 steps, fresh", "reused − fresh",
-              r"reused − $(\eta_1+\eta_2)$", r"largest row of reused $W_2$"]
+    header = ["setting", "0 steps", "1 step", "fresh", "reused − fresh",
+              r"reused − $\eta_1{+}\eta_2$"]
     rows, numbers = [], {"n_configs": len(data.entries)}
     for name, e in data.entries.items():
-        rows.append([data.labels[name]] + [_pm(e, f"err_{s}") for s in SCHEMES]
-                    + [_pm(e, "d_reused_fresh", signed=True), _pm(e, "d_reused_total", signed=True),
-                       f"{_one(e, 'max_row_W2_reused')[0]:.1f}"])
+        rows.append([data.labels[name]] + [f"{_one(e, f'err_{s}')[0]:.3f}"
+                                           for s in ("W0", "W1", "W2_fresh")]
+                    + [_pm(e, "d_reused_fresh", signed=True), _pm(e, "d_reused_total", signed=True)])
         (pen, pen_sem), (rt, rt_sem) = _one(e, "d_reused_fresh"), _one(e, "d_reused_total")
         numbers.update({f"{name}_pen": pen, f"{name}_pen_sem": pen_sem, f"{name}_rt": rt,
                         f"{name}_rt_sem": rt_sem, f"{name}_rt_z": rt / rt_sem if rt_sem else np.inf,
                         f"{name}_maxrow": _one(e, "max_row_W2_reused")[0],
                         f"{name}_W0": _one(e, "err_W0")[0]})
     return header, rows, numbers
+
+
+def config_errors_table(data: ConfigData) -> tuple:
+    r"""Test error of every first layer (mean over the seeds), the largest of their standard
+    errors, and the largest row norm of the reused :math:`W_2` (mean), one column per
+    configuration (so that it fits a text column). Returns ``(header, rows)``."""
+    if not isinstance(data, ConfigData):
+        raise TypeError(f"data must be a ConfigData, got {type(data).__name__}")
+    header = ["first layer"] + [data.labels[name] for name in data.entries]
+    rows = [[_SHORT[s]] + [f"{_one(e, f'err_{s}')[0]:.3f}" for e in data.entries.values()]
+            for s in SCHEMES]
+    rows.append(["largest standard error"]
+                + [f"{max(_one(e, f'err_{s}')[1] for s in SCHEMES):.3f}"
+                   for e in data.entries.values()])
+    rows.append([r"largest row of reused $W_2$"]
+                + [f"{_one(e, 'max_row_W2_reused')[0]:.1f}" for e in data.entries.values()])
+    return header, rows
 
 
 @dataclass
@@ -1250,10 +1292,10 @@ def plot_penalty(data: PenaltyData):
 
     if not isinstance(data, PenaltyData):
         raise TypeError(f"data must be a PenaltyData, got {type(data).__name__}")
-    fig, axes = plt.subplots(1, 2, figsize=(9.6, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 4.4))
     ax = axes[0]
     for k, label, color in (("d_reused_fresh", "reused − fresh", COLORS["reused"]),
-                            ("d_reused_total", r"reused − one step of size $\eta_1+\eta_2$",
+                            ("d_reused_total", r"reused − 1 step of size $\eta_1+\eta_2$",
                              SCHEME_STYLE["W1_total"][1])):
         errorbars(ax, data.N, data.diff[k], data.sem[k], color=color, label=label)
     ax.axhline(0, color="k", lw=0.8)
@@ -1262,7 +1304,7 @@ def plot_penalty(data: PenaltyData):
            title=r"reuse penalty, $\mathrm{He}_1$")
     ax.set_xticks(data.N, [str(n) for n in data.N])
     ax.minorticks_off()
-    ax.legend(fontsize=9, loc="center right")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18))
     ax = axes[1]
     for s in ("W1_total", "W2_fresh", "W2_reused"):
         errorbars(ax, data.N, data.max_row[s], data.max_row_sem[s], color=SCHEME_STYLE[s][1],
@@ -1272,13 +1314,14 @@ def plot_penalty(data: PenaltyData):
            title="runaway neurons")
     ax.set_xticks(data.N, [str(n) for n in data.N])
     ax.minorticks_off()
-    ax.legend(fontsize=9)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18))
     return fig
 
 
 def penalty_table(data: PenaltyData) -> tuple:
-    r"""Per width: seeds, the test errors of one step and of both second steps, the two
-    paired penalties and the largest row norms. Returns ``(header, rows, numbers)``;
+    r"""Per width: seeds, the two paired penalties and the largest row norms of the two
+    second steps (the test errors themselves: :func:`penalty_errors_table`). Returns
+    ``(header, rows, numbers)``;
     ``numbers``: ``pen_N_lo``, ``pen_N_hi`` (the end widths), the penalty ``pen_lo``,
     ``pen_hi`` and its change ``pen_change`` ± ``pen_change_sem`` between them, the same
     for reused − :math:`\eta_1+\eta_2` (``rt_*``), the largest width's penalty in standard
@@ -1286,11 +1329,9 @@ def penalty_table(data: PenaltyData) -> tuple:
     seeds (``pen_seeds_min``, ``pen_seeds_max``)."""
     if not isinstance(data, PenaltyData):
         raise TypeError(f"data must be a PenaltyData, got {type(data).__name__}")
-    header = ["$N = n = d = n_{\\mathrm{tr}}$", "seeds", "1 step", "2 steps, reused",
-              "2 steps, fresh", "reused − fresh", r"reused − $(\eta_1+\eta_2)$",
-              "largest row, reused", "largest row, fresh"]
+    header = ["$N$", "seeds", "reused − fresh", r"reused − $\eta_1{+}\eta_2$",
+              "row, reused", "row, fresh"]
     rows = [[f"{N}", f"{data.seeds[j]}"]
-            + [_pm(data.entries[N], f"err_{s}") for s in ("W1", "W2_reused", "W2_fresh")]
             + [_pm(data.entries[N], k, signed=True) for k in ("d_reused_fresh", "d_reused_total")]
             + [f"{data.max_row['W2_reused'][j]:.1f}", f"{data.max_row['W2_fresh'][j]:.1f}"]
             for j, N in enumerate(data.N)]
@@ -1304,6 +1345,17 @@ def penalty_table(data: PenaltyData) -> tuple:
                         f"{short}_change": d[-1] - d[0],
                         f"{short}_change_sem": float(np.hypot(se[0], se[-1]))})
     return header, rows, numbers
+
+
+def penalty_errors_table(data: PenaltyData) -> tuple:
+    r"""Per width: the test errors of one step and of both second steps, mean ± sem over
+    the seeds. Returns ``(header, rows)``."""
+    if not isinstance(data, PenaltyData):
+        raise TypeError(f"data must be a PenaltyData, got {type(data).__name__}")
+    shown = ("W1", "W1_total", "W2_reused", "W2_fresh")
+    header = ["$N$"] + [_SHORT[s] for s in shown]
+    rows = [[f"{N}"] + [_pm(data.entries[N], f"err_{s}") for s in shown] for N in data.N]
+    return header, rows
 
 
 def ideal_comparison_table(configs: ConfigData, widths: PenaltyData) -> tuple:
@@ -1320,24 +1372,22 @@ def ideal_comparison_table(configs: ConfigData, widths: PenaltyData) -> tuple:
         raise TypeError("configs must be a ConfigData and widths a PenaltyData")
     shown = ("W1", "W2_reused", "W2_fresh")
     settings = [(configs.labels[k], e) for k, e in configs.entries.items()]
-    settings += [(f"reference, $N = {N}$", widths.entries[N]) for N in widths.N]
+    settings += [(f"$N = {N}$", widths.entries[N]) for N in widths.N]
     for label, e in settings:
         if f"ideal_svd_{shown[0]}" not in e:
             raise ValueError(f"the runs of {label!r} have no measured ideal "
                              "(run payoff_experiment with measured_ideal=True)")
-    header = ["setting"] + [SCHEME_STYLE[s][0] for s in shown]
+    header = ["setting", "first layer", "measured", "theory's", "measured vectors"]
     rows, below_th, below_svd, gap_below, gap_svd = [], 0, 0, 0.0, 0.0
     for label, e in settings:
-        row = [label]
-        for s in shown:
+        for j, s in enumerate(shown):
             m, th, sv = (np.ravel(e[f"{k}_{s}"])[0] for k in ("err", "ideal", "ideal_svd"))
             below_th += m < th
             below_svd += m < sv
             gap_below = max(gap_below, th - m)
             if s != "W2_reused":
                 gap_svd = max(gap_svd, abs(sv - th))
-            row.append(f"{m:.3f} / {th:.3f} / {sv:.3f}")
-        rows.append(row)
+            rows.append([label if j == 0 else "", _SHORT[s], f"{m:.3f}", f"{th:.3f}", f"{sv:.3f}"])
     ref = next(iter(configs.entries.values()))
     numbers = dict(n_ideal_pairs=len(settings) * len(shown), n_below_theory=int(below_th),
                    n_below_svd=int(below_svd), max_below_theory=float(gap_below),
@@ -1397,16 +1447,18 @@ def plot_why(data: MemorisationData, psi: PsiData, alpha_entry: dict, alpha1: fl
     if not isinstance(alpha_entry, dict) or "err_W2_reused_raw" not in alpha_entry:
         raise TypeError("alpha_entry must be a payoff_summary entry with raw-feature errors")
     A2S = list(_alpha2s(alpha2s))
-    fig, axes = plt.subplots(1, 3, figsize=(10.5, 5.0))
+    fig, ax = plt.subplot_mosaic([["move", "rows"], ["raw", "raw"]], figsize=(7.0, 8.6),
+                                 height_ratios=[1.15, 1])
+    axes = [ax["move"], ax["rows"], ax["raw"]]
     for b in ("fresh", "reused"):
         axes[0].scatter(data.move[b], data.memo[b], s=4, alpha=0.5, color=COLORS[b],
                         label=f"{b} batch", rasterized=True)
     axes[0].axhline(data.unrelated, color=COLORS["chance"], ls=":", lw=1.2,
                     label=r"unrelated $\sqrt{2\log n/d}$")
     axes[0].set(xscale="log", ylim=(0, 1.02),
-                xlabel=r"second-step move of neuron $i$, $\|w^{(2)}_i - w^{(1)}_i\|$",
+                xlabel=r"move of neuron $i$, $\|w^{(2)}_i - w^{(1)}_i\|$",
                 ylabel=r"$\max_j|\cos(w^{(2)}_i - w^{(1)}_i, x_j)|$", title="one problem, per neuron")
-    axes[0].legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.22), markerscale=3)
+    axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), markerscale=3)
 
     for s in ("W1_total", "W2_fresh", "W2_reused"):
         errorbars(axes[1], psi.psis, psi.max_row["he1"][s], psi.max_row_sem["he1"][s],
@@ -1416,7 +1468,7 @@ def plot_why(data: MemorisationData, psi: PsiData, alpha_entry: dict, alpha1: fl
                 ylabel=r"largest row norm $\max_i\|w_i\|$", title=r"$\mathrm{He}_1$, across $\psi$")
     axes[1].set_xticks(psi.psis, [f"{p:g}" for p in psi.psis])
     axes[1].minorticks_off()
-    axes[1].legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.22))
+    axes[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2))
 
     e = alpha_entry
     xr3 = [A2S[0] - 0.02, A2S[-1] + 0.02]
@@ -1437,7 +1489,7 @@ def plot_why(data: MemorisationData, psi: PsiData, alpha_entry: dict, alpha1: fl
     axes[2].plot([], [], color="0.3", ls="--", marker="o", ms=4, mfc="white", label="raw features")
     axes[2].set(xlim=xr3, ylim=(-0.02, 1.08), xlabel=rf"$\alpha_2$ ($\alpha_1 = {alpha1}$)",
                 ylabel=r"test error / $\overline{y^2}$", title=r"$\mathrm{He}_1$: raw vs standardised")
-    axes[2].legend(fontsize=9, loc="upper center", ncol=2, bbox_to_anchor=(0.5, -0.22))
+    axes[2].legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
     return fig
 
 
@@ -1488,8 +1540,8 @@ def raw_table(alpha_summary: dict, alpha1: float, alpha2s, L: int) -> tuple:
     A2S = list(_alpha2s(alpha2s))
     L = check_int(L, "L", 1)
     e, m = S1["he1", alpha1], S1["he1+odd", alpha1]
-    header = [r"$\alpha_2$", r"$\Lambda$", "reused, raw", "reused, standardised", "fresh, raw",
-              "fresh, standardised", r"reused, raw, $\mathrm{He}_1$ + odd"]
+    header = [r"$\alpha_2$", r"$\Lambda$", "reused, raw", "reused, std.", "fresh, raw",
+              "fresh, std.", "He₁ + odd: reused, raw"]
     rows = [[f"{a2:g}", f"{n_spikes(alpha1, a2, L)}"]
             + [f"{x[k][i]:.3f}" for x, k in ((e, "err_W2_reused_raw"), (e, "err_W2_reused"),
                                              (e, "err_W2_fresh_raw"), (e, "err_W2_fresh"),
@@ -1514,18 +1566,18 @@ def parameter_table(N: int, c: float, alpha1s, alpha2s, ref, psis, L: int, n_tra
     grid = check_array(relative_lambdas, "relative_lambdas", ndim=1)
     fmt = lambda xs: ", ".join(f"{x:g}" for x in xs)
     rows = [["width and input dimension", f"$N = d = {N}$"],
-            ["step sizes", rf"$\eta_t = c\,N^{{\alpha_t}}$, $c = {c:g}$"],
+            ["step sizes", rf"$\eta_t = \kappa\,N^{{\alpha_t}}$, $\kappa = {c:g}$"],
             [r"first-step exponents $\alpha_1$", fmt(alpha1s)],
             [r"second-step exponents $\alpha_2$", fmt(alpha2s)]]
     rows += [[rf"$\Lambda$ at $\alpha_1 = {a1:g}$", ", ".join(str(n_spikes(a1, a2, L)) for a2 in alpha2s)]
              for a1 in alpha1s]
     rows += [["reference setting", rf"$(\alpha_1, \alpha_2) = ({ref[0]:g}, {ref[1]:g})$, "
               rf"$\Lambda = {n_spikes(*ref, L)}$"],
-             [r"batch of the gradient steps, $\psi = n/d$", f"1 (across $\\alpha_2$); {fmt(psis)}"
-              r" (across $\psi$, at the reference setting)"],
+             [r"batches $\psi = n/d$, across $\alpha_2$", "1"],
+             [r"batches $\psi = n/d$, across $\psi$", f"{fmt(psis)} (reference setting)"],
              [r"readout: training, test samples", f"$n_{{\\mathrm{{tr}}}} = {check_int(n_train, 'n_train')}$, "
               f"$n_{{\\mathrm{{te}}}} = {check_int(n_test, 'n_test')}$"],
-             [r"penalty grid $\rho$", f"{grid.size} values, {sci(grid[0])} to {sci(grid[-1])}"],
+             [r"penalty grid $\lambda_0$", f"{grid.size} values, {sci(grid[0])} to {sci(grid[-1])}"],
              ["seeds per setting (networks; data only)",
               f"{check_int(n_seeds, 'n_seeds')}; {check_int(n_data_seeds, 'n_data_seeds')}"]]
     return ["parameter", "value"], rows
