@@ -71,3 +71,15 @@ def test_rules_table_states_every_verdict():
     assert ":name: tab-verdict-rules" in table
     for label, text in RULES.items():
         assert f"| {label} | {text} |" in table
+
+
+def test_spectra_table_reads_the_summary(summary):
+    table = landing.spectra_table(summary).data
+    rows = [line for line in table.splitlines() if line.startswith("| $W")]
+    assert len(rows) == 3
+    cells = [[c.strip() for c in row.strip("|").split("|")] for row in rows]
+    assert [c[1] for c in cells] == [str(summary.count[k]) for k in ("W1", "W2", "W2r")]
+    assert [c[4] for c in cells] == ["1", str(1 + summary.n_spikes), str(1 + summary.n_spikes)]
+    assert cells[1][2] == f"{summary.s_W2[0]:.2f}"
+    with pytest.raises(TypeError, match="data must be a Summary"):
+        landing.spectra_table("summary")

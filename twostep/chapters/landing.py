@@ -25,7 +25,7 @@ from ..model.activations import get_activation
 from ..model.steps import one_step, run_two_steps
 from ..model.targets import hermite_link
 from .figures import COLORS
-from .report import markdown_table
+from .report import markdown_table, num
 
 
 @dataclass
@@ -130,22 +130,26 @@ def plot_summary(data: Summary, terms: Terms | None = None):
     r"""(a) :math:`\Lambda(\alpha_1, \alpha_2)` with the lines :math:`\alpha_2 = k(1/2-\alpha_1)`
     and the simulated point; with ``terms``, (b) each exact term's top singular value over its
     predicted spike, and its left vector's cosine with :math:`a^{\circ(k+1)}`, against 1 and
-    chance :math:`1/\sqrt N`; (c) the spectra of both :math:`W_2` against the
-    Marchenko--Pastur law, with their outliers and :math:`W_1`'s marked."""
+    chance :math:`1/\sqrt N`; below, the spectra of both :math:`W_2` against the
+    Marchenko--Pastur law, with their outliers and :math:`W_1`'s marked.
+
+    Drawn for the text column (7 in wide): the theory and the terms side by side on top,
+    the two spectra side by side below (without ``terms``, the phase diagram is alone on top).
+    """
     import matplotlib.pyplot as plt
     from matplotlib.colors import BoundaryNorm, ListedColormap
 
     L = data.L
     if terms is not None and not isinstance(terms, Terms):
         raise TypeError(f"terms must be a Terms (from terms_data) or None, got {type(terms).__name__}")
-    cols = 2 if terms is None else 3
-    fig = plt.figure(figsize=(8.6 if terms is None else 11.0, 4.0))
-    grid = fig.add_gridspec(2, cols, width_ratios=[1, 1.3] if terms is None else [1, 0.9, 1.3])
-    ax_phase = fig.add_subplot(grid[:, 0])
-    ax_rows = [fig.add_subplot(grid[0, cols - 1])]
-    ax_rows.append(fig.add_subplot(grid[1, cols - 1], sharex=ax_rows[0]))
+    fig = plt.figure(figsize=(7.0, 6.6))
+    grid = fig.add_gridspec(2, 2, height_ratios=[1.1, 1])
+    ax_phase = fig.add_subplot(grid[0, 0] if terms is not None else grid[0, :])
+    ax_rows = [fig.add_subplot(grid[1, 0])]
+    ax_rows.append(fig.add_subplot(grid[1, 1], sharey=ax_rows[0], sharex=ax_rows[0]))
     if terms is not None:
-        _plot_terms(fig.add_subplot(grid[:, 1]), terms)
+        _plot_terms(fig.add_subplot(grid[0, 1]), terms)
+    spectra = "b" if terms is None else "c"
 
     a = np.linspace(0, 0.5, 251)[:-1]
     A1, A2 = np.meshgrid(a, a)
@@ -156,7 +160,7 @@ def plot_summary(data: Summary, terms: Terms | None = None):
     for k in range(1, L):
         ax_phase.plot(a, phase_boundaries(a, k), color="0.3", lw=0.8)
     ax_phase.plot(data.alpha1, data.alpha2, ls="none", marker="*", ms=13, color="white", mec="k",
-                  mew=0.9, label="simulated in (b), (c)")
+                  mew=0.9, label="simulated")
     ax_phase.set(xlim=(0, 0.5), ylim=(0, 0.5), xlabel=r"$\alpha_1$", ylabel=r"$\alpha_2$",
                  title=rf"(a) theory: $\Lambda(\alpha_1, \alpha_2)$, $L = {L}$")
     ax_phase.grid(False)
@@ -167,27 +171,26 @@ def plot_summary(data: Summary, terms: Terms | None = None):
     edge, margin, n_marked = data.edge, data.margin, data.n_marked
     bins = np.linspace(0, 1.04 * max(data.s_W1[0], data.s_W2[0], data.s_W2r[0]), 120)
     s_grid = np.linspace(0, edge, 300)
-    rows = [(data.s_W2, "$W_2$, fresh batch", COLORS["fresh"]),
-            (data.s_W2r, "$W_2$, reused batch", COLORS["reused"])]
+    rows = [(data.s_W2, "fresh batch", COLORS["fresh"]),
+            (data.s_W2r, "reused batch", COLORS["reused"])]
     for i, (ax, (s, name, color)) in enumerate(zip(ax_rows, rows)):
         beyond = s[s > edge * (1 + margin)]
-        ax.hist(s, bins=bins, density=True, color="0.7", label=name)
+        ax.hist(s, bins=bins, density=True, color="0.7", label="$W_2$")
         ax.plot(s_grid, marchenko_pastur_density(s_grid, 1.0), color=COLORS["theory"], lw=1.2,
-                label=r"bulk of $W_0$" if i == 0 else None)
+                label=r"bulk of $W_0$")
         ax.axvline(edge, color=COLORS["theory"], ls=":", lw=1)
         for x in data.s_W1[:data.count["W1"]]:
             ax.axvline(x, ymax=0.4, color=COLORS["one-step"], lw=1.4, ls="--")
         for x in beyond[:n_marked]:
             ax.axvline(x, ymax=0.4, color=color, lw=1.6)
         shown = f"largest {n_marked} of " if beyond.size > n_marked else ""
-        ax.plot([], [], color=color, lw=1.6, label=f"{shown}{beyond.size} beyond the edge")
-        if i == 0:
-            ax.plot([], [], color=COLORS["one-step"], lw=1.4, ls="--", label=r"outlier of $W_1$")
-        ax.set(ylabel="density", ylim=(0, 1.1))
-        ax.legend(loc="upper right", fontsize=8, handlelength=1.5)
-    ax_rows[0].tick_params(labelbottom=False)
-    ax_rows[0].set_title(rf"({'b' if terms is None else 'c'}) raw spectra, $N = n = d = {data.N}$")
-    ax_rows[-1].set_xlabel("singular value")
+        ax.plot([], [], color=color, lw=1.6, label=f"{shown.removeprefix('largest ')}{beyond.size} beyond")
+        ax.plot([], [], color=COLORS["one-step"], lw=1.4, ls="--", label=r"outlier of $W_1$")
+        ax.set(xlabel="singular value", ylim=(0, 1.45),
+               title=f"({spectra}{i + 1}) $W_2$, {name}")
+        ax.legend(loc="upper right", handlelength=1.4, borderaxespad=0.3)
+    ax_rows[0].set_ylabel("density")
+    ax_rows[1].tick_params(labelleft=False)
     plt.close(fig)
     return fig
 
@@ -203,9 +206,30 @@ def _plot_terms(ax, terms: Terms) -> None:
     ax.axhline(1.0, color=COLORS["theory"], lw=1.2, label="prediction")
     ax.axhline(1 / np.sqrt(terms.N), color=COLORS["chance"], ls=":", lw=1.2,
                label=r"chance $1/\sqrt{N}$")
-    ax.set(xticks=k, xlabel="order $k$ of the exact term", ylim=(0, 1.35),
+    ax.set(xticks=k, xlabel="order $k$ of the exact term", ylabel="ratio; |cosine|", ylim=(0, 1.45),
            title=f"(b) exact terms, {len(terms.seeds)} seeds")
-    ax.legend(loc="lower left", fontsize=8)
+    ax.legend(loc="lower left", borderaxespad=0.3)
+
+
+def spectra_table(data: Summary):
+    r"""Table *tab-summary-spectra*: for :math:`W_1` and both :math:`W_2` of one draw, the number
+    of singular values beyond ``(1 + margin)`` times the bulk edge, the two largest values, and
+    the theory's count as :math:`N\to\infty` (1 for :math:`W_1`, :math:`1+\Lambda` for
+    :math:`W_2`)."""
+    if not isinstance(data, Summary):
+        raise TypeError(f"data must be a Summary (from summary_data), got {type(data).__name__}")
+    threshold = data.edge * (1 + data.margin)
+    rows = [["$W_1$ (one step)", data.s_W1, data.count["W1"], 1],
+            ["$W_2$, fresh batch", data.s_W2, data.count["W2"], 1 + data.n_spikes],
+            ["$W_2$, reused batch", data.s_W2r, data.count["W2r"], 1 + data.n_spikes]]
+    return markdown_table(
+        f"The raw spectra of the figure above, one draw (seed {data.seed}), $N = n = d = {data.N}$: "
+        f"singular values beyond {num(1 + data.margin)} times the bulk edge {num(data.edge)} "
+        f"(the threshold {num(threshold)}), the two largest values, and the theory's count as "
+        r"$N\to\infty$.",
+        "tab-summary-spectra",
+        ["matrix", "beyond the threshold", "$s_1$", "$s_2$", "theory"],
+        [[name, str(count), num(s[0]), num(s[1], ".3f"), str(theory)] for name, s, count, theory in rows])
 
 
 def rules_table():
