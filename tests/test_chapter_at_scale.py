@@ -128,8 +128,8 @@ def test_provenance_and_wall(data):
     assert ch.provenance_numbers(ch.at_scale_data(stopped, _reuse_doc()))["spike_status"] == \
         "was stopped after N = 400 (planned: N = 100, 200, 400, 800)"
     assert p["reuse_seeds"] == "3 at 100, 3 at 200, 3 at 400"   # from the records
-    assert p["label"] == ("computed on a 2-core CPU in float32; the GPU run to N = 32000–45000 "
-                          "is pending")
+    assert p["label"] == ("computed on a 2-core CPU in float32; no GPU run has been made (one "
+                          "would reach N = 32000–45000 with the same command)")
     gpu = _spike_doc()
     gpu.update(backend="cupy", environment={"device": "NVIDIA H200"})
     assert ch.where_label(ch.at_scale_data(gpu, _reuse_doc())) == "computed on NVIDIA H200 (cupy) in float32"
@@ -194,6 +194,12 @@ def test_extrapolation(data):
     n = ch.extrapolation_numbers(rows)
     assert "nstar_45_30_1" in n and "nstar_ch_40_25_2" in n and n["theta_star"] == r["theta_star"]
     assert n["nstar_second_gpu"] in ("beyond", "within") and n["nstar_second"] != n["nstar_min"]
+    smallest = min(row["n_star"] for row in rows)
+    assert "nstar_min_reach" not in n
+    assert ch.extrapolation_numbers(rows, int(smallest) + 1)["nstar_min_reach"] == "lies beyond"
+    assert ch.extrapolation_numbers(rows, int(smallest) - 1)["nstar_min_reach"] == "falls short of"
+    with pytest.raises(ValueError, match="N_max"):
+        ch.extrapolation_numbers(rows, 0)
     with pytest.raises(ValueError, match="settings"):
         ch.extrapolation(data, settings=[(0.6, 0.2)])
     with pytest.raises(TypeError, match="rows"):
@@ -292,3 +298,33 @@ def test_glued_names_do_not_clash(data):
               ch.extrapolation_numbers(ch.extrapolation(data))]
     names = [k for g in groups for k in g]
     assert len(names) == len(set(names)), sorted({k for k in names if names.count(k) > 1})
+
+
+def test_provenance_and_seeds_tables(data):
+    prov = ch.provenance_table(data).data
+    assert ":name: tab-at-scale-provenance" in prov and "|  | spike.json | reuse.json |" in prov
+    assert "| backend, device, dtype | numpy, cpu, float32 |" in prov
+    assert "| wall time (min) | 2 | 1 |" in prov
+    one = _spike_doc()
+    one["records"] = [r for r in one["records"] if not (r["N"] == 400 and r["seed"] == 1)]
+    seeds = ch.seeds_table(ch.at_scale_data(one, _reuse_doc())).data
+    assert "| spike.json | 2 | 2 | 1 |" in seeds and "| reuse.json | 3 | 3 | 3 |" in seeds
+
+
+def test_trends_fit_every_seed(data):
+    rows = ch.trends(data, ch.paired_from_files(data))
+    by = {r["quantity"]: r for r in rows}
+    # the synthetic remainder is 0.3 N^(-1/2) of the spike: an exponent of -1/2, fitted exactly
+    rem = by[r"$\|T_1-S_1\|/\|S_1\|$, fresh"]
+    assert rem["slope"] == pytest.approx(-0.5, abs=1e-6) and rem["se"] < 1e-6
+    assert rem["points"] == 2 * len(NS) and (rem["N_lo"], rem["N_hi"]) == (NS[0], NS[-1])
+    null = by["memorised inputs alone"]
+    x = np.repeat(np.log10(NS), 3)
+    slope = np.polyfit(x, 3 / np.sqrt(10 ** x), 1)[0]
+    assert null["slope"] == pytest.approx(slope, rel=1e-9)
+    numbers = ch.trend_numbers(rows)
+    assert numbers["rem_slope_fresh_1"] == rem["slope"] and "count_slope_se" in numbers
+    table = ch.trends_table(rows).data
+    assert table.count("\n| ") == 1 + len(rows) and "−0.500 ± 0.000" in table
+    with pytest.raises(TypeError, match="rows must be the non-empty list returned by trends"):
+        ch.trends_table([])

@@ -66,8 +66,11 @@ CHAPTER_NS = (500, 1000, 2000, 4000)
 
 
 def results_folder() -> Path:
-    """``results/at_scale`` of the repository holding this package (editable install)."""
-    return Path(__file__).resolve().parents[2] / "results" / "at_scale"
+    """``results/at_scale`` of the repository holding this package (an editable install, a
+    checkout), or else the current folder: a reader who downloaded the appendix's notebook
+    and its results files from the site puts them side by side and runs it there."""
+    repository = Path(__file__).resolve().parents[2] / "results" / "at_scale"
+    return repository if repository.is_dir() else Path.cwd()
 
 
 def results_path(name: str, folder=None) -> Path:
@@ -170,18 +173,21 @@ def width_stats(records, value) -> dict:
 
 
 def _series(stats: dict, index=(), sem: bool = True):
-    # (widths, means, standard errors, or standard deviations with sem=False) of width_stats
+    # (widths, means, standard errors, or standard deviations with sem=False) of width_stats;
+    # a width with a single seed has no spread to show: NaN, which draws no error bar.
     Ns = np.array(sorted(stats), float)
     mean = np.array([stats[N][0][index] for N in sorted(stats)])
-    sd = np.array([stats[N][1][index] / (math.sqrt(stats[N][2]) if sem else 1.0) for N in sorted(stats)])
+    sd = np.array([stats[N][1][index] / (math.sqrt(stats[N][2]) if sem else 1.0)
+                   if stats[N][2] > 1 else math.nan for N in sorted(stats)])
     return Ns, mean, sd
 
 
 def _log_ticks(ax, Ns):
     import matplotlib.pyplot as plt
 
+    # In thousands, so that five widths fit under a panel a third of the column wide.
     ax.set_xscale("log")
-    ax.set_xticks(list(Ns), [str(int(N)) for N in Ns])
+    ax.set_xticks(list(Ns), [f"{N / 1000:g}" for N in Ns])
     ax.xaxis.set_minor_locator(plt.NullLocator())
 
 
@@ -229,6 +235,46 @@ def _status(doc: dict, Ns: list) -> str:
     return f"was stopped after N = {Ns[-1]} (planned: N = {', '.join(str(N) for N in planned)})"
 
 
+def provenance_table(data: AtScale):
+    """Table *tab-at-scale-provenance*: per file, where and how it was computed (backend and
+    device, precision, day, cores, BLAS threads and ``nice`` level, versions), its wall time,
+    whether it ran to completion, and its seeds per width (from :func:`provenance_numbers`)."""
+    d = _check(data)
+    p = provenance_numbers(d)
+    fields = [("backend, device, dtype", lambda n: f"{p[f'{n}_backend']}, {p[f'{n}_device']}, "
+                                                 f"{p[f'{n}_dtype']}"),
+              ("day (UTC)", lambda n: p[f"{n}_date"]),
+              ("cores / BLAS threads / nice", lambda n: f"{p[f'{n}_cores']} / {p[f'{n}_threads']} / "
+                                                       f"{p[f'{n}_nice']}"),
+              ("twostep / numpy", lambda n: f"{p[f'{n}_version']} / {p[f'{n}_numpy']}"),
+              ("wall time (min)", lambda n: f"{p[f'{n}_minutes']:.0f}"),
+              ("the run", lambda n: p[f"{n}_status"])]
+    return markdown_table(
+        "Where and how each results file was computed, as the file records it (wall time: of all "
+        "the commands that wrote it, a resumed run adding to the one it continued).",
+        "tab-at-scale-provenance", [""] + [f"{name}.json" for name in d.names],
+        [[label] + [value(name) for name in d.names] for label, value in fields])
+
+
+def seeds_table(data: AtScale):
+    """Table *tab-at-scale-seeds*: the seeds per width of each file (for the reuse files, the
+    seeds that have both a reused and a fresh record)."""
+    d = _check(data)
+    Ns = sorted({N for name in d.names for N in d.Ns(name)})
+    rows = []
+    for name in d.names:
+        counts = []
+        for N in Ns:
+            by = {b: {r["seed"] for r in d.records(name, b, N)} for b in BATCHES}
+            counts.append(str(len(by["reused"] & by["fresh"])) if N in d.Ns(name) else "–")
+        rows.append([f"{name}.json"] + counts)
+    return markdown_table(
+        "Seeds per width in each file: a seed counts where both batch schemes ran on its draw (the "
+        "spike file: one task per batch; the reuse files: paired runs). A width with one seed has "
+        "no error bar in the figures.", "tab-at-scale-seeds",
+        ["file"] + [f"$N = {N}$" for N in Ns], rows)
+
+
 def commands_text(data: AtScale) -> str:
     """The commands that wrote the two files, in order (a resumed run lists every command it took),
     as shell lines with the file each wrote, for ``print`` in the chapter."""
@@ -246,15 +292,15 @@ def commands_text(data: AtScale) -> str:
 
 def where_label(data: AtScale) -> str:
     """One line saying where the files were computed, from the spike file's provenance: on the
-    host (numpy backend) "computed on a 2-core CPU in float32; the GPU run to N = 32000–45000 is
-    pending", on a device "computed on <device> in <dtype>"."""
+    host (numpy backend) "computed on a 2-core CPU in float32; no GPU run has been made (...)",
+    on a device "computed on <device> in <dtype>"."""
     d = _check(data)
     doc = d.spike
     dtype = doc.get("dtype", doc["params"].get("dtype", "?"))
     if doc.get("backend") == "numpy":
         cores = doc.get("host", {}).get("cpu_count", "?")
-        return (f"computed on a {cores}-core CPU in {dtype}; the GPU run to "
-                f"N = 32000–45000 is pending")
+        return (f"computed on a {cores}-core CPU in {dtype}; no GPU run has been made (one would "
+                f"reach N = 32000–45000 with the same command)")
     device = doc.get("environment", {}).get("device", doc.get("device", "?"))
     return f"computed on {device} ({doc.get('backend')}) in {dtype}"
 
@@ -265,10 +311,12 @@ def wall_table(data: AtScale):
     rows = []
     for name in d.names:
         for N, (mean, sd, n) in width_stats(d.records(name), lambda r: r["wall_s"]).items():
-            rows.append([name, str(N), str(n), f"{float(mean):.1f}", f"{float(sd):.1f}"])
+            rows.append([name, str(N), str(n), f"{float(mean):.1f}",
+                         f"{float(sd):.1f}" if n > 1 else "–"])
     return markdown_table(
         "Wall time of one task (one seed, one batch: draw, two steps, measurement) as recorded in "
-        "the files, per width.", "tab-at-scale-wall",
+        "the files, per width (s.d.: over the tasks of that width; – for a single task).",
+        "tab-at-scale-wall",
         ["file", "$N$", "tasks", "mean wall time (s)", "s.d. (s)"], rows)
 
 
@@ -288,13 +336,16 @@ def terms_table(data: AtScale, orders=(1, 2, 3)):
         left = width_stats(d.records("spike", batch), lambda r: r["left"])
         right = width_stats(d.records("spike", batch), lambda r: r["right"])
         for N in rel:
-            rows.append([batch, str(N), str(rel[N][2])]
-                        + [f"{rel[N][0][k]:.3f} / {left[N][0][k]:.3f} / {right[N][0][k]:.3f}" for k in orders])
+            rows.append([batch, str(N)] + [f"{rel[N][0][k]:.3f}" for k in orders]
+                        + [f"{min(left[N][0][k] for k in orders):.3f}",
+                           f"{min(right[N][0][k] for k in orders):.3f}"])
     return markdown_table(
-        "The exact terms $T_k$ at the reference setting: relative remainder "
-        "$\\|T_k-S_k\\|_{op}/\\|S_k\\|$ / cosine of the top left vector with $a^{\\circ(k+1)}$ / "
-        "cosine of the top right vector with $u_k$ (reuse-aware for a reused batch), means over seeds.",
-        "tab-at-scale-terms", ["batch", "$N$", "seeds"] + [f"$k = {k}$" for k in orders], rows)
+        "The exact terms $T_k$ at the reference setting, means over seeds: the relative remainder "
+        "$\\|T_k-S_k\\|/\\|S_k\\|$ of each order, and over those orders the smallest cosine of the "
+        "top left vector with $a^{\\circ(k+1)}$ and of the top right vector with $u_k$ (reuse-aware "
+        "for a reused batch).",
+        "tab-at-scale-terms", ["batch", "$N$"] + [f"remainder, $k = {k}$" for k in orders]
+        + ["cosine, left", "cosine, right"], rows)
 
 
 def terms_numbers(data: AtScale) -> dict:
@@ -329,7 +380,7 @@ def plot_terms(data: AtScale):
 
     d = _check(data)
     Ns = np.array(d.Ns("spike"), float)
-    fig, axes = plt.subplots(2, 3, figsize=(9.6, 6.2), sharex=True)
+    fig, axes = plt.subplots(2, 3, figsize=(7.0, 5.6), sharex=True)
     for row, batch in enumerate(BATCHES):
         recs = d.records("spike", batch)
         rel = width_stats(recs, lambda r: r["residual"] / r["signal"])
@@ -348,16 +399,18 @@ def plot_terms(data: AtScale):
             ax.plot(Ns, 1 - 1 / np.sqrt(Ns), color=COLORS["chance"], ls=":", lw=1.2,
                     label=r"chance $1-1/\sqrt{N}$")
         axes[row, 0].set_ylabel(f"{batch} batch")
-    titles = (r"$\|T_k - S_k\|_{op}\,/\,\|S_k\|$", r"$1 - \cos(\hat\ell_k,\ a^{\circ(k+1)})$",
-              r"$1 - \cos(\hat r_k,\ u_k)$")
+    titles = (r"$\|T_k - S_k\|\,/\,\|S_k\|$", r"$1 - \cos(\hat\ell_k, a^{\circ(k+1)})$",
+              r"$1 - \cos(\hat r_k, u_k)$")
     for j, ax in enumerate(axes.flat):
         ax.set_yscale("log")
         _log_ticks(ax, Ns)
         ax.set_title(titles[j % 3])
         if j >= 3:
-            ax.set_xlabel("$N$ ($= n = d$)")
-    axes[0, 0].legend(loc="lower left", ncol=2)
-    axes[0, 1].legend(loc="lower left")
+            ax.set_xlabel("$N$ (thousands)")
+    # One legend for the figure, below the panels: inside, it would cover the data.
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    h2, l2 = axes[0, 1].get_legend_handles_labels()
+    fig.legend(handles + h2[-1:], labels + l2[-1:], loc="outside lower center", ncol=4)
     plt.close(fig)
     return fig
 
@@ -382,7 +435,7 @@ def plot_beta(data: AtScale, limits: dict):
     if not isinstance(limits, dict) or set(limits) != set(BATCHES):
         raise TypeError("limits must be the dict of beta_limits")
     Ns = np.array(d.Ns("spike"), float)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.9), sharey=True)
     for ax, batch in zip(axes, BATCHES):
         st = width_stats(d.records("spike", batch), lambda r: r["beta"])
         for k in range(d.L):
@@ -392,10 +445,11 @@ def plot_beta(data: AtScale, limits: dict):
             if limits[batch][k] > 1e-8:
                 ax.axhline(limits[batch][k], color=col, ls="--", lw=1)
         ax.plot(Ns, 1 / np.sqrt(Ns), color=COLORS["chance"], ls=":", lw=1.2, label=r"chance $1/\sqrt{N}$")
-        ax.set(yscale="log", title=f"{batch} batch", xlabel="$N$ ($= n = d$)", ylim=(3e-3, 1.2))
+        ax.set(yscale="log", title=f"{batch} batch", xlabel="$N$ (thousands)", ylim=(3e-3, 1.2))
         _log_ticks(ax, Ns)
     axes[0].set_ylabel(r"$|\cos(\hat r_k,\ \beta^\star)|$")
-    axes[1].legend(loc="lower left", ncol=2)
+    handles, labels = axes[1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=5)
     plt.close(fig)
     return fig
 
@@ -459,22 +513,23 @@ def plot_counts(counts: Counts):
     if not isinstance(counts, Counts):
         raise TypeError(f"counts must be a Counts (from count_data), got {type(counts).__name__}")
     Ns = np.array(counts.Ns, float)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.9), sharey=True)
     for ax, batch in zip(axes, BATCHES):
         for lam in sorted(set(counts.lam.tolist())):
             col = K_COLORS[lam % len(K_COLORS)]
             mask = counts.lam == lam
             vals = [counts.counts[batch][N][:, mask] for N in counts.Ns]
             m = [float(v.mean()) for v in vals]
-            s = [float(v.mean(axis=1).std(ddof=1) / math.sqrt(v.shape[0])) if v.shape[0] > 1 else 0.0
-                 for v in vals]
+            s = [float(v.mean(axis=1).std(ddof=1) / math.sqrt(v.shape[0])) if v.shape[0] > 1
+                 else math.nan for v in vals]   # one seed: no error bar
             plotting.errorbars(ax, Ns, m, s, color=col,
                                label=f"$\\Lambda = {lam}$ ({int(mask.sum())} points)")
             ax.axhline(1 + lam, color=col, ls="--", lw=1)
-        ax.set(title=f"{batch} batch", xlabel="$N$ ($= n = d$)")
+        ax.set(title=f"{batch} batch", xlabel="$N$ (thousands)")
         _log_ticks(ax, Ns)
     axes[0].set_ylabel(r"raw outliers of $W_2$ (above $2\times1.05$)")
-    axes[0].legend(loc="upper left")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=4)
     plt.close(fig)
     return fig
 
@@ -492,14 +547,15 @@ def counts_table(counts: Counts):
             h0, t0 = counts.hits(batch, N, 0, 0)
             h1, t1 = counts.hits(batch, N, 1)
             c = counts.counts[batch][N]
-            rows.append([batch, str(N), str(c.shape[0]), f"{h0} / {t0}", f"{h1} / {t1}"]
+            rows.append([batch, str(N), f"{h0} / {t0}", f"{h1} / {t1}"]
                         + [f"{c[:, counts.lam == lam].mean():.2f}" for lam in lams])
     return markdown_table(
         "Raw outlier count of $W_2$ (singular values above $2\\times1.05$) over the 25-point grid: "
-        "points where the mean over seeds, rounded, equals $1+\\Lambda$, and the mean count over the "
-        "points of each $\\Lambda$ (theory: $1+\\Lambda$).", "tab-at-scale-counts",
-        ["batch", "$N$", "seeds", "hits, $\\Lambda = 0$", "hits, $\\Lambda\\ge1$"]
-        + [f"mean, $\\Lambda = {lam}$ (theory {1 + lam})" for lam in lams], rows)
+        "points where the mean over seeds, rounded, equals $1+\\Lambda$ (hits / points), and the "
+        "mean count over the points of each $\\Lambda$, whose theory is $1+\\Lambda$ (in brackets). "
+        "Seeds per width: the spike file's row of the seeds table.", "tab-at-scale-counts",
+        ["batch", "$N$", "hits, $\\Lambda = 0$", "hits, $\\Lambda\\ge1$"]
+        + [f"$\\Lambda = {lam}$ ({1 + lam})" for lam in lams], rows)
 
 
 def counts_numbers(counts: Counts) -> dict:
@@ -587,25 +643,26 @@ def extrapolation_table(rows: list, data: AtScale):
     theta = rows[0]["theta_star"] if rows else outlier_strength(1.0)
     return markdown_table(
         f"Width $N^\\star$ at which order $k$ of $W_2$ would reach $\\theta_\\star = {theta:.2f}$, fresh "
-        f"batch, $c = {d.spike['params']['c1']:g}$: strengths at $N = {Ns[-1]}$ (the prediction $\\|S_k\\|$ "
-        f"and the measured $s_1(T_k)$, rescaled to the setting), $N^\\star$ from $\\|S_k\\|$ with the "
-        f"theory's exponent over $N = {inside[0] if inside else '-'}$–${inside[-1] if inside else '-'}$ (the two-steps "
-        f"chapter's widths) and over all widths to {Ns[-1]}, from $s_1(T_k)$, and with the exponent "
-        f"fitted over all widths.", "tab-at-scale-extrapolation",
-        ["$(\\alpha_1,\\alpha_2)$", "$\\Lambda$", "$k$", "$e_k$", "$\\|S_k\\|$", "$s_1(T_k)$",
-         f"$N^\\star$ (to {inside[-1] if inside else '-'})", f"$N^\\star$ (to {Ns[-1]})", "$N^\\star$ from $s_1(T_k)$",
-         "fitted exponent", "$N^\\star$ (fitted)"],
-        [[f"({r['a1']:g}, {r['a2']:g})", str(r["lam"]), str(r["k"]), f"{r['e']:+.2f}",
-          f"{r['pred_max']:.3f}", f"{r['top_max']:.3f}", _sci(r["n_star_chapter"]), _sci(r["n_star"]),
-          _sci(r["n_star_top"]), f"{r['e_fit']:+.3f} ± {r['e_fit_se']:.3f}", _sci(r["n_fit"])]
-         for r in rows])
+        f"batch, $\\kappa = {d.spike['params']['c1']:g}$: from $\\|S_k\\|$ with the theory's exponent "
+        f"$e_k$ over $N = {inside[0] if inside else '-'}$–${inside[-1] if inside else '-'}$ (the two-steps "
+        f"chapter's widths) and over all widths to {Ns[-1]}, and from the measured $s_1(T_k)$; last, "
+        f"the exponent fitted to $\\|S_k\\|$ over all widths (± one standard error), to set against "
+        f"$e_k$.", "tab-at-scale-extrapolation",
+        ["$(\\alpha_1,\\alpha_2)$, $\\Lambda$", "$k$", "$e_k$",
+         f"$N^\\star$, to {inside[-1] if inside else '-'}", f"$N^\\star$, to {Ns[-1]}",
+         "$N^\\star$, $s_1(T_k)$", "fitted exponent"],
+        [[f"({r['a1']:g}, {r['a2']:g}), {r['lam']}", str(r["k"]), f"{r['e']:+.2f}",
+          _sci(r["n_star_chapter"]), _sci(r["n_star"]), _sci(r["n_star_top"]),
+          f"{r['e_fit']:+.3f} ± {r['e_fit_se']:.3f}"] for r in rows])
 
 
-def extrapolation_numbers(rows: list) -> dict:
+def extrapolation_numbers(rows: list, N_max: int | None = None) -> dict:
     r"""Glue values: ``nstar_{a1}_{a2}_{k}`` (text, e.g. ``nstar_45_30_1``) from all widths,
     ``nstar_ch_...`` from the chapter's widths, ``nstar_top_...`` from :math:`s_1(T_k)`;
     ``nstar_min`` and ``nstar_second`` (the smallest two, text), ``nstar_second_gpu`` ("beyond" or
-    "within" the GPU run's largest planned width, 45000) and ``theta_star``."""
+    "within" the GPU run's largest planned width, 45000) and ``theta_star``; with ``N_max`` (the
+    files' largest width), ``nstar_min_reach``: whether it "lies beyond" or "falls short of" the
+    smallest :math:`N^\star`."""
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "n_star" in r for r in rows):
         raise TypeError("rows must be the non-empty list returned by extrapolation")
     out = {"theta_star": rows[0]["theta_star"]}
@@ -620,6 +677,9 @@ def extrapolation_numbers(rows: list) -> dict:
     out["nstar_min"] = _sci(ordered[0])
     out["nstar_second"] = _sci(ordered[1] if len(ordered) > 1 else ordered[0])
     out["nstar_second_gpu"] = "beyond" if (ordered[1] if len(ordered) > 1 else ordered[0]) > 45000 else "within"
+    if N_max is not None:
+        N_max = check_int(N_max, "N_max", 1)
+        out["nstar_min_reach"] = "lies beyond" if N_max >= ordered[0] else "falls short of"
     return out
 
 
@@ -771,6 +831,81 @@ def projected_trends(paired) -> dict:
                             for N in Ns])
         y = np.concatenate([paired.values("reuse", N, key, batch) for N in Ns])
         out[f"{tag}_slope"], out[f"{tag}_slope_se"] = _slope(x, y)
+    return out
+
+
+def trends(data: AtScale, paired) -> list:
+    r"""The appendix's trends against :math:`N`, each a least-squares slope over every seed's
+    value with its standard error, from the smallest to the largest width of its file: the
+    relative remainders :math:`\|T_k-S_k\|/\|S_k\|` per batch and order (slope of
+    :math:`\log_{10}` of the remainder against :math:`\log_{10}N`, a power of :math:`N`), the
+    fresh-batch mean raw count at :math:`\Lambda\ge1` (per decade of :math:`N`), and the reuse
+    measurements of :func:`projected_trends` (per decade). Returns a list of dicts with
+    ``quantity``, ``unit``, ``N_lo``, ``N_hi``, ``lo``, ``hi`` (means at the two widths),
+    ``slope``, ``se``, ``points`` (seed values fitted)."""
+    d = _check(data)
+    rows = []
+
+    def add(quantity, unit, by_N, log_y=False):
+        Ns = sorted(by_N)
+        x = np.concatenate([np.full(len(by_N[N]), math.log10(N)) for N in Ns])
+        y = np.concatenate([np.log10(by_N[N]) if log_y else by_N[N] for N in Ns])
+        slope, se = _slope(x, y)
+        rows.append({"quantity": quantity, "unit": unit, "N_lo": Ns[0], "N_hi": Ns[-1],
+                     "lo": float(np.mean(by_N[Ns[0]])), "hi": float(np.mean(by_N[Ns[-1]])),
+                     "slope": slope, "se": se, "points": int(x.size)})
+
+    for batch in BATCHES:
+        for k in range(1, d.L):
+            by_N = {}
+            for r in d.records("spike", batch):
+                by_N.setdefault(r["N"], []).append(float(np.asarray(r["residual"])[k]
+                                                         / np.asarray(r["signal"])[k]))
+            add(rf"$\|T_{k}-S_{k}\|/\|S_{k}\|$, {batch}", "exponent of $N$",
+                {N: np.array(v) for N, v in by_N.items()}, log_y=True)
+    counts = count_data(d)
+    by_N = {N: counts.counts["fresh"][N][:, counts.lam >= 1].mean(axis=1) for N in counts.Ns}
+    add(r"mean raw count, $\Lambda\ge1$, fresh", "per decade", by_N)
+    for label, key, batch in ((r"$T_2$ top vector, reused − fresh", "term_overlap", "diff"),
+                              (r"$T_2^\top a^{\circ3}$, reused", "projected_overlap", "reused"),
+                              (r"memorised inputs alone", "projected_memorised_null", "reused")):
+        add(label, "per decade", {N: paired.values("reuse", N, key, batch) for N in paired.Ns("reuse")})
+    return rows
+
+
+def trends_table(rows: list):
+    """Table *tab-at-scale-trends*: each trend of :func:`trends` with its means at the smallest and
+    the largest width and its fitted slope ± standard error."""
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "slope" in r for r in rows):
+        raise TypeError("rows must be the non-empty list returned by trends")
+    return markdown_table(
+        "Trends against $N$, fitted by least squares to every seed's value from the smallest to "
+        "the largest width of the file: the remainders as a power of $N$ (the slope of "
+        "$\\log_{10}$ remainder against $\\log_{10}N$; the book's reading predicts a negative one), "
+        "the other quantities per decade of $N$; ± one standard error of the slope.",
+        "tab-at-scale-trends",
+        ["quantity (slope as)", "$N$", "means at the ends", "slope"],
+        [[f"{r['quantity']} ({r['unit']})", f"{r['N_lo']}–{r['N_hi']}",
+          f"{r['lo']:.3f} → {r['hi']:.3f}", f"{r['slope']:+.3f} ± {r['se']:.3f}"] for r in rows])
+
+
+def trend_numbers(rows: list) -> dict:
+    r"""Glue values of :func:`trends`: ``rem_slope_{batch}_{k}`` and ``rem_slope_se_{batch}_{k}``
+    (remainders, as exponents of :math:`N`), ``rem_fresh_z_max`` (the largest distance of a
+    fresh-batch exponent from :math:`-1/2`, in its standard errors), ``count_slope``,
+    ``count_slope_se``."""
+    if not isinstance(rows, list) or not rows:
+        raise TypeError("rows must be the non-empty list returned by trends")
+    out = {"rem_fresh_z_max": max((abs(r["slope"] + 0.5) / r["se"] for r in rows
+                                   if r["quantity"].startswith(r"$\|T_") and r["quantity"].endswith("fresh")),
+                                  default=math.nan)}
+    for r in rows:
+        q = r["quantity"]
+        if q.startswith(r"$\|T_"):
+            k, batch = q[5], q.rsplit(", ", 1)[1]
+            out[f"rem_slope_{batch}_{k}"], out[f"rem_slope_se_{batch}_{k}"] = r["slope"], r["se"]
+        elif q.startswith("mean raw count"):
+            out["count_slope"], out["count_slope_se"] = r["slope"], r["se"]
     return out
 
 
