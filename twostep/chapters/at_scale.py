@@ -841,17 +841,18 @@ def trends(data: AtScale, paired) -> list:
     :math:`\log_{10}` of the remainder against :math:`\log_{10}N`, a power of :math:`N`), the
     fresh-batch mean raw count at :math:`\Lambda\ge1` (per decade of :math:`N`), and the reuse
     measurements of :func:`projected_trends` (per decade). Returns a list of dicts with
-    ``quantity``, ``unit``, ``N_lo``, ``N_hi``, ``lo``, ``hi`` (means at the two widths),
+    ``key`` (``rem_{batch}_{k}``, ``count``, ``raw``, ``proj``, ``null``), ``quantity``, ``unit``,
+    ``N_lo``, ``N_hi``, ``lo``, ``hi`` (means at the two widths),
     ``slope``, ``se``, ``points`` (seed values fitted)."""
     d = _check(data)
     rows = []
 
-    def add(quantity, unit, by_N, log_y=False):
+    def add(key, quantity, unit, by_N, log_y=False):
         Ns = sorted(by_N)
         x = np.concatenate([np.full(len(by_N[N]), math.log10(N)) for N in Ns])
         y = np.concatenate([np.log10(by_N[N]) if log_y else by_N[N] for N in Ns])
         slope, se = _slope(x, y)
-        rows.append({"quantity": quantity, "unit": unit, "N_lo": Ns[0], "N_hi": Ns[-1],
+        rows.append({"key": key, "quantity": quantity, "unit": unit, "N_lo": Ns[0], "N_hi": Ns[-1],
                      "lo": float(np.mean(by_N[Ns[0]])), "hi": float(np.mean(by_N[Ns[-1]])),
                      "slope": slope, "se": se, "points": int(x.size)})
 
@@ -861,15 +862,15 @@ def trends(data: AtScale, paired) -> list:
             for r in d.records("spike", batch):
                 by_N.setdefault(r["N"], []).append(float(np.asarray(r["residual"])[k]
                                                          / np.asarray(r["signal"])[k]))
-            add(rf"$\|T_{k}-S_{k}\|/\|S_{k}\|$, {batch}", "exponent of $N$",
+            add(f"rem_{batch}_{k}", rf"$\|T_{k}-S_{k}\|/\|S_{k}\|$, {batch}", "exponent of $N$",
                 {N: np.array(v) for N, v in by_N.items()}, log_y=True)
     counts = count_data(d)
     by_N = {N: counts.counts["fresh"][N][:, counts.lam >= 1].mean(axis=1) for N in counts.Ns}
-    add(r"mean raw count, $\Lambda\ge1$, fresh", "per decade", by_N)
-    for label, key, batch in ((r"$T_2$ top vector, reused − fresh", "term_overlap", "diff"),
-                              (r"$T_2^\top a^{\circ3}$, reused", "projected_overlap", "reused"),
-                              (r"memorised inputs alone", "projected_memorised_null", "reused")):
-        add(label, "per decade", {N: paired.values("reuse", N, key, batch) for N in paired.Ns("reuse")})
+    add("count", r"mean raw count, $\Lambda\ge1$, fresh", "per decade", by_N)
+    for tag, label, key, batch in (("raw", r"$T_2$ top vector, reused − fresh", "term_overlap", "diff"),
+                              ("proj", r"$T_2^\top a^{\circ3}$, reused", "projected_overlap", "reused"),
+                              ("null", r"memorised inputs alone", "projected_memorised_null", "reused")):
+        add(tag, label, "per decade", {N: paired.values("reuse", N, key, batch) for N in paired.Ns("reuse")})
     return rows
 
 
@@ -896,15 +897,14 @@ def trend_numbers(rows: list) -> dict:
     ``count_slope_se``."""
     if not isinstance(rows, list) or not rows:
         raise TypeError("rows must be the non-empty list returned by trends")
-    out = {"rem_fresh_z_max": max((abs(r["slope"] + 0.5) / r["se"] for r in rows
-                                   if r["quantity"].startswith(r"$\|T_") and r["quantity"].endswith("fresh")),
-                                  default=math.nan)}
+    rem = {r["key"]: r for r in rows if r["key"].startswith("rem_")}
+    out = {"rem_fresh_z_max": max((abs(r["slope"] + 0.5) / r["se"] for key, r in rem.items()
+                                   if key.startswith("rem_fresh_")), default=math.nan)}
+    for key, r in rem.items():
+        batch, k = key.split("_")[1:]
+        out[f"rem_slope_{batch}_{k}"], out[f"rem_slope_se_{batch}_{k}"] = r["slope"], r["se"]
     for r in rows:
-        q = r["quantity"]
-        if q.startswith(r"$\|T_"):
-            k, batch = q[5], q.rsplit(", ", 1)[1]
-            out[f"rem_slope_{batch}_{k}"], out[f"rem_slope_se_{batch}_{k}"] = r["slope"], r["se"]
-        elif q.startswith("mean raw count"):
+        if r["key"] == "count":
             out["count_slope"], out["count_slope_se"] = r["slope"], r["se"]
     return out
 

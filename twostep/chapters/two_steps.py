@@ -1747,17 +1747,25 @@ def plot_correction(data: dict):
     return fig
 
 
-def correction_table(data: dict):
-    r"""Table *tab-correction*: the size ratio of each term to both predictions at the largest
-    width, both batches, mean ± sd over seeds, and the large-:math:`N` limit of their ratio (the
-    residuals and right cosines are in :func:`correction_fit_table`)."""
+def _largest_width_rows(data: dict, keys, extra=None) -> list:
+    # One row per batch and order: "mean ± sd" over seeds at the largest width for each key,
+    # then the cells of extra(stats, order index).
     j_last = len(data["Ns"]) - 1
     rows = []
     for b in BATCHES:
         st = data[b]
         for j, k in enumerate(data["orders"]):
-            cell = lambda key: f"{st[key][0][j_last, j]:.3f} ± {st[key][1][j_last, j]:.3f}"  # noqa: E731
-            rows.append([b, str(k), cell("ratio"), cell("ratio_corr"), f"{st['limit'][j]:.3f}"])
+            rows.append([b, str(k)] + [f"{st[key][0][j_last, j]:.3f} ± {st[key][1][j_last, j]:.3f}"
+                                       for key in keys] + (extra(st, j) if extra else []))
+    return rows
+
+
+def correction_table(data: dict):
+    r"""Table *tab-correction*: the size ratio of each term to both predictions at the largest
+    width, both batches, mean ± sd over seeds, and the large-:math:`N` limit of their ratio (the
+    residuals and right cosines are in :func:`correction_fit_table`)."""
+    rows = _largest_width_rows(data, ("ratio", "ratio_corr"),
+                               lambda st, j: [f"{st['limit'][j]:.3f}"])
     header = ["batch", "$k$", r"$s_1(T_k)/\|S_k\|$", r"$s_1(T_k)/\|S_k^{\rm corr}\|$", "limit"]
     N = int(data["Ns"][-1])
     return markdown_table(
@@ -1770,13 +1778,7 @@ def correction_table(data: dict):
 def correction_fit_table(data: dict):
     r"""Table *tab-correction-fit*: at the largest width, the relative residual and the right
     cosine of each term for both predictions, both batches, mean ± sd over seeds."""
-    j_last = len(data["Ns"]) - 1
-    rows = []
-    for b in BATCHES:
-        st = data[b]
-        for j, k in enumerate(data["orders"]):
-            cell = lambda key: f"{st[key][0][j_last, j]:.3f} ± {st[key][1][j_last, j]:.3f}"  # noqa: E731
-            rows.append([b, str(k), cell("resid"), cell("resid_corr"), cell("right"), cell("right_corr")])
+    rows = _largest_width_rows(data, ("resid", "resid_corr", "right", "right_corr"))
     header = ["batch", "$k$", r"residual, $S_k$", r"residual, $S_k^{\rm corr}$",
               r"cosine, $S_k$", r"cosine, $S_k^{\rm corr}$"]
     N = int(data["Ns"][-1])
