@@ -25,21 +25,26 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import importlib.util
+import inspect
 import time
 from pathlib import Path
 
 import numpy as np
 
 from twostep.scale.backend import get_backend
+from twostep.scale.device import measure_on
+from twostep.scale.memory import keep_freed_memory
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (1000, 2000, 4000)
 BATCHES = ("fresh", "reused")
 TARGETS = {"spike": 2.0, "reuse": 1.5}
-#: Block of the subspace iteration: k + oversample (8) columns; one pass of an N x d matrix over
-#: b columns is 2 N d b flops, b / N of one N^3 product (2 N^3 flops).
-OVERSAMPLE = 8
+#: Blocks of the spectra (twostep.scale.lanczos): the terms' top-1 and reuse's spectra with
+#: k columns, the grid's top-6 with 6 + oversample (measure_on's default). One pass of an N x d
+#: matrix over b columns is 2 N d b flops, b / N of one N^3 product (2 N^3 flops).
+GRID_OVERSAMPLE = inspect.signature(measure_on).parameters["oversample"].default
 
 
 def _experiments() -> dict:
@@ -49,8 +54,9 @@ def _experiments() -> dict:
     return module.EXPERIMENTS
 
 
-def product_seconds(N: int, repeat: int = 3) -> float:
-    """Best of ``repeat`` N x N x N float32 products (after a warm-up)."""
+def product_seconds(N: int, count: int = 1, repeat: int = 3) -> float:
+    """Seconds per N x N x N float32 product, in a run of ``count`` products back to back (best
+    of ``repeat`` runs, after a warm-up product)."""
     rng = np.random.default_rng(1)
     A = rng.standard_normal((N, N), dtype=np.float32)
     B = rng.standard_normal((N, N), dtype=np.float32)
@@ -58,8 +64,9 @@ def product_seconds(N: int, repeat: int = 3) -> float:
     best = np.inf
     for _ in range(repeat):
         t0 = time.perf_counter()
-        C = A @ B
-        best = min(best, time.perf_counter() - t0)
+        for _ in range(count):
+            np.matmul(A, B, out=C)
+        best = min(best, (time.perf_counter() - t0) / count)
     del A, B, C
     return best
 
@@ -71,11 +78,12 @@ def necessary(name: str, N: int, extra: dict) -> tuple[float, list[str]]:
     pd = ["P = W0 X2^T and Delta = (W1 - W0) X2^T (once for all terms)            2"]
     if name == "spike":
         G = len(extra["grid"])
-        spectra = 2 * (2 * L * (1 + OVERSAMPLE) + G * (6 + OVERSAMPLE)) / N
+        b = 6 + GRID_OVERSAMPLE
+        spectra = 2 * (2 * L + G * b) / N
         lines = steps + pd + [
             f"the {L} exact terms T_k = [sigma^(k+1)(P) Delta^k y a / k!] X2, one each    {L}",
-            f"spectra: {2 * L} top-1 (T_k, T_k - S_k; b = 9) and {G} top-6 of W2 (b = 14),",
-            f"  at least one iteration (two passes) each, b/N products a pass     {spectra:.3f}",
+            f"spectra: {2 * L} top-1 (T_k, T_k - S_k; b = 1) and {G} top-6 of W2 (b = {b}),",
+            f"  one block (two passes) each, b/N products a pass               {spectra:.3f}",
             "  (rebuilding W2 at each grid point is N^2 memory traffic: no products)",
             "a fused implementation could share P and Delta with the steps' own",
             "  products (W1 X2^T = P + Delta; P = W0 X1^T when reused) and drop W2's",
@@ -83,30 +91,35 @@ def necessary(name: str, N: int, extra: dict) -> tuple[float, list[str]]:
         ]
         return 4 + 2 + L + spectra, lines
     if name == "reuse":
-        spectra = 2 * ((1 + OVERSAMPLE) + (extra["top"] + OVERSAMPLE)) / N
+        spectra = 2 * (1 + extra["top"]) / N
         memo = (1 + extra["top"]) / N
         lines = steps + pd + [
             f"the one exact term T_{extra['term']}, one product                               1",
-            f"spectra: top-1 of T_{extra['term']} (b = 9), top-{extra['top']} of W2 "
-            f"(b = {extra['top'] + OVERSAMPLE}), one iteration each  {spectra:.3f}",
+            f"spectra: top-1 of T_{extra['term']} (b = 1), top-{extra['top']} of W2 "
+            f"(b = {extra['top']}), one block each      {spectra:.3f}",
             f"memorisation: X2 V^T for T's and W2's vectors                    {memo:.3f}",
         ]
         return 4 + 2 + 1 + spectra + memo, lines
     raise ValueError(f"name must be 'spike' or 'reuse', got {name!r}")
 
 
-def task_seconds(func, bk, N: int, batch: str, extra: dict) -> float:
-    gc.collect()
-    t0 = time.perf_counter()
-    func(bk, N=N, batch=batch, seed=0, dtype="float32", **extra)
-    return time.perf_counter() - t0
+def task_seconds(func, bk, N: int, batch: str, extra: dict, repeat: int = 2) -> float:
+    """Best of ``repeat`` runs of one task (seed 0)."""
+    best = np.inf
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        func(bk, N=N, batch=batch, seed=0, dtype="float32", **extra)
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     p.add_argument("--batches", nargs="+", choices=BATCHES, default=list(BATCHES))
-    p.add_argument("--repeat", type=int, default=2, help="products timed per task (best of)")
+    p.add_argument("--repeat", type=int, default=2,
+                   help="runs of each task and of the product before it (best of each)")
     args = p.parse_args(argv)
     if any(N < 50 for N in args.sizes):
         raise SystemExit(f"--sizes must be >= 50, got {args.sizes}")
@@ -120,7 +133,9 @@ def main(argv=None) -> int:
         threads = "?"
     experiments = _experiments()
     bk = get_backend("numpy")
-    print(f"float32, numpy backend, {threads} BLAS threads; parameters of tools/at_scale.py")
+    kept = keep_freed_memory()   # as tools/at_scale.py runs the tasks
+    print(f"float32, numpy backend, {threads} BLAS threads; parameters of tools/at_scale.py; "
+          f"freed memory kept for reuse: {'yes' if kept else 'no (not glibc)'}")
     for name in ("spike", "reuse"):
         count, lines = necessary(name, 4000, experiments[name][2])
         print(f"\nnecessary work of {name}_on in N^3 products (at N = 4000: {count:.2f}):")
@@ -133,9 +148,12 @@ def main(argv=None) -> int:
             func, _, extra = experiments[name]
             count = necessary(name, N, extra)[0]
             for batch in args.batches:
-                # The unit right before the task: on a shared machine the load drifts.
-                unit = product_seconds(N, args.repeat)
-                wall = task_seconds(func, bk, N, batch, extra)
+                # The unit right before the task, from as many products as its floor counts, so
+                # that the two are timed over spans of the same length: on this VM the speed of
+                # the cores drifts by 10-20 % over seconds, and the best of a few single products
+                # would be a luckier draw than the best of a few 10-second tasks.
+                unit = product_seconds(N, math.ceil(count), args.repeat)
+                wall = task_seconds(func, bk, N, batch, extra, args.repeat)
                 ratio = wall / (count * unit)
                 mark = "" if N != 4000 else ("met" if ratio <= TARGETS[name] else "MISSED")
                 print(f"{N:>6} {name:>6} {batch:>7} {unit:>10.3f} {count:>6.2f} "

@@ -7,7 +7,7 @@ on the device by its own generator (twostep.scale.device.draw_problem_on), print
   one N x N x N float32 matrix product (mean of 3 after a warm-up), times 4, the number of
   such products the two steps need; the ratio two-steps / floor is the target of issue 15
   (at most 1.5 at N = 32000);
-* the time of the top-k singular values of W2 by subspace iteration
+* the time of the top-k singular values of W2 by block Lanczos
   (twostep.scale.device.top_singular_on);
 * with --measure, the time of the book's measurement of one draw
   (twostep.scale.device.measure_on: the exact terms T_k, their spikes, cosines and the

@@ -67,7 +67,8 @@ def test_fake_gpu_backend_is_selected(monkeypatch):
 
 def test_device_bytes_and_memory_error(monkeypatch):
     # 3 weight matrices + one batch (reused) or two (fresh) + three blocks.
-    blocks = 3 * B.BLOCK_ELEMENTS
+    blocks = 3 * B.block_elements(100, 50)     # whole rows: the 100 x 50 pre-activation
+    assert blocks == 3 * 5000
     assert B.device_bytes(100, 50, 40, "reused", np.float32) == 4 * (3 * 4000 + 2000 + blocks)
     assert B.device_bytes(100, 50, 40, "fresh") == 8 * (3 * 4000 + 2 * 2000 + blocks)
     with pytest.raises(ValueError, match="batch must be one of"):

@@ -139,6 +139,12 @@ def test_provenance_and_wall(data):
     assert cmd[1] == "python tools/at_scale.py --backend numpy" and len(cmd) == 4
     text = ch.wall_table(data).data
     assert ":name: tab-at-scale-wall" in text and text.count("\n| spike") == 3
+    assert "| spike | 400 | 4 | 1.5 | 0.6 | – |" in text     # no peak memory recorded
+    mem = _spike_doc()
+    for r in mem["records"]:
+        r["peak_rss_gb"] = r["N"] / 100 + r["seed"]      # the width's largest is shown
+    assert "| spike | 400 | 4 | 1.5 | 0.6 | 5.0 |" in ch.wall_table(
+        ch.at_scale_data(mem, _reuse_doc())).data
 
 
 def test_terms_table_numbers_and_figures(data):
@@ -324,7 +330,21 @@ def test_trends_fit_every_seed(data):
     assert null["slope"] == pytest.approx(slope, rel=1e-9)
     numbers = ch.trend_numbers(rows)
     assert numbers["rem_slope_fresh_1"] == rem["slope"] and "count_slope_se" in numbers
+    assert (rem["N_prev"], rem["prev"]) == (200, pytest.approx(0.3 / np.sqrt(200)))
     table = ch.trends_table(rows).data
     assert table.count("\n| ") == 1 + len(rows) and "−0.500 ± 0.000" in table
+    assert "| 100, 200, 400 | 0.030, 0.021 → 0.015 |" in table
     with pytest.raises(TypeError, match="rows must be the non-empty list returned by trends"):
         ch.trends_table([])
+
+
+def test_widest_step_says_what_the_largest_width_adds(data):
+    rows = ch.trends(data, ch.paired_from_files(data))
+    text = ch.widest_step_text(rows)
+    # the synthetic remainders fall with N at every order, in both batches
+    assert text.startswith("From N = 200 to N = 400, the fresh-batch remainders fall at 3 of 3 "
+                           "orders; the reused-batch remainders fall at 3 of 3 orders;")
+    null = next(r for r in rows if r["key"] == "null")
+    assert f"the memorised inputs' own span goes from {null['prev']:.3f} to {null['hi']:.3f}." in text
+    with pytest.raises(TypeError, match="rows must be the non-empty list returned by trends"):
+        ch.widest_step_text([])

@@ -19,8 +19,9 @@ from twostep.analysis.decomposition import signal_part
 from twostep.analysis.spikes import term_diagnostics
 from twostep.model.steps import Problem, draw_problem, two_steps
 from twostep.scale import backend as B
-from twostep.scale.device import (_block_iteration, draw_problem_on, measure_on, run_two_steps_on,
+from twostep.scale.device import (draw_problem_on, measure_on, run_two_steps_on,
                                   to_host, top_singular_on)
+from twostep.scale.lanczos import block_lanczos
 
 ACT = ts.get_activation("poly4")
 STEPS = ((0.2, 0.4), (0.2, 0.25))
@@ -85,31 +86,84 @@ def test_corrected_signal_part_on_the_array_api_is_the_numpy_one(pair):
 
 
 def test_top_singular_on_stops_by_its_residual_test():
-    # A rank-3 spike on noise: the top 3 converge in a few iterations, and the test stops there.
-    # A warm start from the converged block needs fewer; tol = 0 runs them all. The iterations
-    # done are the last entry of _block_iteration's answer.
+    # A rank-3 spike on noise: the top 3 converge in a few blocks, and the test stops there.
+    # A warm start from the converged block needs fewer; tol = 0 runs them all. The blocks
+    # added are the last entry of block_lanczos's answer.
     rng = np.random.default_rng(1)
     N, d = 300, 200
     M = rng.standard_normal((N, d)) / np.sqrt(d)
     M += (rng.standard_normal((N, 3)) * [3.0, 2.0, 1.5]) @ rng.standard_normal((3, d)) / 15
     dense = np.linalg.svd(M, compute_uv=False)
-    s, U, V, Q, cold = _block_iteration(M, 3, tol=1e-10)
+    s, U, V, Q, cold = block_lanczos(M, 3, tol=1e-10)
     np.testing.assert_allclose(s, dense[:3], rtol=1e-12)
     np.testing.assert_allclose(np.abs(np.sum((M @ V) * U, axis=0)), dense[:3], rtol=1e-12)
     assert 2 < cold < 40
-    s2, _, _, _, warm = _block_iteration(M, 3, tol=1e-10, start=Q.T, vectors=False)
+    s2, _, _, _, warm = block_lanczos(M, 3, tol=1e-10, start=Q.T, vectors=False)
     np.testing.assert_allclose(s2, dense[:3], rtol=1e-12)
     assert warm < cold
-    assert _block_iteration(M, 3, tol=0.0, iterations=5)[-1] == 5
+    assert block_lanczos(M, 3, tol=0.0, iterations=5)[-1] == 5
     # The count's test: values above the threshold are final at once, those below once their
     # residual interval is below it.
     t = 0.5 * (dense[2] + dense[3])
-    s3, _, _, _, count = _block_iteration(M, 6, above=t, vectors=False)
+    s3, _, _, _, count = block_lanczos(M, 6, above=t, vectors=False)
     assert int(np.sum(s3 > t)) == 3 and count < cold
     with pytest.raises(ValueError, match="tol must be"):
         top_singular_on(M, 1, tol=-1.0)
     with pytest.raises(ValueError, match=r"start must have shape \(m, 200\)"):
         top_singular_on(M, 1, start=np.ones((2, 7)))
+
+
+def test_top_singular_on_resolves_a_cluster_at_the_threshold():
+    # Singular values of which the fourth sits 1e-3 above the count's threshold and the fifth
+    # 1e-3 below, over a bulk whose edge is 0.01 below it: the count is that of the dense SVD.
+    # The block subspace iteration this solver replaced counted 3 here, stopped at its cap of 40
+    # iterations (as at two points of the at-scale grid, N = 4000); Lanczos took 23 blocks.
+    # Not converging within `iterations` warns.
+    rng = np.random.default_rng(5)
+    N = d = 400
+    U, _ = np.linalg.qr(rng.standard_normal((N, N)))
+    V, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    t = 2.2
+    values = np.concatenate([[6.0, 4.0, 3.0, t + 1e-3, t - 1e-3],
+                             np.sort(2 * np.sqrt(rng.uniform(0, 1, N - 5)))[::-1] + 0.19])
+    M = (U * values) @ V.T
+    dense = np.linalg.svd(M, compute_uv=False)
+    assert int(np.sum(dense[:6] > t)) == 4 and dense[5] > t - 0.02
+    s, _, _, _, blocks = block_lanczos(M, 6, oversample=2, vectors=False, above=t)
+    assert int(np.sum(s > t)) == 4 and blocks < 40
+    with pytest.warns(RuntimeWarning, match="not converged after 2 blocks"):
+        block_lanczos(M, 6, iterations=2, vectors=False, tol=1e-12)
+
+
+def test_grid_counts_of_the_at_scale_task_are_the_dense_counts():
+    # The at-scale spike task's 25 grid counts at N = 1000 (seed 0, both batches), each from the
+    # rescaling identity and block Lanczos, against ARPACK on W2 rebuilt term by term in float64.
+    import importlib.util
+    from pathlib import Path
+
+    from scipy.sparse.linalg import svds
+
+    from twostep.analysis.decomposition import second_step_terms
+    from twostep.scale.device import spike_on
+
+    path = Path(__file__).resolve().parent.parent / "tools" / "at_scale.py"
+    spec = importlib.util.spec_from_file_location("at_scale_tool", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    _, _, extra = tool.EXPERIMENTS["spike"]
+    N, edge = 1000, 2.0 * 1.05
+    for batch in ("fresh", "reused"):
+        counts = spike_on("numpy", N=N, batch=batch, seed=0, **extra)["grid_count"]
+        run = run_two_steps_on("numpy", N, N, N, extra["activation"], extra["target"],
+                               ((extra["c1"], extra["alpha1"]), (extra["c2"], extra["alpha2"])),
+                               batch, seed=0)
+        terms = [T.astype(float) for T in second_step_terms(run)]
+        for (a1, a2), count in zip(extra["grid"], counts):
+            x = extra["c1"] * N ** a1 / run.eta1
+            W2 = (run.W0 + x * (run.W1 - run.W0)).astype(float) + (
+                extra["c2"] * N ** a2 / run.eta2) * sum(x ** k * T for k, T in enumerate(terms))
+            s = svds(W2, k=7, tol=1e-10, return_singular_vectors=False)
+            assert count == min(6, int(np.sum(s > edge))), (batch, a1, a2)
 
 
 def test_top_singular_on_handles_a_rank_deficient_block():

@@ -2,15 +2,18 @@
 """Regenerate results/at_scale/: the book's measurements at widths beyond the build.
 
     .venv/bin/python tools/at_scale.py --backend cupy --out results/at_scale   # on a GPU
-    OPENBLAS_NUM_THREADS=2 nice -n 10 .venv/bin/python tools/at_scale.py \\
-        --backend numpy --max-N 8000 --seeds spike=1000:3,2000:3,4000:3,8000:1 \\
-        --seeds reuse=1000:10,2000:10,4000:10,8000:2 \\
-        --out results/at_scale --resume                               # on the CPU (float32)
-    .venv/bin/python tools/at_scale.py --backend numpy --widths 40 \\
+    OPENBLAS_NUM_THREADS=2 .venv/bin/python tools/at_scale.py --backend numpy \
+        --widths 1000 2000 4000 8000 --seeds spike=1000:3,2000:3,4000:3,8000:2 \
+        --seeds reuse=1000:10,2000:10,4000:10,8000:4 \
+        --seeds reuse_he2=1000:10,2000:10,4000:10,8000:2 --out results/at_scale --force
+    OPENBLAS_NUM_THREADS=2 .venv/bin/python tools/at_scale.py --backend numpy --only reuse \
+        --widths 16000 --seeds reuse=16000:3 --out results/at_scale --resume  # on the CPU
+    .venv/bin/python tools/at_scale.py --backend numpy --widths 40 \
         --seeds spike=40:1 --seeds reuse=40:1 --force                 # a check, in artifacts/
 
-Two files, both written by twostep.scale.results.write_results with the command, the
-backend, the device's name, the library versions, the date and the wall time of every task:
+Three files, each written by twostep.scale.results.write_results with the command, the
+backend, the device's name, the library versions, the date, and the wall time and peak memory
+of every task:
 
 * ``spike.json``: twostep.scale.device.spike_on (sigma_4, He_1 target, c = 0.2, reference
   step sizes (0.4, 0.25), float32, N = n = d), fresh and reused batches: per order k the size
@@ -57,6 +60,7 @@ sys.path.insert(0, str(ROOT))
 
 from twostep.scale.backend import get_backend  # noqa: E402
 from twostep.scale.device import reuse_on, spike_on  # noqa: E402
+from twostep.scale.memory import keep_freed_memory  # noqa: E402
 from twostep.scale.results import ResultsWriter  # noqa: E402
 
 #: Where a run writes unless told: a scratch folder (git-ignored). The committed files are
@@ -125,14 +129,27 @@ def host() -> dict:
             "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"), "nice": os.nice(0)}
 
 
+def peak_rss_gb() -> float:
+    """The process's peak resident memory so far, in GB (0.0 where the OS does not say)."""
+    try:
+        import resource
+    except ImportError:        # not on Windows
+        return 0.0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2 ** (30 if sys.platform == "darwin" else 20)   # bytes on macOS, KiB on Linux
+
+
 def measure(name: str, bk, N: int, batch: str, seed: int, dtype: str = DTYPE) -> dict:
     """One record of experiment ``name``: what the file stores for (N, batch, seed), with its
-    wall time. tests/test_at_scale.py recomputes the committed records through this function."""
+    wall time and the process's peak resident memory up to its end (the widths run in increasing
+    order, so at the last task of a width that is the width's peak). tests/test_at_scale.py
+    recomputes the committed records through this function."""
     func, _, extra = EXPERIMENTS[name]
     t0 = time.perf_counter()
     out = func(bk, N=N, batch=batch, seed=seed, dtype=dtype, **extra)
     bk.synchronize()
-    return {"N": N, "batch": batch, "seed": seed, "wall_s": time.perf_counter() - t0, **out}
+    return {"N": N, "batch": batch, "seed": seed, "wall_s": time.perf_counter() - t0,
+            "peak_rss_gb": peak_rss_gb(), **out}
 
 
 def provenance(name: str, writer: ResultsWriter, widths, seeds: dict, bk, commands: list,
@@ -196,6 +213,8 @@ def main(argv=None) -> int:
             except ValueError as err:
                 p.error(str(err))
     bk = get_backend(args.backend)
+    if bk.name == "numpy":
+        keep_freed_memory()   # every task's arrays on the pages of the task before: no page faults
     command = "python tools/at_scale.py " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     args.out.mkdir(parents=True, exist_ok=True)

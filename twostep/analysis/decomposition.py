@@ -260,33 +260,16 @@ def signal_part(run: TwoStepRun, k: int, kind: str = "auto", corrected: bool = F
         weights = reuse_weights(run, k)
     else:
         reused = kind == "reuse" and run.batch == "reused"
+        R2 = _fluctuation_variance(run, k)
         if namespace(run.X2)[0] is np:
             self_term = _self_term(run.X2, run.y2) if reused else np.zeros(run.n)
-            mu1, R2 = run.activation.mu[1], fluctuation_variance(run, k)
+            mu1 = run.activation.mu[1]
         else:   # device arrays take no numpy operands: Python scalars, zeros on the device
             self_term = _self_term(run.X2, run.y2) if reused else run.y2 * 0.0
-            mu1, R2 = float(run.activation.mu[1]), _fluctuation_variance_on(run, k)
+            mu1 = float(run.activation.mu[1])
         weights = corrected_weight(run.activation, k, mu1 * (run.X2 @ run.v), self_term, R2)
     u = weighted_direction(run.X2, run.y2, weights)
     return RankOne.from_vectors(run.eta2 * run.eta1 ** k / math.factorial(k), left, u)
-
-
-def _fluctuation_variance_on(run: TwoStepRun, k: int, rows: int = 4096) -> float:
-    # fluctuation_variance for device arrays (CuPy, PyTorch, array_api_strict): the same sums
-    # through the array API, in float64 as on the host, over blocks of rows so that the
-    # float64 copies stay (rows, d) and not (N, d) on the device.
-    xp = namespace(run.W0)[0]
-    f64, mu1 = xp.float64, float(run.activation.mu[1])
-    a = xp.astype(run.a, f64)
-    v = xp.astype(run.v, f64)[None, :]
-    weights = a ** (2 * (k + 1))
-    total = 0.0
-    for i in range(0, run.N, rows):
-        j = min(i + rows, run.N)           # the array API leaves out-of-range stops unspecified
-        R = xp.astype(run.W1[i:j, :] - run.W0[i:j, :], f64)
-        R = R / (run.eta1 * a[i:j, None]) - mu1 * v
-        total += float(xp.sum(weights[i:j] * xp.sum(R * R, axis=1)))
-    return total / float(xp.sum(weights))
 
 
 def signal_directions(X1, y1, ks, X2=None, y2=None, activation=None) -> np.ndarray:
@@ -377,18 +360,36 @@ def fluctuation_variance(run: TwoStepRun, k: int) -> float:
     Row :math:`i` of :math:`W_1 - W_0` is :math:`\eta_1a_i(\mu_1v + r_i)` with
     :math:`r_i = \frac1n\sum_j(\sigma'(\langle w_i,x_j\rangle)-\mu_1)y_jx_j`; returns the mean of
     :math:`\|r_i\|^2` weighted by :math:`a_i^{2(k+1)}`, the weight of neuron :math:`i` in
-    :math:`a^{\circ(k+1)}`. Its limit is :func:`twostep.analysis.theory.fluctuation_variance`,
+    :math:`a^{\circ(k+1)}`. Its limit is :func:`twostep.analysis.theory.fluctuation_variance_limit`,
     :math:`\mathbb E[y^2]\,\mathrm{Var}\,\sigma'(z)/\psi`.
     """
     run = _check_run(run)
-    k = check_int(k, "k", 0)
-    # The rows r_i from the update itself (no new gradient): (W1 - W0)_i / (eta1 a_i) - mu1 v.
-    # Neurons with a_i near 0 lose precision here, and the weight a_i^(2k+2) discards them.
-    R = (run.W1 - run.W0).astype(float)
-    R /= run.eta1 * run.a.astype(float)[:, None]
-    R -= run.activation.mu[1] * run.v.astype(float)[None, :]
-    weights = run.a.astype(float) ** (2 * (k + 1))
-    return float(weights @ np.einsum("ij,ij->i", R, R) / weights.sum())
+    return _fluctuation_variance(run, check_int(k, "k", 0))
+
+
+#: Entries of one float64 block of rows in :func:`fluctuation_variance` (2 MB: in cache).
+_ROW_BLOCK = 1 << 18
+
+
+def _fluctuation_variance(run, k):
+    # The rows r_i from the update itself (no new gradient): (W1 - W0)_i / (eta1 a_i) - mu1 v,
+    # in float64 over blocks of rows, so that the float64 copies are (rows, d), not (N, d),
+    # on any array library (numpy, CuPy, PyTorch). Neurons with a_i near 0 lose precision here,
+    # and the weight a_i^(2k+2) discards them.
+    xp = namespace(run.W0)[0]
+    f64, mu1 = xp.float64, float(run.activation.mu[1])
+    a = xp.astype(run.a, f64)
+    v = xp.astype(run.v, f64)[None, :]
+    weights = a ** (2 * (k + 1))
+    rows = max(1, _ROW_BLOCK // run.d)
+    total = 0.0
+    for i in range(0, run.N, rows):
+        j = min(i + rows, run.N)           # the array API leaves out-of-range stops unspecified
+        R = xp.astype(run.W1[i:j, :] - run.W0[i:j, :], f64)
+        R /= run.eta1 * a[i:j, None]
+        R -= mu1 * v
+        total += float(xp.sum(weights[i:j] * xp.sum(R * R, axis=1)))
+    return total / float(xp.sum(weights))
 
 
 def corrected_weight(activation, k: int, mu1_s, r, R2: float) -> np.ndarray:

@@ -306,18 +306,24 @@ def where_label(data: AtScale) -> str:
 
 
 def wall_table(data: AtScale):
-    """Table *tab-at-scale-wall*: runs per width and their mean wall time, per file."""
+    """Table *tab-at-scale-wall*: runs per width, their mean wall time and the process's peak
+    resident memory, per file (the memory where the file records it, ``peak_rss_gb``)."""
     d = _check(data)
     rows = []
     for name in d.names:
-        for N, (mean, sd, n) in width_stats(d.records(name), lambda r: r["wall_s"]).items():
+        records = d.records(name)
+        for N, (mean, sd, n) in width_stats(records, lambda r: r["wall_s"]).items():
+            peaks = [r["peak_rss_gb"] for r in records if r["N"] == N and "peak_rss_gb" in r]
             rows.append([name, str(N), str(n), f"{float(mean):.1f}",
-                         f"{float(sd):.1f}" if n > 1 else "–"])
+                         f"{float(sd):.1f}" if n > 1 else "–",
+                         f"{max(peaks):.1f}" if peaks else "–"])
     return markdown_table(
         "Wall time of one task (one seed, one batch: draw, two steps, measurement) as recorded in "
-        "the files, per width (s.d.: over the tasks of that width; – for a single task).",
+        "the files, per width (s.d.: over the tasks of that width; – for a single task), and the "
+        "largest resident memory of the run's process up to the end of a task of that width "
+        "(– where the file does not record it).",
         "tab-at-scale-wall",
-        ["file", "$N$", "tasks", "mean wall time (s)", "s.d. (s)"], rows)
+        ["file", "$N$", "tasks", "mean wall time (s)", "s.d. (s)", "peak memory (GB)"], rows)
 
 
 # --------------------------------------------------------------------------- the terms
@@ -842,8 +848,9 @@ def trends(data: AtScale, paired) -> list:
     fresh-batch mean raw count at :math:`\Lambda\ge1` (per decade of :math:`N`), and the reuse
     measurements of :func:`projected_trends` (per decade). Returns a list of dicts with
     ``key`` (``rem_{batch}_{k}``, ``count``, ``raw``, ``proj``, ``null``), ``quantity``, ``unit``,
-    ``N_lo``, ``N_hi``, ``lo``, ``hi`` (means at the two widths),
-    ``slope``, ``se``, ``points`` (seed values fitted)."""
+    ``N_lo``, ``N_hi``, ``lo``, ``hi`` (means at the smallest and the largest width), ``N_prev``,
+    ``prev`` (at the width before the largest: what the largest adds), ``slope``, ``se``,
+    ``points`` (seed values fitted)."""
     d = _check(data)
     rows = []
 
@@ -852,8 +859,10 @@ def trends(data: AtScale, paired) -> list:
         x = np.concatenate([np.full(len(by_N[N]), math.log10(N)) for N in Ns])
         y = np.concatenate([np.log10(by_N[N]) if log_y else by_N[N] for N in Ns])
         slope, se = _slope(x, y)
+        prev = Ns[-2] if len(Ns) > 1 else Ns[-1]
         rows.append({"key": key, "quantity": quantity, "unit": unit, "N_lo": Ns[0], "N_hi": Ns[-1],
                      "lo": float(np.mean(by_N[Ns[0]])), "hi": float(np.mean(by_N[Ns[-1]])),
+                     "N_prev": prev, "prev": float(np.mean(by_N[prev])),
                      "slope": slope, "se": se, "points": int(x.size)})
 
     for batch in BATCHES:
@@ -875,19 +884,50 @@ def trends(data: AtScale, paired) -> list:
 
 
 def trends_table(rows: list):
-    """Table *tab-at-scale-trends*: each trend of :func:`trends` with its means at the smallest and
-    the largest width and its fitted slope ± standard error."""
+    """Table *tab-at-scale-trends*: each trend of :func:`trends` with its means at the smallest
+    width, at the width before the largest and at the largest, and its fitted slope ± standard
+    error."""
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "slope" in r for r in rows):
         raise TypeError("rows must be the non-empty list returned by trends")
     return markdown_table(
         "Trends against $N$, fitted by least squares to every seed's value from the smallest to "
         "the largest width of the file: the remainders as a power of $N$ (the slope of "
         "$\\log_{10}$ remainder against $\\log_{10}N$; the book's reading predicts a negative one), "
-        "the other quantities per decade of $N$; ± one standard error of the slope.",
+        "the other quantities per decade of $N$; ± one standard error of the slope. Means at the "
+        "smallest width, at the width before the largest, and at the largest (the last step is "
+        "what the widest runs add).",
         "tab-at-scale-trends",
-        ["quantity (slope as)", "$N$", "means at the ends", "slope"],
-        [[f"{r['quantity']} ({r['unit']})", f"{r['N_lo']}–{r['N_hi']}",
-          f"{r['lo']:.3f} → {r['hi']:.3f}", f"{r['slope']:+.3f} ± {r['se']:.3f}"] for r in rows])
+        ["quantity (slope as)", "$N$", "means", "slope"],
+        [[f"{r['quantity']} ({r['unit']})", f"{r['N_lo']}, {r['N_prev']}, {r['N_hi']}",
+          f"{r['lo']:.3f}, {r['prev']:.3f} → {r['hi']:.3f}", f"{r['slope']:+.3f} ± {r['se']:.3f}"]
+         for r in rows])
+
+
+def widest_step_text(rows: list) -> str:
+    """What the largest width adds, in words computed from :func:`trends`' rows: at how many
+    orders the remainders fall from the width before the largest to the largest, per batch, and
+    where the count and the three reuse measurements go (their means at the two widths)."""
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "prev" in r for r in rows):
+        raise TypeError("rows must be the non-empty list returned by trends")
+    by = {r["key"]: r for r in rows}
+    parts = []
+    for batch in BATCHES:
+        rem = [r for key, r in by.items() if key.startswith(f"rem_{batch}_")]
+        if rem:
+            fall = sum(r["hi"] < r["prev"] for r in rem)
+            parts.append(f"the {batch}-batch remainders fall at {fall} of {len(rem)} orders")
+    names = {"count": "the fresh-batch mean count at Λ ≥ 1",
+             "raw": "the reused-minus-fresh overlap of T₂'s top vector",
+             "proj": "the reused T₂ seen through a^∘3",
+             "null": "the memorised inputs' own span"}
+    widths = {(r["N_prev"], r["N_hi"]) for r in rows}
+    for key, name in names.items():
+        if key in by:
+            r = by[key]
+            at = f" (N = {r['N_prev']} to {r['N_hi']})" if len(widths) > 1 else ""
+            parts.append(f"{name} goes from {r['prev']:.3f} to {r['hi']:.3f}{at}")
+    lo, hi = rows[0]["N_prev"], rows[0]["N_hi"]
+    return f"From N = {lo} to N = {hi}, " + "; ".join(parts) + "."
 
 
 def trend_numbers(rows: list) -> dict:

@@ -145,10 +145,22 @@ def residuals(W, a, X, y, activation: Activation):
     return y - activation(X @ W.T) @ a
 
 
-#: Elements of the largest temporary the gradient builds: blocks of neurons
-#: of ~4M entries (32 MB in float64) keep the N x n pre-activation out of
-#: memory while each block's product stays large enough for BLAS to run at speed.
-BLOCK_ELEMENTS = 1 << 22
+#: Elements of the largest temporary the gradient builds: blocks of neurons of ~16M entries
+#: (64 MB in float32) keep the N x n pre-activation out of memory from N = 4000 on, while each
+#: block's product stays large enough for BLAS to run at the speed of one whole product (at
+#: N = 8000 on two cores, float32, blocks of 4M entries cost 1.17 products per product, 16M
+#: 1.07; benchmarks/bench_at_scale.py).
+BLOCK_ELEMENTS = 1 << 24
+
+
+def block_elements(N: int, n: int) -> int:
+    """Entries of one block temporary of the gradient (whole rows of the ``(N, n)`` pre-activation,
+    at most ``BLOCK_ELEMENTS`` unless one row is longer)."""
+    return _block_rows(N, n) * n
+
+
+def _block_rows(N, n, block_elements=BLOCK_ELEMENTS):
+    return max(1, min(N, block_elements // max(n, 1)))
 
 
 def _gradient(W, a, X, y, activation, block_elements: int = BLOCK_ELEMENTS):
@@ -157,7 +169,7 @@ def _gradient(W, a, X, y, activation, block_elements: int = BLOCK_ELEMENTS):
     # scalings in place, one product into the block's rows of G.
     xp, W = namespace(W)
     N, n = W.shape[0], X.shape[0]
-    rows = max(1, min(N, block_elements // max(n, 1)))
+    rows = _block_rows(N, n, block_elements)
     G = xp.empty_like(W)
     for start in range(0, N, rows):
         block = slice(start, min(N, start + rows))

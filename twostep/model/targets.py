@@ -187,7 +187,7 @@ class Teacher:
         r"""Labels :math:`y_j`, shape ``(n,)``, for inputs ``X`` of shape ``(n, d)``."""
         X = check_array(X, "X", ndim=2, shape=(None, self.d))
         check_rng(rng)
-        Z = X @ self.directions.T
+        Z = _projections(X, self.directions)
         y = np.zeros(X.shape[0], dtype=X.dtype)
         for r, g in enumerate(self.links):
             y += g(Z[:, r])
@@ -211,6 +211,22 @@ class Teacher:
 
     def __repr__(self) -> str:
         return f"Teacher([{', '.join(g.name for g in self.links)}], d={self.d}, noise={self.noise:g})"
+
+
+#: Rows of a float32 batch cast to float64 at a time in :func:`_projections` (2 MB blocks).
+_ROW_BLOCK = 1 << 18
+
+
+def _projections(X, directions):
+    # X @ directions.T in float64. For a float32 X, numpy would cast all of X to float64 first
+    # (an (n, d) copy, 0.3 s at n = d = 4000 on two cores); blocks of rows keep the copy in cache.
+    if X.dtype == directions.dtype:
+        return X @ directions.T
+    rows = max(1, _ROW_BLOCK // X.shape[1])
+    Z = np.empty((X.shape[0], directions.shape[0]))
+    for i in range(0, X.shape[0], rows):
+        Z[i:i + rows] = X[i:i + rows] @ directions.T
+    return Z
 
 
 def target_links(target):

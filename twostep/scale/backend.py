@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_choice, check_dtype, check_int
-from ..model.network import BLOCK_ELEMENTS
+from ..model.network import block_elements
 from .memory import available_memory, format_bytes
 
 BACKENDS = ("numpy", "cupy", "torch", "auto")
@@ -168,7 +168,8 @@ def device_bytes(N: int, n: int, d: int, batch: str, dtype=np.float64, terms: in
     :math:`b\,(3Nd + m\,nd + 3B)` for the steps: the weights :math:`W_0, W_1, W_2`,
     :math:`m = 1` batch (reused) or :math:`m = 2` (fresh), and per block
     of neurons the pre-activations, :math:`\sigma'` of them and the block's gradient, each
-    at most :math:`B` = ``BLOCK_ELEMENTS`` entries; :math:`b` is 4 (float32) or 8 (float64).
+    of :math:`B` entries (:func:`twostep.model.network.block_elements`); :math:`b` is 4
+    (float32) or 8 (float64).
     The measurement (:func:`twostep.scale.device.measure_on`) adds the ``terms`` exact terms
     :math:`T_k` (each :math:`N\times d`), the two :math:`N\times n` matrices :math:`W_0X_2^\top`
     and :math:`(W_1-W_0)X_2^\top`, and two :math:`N\times d` temporaries.
@@ -179,7 +180,7 @@ def device_bytes(N: int, n: int, d: int, batch: str, dtype=np.float64, terms: in
     terms = check_int(terms, "terms", 0)
     m = 1 if batch == "reused" else 2
     extra = (terms + 2) * N * d + 2 * N * n if terms else 0
-    return int(b * (3 * N * d + m * n * d + 3 * BLOCK_ELEMENTS + extra))
+    return int(b * (3 * N * d + m * n * d + 3 * block_elements(N, n) + extra))
 
 
 def check_fits(bk: Backend, need: int, what: str) -> None:

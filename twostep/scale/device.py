@@ -7,13 +7,10 @@ noise for a fresh batch); the steps are :func:`twostep.model.steps.two_steps`, t
 terms :math:`T_k` and the signal parts :math:`S_k` are the formulas of
 :mod:`twostep.analysis.decomposition`, all written against the array API standard, so they
 run unchanged on numpy, CuPy and PyTorch arrays. Only the top of a spectrum needs a device
-algorithm of its own: ARPACK runs on the host, so :func:`top_singular_on` uses block
-subspace iteration (thin matrix products; the small eigenproblems on the host) with
-Rayleigh--Ritz and a residual test, warm-started where successive spectra share a subspace,
-
-.. math:: Q \leftarrow \operatorname{orth}\big(M^\top MQ\big)\quad\text{until}\quad
-          \|M^\top u_i - \theta_iv_i\| \le \text{tol}\,\theta_1,\qquad
-          MQ = U\Theta W^\top\ \Rightarrow\ s_i = \theta_i,\ u_i = U_{:i},\ v_i = (QW)_{:i}.
+algorithm of its own: ARPACK runs on the host, so :func:`top_singular_on` is block Lanczos
+with thick restarts (:mod:`twostep.scale.lanczos`: thin matrix products on the device, the
+small eigenproblems on the host), stopped by a residual test and warm-started where
+successive spectra share a subspace.
 
 :func:`measure_on` gives, for one draw, what the chapter *Two steps, several spikes* and the
 appendix *At scale* read: for every order :math:`k`, with :math:`S_k` the corrected signal part
@@ -41,6 +38,7 @@ from ..model.activations import PolynomialActivation, as_activation, host_array,
 from ..model.steps import BATCHES, Problem, TwoStepRun, draw_problem, two_steps
 from ..model.targets import Teacher, target_links
 from .backend import Backend, check_fits, device_bytes, get_backend
+from .lanczos import array_dtype, block_lanczos, top_singular_on
 
 
 def _backend(backend) -> Backend:
@@ -113,184 +111,6 @@ def to_host(problem: Problem, backend) -> Problem:
     return Problem(problem.teacher, W0, a, X1, y1, X2, y2)
 
 
-def top_singular_on(M, k: int = 1, iterations: int = 40, oversample: int = 8, seed: int = 0,
-                    vectors: bool = True, minus=None, tol: float | None = None, start=None,
-                    above: float | None = None):
-    r"""Top-``k`` singular triplets of a device (or numpy) matrix ``M`` ``(N, d)`` by block
-    subspace iteration with Rayleigh--Ritz on ``b = k + oversample`` columns, stopped by a
-    convergence test. With ``minus = (c, l, r)`` the matrix is :math:`M - c\,lr^\top`,
-    applied without forming it.
-
-    One iteration is two passes over ``M`` and thin products with ``(b, b)`` matrices, whose
-    eigendecompositions run in float64 on the host (no QR of the block, unless it is numerically
-    rank-deficient):
-
-    .. math:: Y = MQ,\quad Y^\top Y = W\Theta^2W^\top,\quad Z = M^\top Y,\quad
-              \rho_i = \big\|ZW_{:i}/\theta_i - \theta_i\,QW_{:i}\big\|,\quad
-              Q \leftarrow \operatorname{orth}(Z),
-
-    with :math:`\operatorname{orth}(Z) = ZE\Lambda^{-1/2}` for :math:`Z^\top Z = E\Lambda E^\top`,
-    applied twice,
-
-    :math:`\rho_i = \|M^\top u_i - \theta_iv_i\|` being the residual of the Ritz triplet
-    :math:`(\theta_i, u_i = YW_{:i}/\theta_i, v_i = QW_{:i})`. It stops when every one of the top
-    ``k`` has :math:`\rho_i \le \text{tol}\cdot\theta_1` (its vectors are then accurate to about
-    :math:`\rho_i/\text{gap}_i` and its value to about :math:`\rho_i^2/\text{gap}_i`), at most
-    ``iterations`` iterations (``tol=0`` runs all of them). With ``vectors=False`` it also stops
-    when the values have converged by their own estimate, :math:`\delta_i q_i/(1-q_i) \le
-    \text{tol}\cdot\theta_1` with :math:`\delta_i` the last change of :math:`\theta_i` and
-    :math:`q_i < 1` its ratio to the change before (the tail of a geometric series; values
-    converge at twice the vectors' rate, and a remainder's top value in a bulk never meets
-    the residual test).
-
-    With ``above`` (a count of the values above a threshold :math:`t`) the test is the count's
-    instead: a Ritz value never exceeds the singular value of its rank
-    (:math:`\theta_i \le s_i`), so :math:`\theta_i > t` is final at once, and
-    :math:`\theta_i < t` is taken as final once both :math:`\theta_i + \rho_i < t` (the
-    residual interval, which holds a singular value, lies below) and
-    :math:`\theta_i + \delta_iq_i/(1-q_i) < t` (the value's extrapolated limit lies below). It is
-    a heuristic, as any test of a subspace that cannot see outside itself: a direction not yet
-    in the block is found only by iterating, which is why successive grid points warm-start.
-    The values are then returned as they stand.
-
-    Parameters
-    ----------
-    M : array, shape (N, d)
-    k : int
-        In ``[1, min(N, d)]``.
-    iterations : int
-        Most iterations, ``>= 0``.
-    oversample : int
-        Extra columns of the block, ``>= 0``.
-    seed : int
-        Of the Gaussian start block (drawn on the host).
-    vectors : bool
-        Return the vectors too.
-    minus : (float, array (N,), array (d,)), optional
-    tol : float, optional
-        ``>= 0``; default ``30 * eps`` of ``M``'s dtype (3.6e-6 in float32), just above the
-        residual float32 rounding leaves (about 2e-7 relative, measured at N = 1000).
-    start : array, shape (m, d), optional
-        Rows that start the block (a previous call's ``Vt``, on ``M``'s device), the rest
-        Gaussian; ``m <= b`` (more rows are cut).
-    above : float, optional
-        The count's threshold :math:`t`; ``tol`` is then not used.
-
-    Returns
-    -------
-    s : numpy array, shape (k,)
-    U : array, shape (N, k), on ``M``'s device (with ``vectors``)
-    Vt : array, shape (k, d), on ``M``'s device (with ``vectors``)
-
-    Compare with :func:`twostep.top_singular` (ARPACK, host only).
-    """
-    s, U, V, _, _ = _block_iteration(M, k, iterations, oversample, seed, vectors, minus, tol,
-                                     start, above)
-    return (s, U, V.T) if vectors else s
-
-
-def _block_iteration(M, k, iterations=40, oversample=8, seed=0, vectors=True, minus=None,
-                     tol=None, start=None, above=None):
-    """:func:`top_singular_on`, returning ``(s, U, V, Q, iterations done)``: ``V`` ``(d, k)``
-    and the whole final block ``Q`` ``(d, b)``, to warm-start the next call (``start=Q.T``)."""
-    xp, M = namespace(M)
-    k = check_int(k, "k")
-    iterations = check_int(iterations, "iterations", 0)
-    oversample = check_int(oversample, "oversample", 0)
-    m = min(M.shape)
-    if k > m:
-        raise ValueError(f"k must be in [1, min(M.shape)] = [1, {m}], got {k}")
-    dt = _numpy_dtype(M)
-    tol = 30 * float(np.finfo(dt).eps) if tol is None else check_real(tol, "tol", low=0.0)
-    b = min(m, k + oversample)
-    G = np.random.default_rng(check_int(seed, "seed", 0)).standard_normal((M.shape[1], b))
-    Q = _like(xp, G.astype(dt), M)
-    if start is not None:
-        if getattr(start, "ndim", 0) != 2 or start.shape[1] != M.shape[1]:
-            raise ValueError(f"start must have shape (m, {M.shape[1]}), got "
-                             f"{getattr(start, 'shape', None)}")
-        S = start[:b, :].T
-        Q = S if S.shape[1] == b else xp.concat([S, Q[:, S.shape[1]:]], axis=1)
-    if minus is None:
-        right, left = (lambda Y: M @ Y), (lambda Z: M.T @ Z)
-    else:
-        c, lv, rv = minus
-        c = float(c)
-        # In M's dtype: a float64 spike (a signal part's weights are float64 on the host)
-        # would promote every product, and numpy would cast all of M to float64 each time.
-        cast = (lambda x: x.astype(M.dtype)) if xp is np else (lambda x: xp.astype(x, M.dtype))
-        lv, rv = cast(lv), cast(rv)             # (np.astype is numpy >= 2.1 only)
-        right = lambda Y: M @ Y - (c * lv)[:, None] * (rv @ Y)[None, :]      # noqa: E731
-        left = lambda Z: M.T @ Z - (c * rv)[:, None] * (lv @ Z)[None, :]     # noqa: E731
-    if above is not None:
-        above = check_real(above, "above")
-    eps = float(np.finfo(dt).eps)
-
-    def orthonormal(Q):
-        # Orthonormal columns from the (b, b) Gram matrix, eigendecomposed in float64 on the host,
-        # twice (as CholeskyQR2: orthonormal to rounding while cond(Q)^2 < 1/(100 eps)); a QR
-        # only beyond that (a numerically rank-deficient block). Why not a QR each time: on a
-        # shared 2-core CPU a threaded LAPACK QR of a (4000, 14) block took 0.1 s, more than a
-        # pass over M, and the Gram matrix is one more product of the thin block.
-        for _ in range(2):
-            g, E = np.linalg.eigh(host_array(Q.T @ Q).astype(np.float64))
-            if not g[0] > 100 * eps * g[-1]:
-                return xp.linalg.qr(Q)[0]
-            Q = Q @ _like(xp, (E / np.sqrt(g)[None, :]).astype(dt), M)
-        return Q
-
-    Q = orthonormal(Q)
-    Y = right(Q)
-    done, previous = 0, None
-    while True:
-        # Rayleigh-Ritz: Q is orthonormal, so the Ritz values are the singular values of
-        # Y = MQ, from Y^T Y = W Theta^2 W^T (in float64 on the host; the values returned are
-        # the norms of Y W below, exact to rounding).
-        theta2, W = np.linalg.eigh(host_array(Y.T @ Y).astype(np.float64))
-        theta, W = np.sqrt(np.maximum(theta2[::-1], 0.0)), W[:, ::-1]
-        Wb = _like(xp, np.ascontiguousarray(W).astype(dt), M)
-        Wk = Wb[:, :k]
-        if done == iterations or theta[0] == 0:
-            break
-        # In the Ritz basis M^T Y W = M^T M V has columns near theta_i^2 v_i: scaled to unit
-        # length they are nearly orthonormal, which orth() needs (Z itself has cond ~ theta^2).
-        Z = left(Y) @ Wb
-        inv = 1.0 / np.maximum(theta[:k], theta[0] * eps)
-        Rk = Z[:, :k] * _like(xp, inv.astype(dt), M)[None, :] \
-            - (Q @ Wk) * _like(xp, theta[:k].astype(dt), M)[None, :]
-        rho = host_array(xp.linalg.vector_norm(Rk, axis=0)).astype(float)
-        # The values' own convergence: their last change, its ratio q to the change before, and
-        # the tail of a geometric series, step q/(1-q); no estimate (inf) before two changes or
-        # while q >= 1, none needed once a value stands still.
-        th = theta[:k]
-        step = np.abs(th - previous[0]) if previous is not None else np.full(k, np.nan)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = step / (previous[1] if previous is not None else np.nan)
-            left_over = np.where(step == 0, 0.0,
-                                 np.where(ratio < 1, step * ratio / (1.0 - ratio), np.inf))
-        previous = (th.copy(), step)
-        if above is not None:
-            wait = (th <= above) & ~((th + rho < above) & (th + left_over < above))
-        elif vectors:
-            wait = rho > tol * theta[0]
-        else:
-            wait = (rho > tol * theta[0]) & ~(left_over <= tol * theta[0])
-        if not wait.any():
-            break
-        norms = host_array(xp.linalg.vector_norm(Z, axis=0)).astype(float)
-        Z = Z * _like(xp, (1.0 / np.maximum(norms, norms.max() * eps)).astype(dt), M)[None, :]
-        Q = orthonormal(Z)
-        Y = right(Q)
-        done += 1
-    YW = Y @ Wk
-    s = xp.linalg.vector_norm(YW, axis=0)
-    s_host = host_array(s).astype(float)
-    if not vectors:
-        return s_host, None, None, Q, done
-    safe = _like(xp, np.where(s_host > 0, s_host, 1.0).astype(dt), M)
-    return s_host, YW / safe[None, :], Q @ Wk, Q, done
-
-
 def _scaled_into(out, x, c: float):
     """``out[...] = c * x`` without a temporary: numpy's ``out=`` (one read, one write), else
     a copy and an in-place product (the array API has no ``out=``)."""
@@ -302,21 +122,8 @@ def _scaled_into(out, x, c: float):
             out *= c
 
 
-def _like(xp, a: np.ndarray, x):
-    """The numpy array ``a`` on ``x``'s device."""
-    if xp is np:
-        return a
-    dev = _device(x)
-    return xp.asarray(a, device=dev) if dev is not None else xp.asarray(a)
-
-
 def _device(x):
     return getattr(x, "device", None)
-
-
-def _numpy_dtype(x) -> np.dtype:
-    # torch.float32, cupy's numpy dtype, array_api_strict.float32: the name after the last dot.
-    return np.dtype(str(x.dtype).rsplit(".", 1)[-1])
 
 
 def _cos(xp, x, y) -> float:
@@ -325,7 +132,7 @@ def _cos(xp, x, y) -> float:
 
 
 def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
-               iterations: int = 40, oversample: int = 8, tol: float | None = None) -> dict:
+               iterations: int = 100, oversample: int = 2, tol: float | None = None) -> dict:
     r"""The exact terms of one draw and the outlier count over a step-size grid, on ``run``'s device.
 
     Parameters
@@ -340,8 +147,12 @@ def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
         Outliers are singular values above :math:`(1+\text{margin})(1+\sqrt{N/d})`.
     n_top : int
         Singular values computed per grid point (a count equal to ``n_top`` means "at least").
-    iterations, oversample : int
-        Of :func:`top_singular_on` (``iterations`` is the most per spectrum).
+    iterations : int
+        Of :func:`top_singular_on`: the most blocks per spectrum.
+    oversample : int
+        Of :func:`top_singular_on`, for the grid's blocks (``n_top + oversample`` columns). The
+        terms' top-1 spectra run single-vector Lanczos: on two CPU cores a pass over ``M`` with
+        one vector (a matrix-vector product) costs a quarter of a pass with nine.
     tol : float, optional
         Of :func:`top_singular_on`, for the terms. The remainder :math:`T_k - S_k` starts
         from the block of :math:`T_k`, and each grid point from the block of the one before
@@ -372,7 +183,7 @@ def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
     n_top = check_int(n_top, "n_top")
     xp, W0 = namespace(run.W0)
     N, d = W0.shape
-    beta = xp.asarray(run.teacher.directions[0].astype(_numpy_dtype(W0)))
+    beta = xp.asarray(run.teacher.directions[0].astype(array_dtype(W0)))
     if xp is not np and _device(W0) is not None:
         beta = xp.asarray(beta, device=_device(W0))
     keys = ("top", "signal", "residual", "left", "right", "beta", "scale")
@@ -382,14 +193,14 @@ def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
         # The book's corrected spike S_k^corr (chapter *Two steps*): for a reused batch "auto"
         # is the reuse-aware kind, so this is its corrected part; orders 0 and 1 are unchanged.
         S = signal_part(run, k, "auto", corrected=True)
-        sv, U, V, block, _ = _block_iteration(T, 1, iterations, oversample, tol=tol)
+        sv, U, V, block, _ = block_lanczos(T, 1, iterations, tol=tol)
         out["top"][k], out["signal"][k] = sv[0], S.value
         out["left"][k] = _cos(xp, U[:, 0], S.left)
         out["right"][k] = _cos(xp, V[:, 0], S.right)
         out["beta"][k] = _cos(xp, V[:, 0], beta)
-        out["residual"][k] = _block_iteration(T, 1, iterations, oversample, vectors=False,
-                                              minus=(S.value, S.left, S.right), tol=tol,
-                                              start=block.T)[0][0]
+        out["residual"][k] = block_lanczos(T, 1, iterations, vectors=False,
+                                           minus=(S.value, S.left, S.right), tol=tol,
+                                           start=block.T)[0][0]
         out["scale"][k] = run.eta2 * run.eta1 ** k
     c1, c2 = run.eta1 / N ** run.params["alpha1"], run.eta2 / N ** run.params["alpha2"]
     edge = (1 + margin) * (1 + math.sqrt(N / d))
@@ -398,7 +209,9 @@ def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
     # H by Horner's rule. B and H once per alpha1 (a row of the grid shares them), then one
     # scaled sum per point: a fifth of the memory passes of rebuilding W2 term by term. All
     # three live in buffers allocated once and filled in place: on the CPU a fresh (N, d)
-    # array costs its page faults, more than the pass that fills it.
+    # array costs its page faults, more than the pass that fills it. (Running a row's points
+    # side by side, two passes over [B; H] a round for all of them, took 1.3 times as long at
+    # N = 4000: the points of a row start from the row before, not from their neighbour.)
     counts, block, row = [], None, None
     B, H, W2 = (xp.empty_like(W0) for _ in range(3)) if grid else (None, None, None)
     for a1, a2 in grid:
@@ -415,9 +228,8 @@ def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
                 H += T
         _scaled_into(W2, H, e2 / run.eta2)
         W2 += B
-        top, _, _, block, _ = _block_iteration(W2, n_top, iterations, oversample, vectors=False,
-                                               above=edge,
-                                               start=None if block is None else block.T)
+        top, _, _, block, _ = block_lanczos(W2, n_top, iterations, oversample, vectors=False,
+                                            above=edge, start=None if block is None else block.T)
         counts.append(int(np.sum(top > edge)))
     del B, H, W2
     out["grid_count"] = np.array(counts, dtype=int)
@@ -464,7 +276,7 @@ def _memorised(xp, X, Vt):
 
 def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float = 0.2,
              alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25, term: int | None = 2,
-             top: int = 8, seed: int = 0, dtype="float32", iterations: int = 40) -> dict:
+             top: int = 8, seed: int = 0, dtype="float32", iterations: int = 100) -> dict:
     r"""The reuse experiment on the device (:math:`N = n = d`): where the learned directions point.
 
     The same quantities as :func:`twostep.chapters.reuse.reuse_experiment` (without its

@@ -21,14 +21,16 @@ dict of named columns (scalars and arrays), so a sweep is a table with one row p
 Memory. Before anything is allocated, :func:`estimate_bytes` bounds the peak memory
 of one task by
 
-.. math:: \text{bytes} \approx b\,\big(c_W\,N d + c_X\,n d + 2\cdot 2^{22}\big),
+.. math:: \text{bytes} \approx b\,\big(c_W\,N d + c_X\,n d + 2B\big),
 
 where :math:`b` is 8 (float64) or 4 (float32), :math:`c_W, c_X` count the
 :math:`N\times d` and :math:`n\times d` arrays the routine holds at once (e.g. 6 and 2
 for two steps: :math:`W_0, W_1, W_2`, the gradient, a copy and a singular-vector
-workspace; :math:`X_1, X_2`), and :math:`2^{22}` elements is the gradient's block
-temporary (:data:`twostep.network.BLOCK_ELEMENTS`). :func:`check_memory` compares
-it, times the number of concurrent tasks, with :func:`available_memory`.
+workspace; :math:`X_1, X_2`), and :math:`B` elements is the gradient's block
+temporary (:func:`twostep.model.network.block_elements`: whole rows of the :math:`N\times n`
+pre-activation, about :data:`~twostep.model.network.BLOCK_ELEMENTS` at most).
+:func:`check_memory` compares it, times the number of concurrent tasks, with
+:func:`available_memory`.
 """
 
 from __future__ import annotations
@@ -278,8 +280,8 @@ def _dtype_bytes(params: dict, default: str) -> int:
 
 
 def estimate_bytes(name: str, params: dict) -> int:
-    r"""Approximate peak bytes of one task: :math:`b(c_W Nd + c_X nd + 2^{23})` (module docstring)."""
-    from ..model.network import BLOCK_ELEMENTS
+    r"""Approximate peak bytes of one task: :math:`b(c_W Nd + c_X nd + 2B)` (module docstring)."""
+    from ..model.network import block_elements
     exp = get_experiment(name)
     p = experiment_params(name, params)
     N = check_int(p.get("N"), "N")
@@ -287,7 +289,7 @@ def estimate_bytes(name: str, params: dict) -> int:
     d = check_int(p.get("d") or N, "d")
     default = "float32" if name == "spike" else "float64"
     b = _dtype_bytes(p, default)
-    return int(b * (exp.wide * N * d + exp.tall * n * d + 2 * BLOCK_ELEMENTS))
+    return int(b * (exp.wide * N * d + exp.tall * n * d + 2 * block_elements(N, n)))
 
 
 def check_memory(name: str, grid: list[dict], concurrent: int = 1,
