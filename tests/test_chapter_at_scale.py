@@ -302,6 +302,9 @@ def test_glued_names_do_not_clash(data):
               ch.terms_numbers(data), ch.beta_numbers(data, ch.beta_limits(data)),
               ch.counts_numbers(counts), ch.reuse_numbers(reuse),
               ch.extrapolation_numbers(ch.extrapolation(data))]
+    paired = ch.paired_from_files(data)
+    groups += [ch.projected_trends(paired), ch.top_vector_split(paired),
+               ch.trend_numbers(ch.trends(data, paired))]
     names = [k for g in groups for k in g]
     assert len(names) == len(set(names)), sorted({k for k in names if names.count(k) > 1})
 
@@ -348,3 +351,28 @@ def test_widest_step_says_what_the_largest_width_adds(data):
     assert f"the memorised inputs' own span goes from {null['prev']:.3f} to {null['hi']:.3f}." in text
     with pytest.raises(TypeError, match="rows must be the non-empty list returned by trends"):
         ch.widest_step_text([])
+
+
+def test_top_vector_split_counts_the_runs_an_input_wins():
+    doc = _reuse_doc()
+    for r in doc["records"]:
+        if r["batch"] == "reused":    # runs with seed 1 at N = 400: the spike wins
+            lost = r["N"] == 400 and r["seed"] == 1
+            r["term_memorisation"] = 0.2 if lost else 0.9
+            r["term_overlap"] = np.array([0.3 if lost else 0.05])
+    paired = ch.paired_from_files(ch.at_scale_data(_spike_doc(), doc))
+    s = ch.top_vector_split(paired)
+    assert (s["split_seeds"], s["split_memorised"], s["split_unmemorised"]) == (9, 8, 1)
+    assert s["split_overlap_unmemorised"] == pytest.approx(0.3)
+    assert s["split_overlap_memorised"] == pytest.approx(0.05)
+    assert s["split_widths_text"] == "0 of 3 at N = 100, 0 of 3 at N = 200, 1 of 3 at N = 400"
+    assert s["split_text"].startswith("In 1 of the 9 reused runs") and "0.300" in s["split_text"]
+    # with the threshold below every memorisation, an input wins everywhere
+    every = ch.top_vector_split(paired, threshold=0.1)
+    assert every["split_unmemorised"] == 0 and math.isnan(every["split_overlap_unmemorised"])
+    assert every["split_text"].startswith("In every one of the 9")
+    with pytest.raises(TypeError, match="paired must be a PairedData"):
+        ch.top_vector_split({"reuse": []})
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError, match=r"threshold must be in \(0.0, 1.0\]"):
+            ch.top_vector_split(paired, threshold=bad)

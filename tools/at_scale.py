@@ -2,13 +2,17 @@
 """Regenerate results/at_scale/: the book's measurements at widths beyond the build.
 
     .venv/bin/python tools/at_scale.py --backend cupy --out results/at_scale   # on a GPU
-    OPENBLAS_NUM_THREADS=2 .venv/bin/python tools/at_scale.py --backend numpy \
-        --widths 1000 2000 4000 8000 --seeds spike=1000:3,2000:3,4000:3,8000:2 \
-        --seeds reuse=1000:10,2000:10,4000:10,8000:4 \
+    OPENBLAS_NUM_THREADS=2 .venv/bin/python tools/at_scale.py --backend numpy \\
+        --widths 1000 2000 4000 8000 --seeds spike=1000:3,2000:3,4000:3,8000:2 \\
+        --seeds reuse=1000:10,2000:10,4000:10,8000:4 \\
         --seeds reuse_he2=1000:10,2000:10,4000:10,8000:2 --out results/at_scale --force
-    OPENBLAS_NUM_THREADS=2 .venv/bin/python tools/at_scale.py --backend numpy --only reuse \
-        --widths 16000 --seeds reuse=16000:3 --out results/at_scale --resume  # on the CPU
-    .venv/bin/python tools/at_scale.py --backend numpy --widths 40 \
+    OPENBLAS_NUM_THREADS=2 .venv/bin/python tools/at_scale.py --backend numpy --only spike \\
+        --widths 16000 --seeds spike=16000:2 --out results/at_scale --resume
+    OPENBLAS_NUM_THREADS=2 .venv/bin/python tools/at_scale.py --backend numpy --only reuse \\
+        --widths 16000 --seeds reuse=16000:3 --out results/at_scale --resume
+    OPENBLAS_NUM_THREADS=2 .venv/bin/python tools/at_scale.py --backend numpy --only reuse \\
+        --widths 24000 --seeds reuse=24000:3 --out results/at_scale --resume  # on the CPU
+    .venv/bin/python tools/at_scale.py --backend numpy --widths 40 \\
         --seeds spike=40:1 --seeds reuse=40:1 --force                 # a check, in artifacts/
 
 Three files, each written by twostep.scale.results.write_results with the command, the

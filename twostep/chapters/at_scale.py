@@ -840,6 +840,51 @@ def projected_trends(paired) -> dict:
     return out
 
 
+def top_vector_split(paired, threshold: float = 0.5) -> dict:
+    r"""Glue values of what the reused :math:`T_2`'s top right vector is, seed by seed, over every
+    width of the reuse file: ``split_seeds`` (reused runs), ``split_memorised`` (those whose
+    memorisation :math:`\max_j|\cos(v_1, x_j)|` is at least ``threshold``),
+    ``split_unmemorised``, the mean overlap with :math:`\beta^\star` of each group
+    (``split_overlap_memorised``, ``split_overlap_unmemorised``; NaN for an empty group), and
+    ``split_widths_text``, the unmemorised count per width ("2 of 10 at N = 4000, ..."), and
+    ``split_text``, a sentence of these. The top vector is the larger of two competitors, a
+    memorised input and the spike: where no input wins, its overlap is the spike's."""
+    from .reuse import PairedData
+
+    if not isinstance(paired, PairedData):
+        raise TypeError(f"paired must be a PairedData (from paired_from_files), "
+                        f"got {type(paired).__name__}")
+    threshold = check_real(threshold, "threshold", low=0.0, high=1.0, low_open=True)
+    memo, overlap, parts = [], [], []
+    for N in paired.Ns("reuse"):
+        m = paired.values("reuse", N, "term_memorisation", "reused")
+        memo.append(m)
+        overlap.append(paired.values("reuse", N, "term_overlap", "reused"))
+        parts.append(f"{int(np.sum(m < threshold))} of {m.size} at N = {N}")
+    memo, overlap = np.concatenate(memo), np.concatenate(overlap)
+    won = memo >= threshold
+
+    def mean(x):
+        return float(x.mean()) if x.size else math.nan
+
+    out = {"split_seeds": int(memo.size), "split_memorised": int(won.sum()),
+           "split_unmemorised": int((~won).sum()),
+           "split_overlap_memorised": mean(overlap[won]),
+           "split_overlap_unmemorised": mean(overlap[~won]),
+           "split_widths_text": ", ".join(parts)}
+    if out["split_unmemorised"] and out["split_memorised"]:
+        out["split_text"] = (
+            f"In {out['split_unmemorised']} of the {out['split_seeds']} reused runs "
+            f"({out['split_widths_text']}) no input reaches a memorisation of {threshold:g}; "
+            f"there the top vector overlaps β⋆ at {out['split_overlap_unmemorised']:.3f} on "
+            f"average, against {out['split_overlap_memorised']:.3f} where an input wins.")
+    else:
+        out["split_text"] = (f"In {'every' if out['split_memorised'] else 'no'} one of the "
+                             f"{out['split_seeds']} reused runs does an input reach a "
+                             f"memorisation of {threshold:g}.")
+    return out
+
+
 def trends(data: AtScale, paired) -> list:
     r"""The appendix's trends against :math:`N`, each a least-squares slope over every seed's
     value with its standard error, from the smallest to the largest width of its file: the
