@@ -257,22 +257,24 @@ def provenance_table(data: AtScale):
 
 
 def seeds_table(data: AtScale):
-    """Table *tab-at-scale-seeds*: the seeds per width of each file (for the reuse files, the
-    seeds that have both a reused and a fresh record)."""
+    """Table *tab-at-scale-seeds*: the seeds per width (rows) of each file (columns); for the
+    reuse files, the seeds that have both a reused and a fresh record."""
     d = _check(data)
     Ns = sorted({N for name in d.names for N in d.Ns(name)})
-    rows = []
-    for name in d.names:
-        counts = []
-        for N in Ns:
-            by = {b: {r["seed"] for r in d.records(name, b, N)} for b in BATCHES}
-            counts.append(str(len(by["reused"] & by["fresh"])) if N in d.Ns(name) else "–")
-        rows.append([f"{name}.json"] + counts)
+
+    def count(name, N):
+        if N not in d.Ns(name):
+            return "–"
+        by = {b: {r["seed"] for r in d.records(name, b, N)} for b in BATCHES}
+        return str(len(by["reused"] & by["fresh"]))
+
+    # One row per width keeps the table narrow however far the files reach.
     return markdown_table(
         "Seeds per width in each file: a seed counts where both batch schemes ran on its draw (the "
         "spike file: one task per batch; the reuse files: paired runs). A width with one seed has "
-        "no error bar in the figures.", "tab-at-scale-seeds",
-        ["file"] + [f"$N = {N}$" for N in Ns], rows)
+        "no error bar in the figures; – : the file has no run at that width.",
+        "tab-at-scale-seeds", ["$N$"] + [f"{name}.json" for name in d.names],
+        [[str(N)] + [count(name, N) for name in d.names] for N in Ns])
 
 
 def commands_text(data: AtScale) -> str:
