@@ -110,3 +110,20 @@ def test_every_chapter_figure_is_drawn_for_the_column():
                     wide.append(f"{path.name}:{number}: {line.strip()}")
     assert not wide, (f"figures wider than {figures.MAX_WIDTH_IN} in (the text column):\n  "
                       + "\n  ".join(wide))
+
+
+def test_legend_below_gathers_one_panels_labels_under_the_figure():
+    fig, axes = plt.subplots(1, 2, layout="constrained")
+    axes[0].plot([0, 1], [0, 1], label="a")
+    axes[0].plot([0, 1], [1, 0], label="b")
+    axes[1].plot([0, 1], [0, 0], label="c")
+    legend = plotting.legend_below(fig, axes[0], ncol=2)
+    assert [t.get_text() for t in legend.get_texts()] == ["a", "b"]
+    assert legend in fig.legends
+    fig.canvas.draw()
+    # below every panel: its top edge under the lowest panel's bottom edge
+    box = legend.get_window_extent()
+    assert box.y1 <= min(ax.get_window_extent().y0 for ax in axes)
+    with pytest.raises(ValueError, match="ncol"):
+        plotting.legend_below(fig, axes[0], ncol=0)
+    plt.close(fig)

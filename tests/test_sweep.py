@@ -37,6 +37,22 @@ def test_loglog_slope_recovers_power_law():
         ts.loglog_slope([1, 2], [1, -1])
 
 
+def test_linear_slope_matches_the_textbook_fit():
+    rng = np.random.default_rng(0)
+    x = np.repeat([3.0, 3.3, 3.6, 3.9], 5)
+    y = 0.2 - 0.1 * x + 0.01 * rng.standard_normal(x.size)
+    slope, se = ts.linear_slope(x, y)
+    # scipy's linregress is the reference for both the slope and its standard error
+    from scipy.stats import linregress
+    ref = linregress(x, y)
+    assert slope == pytest.approx(ref.slope, rel=1e-10) and se == pytest.approx(ref.stderr, rel=1e-10)
+    assert np.isnan(ts.linear_slope([1, 2], [0, 1])[1])
+    with pytest.raises(ValueError, match="distinct"):
+        ts.linear_slope([1, 1, 1], [0, 1, 2])
+    with pytest.raises(ValueError, match="same length"):
+        ts.linear_slope([1, 2, 3], [0, 1])
+
+
 def test_sweep_rejects_bad_input():
     with pytest.raises(TypeError, match="func must be callable"):
         ts.sweep(3)

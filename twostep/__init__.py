@@ -32,7 +32,7 @@ from .analysis.readout import (best_linear_error, feature_scale, features, fit_r
                                paired_readout, projected_error, subspace_error)
 from .analysis.spectra import (bulk_edge, count_outliers, ks_distance, marchenko_pastur_density,
                                singular_values, top_singular)
-from .analysis.sweep import loglog_slope, rng_for, summarise, sweep
+from .analysis.sweep import linear_slope, loglog_slope, rng_for, summarise, sweep
 from .analysis.theory import (finite_size_overlap, n_spikes, one_step_overlap, phase_boundaries,
                               spike_exponent, spike_strength, spike_terms)
 from .chapters.one_step import first_step_diagnostics, learned_direction_overlaps

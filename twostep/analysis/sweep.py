@@ -237,19 +237,32 @@ def summarise(records: list[dict], by: Iterable[str], values: Iterable[str]) -> 
     return out
 
 
+def linear_slope(x, y) -> tuple[float, float]:
+    r"""Least-squares slope :math:`b` of :math:`y \approx a + b x` over paired 1-d values
+    ``x``, ``y`` (length :math:`m \ge 2`), and its standard error
+    :math:`\sqrt{\hat\sigma^2 / \sum_i (x_i-\bar x)^2}` with
+    :math:`\hat\sigma^2 = \sum_i r_i^2/(m-2)` (NaN when :math:`m = 2`)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape or x.ndim != 1 or x.size < 2:
+        raise ValueError(f"x and y must be 1-d arrays of the same length >= 2, got {x.shape} and {y.shape}")
+    if np.ptp(x) == 0:
+        raise ValueError("x must take at least two distinct values")
+    A = np.vstack([x, np.ones_like(x)]).T
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    if x.size > 2:
+        sigma2 = np.sum((y - A @ coef) ** 2) / (x.size - 2)
+        se = float(np.sqrt(sigma2 / np.sum((x - x.mean()) ** 2)))
+    else:
+        se = float("nan")
+    return float(coef[0]), se
+
+
 def loglog_slope(x, y) -> tuple[float, float]:
-    r"""Least-squares slope of :math:`\log y` against :math:`\log x`, and its standard error."""
+    r"""Least-squares slope of :math:`\log y` against :math:`\log x`, and its standard error
+    (:func:`linear_slope` on the logarithms)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or x.size < 2:
         raise ValueError(f"x and y must be 1-d arrays of the same length >= 2, got {x.shape} and {y.shape}")
     if np.any(x <= 0) or np.any(y <= 0):
         raise ValueError("x and y must be positive for a log-log fit")
-    lx, ly = np.log(x), np.log(y)
-    A = np.vstack([lx, np.ones_like(lx)]).T
-    coef, res, *_ = np.linalg.lstsq(A, ly, rcond=None)
-    if x.size > 2:
-        sigma2 = np.sum((ly - A @ coef) ** 2) / (x.size - 2)
-        se = float(np.sqrt(sigma2 / np.sum((lx - lx.mean()) ** 2)))
-    else:
-        se = float("nan")
-    return float(coef[0]), se
+    return linear_slope(np.log(x), np.log(y))

@@ -41,7 +41,7 @@ import numpy as np
 from .._validation import check_choice, check_int, check_pairs, check_real
 from ..analysis.population import population_signal
 from ..analysis.spikes import outlier_strength, power_law_constant, width_to_reach
-from ..analysis.sweep import loglog_slope
+from ..analysis.sweep import linear_slope, loglog_slope
 from ..analysis.theory import n_spikes, spike_exponent
 from ..analysis.verdicts import mean_sem
 from ..model.activations import get_activation
@@ -456,8 +456,7 @@ def plot_beta(data: AtScale, limits: dict):
         ax.set(yscale="log", title=f"{batch} batch", xlabel="$N$ (thousands)", ylim=(3e-3, 1.2))
         _log_ticks(ax, Ns)
     axes[0].set_ylabel(r"$|\cos(\hat r_k,\ \beta^\star)|$")
-    handles, labels = axes[1].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=5)
+    plotting.legend_below(fig, axes[1], ncol=5)
     plt.close(fig)
     return fig
 
@@ -536,8 +535,7 @@ def plot_counts(counts: Counts):
         ax.set(title=f"{batch} batch", xlabel="$N$ (thousands)")
         _log_ticks(ax, Ns)
     axes[0].set_ylabel(r"raw outliers of $W_2$ (above $2\times1.05$)")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=4)
+    plotting.legend_below(fig, axes[0], ncol=4)
     plt.close(fig)
     return fig
 
@@ -724,8 +722,7 @@ class Reuse:
         standard error: ``(slope, se)``."""
         src = self.diff if key == "diff" else getattr(self, check_choice(key, "key", ("overlap", "aware")))[
             check_choice(batch, "batch", BATCHES)]
-        x = np.concatenate([np.full(v.size, math.log10(N)) for N, v in src.items()])
-        return _slope(x, np.concatenate([v for v in src.values()]))
+        return _trend(src)
 
 
 def reuse_data(data: AtScale, psi: float = 1.0) -> Reuse:
@@ -768,8 +765,7 @@ def _check_reuse(reuse) -> Reuse:
 def reuse_numbers(reuse: Reuse) -> dict:
     r"""Glue values: ``reuse_limit``; at the smallest and largest widths ``diff_{lo|hi}``,
     ``diff_sd_{lo|hi}``, ``re_{lo|hi}``, ``re_sd_{lo|hi}``, ``fr_{lo|hi}``, ``seeds_{lo|hi}``,
-    ``N_{lo|hi}``; the extremes of the reused mean over widths ``re_min``, ``re_max``; the
-    trend of the differences per decade of :math:`N`, ``diff_slope``, ``diff_slope_se``;
+    ``N_{lo|hi}``; the extremes of the reused mean over widths ``re_min``, ``re_max``;
     ``re_frac_hi``: reused mean over the population value at the largest width."""
     r = _check_reuse(reuse)
     re, fr, df = r.stats("overlap", "reused"), r.stats("overlap", "fresh"), r.stats("diff")
@@ -780,7 +776,6 @@ def reuse_numbers(reuse: Reuse) -> dict:
                     f"N_{tag}": N})
     out["re_min"] = min(v[0] for v in re.values())
     out["re_max"] = max(v[0] for v in re.values())
-    out["diff_slope"], out["diff_slope_se"] = r.trend("diff")
     out["re_frac_hi"] = re[r.Ns[-1]][0] / r.limit
     return out
 
@@ -835,10 +830,8 @@ def projected_trends(paired) -> dict:
     for tag, (key, batch) in {"raw": ("term_overlap", "diff"),
                               "proj": ("projected_overlap", "reused"),
                               "null": ("projected_memorised_null", "reused")}.items():
-        x = np.concatenate([np.full(len(paired.values("reuse", N, key, batch)), math.log10(N))
-                            for N in Ns])
-        y = np.concatenate([paired.values("reuse", N, key, batch) for N in Ns])
-        out[f"{tag}_slope"], out[f"{tag}_slope_se"] = _slope(x, y)
+        out[f"{tag}_slope"], out[f"{tag}_slope_se"] = _trend(
+            {N: paired.values("reuse", N, key, batch) for N in Ns})
     return out
 
 
@@ -903,14 +896,13 @@ def trends(data: AtScale, paired) -> list:
 
     def add(key, quantity, unit, by_N, log_y=False):
         Ns = sorted(by_N)
-        x = np.concatenate([np.full(len(by_N[N]), math.log10(N)) for N in Ns])
-        y = np.concatenate([np.log10(by_N[N]) if log_y else by_N[N] for N in Ns])
-        slope, se = _slope(x, y)
+        slope, se = _trend(by_N, log_y=log_y)
+        points = sum(len(v) for v in by_N.values())
         prev = Ns[-2] if len(Ns) > 1 else Ns[-1]
         rows.append({"key": key, "quantity": quantity, "unit": unit, "N_lo": Ns[0], "N_hi": Ns[-1],
                      "lo": float(np.mean(by_N[Ns[0]])), "hi": float(np.mean(by_N[Ns[-1]])),
                      "N_prev": prev, "prev": float(np.mean(by_N[prev])),
-                     "slope": slope, "se": se, "points": int(x.size)})
+                     "slope": slope, "se": se, "points": points})
 
     for batch in BATCHES:
         for k in range(1, d.L):
@@ -996,14 +988,16 @@ def trend_numbers(rows: list) -> dict:
     return out
 
 
-def _slope(x, y) -> tuple:
-    if len(set(x.tolist())) < 2 or x.size < 3:
+def _trend(by_N: dict, log_y: bool = False) -> tuple:
+    """``(slope, se)`` of every seed's value (``{N: values}``; their log10 if ``log_y``) against
+    log10 N (:func:`~twostep.analysis.sweep.linear_slope`); NaN where the values do not span two
+    widths and three points."""
+    Ns = sorted(by_N)
+    x = np.concatenate([np.full(len(by_N[N]), math.log10(N)) for N in Ns])
+    y = np.concatenate([np.log10(by_N[N]) if log_y else np.asarray(by_N[N], float) for N in Ns])
+    if len(Ns) < 2 or x.size < 3:
         return math.nan, math.nan
-    A = np.vstack([x, np.ones_like(x)]).T
-    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
-    resid = y - A @ coef
-    se = math.sqrt(float(resid @ resid) / (x.size - 2) / float(((x - x.mean()) ** 2).sum()))
-    return float(coef[0]), se
+    return linear_slope(x, y)
 
 
 # --------------------------------------------------------------------------- what the widths show

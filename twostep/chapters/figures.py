@@ -145,3 +145,11 @@ def chance_line(ax, value: float, label: str = r"chance $1/\sqrt{d}$", **kwargs)
     kwargs.setdefault("ls", ":")
     kwargs.setdefault("lw", 1.2)
     return ax.axhline(value, label=label, **kwargs)
+
+
+def legend_below(fig, ax, ncol: int):
+    """One legend for the whole figure, from ``ax``'s labelled artists, below the panels (the
+    figure needs ``layout="constrained"``, so that the panels make room for it)."""
+    ncol = check_int(ncol, "ncol")
+    handles, labels = ax.get_legend_handles_labels()
+    return fig.legend(handles, labels, loc="outside lower center", ncol=ncol)

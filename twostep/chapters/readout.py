@@ -57,7 +57,7 @@ from ..analysis.sweep import rng_for, summarise
 from ..model.targets import Teacher
 from ..analysis.theory import n_spikes, spike_terms
 from ..model.steps import draw_problem, one_step, step_size
-from .figures import COLORS, errorbars
+from .figures import COLORS, errorbars, legend_below
 from .report import sci
 
 #: The first layers compared, in the order of the table above.
@@ -740,8 +740,7 @@ def plot_alpha(summary: dict, alpha1s, alpha2s, L: int):
                           else r"test error / $\overline{y^2}$")
     axes[0, 0].plot([], [], color="0.3", ls="--", lw=1, marker="x", ms=5,
                     label="ideal readout of the learned directions")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=2)
+    legend_below(fig, axes[0, 0], ncol=2)
     return fig
 
 
@@ -1072,8 +1071,7 @@ def plot_psi(data: PsiData):
         ax.set_xticks(data.psis, [f"{p:g}" for p in data.psis])
         ax.minorticks_off()
     axes[0, 0].set_ylabel(r"test error / $\overline{y^2}$")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=2)
+    legend_below(fig, axes[0, 0], ncol=2)
     return fig
 
 
