@@ -255,7 +255,7 @@ def test_files_read_as_the_reuse_chapters_paired_runs():
     assert isinstance(reuse_ch.plot_term_evidence(paired, limits, "reuse", "reuse_he2"), Figure)
     table = reuse_ch.term_evidence_table(paired, limits, ["reuse"], label="tab-x").data
     assert ":name: tab-x" in table and table.count("\n| ") == 1 + len(NS)
-    t = ch.projected_trends(paired)
+    t = ch.trend_numbers(ch.trends(d, paired))
     # the memorised null was made to fall like 1/sqrt(N): -1/2 per unit of log10 N, times 3/sqrt(N)
     assert t["null_slope"] < 0 and t["proj_slope_se"] > 0
     # without the control file, only the main configuration
@@ -303,7 +303,7 @@ def test_glued_names_do_not_clash(data):
               ch.counts_numbers(counts), ch.reuse_numbers(reuse),
               ch.extrapolation_numbers(ch.extrapolation(data))]
     paired = ch.paired_from_files(data)
-    groups += [ch.projected_trends(paired), ch.top_vector_split(paired),
+    groups += [ch.widest_projection(paired), ch.top_vector_split(paired),
                ch.trend_numbers(ch.trends(data, paired))]
     names = [k for g in groups for k in g]
     assert len(names) == len(set(names)), sorted({k for k in names if names.count(k) > 1})

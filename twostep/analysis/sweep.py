@@ -259,10 +259,8 @@ def linear_slope(x, y) -> tuple[float, float]:
 
 def loglog_slope(x, y) -> tuple[float, float]:
     r"""Least-squares slope of :math:`\log y` against :math:`\log x`, and its standard error
-    (:func:`linear_slope` on the logarithms)."""
+    (:func:`linear_slope` on the logarithms, which checks the shapes)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if x.shape != y.shape or x.ndim != 1 or x.size < 2:
-        raise ValueError(f"x and y must be 1-d arrays of the same length >= 2, got {x.shape} and {y.shape}")
     if np.any(x <= 0) or np.any(y <= 0):
         raise ValueError("x and y must be positive for a log-log fit")
     return linear_slope(np.log(x), np.log(y))

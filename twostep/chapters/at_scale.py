@@ -23,7 +23,7 @@ chapter reads both with :func:`twostep.scale.results.read_results` and hands the
 * :func:`reuse_data`: :math:`T_2`'s top vector's overlap with :math:`\beta^\star`, reused and
   fresh, the paired difference per seed; :func:`paired_from_files`: the reuse files as the reuse
   chapter's paired runs, so that its test of :math:`T_2^\top a^{\circ3}`, figure and table
-  (:func:`twostep.chapters.reuse.plot_term_evidence`) read them; :func:`projected_trends`;
+  (:func:`twostep.chapters.reuse.plot_term_evidence`) read them; :func:`widest_projection`;
 * the numbers glued into the prose (``*_numbers``) and :func:`provenance_numbers`,
   :func:`wall_table`.
 
@@ -814,24 +814,17 @@ def paired_from_files(data: AtScale):
     return PairedData(configs, (a2,), (n_spikes(float(p.get("alpha1", 0.4)), a2, d.L),), records)
 
 
-def projected_trends(paired) -> dict:
-    r"""Least-squares slopes against :math:`\log_{10}N` (per decade, with standard errors) of the
-    per-seed values of the reuse file: ``raw_slope`` (paired difference of :math:`T_2`'s top
-    vector), ``proj_slope`` (reused :math:`T_2^\top a^{\circ3}`), ``null_slope`` (its
-    memorised-input null), each with ``*_se``; and what the widest width adds: the reused
-    projection at the two largest widths ``N_prev``, ``N_last`` (``proj_prev``, ``proj_last``
-    with ``*_sem`` and the seeds ``seeds_prev``, ``seeds_last``)."""
+def widest_projection(paired) -> dict:
+    r"""Glue values of what the widest width adds to the reused :math:`T_2^\top a^{\circ3}`: its
+    mean and standard error over seeds at the two largest widths of the reuse file, ``N_prev``,
+    ``N_last`` (``proj_prev``, ``proj_last`` with ``*_sem``, and the seeds ``seeds_prev``,
+    ``seeds_last``). Its slope against :math:`N` is :func:`trend_numbers`' ``proj_slope``."""
     Ns = paired.Ns("reuse")
     out = {}
     for tag, N in (("prev", Ns[-2] if len(Ns) > 1 else Ns[-1]), ("last", Ns[-1])):
         x = paired.values("reuse", N, "projected_overlap", "reused")
         out[f"N_{tag}"], out[f"seeds_{tag}"] = N, int(x.size)
         out[f"proj_{tag}"], out[f"proj_{tag}_sem"] = mean_sem(x)
-    for tag, (key, batch) in {"raw": ("term_overlap", "diff"),
-                              "proj": ("projected_overlap", "reused"),
-                              "null": ("projected_memorised_null", "reused")}.items():
-        out[f"{tag}_slope"], out[f"{tag}_slope_se"] = _trend(
-            {N: paired.values("reuse", N, key, batch) for N in Ns})
     return out
 
 
@@ -886,7 +879,8 @@ def trends(data: AtScale, paired) -> list:
     relative remainders :math:`\|T_k-S_k\|/\|S_k\|` per batch and order (slope of
     :math:`\log_{10}` of the remainder against :math:`\log_{10}N`, a power of :math:`N`), the
     fresh-batch mean raw count at :math:`\Lambda\ge1` (per decade of :math:`N`), and the reuse
-    measurements of :func:`projected_trends` (per decade). Returns a list of dicts with
+    measurements (per decade): the paired difference of :math:`T_2`'s top vector (``raw``), the
+    reused :math:`T_2^\top a^{\circ3}` (``proj``) and its memorised-input null (``null``). Returns a list of dicts with
     ``key`` (``rem_{batch}_{k}``, ``count``, ``raw``, ``proj``, ``null``), ``quantity``, ``unit``,
     ``N_lo``, ``N_hi``, ``lo``, ``hi`` (means at the smallest and the largest width), ``N_prev``,
     ``prev`` (at the width before the largest: what the largest adds), ``slope``, ``se``,
@@ -972,8 +966,8 @@ def widest_step_text(rows: list) -> str:
 def trend_numbers(rows: list) -> dict:
     r"""Glue values of :func:`trends`: ``rem_slope_{batch}_{k}`` and ``rem_slope_se_{batch}_{k}``
     (remainders, as exponents of :math:`N`), ``rem_fresh_z_max`` (the largest distance of a
-    fresh-batch exponent from :math:`-1/2`, in its standard errors), ``count_slope``,
-    ``count_slope_se``."""
+    fresh-batch exponent from :math:`-1/2`, in its standard errors), and, per decade of
+    :math:`N`, ``{key}_slope`` and ``{key}_slope_se`` for ``count``, ``raw``, ``proj``, ``null``."""
     if not isinstance(rows, list) or not rows:
         raise TypeError("rows must be the non-empty list returned by trends")
     rem = {r["key"]: r for r in rows if r["key"].startswith("rem_")}
@@ -983,8 +977,8 @@ def trend_numbers(rows: list) -> dict:
         batch, k = key.split("_")[1:]
         out[f"rem_slope_{batch}_{k}"], out[f"rem_slope_se_{batch}_{k}"] = r["slope"], r["se"]
     for r in rows:
-        if r["key"] == "count":
-            out["count_slope"], out["count_slope_se"] = r["slope"], r["se"]
+        if r["key"] in ("count", "raw", "proj", "null"):
+            out[f"{r['key']}_slope"], out[f"{r['key']}_slope_se"] = r["slope"], r["se"]
     return out
 
 
