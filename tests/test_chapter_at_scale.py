@@ -335,6 +335,10 @@ def test_trends_fit_every_seed(data):
     assert null["slope"] == pytest.approx(slope, rel=1e-9)
     numbers = ch.trend_numbers(rows)
     assert numbers["rem_slope_fresh_1"] == rem["slope"] and "count_slope_se" in numbers
+    # The page states raw_slope (from these rows) and trend_verdict (from Reuse.trend) in one
+    # sentence: the paired runs and the reuse data must give the same fit.
+    assert (numbers["raw_slope"], numbers["raw_slope_se"]) == pytest.approx(
+        ch.reuse_data(data).trend("diff"), rel=1e-12)
     assert (rem["N_prev"], rem["prev"]) == (200, pytest.approx(0.3 / np.sqrt(200)))
     table = ch.trends_table(rows).data
     assert table.count("\n| ") == 1 + len(rows) and "−0.500 ± 0.000" in table

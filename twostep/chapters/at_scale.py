@@ -880,8 +880,9 @@ def trends(data: AtScale, paired) -> list:
     :math:`\log_{10}` of the remainder against :math:`\log_{10}N`, a power of :math:`N`), the
     fresh-batch mean raw count at :math:`\Lambda\ge1` (per decade of :math:`N`), and the reuse
     measurements (per decade): the paired difference of :math:`T_2`'s top vector (``raw``), the
-    reused :math:`T_2^\top a^{\circ3}` (``proj``) and its memorised-input null (``null``). Returns a list of dicts with
-    ``key`` (``rem_{batch}_{k}``, ``count``, ``raw``, ``proj``, ``null``), ``quantity``, ``unit``,
+    reused :math:`T_2^\top a^{\circ3}` (``proj``) and its memorised-input null (``null``).
+    Returns a list of dicts with ``key`` (``rem_{batch}_{k}``, ``count``, ``raw``, ``proj``,
+    ``null``), ``quantity``, ``unit``,
     ``N_lo``, ``N_hi``, ``lo``, ``hi`` (means at the smallest and the largest width), ``N_prev``,
     ``prev`` (at the width before the largest: what the largest adds), ``slope``, ``se``,
     ``points`` (seed values fitted)."""
