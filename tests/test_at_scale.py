@@ -20,6 +20,12 @@ exactly every time; a count may still flip where a singular value sits within ro
 threshold, so at most ``MAX_COUNT_FLIPS`` of the 25 grid points may differ, by one. The
 recomputation runs on one BLAS thread (the 1-thread spread above; a second thread buys little at
 N = 1000 and, on a loaded machine, spinning threads cost much more): six tasks, a few seconds.
+
+count.json (2026-12-03): the same recomputation of all 20 rows at N = 1000 with 1 thread against
+the file's 2 gave identical counts at all 36 points of every row, and a largest relative
+difference of 1.7e-6 (the right core's Gram matrix) and 1.5e-6 (the own edges); its ``RTOL`` is
+1e-4, about 60 times that. The cores are compared through their Gram matrices and ``top`` not at
+all (``UNSETTLED``, ``_invariant``).
 """
 
 from __future__ import annotations
@@ -35,16 +41,16 @@ from twostep.scale.results import read_results
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / "results" / "at_scale"
-NAMES = ("spike", "reuse", "reuse_he2")
+NAMES = ("spike", "reuse", "reuse_he2", "count")
 N_CHECK, SEED = 1000, 0
-RTOL, ATOL = {"spike": 1e-4, "reuse": 2e-3, "reuse_he2": 2e-3}, 1e-6
+RTOL, ATOL = {"spike": 1e-4, "reuse": 2e-3, "reuse_he2": 2e-3, "count": 1e-4}, 1e-6
 MAX_COUNT_FLIPS = 1
 #: Top-level entries every file must have; the device's name is in ``environment["device"]``.
 PROVENANCE = ("command", "commands", "backend", "environment", "created", "elapsed", "version",
               "dtype", "host", "seeds_per_width", "function", "params")
 #: Record entries that are not measurements, and those compared as counts.
 META = {"N", "batch", "seed", "wall_s", "peak_rss_gb"}
-COUNTS = {"grid_count"}
+COUNTS = {"grid_count", "count_own", "count_raw"}
 
 
 def _tool():
@@ -95,6 +101,19 @@ def test_files_hold_the_rows_the_staleness_test_recomputes(doc, tool):
         "the file's parameters are not the tool's: regenerate the files"
 
 
+#: Entries of a count record that are not reproducible quantities: ``top`` holds the Ritz values
+#: at which the solver had settled the count, lower bounds whose side of the threshold is final
+#: (compared through ``count_own``) but whose value is not (1 vs 2 threads: up to 2e-3).
+UNSETTLED = {"count": {"top"}}
+
+
+def _invariant(key, value):
+    # The cores of a count record through their Gram matrices R^T R: a QR's R is not unique where
+    # the spikes' vectors are dependent (the first spike and S_0 of a reused batch share both).
+    value = np.asarray(value, float)
+    return value.T @ value if key in ("core_left", "core_right") else value
+
+
 def _compare(name, key, stored, fresh, rtol):
     if key in COUNTS:
         a, b = np.asarray(stored), np.asarray(fresh)
@@ -117,9 +136,11 @@ def test_smallest_rows_reproduce(name, tool):
         with threadpool_limits(1):   # the measured 1-thread spread; no spinning BLAS threads on a busy machine
             fresh = tool.measure(name, bk, N_CHECK, batch, SEED, dtype=doc["dtype"])
         assert set(fresh) == set(stored), f"{name}: the record's keys changed"
-        for key in sorted(set(stored) - META):
-            _compare(f"{name} {batch} N={N_CHECK} seed={SEED}", key, stored[key], fresh[key],
-                     RTOL[name])
+        for key in sorted(set(stored) - META - UNSETTLED.get(name, set())):
+            a, b = stored[key], fresh[key]
+            if name == "count" and key not in COUNTS:
+                a, b = _invariant(key, a), _invariant(key, b)
+            _compare(f"{name} {batch} N={N_CHECK} seed={SEED}", key, a, b, RTOL[name])
 
 
 def test_the_comparison_catches_a_stale_value():

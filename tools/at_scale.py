@@ -12,10 +12,13 @@
         --widths 16000 --seeds reuse=16000:3 --out results/at_scale --resume
     OPENBLAS_NUM_THREADS=2 .venv/bin/python tools/at_scale.py --backend numpy --only reuse \\
         --widths 24000 --seeds reuse=24000:3 --out results/at_scale --resume  # on the CPU
+    OPENBLAS_NUM_THREADS=2 .venv/bin/python tools/at_scale.py --backend numpy --only count \\
+        --widths 1000 2000 4000 8000 16000 \\
+        --seeds count=1000:10,2000:10,4000:6,8000:3,16000:3 --out results/at_scale
     .venv/bin/python tools/at_scale.py --backend numpy --widths 40 \\
         --seeds spike=40:1 --seeds reuse=40:1 --force                 # a check, in artifacts/
 
-Three files, each written by twostep.scale.results.write_results with the command, the
+Four files, each written by twostep.scale.results.write_results with the command, the
 backend, the device's name, the library versions, the date, and the wall time and peak memory
 of every task:
 
@@ -30,6 +33,11 @@ of every task:
   vectors, fresh and reused. The same seed draws the same beta*, W0, a and X1 for both batches
   (twostep.model.steps.draw_problem; twostep.scale.device.draw_problem_on on a device), so
   reused-minus-fresh differences are paired.
+* ``count.json``: twostep.scale.device.count_on (sigma_4, He_1 target), fresh and reused: W2's
+  outliers against its own bulk edge, that edge, and the singular values of the predicted spike
+  sum at the twelve settings of COUNT_SETTINGS (kappa = 0.2; also 0.1 and 0.5 up to N = 2000),
+  each rebuilt from one draw by the rescaling identity (the chapter *Two steps*, "The count
+  where it can be seen").
 
 The files go to ``artifacts/at_scale/`` (git-ignored) unless ``--out results/at_scale`` asks
 for the committed folder. An existing file is refused unless ``--resume`` (continue it) or
@@ -63,7 +71,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from twostep.scale.backend import get_backend  # noqa: E402
-from twostep.scale.device import reuse_on, spike_on  # noqa: E402
+from twostep.scale.device import count_on, reuse_on, spike_on  # noqa: E402
 from twostep.scale.memory import keep_freed_memory  # noqa: E402
 from twostep.scale.results import ResultsWriter  # noqa: E402
 
@@ -77,6 +85,17 @@ DTYPE = "float32"
 #: The phase-diagram grid of the chapter *Two steps* (ALPHAS on both axes, no point on a boundary).
 ALPHAS = (0.05, 0.14, 0.23, 0.32, 0.41)
 GRID = [[a1, a2] for a1 in ALPHAS for a2 in ALPHAS]
+#: The settings of the count test (chapter *Two steps*, "The count where it can be seen"):
+#: for each Lambda = 0..3 the three points of the chapter's map (twostep.analysis.plane over the
+#: scaling study's fresh draws, N = 500..4000, 3 seeds, kappa = 0.2) ranked best, fixed on
+#: 2026-12-03 before any count was measured. Lambda >= 1: the smallest predicted width N* at
+#: which the (Lambda+1)-th singular value of the spike sum clears W0's edge; Lambda = 0: the
+#: second never clearing, ties broken by e_1 nearest 0 (the boundary alpha1 + alpha2 = 1/2), then
+#: by grid order (twostep.analysis.plane.rank_points).
+COUNT_SETTINGS = [[0.39, 0.09], [0.41, 0.07], [0.09, 0.37],
+                  [0.25, 0.49], [0.23, 0.49], [0.25, 0.47],
+                  [0.33, 0.49], [0.33, 0.47], [0.35, 0.43],
+                  [0.49, 0.49], [0.49, 0.47], [0.49, 0.45]]
 #: name -> (function, batches, fixed keywords): the chapters' parameters.
 EXPERIMENTS = {
     "spike": (spike_on, ("fresh", "reused"),
@@ -89,11 +108,17 @@ EXPERIMENTS = {
     "reuse_he2": (reuse_on, ("reused", "fresh"),
                   dict(c1=0.5, alpha1=0.4, c2=0.5, alpha2=0.25, activation="poly4", target="he2",
                        term=2, top=4)),
+    # W2's own outliers at the settings above (kappa = 0.2; also 0.1 and 0.5 up to N = 2000).
+    "count": (count_on, ("fresh", "reused"),
+              dict(activation="poly4", target="he1", c=0.2, ref=[0.4, 0.25],
+                   settings=COUNT_SETTINGS, kappas=[0.2], extra_kappas=[0.1, 0.5],
+                   extra_max_N=2000)),
 }
 #: Seeds per width on a GPU: name -> {N: count}; widths not listed get the last count below them.
 SEEDS = {"spike": {1000: 3, 16000: 3, 32000: 1},
          "reuse": {1000: 10, 16000: 10, 32000: 2},
-         "reuse_he2": {1000: 10, 16000: 3, 32000: 1}}
+         "reuse_he2": {1000: 10, 16000: 3, 32000: 1},
+         "count": {1000: 3}}
 
 
 def seeds_for(name: str, N: int, table: dict | None = None) -> list[int]:

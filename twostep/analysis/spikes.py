@@ -266,13 +266,20 @@ def power_cosine(i: int, j: int) -> float:
     return m(i + j) / math.sqrt(m(2 * i) * m(2 * j))
 
 
-def rank_one_sum_singular_values(parts) -> np.ndarray:
-    r"""Singular values of :math:`\sum_k \theta_k\ell_kr_k^\top` for a list of :class:`RankOne`, descending.
+def spike_core(parts) -> tuple:
+    r"""The small core of :math:`\sum_k \theta_k\ell_kr_k^\top` for a list of :class:`RankOne`.
 
     With :math:`L = [\ell_1,\dots,\ell_K] = Q_LR_L` and :math:`R = [r_1,\dots,r_K] = Q_RR_R`
-    (thin QR), the sum is :math:`Q_L\,R_L\operatorname{diag}(\theta)R_R^\top\,Q_R^\top`, so its
-    non-zero singular values are those of the :math:`K\times K` core; shape ``(K,)``. The
-    vectors need not be orthogonal: this is how spikes with correlated left vectors combine.
+    (thin QR), the sum is :math:`Q_L\,R_L\operatorname{diag}(\theta)R_R^\top\,Q_R^\top`, so
+    its non-zero singular values are those of the :math:`K\times K` core
+    :math:`R_L\operatorname{diag}(\theta)R_R^\top`, for any rescaling of the
+    :math:`\theta_k` (:func:`core_singular_values`). The vectors need not be orthogonal: this
+    is how spikes with correlated left vectors combine.
+
+    Returns
+    -------
+    R_L, R_R : ndarray, shape (K, K)
+    theta : ndarray, shape (K,)
     """
     parts = list(parts)
     if not parts or not all(isinstance(p, RankOne) for p in parts):
@@ -281,10 +288,34 @@ def rank_one_sum_singular_values(parts) -> np.ndarray:
     right = np.stack([np.asarray(p.right, dtype=float) for p in parts], axis=1)
     if left.shape[0] < len(parts) or right.shape[0] < len(parts):
         raise ValueError("parts must have at least as many entries as there are parts")
-    values = np.array([float(p.value) for p in parts])
-    _, RL = np.linalg.qr(left)
-    _, RR = np.linalg.qr(right)
-    return np.linalg.svd(RL @ np.diag(values) @ RR.T, compute_uv=False)
+    return (np.linalg.qr(left)[1], np.linalg.qr(right)[1],
+            np.array([float(p.value) for p in parts]))
+
+
+def core_singular_values(R_L, R_R, theta, factors=None) -> np.ndarray:
+    r"""Singular values, descending, of :math:`R_L\operatorname{diag}(\theta\odot f)R_R^\top`
+    (:func:`spike_core`): shape ``(K,)``, or ``(P, K)`` for ``factors`` of shape ``(P, K)``
+    (one rescaling of the spikes per row; ``None``: no rescaling)."""
+    theta = np.asarray(theta, dtype=float)
+    f = np.ones_like(theta) if factors is None else np.asarray(factors, dtype=float)
+    core = np.einsum("ik,...k,jk->...ij", R_L, theta * f, R_R)
+    return np.linalg.svd(core, compute_uv=False)
+
+
+def spike_sum_factors(eta1, eta2, L: int) -> np.ndarray:
+    r"""The scale of each part of the spike sum :math:`\eta_1\mu_1av^\top + \sum_{k<L}S_k`
+    at step sizes :math:`(\eta_1, \eta_2)`, relative to its step-free part:
+    :math:`(\eta_1, \eta_2, \eta_2\eta_1, \dots, \eta_2\eta_1^{L-1})`, shape ``(..., L + 1)``
+    for arrays ``eta1``, ``eta2`` of a common shape (:mod:`twostep.analysis.rescaling`)."""
+    e1, e2 = np.asarray(eta1, dtype=float), np.asarray(eta2, dtype=float)
+    powers = e1[..., None] ** np.arange(L)
+    return np.concatenate([e1[..., None], e2[..., None] * powers], axis=-1)
+
+
+def rank_one_sum_singular_values(parts) -> np.ndarray:
+    r"""Singular values of :math:`\sum_k \theta_k\ell_kr_k^\top` for a list of :class:`RankOne`,
+    descending, shape ``(K,)``: those of the core of :func:`spike_core`."""
+    return core_singular_values(*spike_core(parts))
 
 
 def predicted_spikes(run: TwoStepRun, orders: int) -> list[RankOne]:

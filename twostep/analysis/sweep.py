@@ -244,24 +244,43 @@ def summarise(records: list[dict], by: Iterable[str], values: Iterable[str]) -> 
     return out
 
 
-def linear_slope(x, y) -> tuple[float, float]:
-    r"""Least-squares slope :math:`b` of :math:`y \approx a + b x` over paired 1-d values
-    ``x``, ``y`` (length :math:`m \ge 2`), and its standard error
+def linear_fit(x, y) -> tuple:
+    r"""Least-squares line :math:`y \approx a + b x` over paired values: ``x`` of length
+    :math:`m \ge 2`, ``y`` of shape ``(m,)`` or ``(m, ...)`` (one fit per trailing index).
+
+    Returns the slope :math:`b`, its standard error
     :math:`\sqrt{\hat\sigma^2 / \sum_i (x_i-\bar x)^2}` with
-    :math:`\hat\sigma^2 = \sum_i r_i^2/(m-2)` (NaN when :math:`m = 2`)."""
+    :math:`\hat\sigma^2 = \sum_i r_i^2/(m-2)` (NaN when :math:`m = 2`), and the intercept
+    :math:`a`; floats for a 1-d ``y``, arrays of ``y.shape[1:]`` otherwise. The fit has
+    :math:`m - 2` degrees of freedom."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.ndim != 1 or x.size < 2 or y.ndim < 1 or y.shape[0] != x.size:
+        raise ValueError(f"x must be 1-d of length >= 2 and y of shape (len(x), ...), got "
+                         f"{x.shape} and {y.shape}")
+    if np.ptp(x) == 0:
+        raise ValueError("x must take at least two distinct values")
+    dx = x - x.mean()
+    sxx = float(np.sum(dx * dx))
+    ym = y.mean(axis=0)
+    slope = np.tensordot(dx, y - ym, axes=(0, 0)) / sxx
+    intercept = ym - slope * x.mean()
+    if x.size > 2:
+        resid = y - intercept - np.multiply.outer(x, slope)
+        se = np.sqrt(np.sum(resid * resid, axis=0) / (x.size - 2) / sxx)
+    else:
+        se = np.full(np.shape(slope), np.nan)
+    if y.ndim == 1:
+        return float(slope), float(se), float(intercept)
+    return slope, se, intercept
+
+
+def linear_slope(x, y) -> tuple[float, float]:
+    r"""Slope and standard error of :func:`linear_fit` for 1-d ``x`` and ``y``."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or x.size < 2:
         raise ValueError(f"x and y must be 1-d arrays of the same length >= 2, got {x.shape} and {y.shape}")
-    if np.ptp(x) == 0:
-        raise ValueError("x must take at least two distinct values")
-    A = np.vstack([x, np.ones_like(x)]).T
-    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
-    if x.size > 2:
-        sigma2 = np.sum((y - A @ coef) ** 2) / (x.size - 2)
-        se = float(np.sqrt(sigma2 / np.sum((x - x.mean()) ** 2)))
-    else:
-        se = float("nan")
-    return float(coef[0]), se
+    slope, se, _ = linear_fit(x, y)
+    return slope, se
 
 
 def loglog_slope(x, y) -> tuple[float, float]:

@@ -204,21 +204,40 @@ def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
         out["scale"][k] = run.eta2 * run.eta1 ** k
     c1, c2 = run.eta1 / N ** run.params["alpha1"], run.eta2 / N ** run.params["alpha2"]
     edge = (1 + margin) * (1 + math.sqrt(N / d))
-    # The rescaling identity with the run's own terms T_k = eta2 eta1^k T^_k:
-    #   W2(e1, e2) = B + (e2/eta2) H,  B = W0 + x (W1 - W0),  H = sum_k x^k T_k,  x = e1/eta1,
-    # H by Horner's rule. B and H once per alpha1 (a row of the grid shares them), then one
-    # scaled sum per point: a fifth of the memory passes of rebuilding W2 term by term. All
-    # three live in buffers allocated once and filled in place: on the CPU a fresh (N, d)
-    # array costs its page faults, more than the pass that fills it. (Running a row's points
-    # side by side, two passes over [B; H] a round for all of them, took 1.3 times as long at
-    # N = 4000: the points of a row start from the row before, not from their neighbour.)
-    counts, block, row = [], None, None
-    B, H, W2 = (xp.empty_like(W0) for _ in range(3)) if grid else (None, None, None)
-    for a1, a2 in grid:
-        e1, e2 = float(c1 * N ** a1), float(c2 * N ** a2)
+    counts, block = [], None
+    etas = [(float(c1 * N ** a1), float(c2 * N ** a2)) for a1, a2 in grid]
+    for W2 in _rescaled_W2(run, terms, etas):
+        top, _, _, block, _ = block_lanczos(W2, n_top, iterations, oversample, vectors=False,
+                                            above=edge, start=None if block is None else block.T)
+        counts.append(int(np.sum(top > edge)))
+    out["grid_count"] = np.array(counts, dtype=int)
+    return out
+
+
+def _rescaled_W2(run: TwoStepRun, terms, etas):
+    r"""Yield :math:`W_2` at each step-size pair ``(e1, e2)`` of ``etas``, rebuilt from ``run``'s
+    own terms (:mod:`twostep.analysis.rescaling`), in one buffer that the next point overwrites.
+
+    With :math:`T_k = \eta_2\eta_1^k\hat T_k`:
+    :math:`W_2(e_1, e_2) = B + (e_2/\eta_2)H`, :math:`B = W_0 + x(W_1 - W_0)`,
+    :math:`H = \sum_kx^kT_k`, :math:`x = e_1/\eta_1`, :math:`H` by Horner's rule. ``B`` and
+    ``H`` are rebuilt only when ``e1`` changes (points of one :math:`\alpha_1` share them), then
+    one scaled sum per point: a fifth of the memory passes of rebuilding :math:`W_2` term by
+    term. All three live in buffers allocated once and filled in place: on the CPU a fresh
+    ``(N, d)`` array costs its page faults, more than the pass that fills it. (Running a row's
+    points side by side, two passes over :math:`[B; H]` a round for all of them, took 1.3 times
+    as long at :math:`N = 4000`: the points of a row start from the row before, not from their
+    neighbour.)
+    """
+    if not etas:
+        return
+    xp, W0 = namespace(run.W0)
+    B, H, W2 = (xp.empty_like(W0) for _ in range(3))
+    row = None
+    for e1, e2 in etas:
         x = e1 / run.eta1
-        if a1 != row:
-            row = a1
+        if e1 != row:
+            row = e1
             _scaled_into(B, W0, 1.0 / x - 1.0)      # B = x (W1 + (1/x - 1) W0), x > 0
             B += run.W1
             B *= x
@@ -228,12 +247,8 @@ def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
                 H += T
         _scaled_into(W2, H, e2 / run.eta2)
         W2 += B
-        top, _, _, block, _ = block_lanczos(W2, n_top, iterations, oversample, vectors=False,
-                                            above=edge, start=None if block is None else block.T)
-        counts.append(int(np.sum(top > edge)))
+        yield W2
     del B, H, W2
-    out["grid_count"] = np.array(counts, dtype=int)
-    return out
 
 
 def run_two_steps_on(backend, N: int, n: int, d: int, activation, target, steps, batch: str,
@@ -264,6 +279,97 @@ def spike_on(backend, N: int, batch: str, activation="poly4", target="he1", c1: 
     run = run_two_steps_on(backend, N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)),
                            batch, seed, dtype=dtype, terms=L)
     return measure_on(run, grid=grid, **options)
+
+
+def count_points(N: int, settings, kappas=(0.2,), extra_kappas=(), extra_max_N: int = 0) -> np.ndarray:
+    r"""The step sizes :func:`count_on` measures at width ``N``: every setting
+    :math:`(\alpha_1, \alpha_2)` at every :math:`\kappa` of ``kappas``, and, while
+    ``N <= extra_max_N``, at every :math:`\kappa` of ``extra_kappas`` too; rows
+    :math:`(\kappa, \alpha_1, \alpha_2)`, shape ``(P, 3)``, in the order
+    kappa-major, settings as given."""
+    ks = list(kappas) + (list(extra_kappas) if N <= extra_max_N else [])
+    return np.array([[float(k), float(a1), float(a2)] for k in ks for a1, a2 in settings],
+                    dtype=float).reshape(-1, 3)
+
+
+def count_on(backend, N: int, batch: str, activation="poly4", target="he1", c: float = 0.2,
+             ref=(0.4, 0.25), settings=(), kappas=(0.2,), extra_kappas=(), extra_max_N: int = 0,
+             margin: float = 0.05, n_top: int = 8, seed: int = 0, dtype="float32",
+             iterations: int = 200) -> dict:
+    r"""The outliers of :math:`W_2` against its own bulk edge at chosen step sizes, one draw
+    (:math:`N = n = d`), on the device.
+
+    Two steps at the reference :math:`\eta_t = cN^{\alpha_t}`, ``ref`` :math:`= (\alpha_1,
+    \alpha_2)`, give the exact terms; :math:`W_2` at every point of :func:`count_points`
+    (:math:`\eta_t = \kappa N^{\alpha_t}`) is rebuilt from them by the rescaling identity.
+    At each point: :math:`W_2`'s own bulk edge, the top singular value of
+    :math:`(I - QQ^\top)W_2` with :math:`Q` the orthonormalised :math:`a, a^{\circ2}, \dots,
+    a^{\circ L}` (:func:`twostep.analysis.spikes.own_bulk_edge`: every predicted spike's left
+    vector lies in their span, a memorised neuron--sample pair's does not); its top ``n_top``
+    singular values; the count beyond ``(1 + margin)`` times that edge and beyond ``(1 + margin)``
+    times :math:`W_0`'s edge 2 (``n_top`` means "at least"); and the singular values of the
+    spike sum :math:`\eta_1\mu_1av^\top + \sum_kS_k^{\rm corr}` (reuse-aware for a reused
+    batch) from its core (:func:`twostep.analysis.spikes.spike_core`).
+
+    Returns
+    -------
+    dict
+        ``points`` ``(P, 3)``; ``edge_own``, ``count_own``, ``count_raw`` ``(P,)``; ``top``
+        ``(P, n_top)``, the Ritz values at which the solver had settled the own-edge count
+        (lower bounds of the top singular values: their side of the threshold is final, their
+        value is not); ``spike_sum`` ``(P, L + 1)``; the core ``core_left``, ``core_right``
+        ``(L + 1, L + 1)`` and ``core_free`` ``(L + 1,)`` (per unit step sizes).
+    """
+    from ..analysis.decomposition import RankOne, weighted_direction
+    from ..analysis.spikes import core_singular_values, power_basis, spike_core, spike_sum_factors
+
+    bk = _backend(backend)
+    act = as_activation(activation)
+    L = act.degree or 0
+    pts = count_points(N, settings, kappas, extra_kappas, extra_max_N)
+    if not len(pts) or np.any((pts[:, 1:] < 0) | (pts[:, 1:] >= 0.5)) or np.any(pts[:, 0] <= 0):
+        raise ValueError("settings must be (alpha1, alpha2) pairs in [0, 1/2) and kappas > 0, "
+                         f"at least one point; got {pts.tolist()}")
+    margin = check_real(margin, "margin", low=0.0)
+    n_top = check_int(n_top, "n_top")
+    run = run_two_steps_on(bk, N, N, N, act, target, ((c, ref[0]), (c, ref[1])), batch, seed,
+                           dtype=dtype, terms=L)
+    xp, W0 = namespace(run.W0)
+    terms = second_step_terms(run)
+    mu1 = float(act.hermite_coefficients(1)[1])
+    first = RankOne.from_vectors(mu1, run.a, weighted_direction(run.X1, run.y1, 1.0))
+    parts = [first] + [signal_part(run, k, "auto", corrected=True).scaled(
+        1.0 / (run.eta2 * run.eta1 ** k)) for k in range(L)]
+    R_L, R_R, theta = spike_core([RankOne(p.value, host_array(p.left), host_array(p.right))
+                                  for p in parts])
+    a = host_array(run.a).astype(np.float64)
+    Q = power_basis(a, L).astype(array_dtype(W0))
+    if xp is not np:
+        Q = xp.asarray(Q, device=_device(W0)) if _device(W0) is not None else xp.asarray(Q)
+    etas = [(k * N ** a1, k * N ** a2) for k, a1, a2 in pts]
+    raw_edge = 1 + math.sqrt(N / N)
+    out = {"points": pts, "edge_own": np.zeros(len(pts)), "count_own": np.zeros(len(pts), int),
+           "count_raw": np.zeros(len(pts), int), "top": np.zeros((len(pts), n_top)),
+           "spike_sum": core_singular_values(R_L, R_R, theta,
+                                             spike_sum_factors(*np.array(etas).T, L)),
+           "core_left": R_L, "core_right": R_R, "core_free": theta}
+    block = edge_block = None
+    for i, W2 in enumerate(_rescaled_W2(run, terms, etas)):
+        # The own edge is a value inside a bulk: its value test, not the residual's.
+        edge, _, _, edge_block, _ = block_lanczos(
+            W2, 1, iterations, vectors=False, tol=1e-5, project=Q,
+            start=None if edge_block is None else edge_block.T)
+        out["edge_own"][i] = edge[0]
+        for key, threshold in (("count_own", (1 + margin) * edge[0]),
+                               ("count_raw", (1 + margin) * raw_edge)):
+            top, _, _, block, _ = block_lanczos(W2, n_top, iterations, 2, vectors=False,
+                                                above=threshold,
+                                                start=None if block is None else block.T)
+            out[key][i] = int(np.sum(top > threshold))
+            if key == "count_own":
+                out["top"][i] = top
+    del terms
+    return out
 
 
 def _memorised(xp, X, Vt):

@@ -107,10 +107,12 @@ def top_singular_on(M, k: int = 1, iterations: int = 100, oversample: int = 0, s
 
 
 def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minus=None,
-                  tol=None, start=None, above=None, depth=DEPTH):
+                  tol=None, start=None, above=None, depth=DEPTH, project=None):
     """:func:`top_singular_on`, returning ``(s, U, V, Q, blocks)``: ``V`` ``(d, k)``, the top
     ``b`` Ritz vectors ``Q`` ``(d, b)`` to warm-start the next call (``start=Q.T``), and the
-    count of blocks added after the first."""
+    count of blocks added after the first. With ``project`` (an ``(N, K)`` array with
+    orthonormal columns :math:`P`, on ``M``'s device) the matrix is :math:`(I - PP^\top)M`,
+    applied without forming it (not with ``minus``)."""
     xp, M = namespace(M)
     k = check_int(k, "k")
     iterations = check_int(iterations, "iterations", 0)
@@ -135,7 +137,21 @@ def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minu
         Q = S if S.shape[1] == b else xp.concat([S, Q[:, S.shape[1]:]], axis=1)
     if above is not None:
         above = check_real(above, "above")
-    if minus is None:
+    if project is not None:
+        if minus is not None:
+            raise ValueError("give minus or project, not both")
+        P = project
+        if getattr(P, "ndim", 0) != 2 or P.shape[0] != M.shape[0]:
+            raise ValueError(f"project must have shape ({M.shape[0]}, K), got "
+                             f"{getattr(P, 'shape', None)}")
+
+        def right(Y):
+            MY = M @ Y
+            return MY - P @ (P.T @ MY)
+
+        def left(Z):
+            return M.T @ (Z - P @ (P.T @ Z))
+    elif minus is None:
         right, left = (lambda Y: M @ Y), (lambda Z: M.T @ Z)
     else:
         c, lv, rv = minus

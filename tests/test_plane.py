@@ -1,0 +1,156 @@
+"""The count over the (alpha1, alpha2) plane (twostep.analysis.plane) and the count test at chosen
+settings (twostep.scale.device.count_on), on small draws."""
+
+import math
+
+import numpy as np
+import pytest
+
+from twostep.analysis.plane import (clearing_threshold, clearing_width, count_test, plane_grid,
+                                    plane_map, rank_points, spike_sum_values)
+from twostep.analysis.rescaling import StepFamily
+from twostep.analysis.spectra import singular_values
+from twostep.analysis.spikes import (core_singular_values, own_bulk_edge, outlier_strength,
+                                     rank_one_sum_singular_values, spike_core, spike_sum_factors)
+from twostep.analysis.sweep import rng_for
+from twostep.analysis.theory import n_spikes
+from twostep.chapters.two_steps import spike_experiment
+from twostep.model.activations import get_activation
+from twostep.model.steps import two_steps
+from twostep.scale.backend import get_backend
+from twostep.scale.device import count_on, count_points, draw_problem_on
+
+NS, SEEDS = (60, 120, 240), (0, 1)
+
+
+@pytest.fixture(scope="module")
+def records():
+    out = []
+    for N in NS:
+        for seed in SEEDS:
+            r = spike_experiment(rng_for(seed), N=N, batch="fresh", corrected=True,
+                                 settings=[(0.3, 0.3), (0.45, 0.3)])
+            r.update(N=N, seed=seed)
+            out.append(r)
+    return out
+
+
+def test_the_grid_avoids_every_boundary():
+    pts = plane_grid(step=0.02, offset=0.01, gap=0.004)
+    assert 100 <= len(pts) < 625 and np.all((pts >= 0) & (pts < 0.5))
+    for k in (1, 2, 3):
+        assert np.all(np.abs(pts[:, 1] - k * (0.5 - pts[:, 0])) >= 0.004)
+    with pytest.raises(ValueError, match="step must be"):
+        plane_grid(step=0.0)
+
+
+def test_the_core_gives_the_spike_sum_at_any_step_sizes(records):
+    # the rescaled core reproduces the spike sum the experiment measured at its settings
+    r = records[-1]
+    for i, (a1, a2) in enumerate([(0.3, 0.3), (0.45, 0.3)]):
+        got = spike_sum_values(r, [(a1, a2)], 0.2)[0]
+        np.testing.assert_allclose(got, r["settings_spikes_corrected"][i], rtol=1e-6, atol=1e-9)
+    f = spike_sum_factors(np.array([2.0, 3.0]), np.array([5.0, 7.0]), 2)
+    np.testing.assert_allclose(f, [[2, 5, 10], [3, 7, 21]])
+
+
+def test_core_singular_values_equal_a_dense_svd():
+    from twostep.analysis.decomposition import RankOne
+
+    rng = np.random.default_rng(3)
+    parts = [RankOne.from_vectors(s, rng.standard_normal(50), rng.standard_normal(40))
+             for s in (3.0, 1.5, 0.5)]
+    dense = sum(p.matrix() for p in parts)
+    np.testing.assert_allclose(rank_one_sum_singular_values(parts),
+                               np.linalg.svd(dense, compute_uv=False)[:3], rtol=1e-10)
+    RL, RR, theta = spike_core(parts)
+    scaled = sum(p.matrix() * f for p, f in zip(parts, (2.0, 1.0, 4.0)))
+    np.testing.assert_allclose(core_singular_values(RL, RR, theta, [[2.0, 1.0, 4.0]])[0],
+                               np.linalg.svd(scaled, compute_uv=False)[:3], rtol=1e-10)
+
+
+def test_the_map_fits_every_point(records):
+    pts = plane_grid(step=0.1, offset=0.05)
+    m = plane_map(records, pts, 0.2)
+    assert m.term_exp.shape == (len(pts), 4) and m.sum_exp.shape == (len(pts), 5)
+    assert m.df == len(records) - 2
+    assert np.array_equal(m.lam, [n_spikes(a1, a2, 4) for a1, a2 in pts])
+    # s1(T_k) = kappa^(k+1) N^(alpha2 + k alpha1) s1(T^_k): the exponent shifts exactly
+    d = m.term_exp - (pts[:, 1:2] + np.arange(4) * pts[:, 0:1])
+    assert np.allclose(d, d[0])
+    counts = m.count("sum")
+    assert counts.shape == (len(pts),) and counts.max() <= 3
+    assert m.resolved("term").dtype == bool
+    with pytest.raises(ValueError, match="at least 3 draws"):
+        plane_map(records[:2], pts, 0.2)
+    with pytest.raises(ValueError, match="method must be"):
+        m.count("raw")
+
+
+def test_clearing_width():
+    N = np.array([1000.0, 2000.0, 4000.0])
+    # a power law 0.5 (N/1000)^0.25 reaches 1 at N = 16000
+    assert clearing_width(N, 0.5 * (N / 1000) ** 0.25, 1.0) == pytest.approx(16000)
+    assert clearing_width(N, 0.5 * (N / 1000) ** -0.1, 1.0) == math.inf   # falls, below
+    assert clearing_width(N, 2.0 * (N / 1000) ** -0.1, 1.0) == 1000.0     # falls, cleared
+    assert clearing_threshold(1.0, 0.05) == outlier_strength(1.0, 0.05)
+    assert clearing_threshold(2.0, 0.05) == pytest.approx(2 * outlier_strength(1.0, 0.05))
+
+
+def test_rank_points_orders_by_the_predicted_width(records):
+    pts = plane_grid(step=0.1, offset=0.05)
+    ranked = rank_points(records, pts, 0.2, top=2)
+    assert set(ranked) == {0, 1, 2, 3}
+    for lam, rows in ranked.items():
+        assert all(n_spikes(a1, a2, 4) == lam for a1, a2, _ in rows)
+        if lam >= 1:
+            assert [r[2] for r in rows] == sorted(r[2] for r in rows)
+
+
+def test_count_on_matches_dense_computation():
+    bk = get_backend("numpy")
+    N, settings = 160, [(0.45, 0.4), (0.2, 0.2)]
+    out = count_on(bk, N=N, batch="fresh", settings=settings, kappas=(0.2,), extra_kappas=(0.5,),
+                   extra_max_N=200)
+    assert out["points"].tolist() == count_points(N, settings, (0.2,), (0.5,), 200).tolist()
+    assert len(out["points"]) == 4 and count_points(400, settings, (0.2,), (0.5,), 200).shape == (2, 3)
+    run = two_steps(draw_problem_on(bk, N, N, N, "he1", "fresh", 0), get_activation("poly4"),
+                    ((0.2, 0.4), (0.2, 0.25)))
+    fam = StepFamily(run)
+    for i, (kappa, a1, a2) in enumerate(out["points"]):
+        W2 = fam.W2(kappa * N ** a1, kappa * N ** a2)
+        edge = own_bulk_edge(W2, run.a, 4)
+        s = singular_values(W2)
+        assert out["edge_own"][i] == pytest.approx(edge, rel=1e-4)
+        assert out["count_own"][i] == min(8, int(np.sum(s > 1.05 * edge)))
+        assert out["count_raw"][i] == min(8, int(np.sum(s > 2.1)))
+    with pytest.raises(ValueError, match="settings must be"):
+        count_on(bk, N=N, batch="fresh", settings=[(0.6, 0.1)])
+
+
+def test_count_test_judges_only_beyond_the_predicted_width():
+    bk = get_backend("numpy")
+    settings = [(0.2, 0.2), (0.45, 0.4)]
+    recs = []
+    for N in (80, 160, 320):
+        for seed in (0, 1, 2):
+            r = count_on(bk, N=N, batch="fresh", settings=settings, seed=seed)
+            r.update(N=N, batch="fresh", seed=seed)
+            recs.append(r)
+    t = count_test(recs, "fresh", 0.2, settings, 4)
+    assert t.lam.tolist() == [0, 3] and t.Ns == [80, 160, 320]
+    ns = t.nstar_count()
+    assert np.all(ns[:, 0] <= ns[:, 1]) and np.all(ns[:, 1] <= ns[:, 2])
+    assert np.isnan(t.nstar[0, 1:]).all() and not np.isnan(t.nstar[1]).any()
+    for j in range(2):
+        judged = [N for N in t.Ns if N >= ns[j, 2]]
+        assert t.total[j] == 3 * len(judged)
+        assert t.hits[j] == sum(int(np.sum(t.count[N][:, j] == 1 + t.lam[j])) for N in judged)
+    # each new outlier of the Lambda = 3 setting, where its own N*_j is reached
+    triples = [(m, N) for m in (1, 2, 3) for N in t.Ns if N >= t.nstar[1, m, 2]]
+    assert t.spike_total[1] == 3 * len(triples) and t.spike_total[0] == 0
+    assert t.spike_hits[1] == sum(int(np.sum(t.count[N][:, 1] >= 1 + m)) for m, N in triples)
+    with pytest.raises(ValueError, match="no point"):
+        count_test(recs, "fresh", 0.3, settings, 4)
+    with pytest.raises(ValueError, match="no run of batch"):
+        count_test(recs, "reused", 0.2, settings, 4)

@@ -1,0 +1,331 @@
+r"""The paper's count over the whole :math:`(\alpha_1, \alpha_2)` plane, measured from a few draws.
+
+By the exact rescaling (:mod:`twostep.analysis.rescaling`) one draw at one width gives the
+second update at every step size: :math:`T_k = \eta_2\eta_1^k\hat T_k` and the predicted spikes
+scale the same way. So the size of every term and of the whole spike sum
+
+.. math::
+    \Sigma(\eta_1, \eta_2) = \eta_1\mu_1\,av^\top + \sum_{k=0}^{L-1}S_k^{\rm corr}
+
+is known at every point of the plane from the step-free quantities of a draw: the top singular
+value :math:`s_1(\hat T_k)` and the :math:`(L+1)\times(L+1)` core of the spike sum
+(:func:`~twostep.analysis.spikes.spike_core`). Over draws at several widths
+:math:`N = n = d` and seeds, :func:`plane_map` fits at each point :math:`(\alpha_1, \alpha_2)`,
+with :math:`\eta_t = \kappa N^{\alpha_t}`, the growth exponent of
+
+* :math:`s_1(T_k)` (for :math:`k = 0..L-1`), against :math:`e_k = \alpha_2 - k(1/2-\alpha_1)`;
+* :math:`s_{j}(\Sigma)`, the :math:`j`-th singular value of the spike sum (:math:`j = 1..L+1`):
+  the outliers of :math:`W_2` are made of :math:`\Sigma`, whose left vectors
+  :math:`a, a^{\circ2}, \dots` are far from orthogonal, so the :math:`(k+1)`-th singular value
+  of the sum, not :math:`\|S_k\|`, is the size of the :math:`k`-th new outlier.
+
+The *measured count* at a point is the number of orders :math:`k = 1..L-1` whose exponent is
+positive, to set beside :math:`\Lambda(\alpha_1,\alpha_2)`. :func:`clearing_width` extrapolates
+a fitted power law to the width at which a singular value of the spike sum clears a bulk edge.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from .spikes import core_singular_values, outlier_strength, spike_sum_factors, width_to_reach
+from .sweep import linear_fit
+from .theory import n_spikes, spike_exponent
+
+#: Keys a record needs (from :func:`twostep.chapters.two_steps.spike_experiment`).
+RECORD_KEYS = ("N", "seed", "top_free", "core_left", "core_right", "core_free")
+
+
+def plane_grid(step: float = 0.02, offset: float = 0.01, gap: float = 0.004, L: int = 4) -> np.ndarray:
+    r"""Points :math:`(\alpha_1, \alpha_2)` of a square grid on :math:`[0, 1/2)^2` (``offset``,
+    ``offset + step``, ...), without those within ``gap`` of a boundary
+    :math:`\alpha_2 = k(1/2-\alpha_1)`, :math:`k = 1..L-1`, of :math:`\Lambda`; shape ``(P, 2)``."""
+    if not (0 < step < 0.5 and 0 <= offset < 0.5 and gap >= 0):
+        raise ValueError(f"step must be in (0, 1/2), offset in [0, 1/2) and gap >= 0, got "
+                         f"{step}, {offset}, {gap}")
+    a = np.arange(offset, 0.5 - 1e-12, step)
+    A1, A2 = (x.ravel() for x in np.meshgrid(a, a, indexing="ij"))
+    near = np.zeros(A1.shape, dtype=bool)
+    for k in range(1, L):
+        near |= np.abs(A2 - k * (0.5 - A1)) < gap
+    return np.column_stack([A1[~near], A2[~near]])
+
+
+@dataclass
+class PlaneMap:
+    r"""Measured growth exponents over the plane (:func:`plane_map`).
+
+    ``points`` ``(P, 2)``; ``lam`` ``(P,)`` :math:`\Lambda`; ``e`` ``(P, L)`` the theory's
+    :math:`e_k`; ``term_exp``, ``term_se`` ``(P, L)``: fitted exponent of :math:`s_1(T_k)` and its
+    standard error; ``sum_exp``, ``sum_se`` ``(P, L + 1)``: of :math:`s_j(\Sigma)`; ``df``: the
+    fits' degrees of freedom (records minus 2); ``Ns``, ``seeds``, ``kappa``, ``L``.
+    """
+
+    points: np.ndarray
+    lam: np.ndarray
+    e: np.ndarray
+    term_exp: np.ndarray
+    term_se: np.ndarray
+    sum_exp: np.ndarray
+    sum_se: np.ndarray
+    df: int
+    Ns: list
+    seeds: list
+    kappa: float
+    L: int
+
+    def exponents(self, method: str) -> tuple:
+        r"""Exponent and standard error of the size of order :math:`k = 1..L-1`, each
+        ``(P, L - 1)``: ``"term"`` :math:`s_1(T_k)`, ``"sum"`` :math:`s_{k+1}(\Sigma)`."""
+        if method == "term":
+            return self.term_exp[:, 1:], self.term_se[:, 1:]
+        if method == "sum":
+            return self.sum_exp[:, 1:self.L], self.sum_se[:, 1:self.L]
+        raise ValueError(f"method must be 'term' or 'sum', got {method!r}")
+
+    def count(self, method: str) -> np.ndarray:
+        """Measured count per point: orders ``k >= 1`` whose exponent is positive, ``(P,)``."""
+        return np.sum(self.exponents(method)[0] > 0, axis=1)
+
+    def resolved(self, method: str, confidence: float = 0.95) -> np.ndarray:
+        """Whether every order's ``confidence`` interval (Student t, ``df``) excludes 0, ``(P,)``:
+        where it does not, the measured count could differ by the unresolved orders."""
+        exp, se = self.exponents(method)
+        t = stats.t.ppf(0.5 + confidence / 2, self.df)
+        return np.all(np.abs(exp) > t * se, axis=1)
+
+
+def _records(records):
+    records = list(records)
+    if len(records) < 3:
+        raise ValueError(f"records must hold at least 3 draws (for a fit with a standard error), "
+                         f"got {len(records)}")
+    for i, r in enumerate(records):
+        missing = [k for k in RECORD_KEYS if k not in r]
+        if missing:
+            raise ValueError(f"records[{i}] lacks {missing} (from spike_experiment)")
+    if len({r["N"] for r in records}) < 2:
+        raise ValueError("records must span at least two widths N")
+    return records
+
+
+def spike_sum_values(record: dict, points, kappa: float) -> np.ndarray:
+    r"""Singular values of the spike sum :math:`\Sigma` of one draw at each point
+    :math:`(\alpha_1, \alpha_2)`, :math:`\eta_t = \kappa N^{\alpha_t}`: shape ``(P, L + 1)``."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 2)
+    N = float(record["N"])
+    L = len(record["core_free"]) - 1
+    factors = spike_sum_factors(kappa * N ** pts[:, 0], kappa * N ** pts[:, 1], L)
+    return core_singular_values(record["core_left"], record["core_right"], record["core_free"],
+                                factors)
+
+
+def plane_map(records, points, kappa: float) -> PlaneMap:
+    r"""Fitted growth exponents at every point of ``points`` ``(P, 2)`` from ``records`` (draws of
+    one batch scheme at two or more widths, :data:`RECORD_KEYS`), with
+    :math:`\eta_t = \kappa N^{\alpha_t}`.
+
+    Each exponent is the least-squares slope of the log of the size against :math:`\log N`
+    over all records (every seed at every width), with its standard error.
+    :math:`s_1(T_k) = \kappa^{k+1}N^{\alpha_2+k\alpha_1}s_1(\hat T_k)` exactly, so its exponent is
+    :math:`\alpha_2 + k\alpha_1` plus the fitted slope of :math:`s_1(\hat T_k)`.
+    """
+    records = _records(records)
+    pts = np.asarray(points, dtype=float)
+    if pts.ndim != 2 or pts.shape[1] != 2 or np.any((pts < 0) | (pts >= 0.5)):
+        raise ValueError("points must have shape (P, 2) with entries in [0, 1/2)")
+    kappa = float(kappa)
+    if not kappa > 0:
+        raise ValueError(f"kappa must be > 0, got {kappa}")
+    L = len(records[0]["top_free"])
+    x = np.log([float(r["N"]) for r in records])
+    free = np.log(np.array([r["top_free"] for r in records], dtype=float))      # (R, L)
+    slope, se, _ = linear_fit(x, free)
+    k = np.arange(L)
+    term_exp = pts[:, 1:2] + k * pts[:, 0:1] + slope[None, :]
+    term_se = np.broadcast_to(se, term_exp.shape).copy()
+    sums = np.log(np.array([spike_sum_values(r, pts, kappa) for r in records]))   # (R, P, L+1)
+    sum_exp, sum_se, _ = linear_fit(x, sums)
+    lam = np.array([n_spikes(a1, a2, L) for a1, a2 in pts])
+    e = np.array([[spike_exponent(j, a1, a2) for j in range(L)] for a1, a2 in pts])
+    return PlaneMap(pts, lam, e, term_exp, term_se, sum_exp, sum_se, len(records) - 2,
+                    sorted({r["N"] for r in records}), sorted({r["seed"] for r in records}),
+                    kappa, L)
+
+
+def clearing_width(N, values, threshold: float) -> float:
+    r"""The width :math:`N^\star` at which a power law :math:`CN^b` fitted (least squares in
+    logs) to ``values`` at widths ``N`` (1-d, same length, at least two distinct widths) reaches
+    ``threshold``: :math:`(\text{threshold}/C)^{1/b}` for :math:`b > 0`. For :math:`b \le 0`
+    the fit never rises: ``inf`` if it lies below ``threshold`` at the largest width, else the
+    smallest width (cleared everywhere measured). An extrapolation of the measured trend,
+    nothing more."""
+    N, values = np.asarray(N, dtype=float), np.asarray(values, dtype=float)
+    if N.shape != values.shape or N.ndim != 1 or np.any(N <= 0) or np.any(values <= 0):
+        raise ValueError("N and values must be positive 1-d arrays of the same length")
+    b, _, a = linear_fit(np.log(N), np.log(values))
+    if b <= 0:
+        return float(N.min()) if a + b * math.log(N.max()) >= math.log(threshold) else math.inf
+    return width_to_reach(threshold, math.exp(a), b)
+
+
+def clearing_threshold(edge_ratio: float = 1.0, margin: float = 0.05) -> float:
+    r"""Strength a singular value of the spike sum needs to be counted beyond
+    ``(1 + margin)`` times a bulk edge that is ``edge_ratio`` times :math:`W_0`'s edge
+    :math:`1+\sqrt{N/d} = 2` (:math:`N = d`): :math:`\rho\,\theta_\star(m)` with
+    :math:`\theta_\star` of :func:`~twostep.analysis.spikes.outlier_strength`. The book's
+    heuristic: a bulk widened by the second step is taken as :math:`W_0`'s, scaled by
+    :math:`\rho`, so a spike of strength :math:`\theta` on it behaves as :math:`\theta/\rho` on
+    :math:`W_0`."""
+    edge_ratio = float(edge_ratio)
+    if not edge_ratio > 0:
+        raise ValueError(f"edge_ratio must be > 0, got {edge_ratio}")
+    return edge_ratio * outlier_strength(1.0, margin)
+
+
+@dataclass
+class CountTest:
+    r"""The count test at chosen settings (:func:`count_test`), one batch scheme.
+
+    ``settings`` ``(S, 2)``; ``lam`` ``(S,)``; ``Ns`` the widths; ``seeds`` per width;
+    ``count``, ``edge`` ``{N: (seeds, S)}``: :math:`W_2`'s outliers beyond its own edge and that
+    edge; ``ratio`` ``{N: (seeds, S, L + 1)}``: the spike sum's singular values over the own
+    edge's ratio to :math:`W_0`'s; ``nstar`` ``(S, L, 3)``: for the :math:`j`-th new outlier
+    (:math:`j = 1..\Lambda`; row ``j``, row 0 the first spike) the low, median and high
+    :math:`N^\star` over seeds and margins (``nan`` beyond :math:`\Lambda`); ``hits``,
+    ``total`` ``(S,)``: (seed, width) pairs at or beyond :math:`N^\star_\Lambda` (high) where
+    the count is :math:`1+\Lambda`, of how many; ``spike_hits``, ``spike_total`` ``(S,)``: the
+    (new outlier :math:`j \le \Lambda`, seed, width) triples at or beyond :math:`N^\star_j`
+    (high) where the count is at least :math:`1+j`, of how many.
+    """
+
+    batch: str
+    kappa: float
+    settings: np.ndarray
+    lam: np.ndarray
+    Ns: list
+    seeds: dict
+    count: dict
+    edge: dict
+    ratio: dict
+    nstar: np.ndarray
+    hits: np.ndarray
+    total: np.ndarray
+    spike_hits: np.ndarray
+    spike_total: np.ndarray
+
+    def nstar_count(self) -> np.ndarray:
+        r"""``(S, 3)``: :math:`N^\star` of the full count, that of the :math:`\Lambda`-th new
+        outlier (of the first spike where :math:`\Lambda = 0`)."""
+        return self.nstar[np.arange(len(self.lam)), self.lam]
+
+
+def count_test(records, batch: str, kappa: float, settings, L: int,
+               margins=(0.02, 0.10)) -> CountTest:
+    r"""The paper's count where the theory says it can be seen, from records of
+    :func:`twostep.scale.device.count_on` (one per width, batch and seed).
+
+    For each setting :math:`(\alpha_1,\alpha_2)` (at step constant ``kappa``), seed and
+    :math:`j = 0..\Lambda`, the :math:`(j+1)`-th singular value of the spike sum over
+    :math:`W_2`'s own edge scaled to :math:`W_0`'s, :math:`r_j(N) = s_{j+1}(\Sigma)/(e_{\rm own}/2)`,
+    is fitted by a power law over the widths and extrapolated to the strength
+    :math:`\theta_\star(m)` that clears the edge (:func:`clearing_width`,
+    :func:`clearing_threshold`), for each margin ``m``: the spread over seeds and margins gives
+    :math:`N^\star_j`'s low, median and high values. The spike sum is built from the predicted
+    rank-one parts, the count from :math:`W_2`'s own spectrum, so the extrapolation does not
+    see the count it predicts. The tests: the count :math:`1+\Lambda` at every (seed, width)
+    with :math:`N \ge N^\star_\Lambda` (high), and each new outlier, a count of at least
+    :math:`1+j`, at every (seed, width) with :math:`N \ge N^\star_j` (high).
+    """
+    settings = np.asarray(settings, dtype=float).reshape(-1, 2)
+    recs = [r for r in records if r["batch"] == batch]
+    if not recs:
+        raise ValueError(f"records hold no run of batch {batch!r}")
+    Ns = sorted({r["N"] for r in recs})
+    lam = np.array([n_spikes(a1, a2, L) for a1, a2 in settings])
+    count, edge, ratio, seeds = {}, {}, {}, {}
+    for N in Ns:
+        rows = sorted([r for r in recs if r["N"] == N], key=lambda r: r["seed"])
+        seeds[N] = [r["seed"] for r in rows]
+        idx = [_point_index(r["points"], kappa, settings) for r in rows]
+        count[N] = np.array([r["count_own"][i] for r, i in zip(rows, idx)])
+        edge[N] = np.array([r["edge_own"][i] for r, i in zip(rows, idx)])
+        ratio[N] = (np.array([r["spike_sum"][i] for r, i in zip(rows, idx)])
+                    / (edge[N][..., None] / 2))
+    common = sorted(set.intersection(*(set(seeds[N]) for N in Ns)))
+    widths_N = np.array(Ns, dtype=float)
+    nstar = np.full((len(settings), L, 3), np.nan)
+    for s_i in range(len(settings)):
+        for j in range(lam[s_i] + 1):
+            widths = [clearing_width(widths_N, np.array([ratio[w][seeds[w].index(seed), s_i, j]
+                                                         for w in Ns]), outlier_strength(1.0, m))
+                      for seed in common for m in margins]
+            nstar[s_i, j] = [min(widths), float(np.median(widths)), max(widths)]
+    hits, total = np.zeros(len(settings), int), np.zeros(len(settings), int)
+    spike_hits, spike_total = np.zeros(len(settings), int), np.zeros(len(settings), int)
+    for s_i in range(len(settings)):
+        for N in Ns:
+            c = count[N][:, s_i]
+            if N >= nstar[s_i, lam[s_i], 2]:
+                total[s_i] += c.size
+                hits[s_i] += int(np.sum(c == 1 + lam[s_i]))
+            for j in range(1, lam[s_i] + 1):
+                if N >= nstar[s_i, j, 2]:
+                    spike_total[s_i] += c.size
+                    spike_hits[s_i] += int(np.sum(c >= 1 + j))
+    return CountTest(batch, float(kappa), settings, lam, Ns, seeds, count, edge, ratio, nstar,
+                     hits, total, spike_hits, spike_total)
+
+
+def _point_index(points, kappa, settings) -> np.ndarray:
+    # The rows of a record's (kappa, alpha1, alpha2) points that hold the settings at kappa.
+    points = np.asarray(points, dtype=float)
+    out = []
+    for a1, a2 in settings:
+        hit = np.flatnonzero(np.all(np.isclose(points, [kappa, a1, a2]), axis=1))
+        if hit.size != 1:
+            raise ValueError(f"the record has no point (kappa, alpha1, alpha2) = "
+                             f"({kappa}, {a1}, {a2})")
+        out.append(int(hit[0]))
+    return np.array(out)
+
+
+def rank_points(records, points, kappa: float, margins=(0.02, 0.10), top: int = 3) -> dict:
+    r"""The points of the map where the paper's count should be seen soonest, per
+    :math:`\Lambda`: ``{lam: [(alpha1, alpha2, nstar_median), ...]}``, best first, ``top`` each.
+
+    From each seed's draws (``records`` of one batch, :data:`RECORD_KEYS`) the singular values
+    of the spike sum at the point are extrapolated (:func:`clearing_width`) to the strength that
+    clears :math:`W_0`'s edge (:func:`clearing_threshold`, ``edge_ratio = 1``) for each margin;
+    the median over seeds and margins is the point's :math:`N^\star`. For
+    :math:`\Lambda \ge 1` the rank is by the :math:`N^\star` of the :math:`(\Lambda+1)`-th value,
+    smallest first. For :math:`\Lambda = 0` it is by the smallest :math:`N^\star` of the
+    *second* value, largest first (an extra outlier least likely), ties broken by :math:`e_1`
+    nearest 0 (closest to the boundary :math:`\alpha_1+\alpha_2 = 1/2`), then by grid order.
+    """
+    records = _records(records)
+    pts = np.asarray(points, dtype=float)
+    L = len(records[0]["top_free"])
+    by_seed = {}
+    for r in records:
+        by_seed.setdefault(r["seed"], []).append(r)
+    sizes = {s: (np.array([float(r["N"]) for r in rs]),
+                 np.array([spike_sum_values(r, pts, kappa) for r in rs]))      # (R_s, P, L+1)
+             for s, rs in by_seed.items()}
+    thresholds = [clearing_threshold(1.0, m) for m in margins]
+    rows = {lam: [] for lam in range(L)}
+    for i, (a1, a2) in enumerate(pts):
+        lam = n_spikes(a1, a2, L)
+        j = lam if lam >= 1 else 1
+        widths = [clearing_width(N, v[:, i, j], t) for N, v in sizes.values() for t in thresholds]
+        if lam >= 1:
+            key = (float(np.median(widths)),)
+        else:
+            key = (-min(widths), -round(spike_exponent(1, a1, a2), 6))
+        rows[lam].append((key, i, (round(float(a1), 6), round(float(a2), 6),
+                                   float(np.median(widths)))))
+    return {lam: [row for _, _, row in sorted(r)[:top]] for lam, r in rows.items()}
