@@ -15,6 +15,7 @@ from twostep.analysis import phases
 from twostep.analysis.rescaling import StepFamily
 from twostep.analysis.spikes import power_cosine, term_diagnostics, width_to_reach
 from twostep.chapters import two_steps as ch
+from twostep.chapters.report import VERDICT_SYMBOLS, VERDICT_WIDTHS
 
 C, REF = 0.2, (0.4, 0.25)
 SETTINGS = [(0.2, 0.2), (0.3, 0.3), (0.4, 0.25), (0.45, 0.3)]
@@ -403,17 +404,14 @@ def test_spike_verdicts_follow_the_rule_on_the_records(scaling):
         assert out[f"verdict_corr_{k}"] == verdict(ratio, 1.0, null).label
         plain = np.array([r["top"][k] / r["signal"][k] for r in recs])
         assert out[f"plain_miss_{k}"] == pytest.approx(plain.mean() - 1)
-    order = ("seen", "seen in part", "not seen", "contradicted")
+    from twostep.analysis.verdicts import SEVERITY
+
     assert out["verdict_spikes_plain"] == max((out["verdict_plain_2"], out["verdict_plain_3"]),
-                                              key=order.index)
-
-
-def test_count_verdict(scaling):
-    out = ch.count_verdict(scaling)
-    # settings with Lambda >= 1: (0.3, 0.3), (0.4, 0.25), (0.45, 0.3) with 1 + Lambda = 2, 3, 4
-    assert out["count_null"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
-    assert out["verdict_count"] in ("seen", "seen in part", "not seen")
-    assert 0 < out["count_fraction"]
+                                              key=SEVERITY.index)
+    # at every width, the same rule
+    widths = ch.spike_width_numbers(scaling)    # the test's widths are not the table's
+    assert set(widths.values()) == {"—"} and len(widths) == 2 * len(VERDICT_WIDTHS)
+    assert ch.spike_verdicts(scaling, N=NS[0])["verdict_spikes_corr"] in VERDICT_SYMBOLS
 
 
 def test_nstar_range(scaling):
@@ -430,14 +428,19 @@ def test_nstar_range(scaling):
 
 
 def test_order_count_verdict():
-    data = ch.order_count_data(L=5, alpha2=0.3, Ns=(40, 80), seeds=2, alpha1=np.linspace(0, 0.45, 10))
-    v = ch.order_count_verdict(data)["verdict_c6"]
-    grew = data.measured.max() > data.measured[0]
-    exact = data.measured.max() == data.theory.max()
-    assert v == ("seen" if grew and exact else "seen in part" if grew else "not seen")
+    from twostep.analysis.verdicts import count_verdict
+
+    data = ch.order_count_data(L=5, alpha2=0.3, Ns=(40, 80), seeds=3, alpha1=np.linspace(0, 0.45, 10))
+    out = ch.order_count_verdict(data)
+    assert data.measured_seeds.shape == (3, 10)
+    # one alpha1 inside each interval of constant Lambda (boundaries 0.2, 0.35, 0.4, 0.425)
+    cols = [int(np.argmin(np.abs(data.alpha1 - float(x)))) for x in out["c6_points"].split(", ")]
+    assert len(set(data.theory[cols])) == len(cols) == 5
+    hits = int(np.sum(data.measured_seeds[:, cols] == data.theory[cols]))
+    assert (out["c6_hits"], out["c6_pairs"]) == (hits, 15)
+    assert out["verdict_c6"] == count_verdict(hits, 15, seeds=3).label
     with pytest.raises(TypeError, match="OrderCount"):
         ch.order_count_verdict({})
-
 
 def test_spike_experiment_checks_margin_and_takes_numpy_dtypes():
     with pytest.raises(ValueError, match="margin must be in"):

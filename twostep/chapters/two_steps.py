@@ -48,9 +48,10 @@ from ..analysis.spectra import (SVDS_TOL, bulk_edge, count_outliers, singular_va
                                 top_singular)
 from ..analysis.spikes import (own_bulk_edge, outlier_strength, power_law_constant, power_projections,
                                power_projections_null, predicted_spikes,
-                               rank_one_sum_singular_values, term_diagnostics, width_to_reach)
+                               rank_one_sum_singular_values, spike_core, term_diagnostics,
+                               width_to_reach)
 from ..analysis.sweep import loglog_slope, rng_for, summarise, sweep
-from ..analysis.verdicts import verdict, worst
+from ..analysis.verdicts import count_verdict, verdict, worst
 from ..analysis.theory import (n_spikes, phase_boundaries, spike_exponent, spike_strength,
                                spike_terms)
 from ..model.activations import PolynomialActivation, as_activation, get_activation
@@ -58,7 +59,7 @@ from ..model.steps import run_two_steps
 from ..model.targets import Link, get_link
 from . import figures as plotting
 from .figures import COLORS
-from .report import markdown_table, minus_sign, sci
+from .report import markdown_table, minus_sign, sci, width_verdicts
 
 #: Colours of the orders k = 0..3 and of predicted spike strengths / projections.
 K_COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a"]
@@ -213,7 +214,10 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
         ``settings_count_W1``, ``settings_spikes`` ``(., L + 1)``, ``settings_higher``,
         ``settings_lin_overlap``, ``settings_beta_two``, ``settings_beta_lin``,
         ``settings_edge_own``, ``settings_count_own`` (and ``settings_spikes_corrected`` with
-        ``corrected``); per grid point: ``grid_count``, ``grid_count_W1``.
+        ``corrected``); per grid point: ``grid_count``, ``grid_count_W1``; and the spike sum's
+        step-free core (:func:`~twostep.analysis.spikes.spike_core` of the first spike per unit
+        :math:`\eta_1` and each :math:`S_k` per unit :math:`\eta_2\eta_1^k`, corrected with
+        ``corrected``): ``core_left``, ``core_right`` ``(L + 1, L + 1)``, ``core_free`` ``(L + 1,)``.
     """
     check_rng(rng)
     N = check_int(N, "N", 8)
@@ -241,6 +245,11 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     first = first_step_spike(run.a, run.X1, run.y1, run.activation)   # per unit eta1
     parts_free = [signal_part(run, k) for k in range(L)]               # at the reference steps
     parts_corr = [signal_part(run, k, corrected=True) for k in range(L)] if corrected else []
+    # The spike sum's core per unit step sizes: its singular values at any (eta1, eta2) cost a
+    # (L+1) x (L+1) SVD (the map over the (alpha1, alpha2) plane, twostep.analysis.plane).
+    out["core_left"], out["core_right"], out["core_free"] = spike_core(
+        [first] + [p.scaled(1.0 / (run.eta2 * run.eta1 ** k))
+                   for k, p in enumerate(parts_corr or parts_free)])
     a = run.a
     beta = run.teacher.directions[0].astype(float)
     eta1_ref, eta2_ref = run.eta1, run.eta2
@@ -1801,7 +1810,8 @@ class OrderCount:
     ``right`` ``(L,)``: top-vector cosines at the largest :math:`N` (mean over seeds), ``*_sd``
     their spread; ``spike`` ``(L,)`` bool (:func:`twostep.analysis.phases.is_spike`);
     ``alpha1`` ``(g,)``, ``theory`` and ``measured`` ``(g,)``: :math:`\Lambda` and the
-    empirical count :math:`\hat\Lambda` at each :math:`\alpha_1`.
+    empirical count :math:`\hat\Lambda` at each :math:`\alpha_1`; ``measured_seeds``
+    ``(seeds, g)``: the same count from each seed's own exponents and spike test.
     """
 
     L: int
@@ -1818,6 +1828,7 @@ class OrderCount:
     alpha1: np.ndarray
     theory: np.ndarray
     measured: np.ndarray
+    measured_seeds: np.ndarray
 
 
 def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seeds: int = 3,
@@ -1853,9 +1864,16 @@ def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seed
     e_hat = np.array([np.polyfit(logN, np.log(top[:, :, k].mean(1)), 1)[0] for k in range(L)])
     slope = np.array([np.polyfit(logN, np.log(ratio[:, :, k].mean(1)), 1)[0] for k in range(L)])
     spike = is_spike(left[-1].mean(0), right[-1].mean(0), slope)
+    per_seed = []
+    for s in range(seeds):     # the same count from one seed's draws alone
+        e_s = np.array([np.polyfit(logN, np.log(top[:, s, k]), 1)[0] for k in range(L)])
+        r_s = np.array([np.polyfit(logN, np.log(ratio[:, s, k]), 1)[0] for k in range(L)])
+        per_seed.append(empirical_count(a1, alpha2, e_s,
+                                        is_spike(left[-1, s], right[-1, s], r_s), L))
     return OrderCount(L, alpha2, Ns, seeds, e_hat, slope, left[-1].mean(0), right[-1].mean(0),
                       left[-1].std(0), right[-1].std(0), spike, a1,
-                      theory_count(a1, alpha2, L), empirical_count(a1, alpha2, e_hat, spike, L))
+                      theory_count(a1, alpha2, L), empirical_count(a1, alpha2, e_hat, spike, L),
+                      np.array(per_seed))
 
 
 def plot_order_count(data: OrderCount):
@@ -1965,16 +1983,17 @@ def own_edge_numbers(scaling: Scaling) -> dict:
 
 # --------------------------------------------------------------------------- verdicts
 
-def spike_verdicts(scaling: Scaling, orders=(2, 3)) -> dict:
+def spike_verdicts(scaling: Scaling, orders=(2, 3), N: int | None = None) -> dict:
     r"""Verdicts (:func:`twostep.analysis.verdicts.verdict`) of the claim that each exact term
-    :math:`T_k` is its predicted spike, fresh batch, largest width, per seed: the size
-    :math:`s_1(T_k)/\|S\|` against 1, with the spike-free level :math:`\|T_k - S\|_{op}/\|S\|`
-    as the paired null, for the book's corrected :math:`S_k^{\rm corr}` (``verdict_corr_<k>``)
-    and the plain :math:`S_k` (``verdict_plain_<k>``); ``plain_miss_<k>`` is
-    :math:`s_1(T_k)/\|S_k\| - 1`; ``verdict_spikes_corr`` and ``verdict_spikes_plain`` the worst
-    over the orders."""
+    :math:`T_k` is its predicted spike, fresh batch, at width ``N`` (default the largest), per
+    seed: the size :math:`s_1(T_k)/\|S\|` against 1, with the spike-free level
+    :math:`\|T_k - S\|_{op}/\|S\|` as the paired null, for the book's corrected
+    :math:`S_k^{\rm corr}` (``verdict_corr_<k>``) and its plain :math:`S_k`
+    (``verdict_plain_<k>``); ``plain_miss_<k>`` is :math:`s_1(T_k)/\|S_k\| - 1`;
+    ``verdict_spikes_corr`` and ``verdict_spikes_plain`` the worst over the orders."""
     s = _check_scaling(scaling)
-    recs = [r for r in s.records if r["batch"] == "fresh" and r["N"] == s.Ns[-1]]
+    N = s.Ns[-1] if N is None else N
+    recs = [r for r in s.records if r["batch"] == "fresh" and r["N"] == N]
     out = {}
     for k in orders:
         k = check_int(k, "orders", 1)
@@ -1990,21 +2009,13 @@ def spike_verdicts(scaling: Scaling, orders=(2, 3)) -> dict:
     return out
 
 
-def count_verdict(scaling: Scaling, batch: str = "fresh") -> dict:
-    r"""Verdict of the count :math:`1+\Lambda`: per seed at the largest width, the mean over the
-    settings with :math:`\Lambda\ge1` of :math:`W_2`'s own-edge count over :math:`1+\Lambda`,
-    against 1, with :math:`1/(1+\Lambda)` (the first spike alone, no new outlier) as the null.
-    Returns ``verdict_count`` and the measured mean ``count_fraction``."""
+def spike_width_numbers(scaling: Scaling, orders=(2, 3)) -> dict:
+    """Glue values ``vw_terms_<N>`` (corrected spikes) and ``vw_plain_<N>`` for the landing
+    page's verdicts at each width: :func:`spike_verdicts` at every width of the study."""
     s = _check_scaling(scaling)
-    batch = check_choice(batch, "batch", BATCHES)
-    recs = [r for r in s.records if r["batch"] == batch and r["N"] == s.Ns[-1]]
-    lams = [(i, n_spikes(a1, a2, s.L)) for i, (a1, a2) in enumerate(s.settings)]
-    lams = [(i, lam) for i, lam in lams if lam >= 1]
-    frac = np.array([np.mean([r["settings_count_own"][i] / (1 + lam) for i, lam in lams])
-                     for r in recs])
-    null = float(np.mean([1 / (1 + lam) for _, lam in lams]))
-    v = verdict(frac, 1.0, null)
-    return {"verdict_count": str(v), "count_fraction": v.mean, "count_null": null}
+    by = {N: spike_verdicts(s, orders, N) for N in s.Ns}
+    return {**width_verdicts("vw_terms", {N: v["verdict_spikes_corr"] for N, v in by.items()}),
+            **width_verdicts("vw_plain", {N: v["verdict_spikes_plain"] for N, v in by.items()})}
 
 
 def nstar_range(scaling: Scaling, setting: int, k: int, margins=(0.02, 0.10),
@@ -2041,13 +2052,19 @@ def nstar_range(scaling: Scaling, setting: int, k: int, margins=(0.02, 0.10),
 
 
 def order_count_verdict(data: OrderCount) -> dict:
-    r"""Verdict of "more directions as :math:`\alpha_1\to1/2`": the largest measured count along
-    the line against the theory's largest :math:`\Lambda`, with the count at the smallest
-    :math:`\alpha_1` as the null (no growth). One value, from exponents fitted over all seeds,
-    so no standard error: the rule then compares the numbers themselves. Returns
-    ``verdict_c6``."""
+    r"""Verdict of "more directions as :math:`\alpha_1\to1/2`", judged as a count
+    (:func:`twostep.analysis.verdicts.count_verdict`): at the middle of each interval of
+    :math:`\alpha_1` where the theory's :math:`\Lambda` is constant, and for each seed's own
+    count, whether the measured count equals :math:`\Lambda`. Returns ``verdict_c6``, the pairs
+    ``c6_hits`` of ``c6_pairs``, and ``c6_points`` (the midpoints)."""
     if not isinstance(data, OrderCount):
         raise TypeError(f"data must be an OrderCount (from order_count_data), got {type(data).__name__}")
-    first = float(data.measured[np.argmin(data.alpha1)])
-    return {"verdict_c6": str(verdict([float(data.measured.max())], float(data.theory.max()),
-                                      first))}
+    edges = [0.0] + [0.5 - data.alpha2 / k for k in range(1, data.L) if 0.5 - data.alpha2 / k > 0]
+    edges = sorted(set(edges)) + [0.5]
+    mids = [(lo + hi) / 2 for lo, hi in zip(edges[:-1], edges[1:])]
+    cols = [int(np.argmin(np.abs(data.alpha1 - m))) for m in mids]
+    hits = int(np.sum(data.measured_seeds[:, cols] == data.theory[cols]))
+    pairs = data.seeds * len(cols)
+    v = count_verdict(hits, pairs, seeds=data.seeds)
+    return {"verdict_c6": v.label, "c6_hits": hits, "c6_pairs": pairs,
+            "c6_points": ", ".join(f"{data.alpha1[c]:.2f}" for c in cols)}
