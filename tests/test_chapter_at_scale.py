@@ -282,10 +282,13 @@ def test_reuse_data_pairs_by_seed_and_rejects_unpaired():
 def test_verdict_numbers(data):
     counts, reuse = ch.count_data(data), ch.reuse_data(data)
     v = ch.verdict_numbers(data, counts, reuse)
-    assert v["terms_aligned"] == "at least 0.9"
+    from twostep.analysis.verdicts import count_verdict
+
     assert v["beyond_text"].startswith("stop at N = 400, the chapters' own largest width")
-    assert v["count_hits_text"].endswith("of 10")
-    assert v["count_verdict"] in ("matches", "matches only in part", "does not yet match")
+    hits, pairs = counts.exact("fresh", counts.Ns[-1], 1)
+    assert v["count_hits_text"] == f"{hits} of {pairs}"
+    seeds = len(data.records("spike", "fresh", counts.Ns[-1]))
+    assert v["count_verdict"] == count_verdict(hits, pairs, seeds=seeds).label
     assert v["reuse_widths_paired"] == 3 and v["reuse_widths_ahead"] == 3 and v["reuse_verdict"] == "at every width"
     assert v["trend_verdict"] == "no trend resolved"
     with pytest.raises(TypeError, match="counts"):
@@ -294,6 +297,20 @@ def test_verdict_numbers(data):
         ch.verdict_numbers(data, counts, counts)
     with pytest.raises(ValueError, match="n_se"):
         ch.verdict_numbers(data, counts, reuse, n_se=0)
+
+
+def test_count_rises(data):
+    counts = ch.count_data(data)
+    out = ch.count_rises(counts)
+    lo, hi = counts.Ns[-2], counts.Ns[-1]
+    a, b = counts.counts["fresh"][lo], counts.counts["fresh"][hi]
+    k = min(len(a), len(b))
+    rising = [i for i in range(len(counts.grid))
+              if counts.lam[i] >= 1 and np.all(b[:k, i] > a[:k, i])]
+    assert out["rises_n"] == len(rising) and (out["rises_from"], out["rises_to"]) == (lo, hi)
+    assert (out["rises_text"] == "none") == (not rising)
+    with pytest.raises(TypeError, match="counts"):
+        ch.count_rises(data)
 
 
 def test_glued_names_do_not_clash(data):

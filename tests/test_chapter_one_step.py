@@ -307,18 +307,24 @@ def test_one_step_verdict_applies_the_rule_to_slope_and_overlaps():
     from twostep.analysis.verdicts import judge
 
     residual = ch.ResidualData.__new__(ch.ResidualData)
-    residual.__dict__.update(main="poly", slopes={"poly": (-0.49, 0.01)}, n_seeds_small=4)
+    residual.__dict__.update(main="poly", slopes={"poly": (-0.49, 0.01)}, n_seeds_small=4,
+                             sizes=np.array([250, 500, 1000, 2000, 4000]))
     overlap = ch.OverlapData.__new__(ch.OverlapData)
-    link = SimpleNamespace(information_exponent=3)
-    stats = {"He_3": dict(v=np.array([0.05, 0.04]), v_sem=np.array([0.01, 0.01]),
-                          finite=np.array([0.045, 0.04]))}
-    overlap.__dict__.update(targets={"He_3": link}, stats=stats, psis=np.array([1.0, 2.0]),
-                            n_seeds=6)
+    high, first = SimpleNamespace(information_exponent=3), SimpleNamespace(information_exponent=1)
+    stats = {"He_3": dict(v=np.array([0.05, 0.04]), v_sem=np.array([0.001, 0.001]),
+                          finite=np.array([0.05, 0.04])),
+             "He_1": dict(pred=np.array([0.7, 0.8]))}
+    overlap.__dict__.update(targets={"He_3": high, "He_1": first}, stats=stats,
+                            psis=np.array([1.0, 2.0]), n_seeds=6, d=400)
     out = ch.one_step_verdict(residual, overlap)
-    assert out["verdict_rank_one"] == judge(-0.49, 0.01, -0.5, 0.0, seeds=4).label == "seen"
+    # the slope over 5 widths has 3 degrees of freedom
+    assert out["verdict_rank_one"] == judge(-0.49, 0.01, -0.5, 0.0, seeds=4, df=3).label == "seen"
+    # at the null within a tenth of the effect an information-exponent-one link shows: seen
     assert out["verdict_high"] == "seen" and out["verdict_one_step"] == "seen"
-    assert out["high_chance"] == pytest.approx(0.045)
-    stats["He_3"]["v"] = np.array([0.2, 0.04])          # 15 s.e. above its null: contradicted
+    assert out["high_chance"] == pytest.approx(0.05) and out["high_chance_d"] == 0.05
+    stats["He_3"]["v"] = np.array([0.2, 0.04])          # far above its null: contradicted
     assert ch.one_step_verdict(residual, overlap)["verdict_one_step"] == "contradicted"
+    residual.slopes["poly"] = (0.5, 0.02)               # a remainder that grows: wrong sign
+    assert ch.one_step_verdict(residual, overlap)["verdict_rank_one"] == "contradicted"
     with pytest.raises(TypeError):
         ch.one_step_verdict(overlap, overlap)

@@ -43,11 +43,11 @@ from ..analysis.population import population_signal
 from ..analysis.spikes import outlier_strength, power_law_constant, width_to_reach
 from ..analysis.sweep import linear_slope, loglog_slope
 from ..analysis.theory import n_spikes, spike_exponent
-from ..analysis.verdicts import mean_sem
+from ..analysis.verdicts import count_verdict, mean_sem, verdict, worst
 from ..model.activations import get_activation
 from . import figures as plotting
 from .figures import COLORS
-from .report import markdown_table, sci
+from .report import markdown_table, sci, width_verdicts
 
 #: The files the appendix reads, under :func:`results_folder`: the spike file, the reuse file
 #: (odd bounded link) and its control (the same runs with the even link He_2).
@@ -379,6 +379,22 @@ def terms_numbers(data: AtScale) -> dict:
     return out
 
 
+def terms_width_numbers(data: AtScale, orders=(2, 3), prefix: str = "vwf_terms") -> dict:
+    r"""Glue values for the landing page's verdicts at each width: at every width of the spike
+    file, the rule's verdict (:func:`twostep.analysis.verdicts.verdict`) that each fresh
+    :math:`T_k`, ``k`` in ``orders``, is its corrected spike (:math:`s_1(T_k)/\|S_k\|` against 1,
+    the remainder :math:`\|T_k - S_k\|/\|S_k\|` as the paired null), the worst over the
+    orders (:func:`twostep.chapters.report.width_verdicts`)."""
+    d = _check(data)
+    labels = {}
+    for N in d.Ns("spike"):
+        recs = d.records("spike", "fresh", N)
+        labels[N] = worst(verdict([r["top"][k] / r["signal"][k] for r in recs], 1.0,
+                                  [r["residual"][k] / r["signal"][k] for r in recs])
+                          for k in orders)
+    return width_verdicts(prefix, labels)
+
+
 def plot_terms(data: AtScale):
     r"""Figure *fig-at-scale-terms*: rows fresh, reused; columns :math:`\|T_k-S_k\|/\|S_k\|` (with
     a line of slope :math:`-1/2` and the level 1 where the remainder is as large as the spike),
@@ -580,6 +596,32 @@ def counts_numbers(counts: Counts) -> dict:
     return out
 
 
+def count_rises(counts: Counts, batch: str = "fresh") -> dict:
+    r"""What the two widest widths of the spike file add to the count: the grid points with
+    :math:`\Lambda\ge1` whose raw count rises from the second-widest width to the widest on
+    every seed both hold, as text (``rises_text``; each point with :math:`\Lambda` and the
+    seeds' counts), their number ``rises_n``, and the widths ``rises_from``, ``rises_to``."""
+    if not isinstance(counts, Counts):
+        raise TypeError(f"counts must be a Counts (from count_data), got {type(counts).__name__}")
+    lo, hi = counts.Ns[-2], counts.Ns[-1]
+    a, b = counts.counts[batch][lo], counts.counts[batch][hi]
+    seeds = min(len(a), len(b))     # seeds 0 .. k-1 at every width
+    parts = []
+    for i, (a1, a2) in enumerate(counts.grid):
+        if counts.lam[i] >= 1 and np.all(b[:seeds, i] > a[:seeds, i]):
+            before = ", ".join(f"{v:.0f}" for v in a[:seeds, i])
+            after = ", ".join(f"{v:.0f}" for v in b[:seeds, i])
+            parts.append(f"({a1:g}, {a2:g}) with Λ = {counts.lam[i]} (1 + Λ = "
+                         f"{counts.target[i]}): {before} → {after}")
+    text = "; ".join(parts) if parts else "none"
+    several = [f"({a1:g}, {a2:g}) with Λ = {counts.lam[i]}"
+               for i, (a1, a2) in enumerate(counts.grid)
+               if counts.lam[i] >= 1 and np.all(b[:, i] >= 2)]
+    return {"rises_text": text, "rises_n": len(parts), "rises_from": lo, "rises_to": hi,
+            "rises_seeds": seeds, "several_text": "; ".join(several) if several else "none",
+            "several_n": len(several)}
+
+
 # --------------------------------------------------------------------------- how large must N be
 
 def extrapolation(data: AtScale, settings=SETTINGS, chapter_Ns=CHAPTER_NS, margin: float = 0.05) -> list:
@@ -650,8 +692,8 @@ def extrapolation_table(rows: list, data: AtScale):
     return markdown_table(
         f"Width $N^\\star$ at which order $k$ of $W_2$ would reach $\\theta_\\star = {theta:.2f}$, fresh "
         f"batch, $\\kappa = {d.spike['params']['c1']:g}$: from $\\|S_k\\|$ with the theory's exponent "
-        f"$e_k$ over $N = {inside[0] if inside else '-'}$–${inside[-1] if inside else '-'}$ (the two-steps "
-        f"chapter's widths) and over all widths to {Ns[-1]}, and from the measured $s_1(T_k)$; last, "
+        f"$e_k$ over the files' widths up to $N = {inside[-1] if inside else '-'}$ (those of the "
+        f"two-steps chapter's, which starts at 500, that the files hold) and over all widths to {Ns[-1]}, and from the measured $s_1(T_k)$; last, "
         f"the exponent fitted to $\\|S_k\\|$ over all widths (± one standard error), to set against "
         f"$e_k$.", "tab-at-scale-extrapolation",
         ["$(\\alpha_1,\\alpha_2)$, $\\Lambda$", "$k$", "$e_k$",
@@ -1002,10 +1044,9 @@ def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2
     words computed from them (so the take-aways follow the files when they are regenerated):
 
     * ``beyond_text``: whether the files reach beyond the chapters' largest width (4000);
-    * ``terms_aligned``: "at least 0.9" / "below 0.9" for the smallest fresh-batch cosine;
-    * ``count_hits_text``: e.g. "0 of 10" fresh points with :math:`\Lambda\ge1` whose count equals
-      :math:`1+\Lambda`, and ``count_verdict``: "matches" / "matches only in part" /
-      "does not yet match";
+    * ``count_hits_text``: e.g. "0 of 20" fresh (seed, grid point) pairs with :math:`\Lambda\ge1`
+      at the widest width whose raw count equals :math:`1+\Lambda`, and ``count_verdict``, the
+      rule's verdict on them (:func:`twostep.analysis.verdicts.count_verdict`);
     * ``reuse_widths_ahead``, ``reuse_widths_paired``: of the widths with at least two paired seeds, those
       at which the paired difference exceeds ``n_se`` standard errors, and their number;
       ``reuse_verdict``: "at every width" / "not at every width";
@@ -1029,16 +1070,15 @@ def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2
     else:
         trend = "a rising trend" if slope > 0 else "a falling trend"
     N_max = max(d.Ns("spike")[-1], d.Ns("reuse")[-1])
+    N_count = counts.Ns[-1]
+    exact = counts.exact("fresh", N_count, 1)      # (runs x points at 1 + Lambda, runs x points)
     beyond = N_max > max(CHAPTER_NS)
     return {
         "beyond_text": (f"reach N = {N_max}, beyond the chapters' largest width {max(CHAPTER_NS)}"
                         if beyond else f"stop at N = {N_max}, the chapters' own largest width: "
                         "they add seeds and paired runs, not range"),
-        "terms_aligned": "at least 0.9" if min(t["fresh_left_min"], t["fresh_right_min"]) >= 0.9
-        else "below 0.9",
-        "count_hits_text": f"{c['fresh_hits1']} of {c['fresh_total1']}",
-        "count_verdict": ("matches" if c["fresh_hits1"] == c["fresh_total1"] else
-                          "does not yet match" if c["fresh_hits1"] == 0 else "matches only in part"),
+        "count_hits_text": f"{exact[0]} of {exact[1]}",
+        "count_verdict": count_verdict(*exact, seeds=len(d.records("spike", "fresh", N_count))).label,
         "reuse_widths_ahead": len(ahead), "reuse_widths_paired": len(several),
         "reuse_verdict": "at every width" if len(ahead) == len(several) else "not at every width",
         "trend_verdict": trend, "n_se": n_se,

@@ -20,12 +20,12 @@ from ..analysis.spikes import term_diagnostics
 from ..analysis.spectra import (bulk_edge, count_outliers, marchenko_pastur_density,
                                 singular_values, top_singular)
 from ..analysis.theory import n_spikes, phase_boundaries, spike_exponent
-from ..analysis.verdicts import RULES
+from ..analysis.verdicts import rule_rows
 from ..model.activations import get_activation
 from ..model.steps import one_step, run_two_steps
 from ..model.targets import hermite_link
 from .figures import COLORS
-from .report import markdown_table, num
+from .report import VERDICT_SYMBOLS, markdown_table, num
 
 
 @dataclass
@@ -233,11 +233,18 @@ def spectra_table(data: Summary):
 
 
 def rules_table():
-    r"""Table *tab-verdict-rules*: what each verdict of the results table means, the rule that
-    :func:`twostep.analysis.verdicts.verdict` applies (from :data:`~twostep.analysis.verdicts.RULES`)."""
+    r"""Table *tab-verdict-rules*: what each verdict means, the margin and its reason, and the
+    interval, from the constants of :mod:`twostep.analysis.verdicts`
+    (:func:`~twostep.analysis.verdicts.rule_rows`)."""
     return markdown_table(
-        "The rule behind the verdicts. Each verdict is computed by twostep.analysis.verdicts.verdict "
-        "from the chapter's measurements over seeds, the claim's prediction and a null (what the "
-        "quantity would be without the effect: chance, a control, a single spike).",
-        "tab-verdict-rules", ["verdict", "when"],
-        [[label, text] for label, text in RULES.items()])
+        "The rule behind the verdicts, from the constants of the code that applies it "
+        "(twostep.analysis.verdicts): each verdict is computed from a chapter's measurements "
+        "over seeds, the claim's prediction and a null (the value without the effect: chance, "
+        "a control, a single spike).",
+        "tab-verdict-rules", ["verdict", "when"], rule_rows())
+
+
+def symbols_key() -> str:
+    """The key to the symbols of the table of verdicts at each width, as one line of text."""
+    return "; ".join(f"{symbol} {label}" for label, symbol in VERDICT_SYMBOLS.items()) + \
+        "; — not measured at that width"

@@ -28,6 +28,7 @@ Each figure of the chapter is one compute call and one plot call: :func:`residua
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -42,7 +43,7 @@ from ..model.activations import Activation, as_activation, check_activation
 from ..model.network import gaussian_inputs, gradient, initialise
 from ..model.steps import draw_problem, step_size
 from ..model.targets import Link
-from .report import sci
+from .report import VERDICT_WIDTHS, sci, width_verdicts
 
 
 def _residual_top(G, spike, seed):
@@ -1892,23 +1893,48 @@ def cui_numbers(data: CuiData) -> dict:
 
 
 def one_step_verdict(residual: ResidualData, overlap: OverlapData) -> dict:
-    r"""The verdict of the chapter's claim (:func:`twostep.analysis.verdicts.judge`): the
-    remainder's fitted slope against :math:`-1/2` (null: 0, no decay) and, for every target of
+    r"""The verdicts of the chapter's claim (:func:`twostep.analysis.verdicts.judge`): the
+    remainder's fitted slope against :math:`-1/2` (null: 0, no decay; the fit's standard error
+    over the widths' means, with widths minus two degrees of freedom) and, for every target of
     information exponent two or more and every :math:`\psi`, the overlap of :math:`\hat v`
     with :math:`\beta^\star` against its finite-size level without a linear part (the claim
-    predicts that null). Returns ``verdict_one_step`` (the worst of them), ``verdict_rank_one``,
-    ``verdict_high`` and ``high_chance`` (the largest finite-size level among the targets)."""
+    predicts that null; the effect it denies is what a target of information exponent one
+    reaches at that :math:`\psi`). Returns ``verdict_one_step`` (the worst of them),
+    ``verdict_rank_one``, ``verdict_high``, ``high_chance`` (the largest finite-size level among
+    the targets) and ``high_chance_d`` (:math:`1/\sqrt d`, a random direction's level)."""
     from ..analysis.verdicts import judge, worst
 
     _check_data(residual, ResidualData)
     _check_data(overlap, OverlapData)
     slope, se = residual.slopes[residual.main]
-    rank_one = judge(slope, se, -0.5, 0.0, seeds=residual.n_seeds_small)
-    _, high = _information_groups(overlap)
+    rank_one = judge(slope, se, -0.5, 0.0, seeds=residual.n_seeds_small,
+                     df=len(residual.sizes) - 2)
+    first, high = _information_groups(overlap)
     st = overlap.stats
+    learned = np.max([st[k]["pred"] for k in first], axis=0)      # (psis,)
     high_verdicts = [judge(float(st[k]["v"][i]), float(st[k]["v_sem"][i]), float(st[k]["finite"][i]),
-                           float(st[k]["finite"][i]), seeds=overlap.n_seeds, predicts_null=True)
+                           float(st[k]["finite"][i]), seeds=overlap.n_seeds, predicts_null=True,
+                           alternative=float(learned[i]))
                      for k in high for i in range(len(overlap.psis))]
     return {"verdict_rank_one": str(rank_one), "verdict_high": worst(high_verdicts),
             "verdict_one_step": worst([rank_one, *high_verdicts]),
-            "high_chance": max(float(np.max(st[k]["finite"])) for k in high)}
+            "high_chance": max(float(np.max(st[k]["finite"])) for k in high),
+            "high_chance_d": 1.0 / math.sqrt(overlap.d)}
+
+
+def rank_one_width_numbers(residual: ResidualData) -> dict:
+    r"""Glue values ``vw_one_step_<N>`` for the landing page's verdicts at each width: the
+    remainder's slope fitted over the widths up to ``N`` (at least three) against :math:`-1/2`,
+    judged as in :func:`one_step_verdict`."""
+    from ..analysis.sweep import loglog_slope
+    from ..analysis.verdicts import judge
+
+    _check_data(residual, ResidualData)
+    res = np.array([e["residual"] for e in residual.summary[residual.main]])
+    labels = {}
+    for j in range(2, len(residual.sizes)):
+        slope, se = loglog_slope(residual.sizes[:j + 1], res[:j + 1])
+        labels[int(residual.sizes[j])] = judge(slope, se, -0.5, 0.0, seeds=residual.n_seeds_small,
+                                               df=j - 1).label
+    return width_verdicts("vw_one_step", {N: v for N, v in labels.items()
+                                          if N in VERDICT_WIDTHS})

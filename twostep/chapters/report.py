@@ -130,3 +130,26 @@ def markdown_table(caption: str, label: str, header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return Markdown(f"```{{table}} {caption}\n:name: {label}\n\n" + "\n".join(lines) + "\n```")
+
+
+#: The widths of the landing page's table of verdicts at each width (the chapters' and the
+#: results files' widths together).
+VERDICT_WIDTHS = (500, 1000, 2000, 4000, 8000, 16000, 24000)
+
+
+#: How the table of verdicts at each width writes each label (its caption gives the key).
+VERDICT_SYMBOLS = {"seen": "✓", "seen in part": "(✓)", "not judged": "n.j.", "not seen": "○",
+                   "contradicted": "✗"}
+
+
+def width_verdicts(prefix: str, labels: dict) -> dict:
+    """Glue values ``<prefix>_<N>`` for every width ``N`` of :data:`VERDICT_WIDTHS`: the
+    verdict ``labels[N]`` at that width as its :data:`VERDICT_SYMBOLS` symbol, or "—" where
+    the row has no measurement there (widths of ``labels`` outside the table are not shown)."""
+    if not isinstance(prefix, str) or not prefix.isidentifier():
+        raise ValueError(f"prefix must be a glue-name prefix such as 'vw_reuse', got {prefix!r}")
+    bad = sorted({str(v) for v in labels.values()} - set(VERDICT_SYMBOLS))
+    if bad:
+        raise ValueError(f"labels must be verdict labels {sorted(VERDICT_SYMBOLS)}, got {bad}")
+    return {f"{prefix}_{N}": VERDICT_SYMBOLS[str(labels[N])] if N in labels else "—"
+            for N in VERDICT_WIDTHS}

@@ -44,7 +44,7 @@ from ..model.hermite import gaussian_expectation
 from ..model.steps import BATCHES, draw_problem, run_two_steps, step_size, two_steps
 from ..model.targets import Link, get_link, make_teacher
 from .figures import COLORS, errorbars
-from .report import markdown_table
+from .report import markdown_table, width_verdicts
 
 
 def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, batch: str,
@@ -1266,29 +1266,62 @@ def _per_seed_null(data: PairedData, config: str, N: int) -> np.ndarray:
                    v(config, N, "projected_memorised_null", "reused")], axis=0)
 
 
-def term_verdicts(data: PairedData, limits: Limits, main: str, control: str) -> dict:
-    r"""The verdicts of the exact-term test at the largest width of ``main``
-    (:func:`twostep.analysis.verdicts.verdict`), each a
+def term_verdicts(data: PairedData, limits: Limits, main: str, control: str,
+                  N: int | None = None) -> dict:
+    r"""The verdicts of the exact-term test at width ``N`` (default: the largest width of
+    ``main``; the control at its own largest width not above ``N``), each a
     :class:`~twostep.analysis.verdicts.Verdict`: ``reuse`` (reused :math:`T_2^\top a^{\circ3}`
-    against the limit of :math:`\tilde u_2`; null: the strongest control of each seed),
+    against the book's limit of :math:`\tilde u_2`; null: the strongest control of each seed),
     ``fresh`` (fresh batch) and ``even`` (the ``control`` link, reused), which predict no
     alignment: their null is the overlap that :math:`\tilde u_2`, whose limit is 0 there, has
-    at :math:`n = N` by sampling alone (:meth:`Limits.overlap` with ``n``)."""
+    at :math:`n = N` by sampling alone (:meth:`Limits.overlap` with ``n``), and the effect they
+    deny is the reused odd link's limit. ``even`` is ``None`` where the control has no width
+    up to ``N``."""
     _check_type(data, "data", PairedData)
     _check_type(limits, "limits", Limits)
     v = data.values
-    N, Nc = data.Ns(main)[-1], data.Ns(control)[-1]
+    N = data.Ns(main)[-1] if N is None else N
+    below = [w for w in data.Ns(control) if w <= N]
     target, even = data.configs[main].target, data.configs[control].target
     sampling = limits.overlap(target, "fresh", n=N, aware=True)
-    sampling_even = limits.overlap(even, "reused", n=Nc, aware=True)
-    return {
-        "reuse": verdict(v(main, N, "projected_overlap", "reused"),
-                         limits.overlap(target, "reused", aware=True), _per_seed_null(data, main, N)),
+    predicted = limits.overlap(target, "reused", aware=True)
+    out = {
+        "reuse": verdict(v(main, N, "projected_overlap", "reused"), predicted,
+                         _per_seed_null(data, main, N)),
         "fresh": verdict(v(main, N, "projected_overlap", "fresh"), sampling, sampling,
-                         predicts_null=True),
-        "even": verdict(v(control, Nc, "projected_overlap", "reused"), sampling_even,
-                        sampling_even, predicts_null=True),
+                         predicts_null=True, alternative=predicted),
+        "even": None,
     }
+    if below:
+        Nc = below[-1]
+        sampling_even = limits.overlap(even, "reused", n=Nc, aware=True)
+        out["even"] = verdict(v(control, Nc, "projected_overlap", "reused"), sampling_even,
+                              sampling_even, predicts_null=True, alternative=predicted)
+    return out
+
+
+def verdicts_by_width(data: PairedData, limits: Limits, main: str, control: str) -> dict:
+    r"""The labels of :func:`term_verdicts` at every width of ``main``: ``{row: {N: label}}``
+    for the rows ``reuse``, ``fresh`` and ``even`` (the control only at its own widths)."""
+    out = {"reuse": {}, "fresh": {}, "even": {}}
+    control_Ns = set(data.Ns(control))
+    for N in data.Ns(main):
+        vd = term_verdicts(data, limits, main, control, N)
+        out["reuse"][N], out["fresh"][N] = vd["reuse"].label, vd["fresh"].label
+        if N in control_Ns:
+            out["even"][N] = vd["even"].label
+    return out
+
+
+def width_numbers(data: PairedData, limits: Limits, main: str, control: str,
+                  prefix: str = "vw") -> dict:
+    r"""Glue values of :func:`verdicts_by_width` for the landing page's table of verdicts at
+    each width: ``<prefix>_reuse_<N>``, ``<prefix>_fresh_<N>``, ``<prefix>_even_<N>``
+    (:func:`twostep.chapters.report.width_verdicts`)."""
+    out = {}
+    for row, labels in verdicts_by_width(data, limits, main, control).items():
+        out.update(width_verdicts(f"{prefix}_{row}", labels))
+    return out
 
 
 def term_evidence_numbers(data: PairedData, limits: Limits, main: str, control: str) -> dict:
@@ -1318,7 +1351,7 @@ def term_evidence_numbers(data: PairedData, limits: Limits, main: str, control: 
     out["proj_theory"] = limits.overlap(data.configs[main].target, "reused", aware=True)
     verdicts = term_verdicts(data, limits, main, control)
     out.update({f"verdict_{k}": str(vd) for k, vd in verdicts.items()})
-    out["proj_z"] = verdicts["reuse"].z_null
+    out["proj_z"] = verdicts["reuse"].t_null
     out["proj_he2"], out["proj_he2_sem"] = verdicts["even"].mean, verdicts["even"].sem
     out["proj_he2_sampling"] = verdicts["even"].null
     out["proj_fr_sampling"] = verdicts["fresh"].null
