@@ -1,6 +1,7 @@
 """Results files: arrays, floats and metadata round-trip exactly."""
 
 import json
+import stat
 
 import numpy as np
 import pytest
@@ -268,3 +269,19 @@ def test_at_scale_sigint_saves_and_says_so_in_one_line(tmp_path):
     err = proc.communicate(timeout=60)[1].strip().splitlines()
     assert proc.returncode == 130 and len(err) == 1 and "interrupted:" in err[0], err
     assert "--resume" in err[0] and _count(out / "spike.json") >= 2
+
+
+# --- crash safety: what the writer may leave, modes, output paths ------------------------
+
+def test_a_file_with_no_record_may_have_empty_grid_lists(tmp_path):
+    # 00239c0's tools/at_scale.py wrote such a file before its first task; it must read (and
+    # so resume), while a file with records must list what it swept.
+    path = tmp_path / "empty.json"
+    doc = {**_good(), "grid": {"N": [], "batch": ["fresh"]}, "seeds": [], "records": []}
+    path.write_text(json.dumps(doc))
+    assert read_results(path)["grid"] == {"N": [], "batch": ["fresh"]}
+    doc["records"] = _good()["records"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"field grid.N must be a non-empty list \(the file "
+                                         r"has records\), got \[\]"):
+        read_results(path)

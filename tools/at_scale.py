@@ -249,9 +249,8 @@ def main(argv=None) -> int:
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, stop)
     try:
-        for name in names:
-            if not writers[name].records:
-                save(name, complete=False)   # the file exists from the start, empty
+        # No file is written before its first record: a run stopped earlier leaves nothing
+        # to resume for that file (an empty file of an older version still resumes).
         for N in widths:
             for name in names:
                 have = writers[name].done()
@@ -267,9 +266,12 @@ def main(argv=None) -> int:
                               flush=True)
                         save(name, complete=False)   # after every task: a stopped run loses one
         for name in names:
-            save(name, complete=True)
+            if writers[name].records:
+                save(name, complete=True)
     except KeyboardInterrupt:
-        saved = ", ".join(f"{len(writers[n].records)} record(s) in {writers[n].path}" for n in names)
+        saved = ", ".join(f"{len(writers[n].records)} record(s) in {writers[n].path}"
+                          if writers[n].records or writers[n].previous
+                          else f"none yet for {writers[n].path}" for n in names)
         print(f"{p.prog}: interrupted: {saved}; the same command with --resume runs the rest",
               file=sys.stderr)
         return 130

@@ -327,7 +327,9 @@ def run(args) -> dict:
         writer.add(record)
         save(False)
 
-    save(False)   # before the first task: the file exists (a second run is refused) and is writable
+    # Before the first task: the file exists (a second run is refused) and is writable; with
+    # no record yet it still reads and resumes (its grid and seeds are this run's plan).
+    save(False)
     if args.backend in DEVICES:
         _run_on_device(args, exp, remaining, checkpoint, extra)
     elif args.backend == "dask":

@@ -298,8 +298,11 @@ def check_document(doc, path="<document>") -> None:
     if not doc["experiment"]:
         raise ResultsFileError(f"{path}: field 'experiment' must be a non-empty string")
     for key, values in doc["grid"].items():
-        if not isinstance(values, list) or not values:
-            raise ResultsFileError(f"{path}: field grid.{key} must be a non-empty list, got "
+        # A file with no record yet sweeps nothing so far: its grid lists may be empty (an
+        # older tools/at_scale.py wrote such a file before its first task; it resumes).
+        if not isinstance(values, list) or (not values and doc["records"]):
+            raise ResultsFileError(f"{path}: field grid.{key} must be a non-empty list"
+                                   f"{' (the file has records)' if values == [] else ''}, got "
                                    f"{values!r}")
     for i, seed in enumerate(doc["seeds"]):
         if not _is(seed, int) or seed < 0:
