@@ -83,9 +83,24 @@ def _die_with_parent(parent: int) -> None:
 _ARMED = None
 
 
-def _task(func, params, seed, index, parent):
-    if parent is not None and os.getpid() != parent:
-        _die_with_parent(parent)
+def worker_pool(n_jobs: int, **kwargs):
+    """A ``joblib.Parallel`` of ``n_jobs`` whose worker processes die with this process.
+
+    Each worker arms :func:`_die_with_parent` as it starts (joblib's ``initializer``, which
+    the loky and multiprocessing backends run in every new worker and the threading and dask
+    backends ignore), not at its first task: a run killed after its workers started but
+    before each had a task (while it writes its first checkpoint, say) would otherwise leave
+    them idling for loky's five-minute timeout. A task never arms its process: on a Dask
+    worker, whose parent is its nanny, the check that the run is alive would end the worker.
+    Every pool of a run is built here with the same ``initializer``, so joblib reuses one
+    executor. ``kwargs`` go to ``Parallel``.
+    """
+    from joblib import Parallel
+    return Parallel(n_jobs=check_int(n_jobs, "n_jobs", 1), initializer=_die_with_parent,
+                    initargs=(os.getpid(),), **kwargs)
+
+
+def _task(func, params, seed, index):
     out = func(rng=rng_for(seed), **params)
     if not isinstance(out, dict):
         raise TypeError(f"func must return a dict, got {type(out).__name__}")
@@ -135,13 +150,12 @@ def run_tasks(func: Callable, tasks: list[tuple[dict, int]], n_jobs: int = 1,
                 on_record(record)
 
     if n_jobs == 1:
-        collect(_task(func, p, s, i, None) for i, (p, s) in enumerate(tasks))
+        collect(_task(func, p, s, i) for i, (p, s) in enumerate(tasks))
         return out
 
-    from joblib import Parallel, delayed
-    parent = os.getpid()
-    parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-    results = parallel(delayed(_task)(func, p, s, i, parent) for i, (p, s) in enumerate(tasks))
+    from joblib import delayed
+    parallel = worker_pool(n_jobs, return_as="generator_unordered")
+    results = parallel(delayed(_task)(func, p, s, i) for i, (p, s) in enumerate(tasks))
     try:
         collect(results)
     finally:

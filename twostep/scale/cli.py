@@ -227,8 +227,9 @@ def _worker_threads(jobs: int) -> dict | None:
     # joblib gives each loky worker cpu_count // jobs BLAS threads: ask one worker.
     if jobs == 1:
         return None
-    from joblib import Parallel, delayed
-    return Parallel(n_jobs=jobs)(delayed(blas_threads)() for _ in range(1))[0]
+    from joblib import delayed
+    from ..analysis.sweep import worker_pool
+    return worker_pool(jobs)(delayed(blas_threads)() for _ in range(1))[0]
 
 
 def plan(args):
