@@ -285,3 +285,17 @@ def test_a_file_with_no_record_may_have_empty_grid_lists(tmp_path):
     with pytest.raises(ValueError, match=r"field grid.N must be a non-empty list \(the file "
                                          r"has records\), got \[\]"):
         read_results(path)
+
+
+def test_a_writer_that_takes_a_file_over_removes_its_stale_temporaries(tmp_path):
+    from twostep.scale.results import ResultsWriter
+    path = write_results(tmp_path / "r.json", "x", [{"seed": 0}])
+    stale = tmp_path / "r.json.k2j_9x0a.tmp"          # as a run killed before a rename leaves
+    others = [tmp_path / "s.json.k2j_9x0a.tmp", tmp_path / "r.json.notes.tmp"]
+    for p in [stale] + others:
+        p.write_text("{}")
+    with pytest.raises(FileExistsError):   # refused: touches nothing
+        ResultsWriter(path, "x", {}, key=["seed"])
+    assert stale.exists()
+    ResultsWriter(path, "x", {}, key=["seed"], resume=True)
+    assert not stale.exists() and all(p.exists() for p in others)

@@ -416,6 +416,11 @@ class ResultsWriter:
         When ``path`` exists and neither ``resume`` nor ``force`` is given.
     ValueError
         When the path is a folder or not writable, or the file to resume does not belong.
+
+    Notes
+    -----
+    A writer that takes the file over removes the temporary files of ``path`` that a run
+    killed mid-write left beside it.
     """
 
     def __init__(self, path, experiment: str, params: dict, *, key, resume: bool = False,
@@ -454,6 +459,7 @@ class ResultsWriter:
             elif not force:
                 raise FileExistsError(f"{self.path} exists; --resume continues it, --force "
                                       f"overwrites it")
+        _remove_temporaries(self.path)
 
     def task(self, record: dict) -> tuple:
         """The task a record belongs to: its ``key`` fields, as a hashable tuple."""
@@ -474,6 +480,25 @@ class ResultsWriter:
             self.records.sort(key=order)
         return write_results(self.path, self.experiment, self.records, params=self.params,
                              grid=grid, seeds=seeds, **meta)
+
+
+def _remove_temporaries(path: str) -> None:
+    # A run killed between writing a temporary file and renaming it leaves the temporary
+    # (named like mkstemp's in _atomic_write: the file's name, 8 characters, .tmp). The run
+    # that takes the file over (new, --resume or --force) removes them; they hold nothing the
+    # file lacks but the record of the task that was being saved.
+    folder = os.path.dirname(os.path.abspath(path))
+    pattern = re.compile(re.escape(os.path.basename(path)) + r"\.[a-z0-9_]{8}\.tmp")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if pattern.fullmatch(name):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
 
 
 def check_output_path(path) -> str:
