@@ -38,11 +38,14 @@ parameters, dtype, backend, schema or package version, naming the fields that di
 keeps every record of the file (also those at widths or seeds this run does not plan); it
 computes only the tasks the file lacks.
 
-The widths run in increasing order, each width for both files (every seed, both batches),
-and a file is rewritten atomically after every task (twostep.scale.results.ResultsWriter),
-so a run killed at any moment loses at most the task in progress and ``--resume``
-continues it (``complete`` in the file says whether the run finished). Ctrl-C or SIGTERM
-stops with one line saying what is saved.
+The widths run in increasing order, each width for both files (every seed, both batches).
+A file is written when its first task ends and rewritten atomically after every task
+(twostep.scale.results.ResultsWriter), so a run killed at any moment loses at most the task
+in progress, every file on disk reads, and ``--resume`` continues it (``complete`` in the
+file says whether the run finished; a file not yet written starts afresh). Ctrl-C or SIGTERM
+stops with one line saying what is saved. tests/test_crash_safety.py kills a run right
+before and right after each of its writes and resumes it to the records of an
+uninterrupted run.
 The seeds per width (``--seeds NAME=N:COUNT,...``; default SEEDS) are 0 .. COUNT-1. The
 smallest width is recomputed on the CPU by tests/test_at_scale.py, so a change of the code
 that no longer reproduces these files fails CI. Stdlib + twostep only.

@@ -21,6 +21,16 @@ it refuses to overwrite a file unless told (``force``), resumes only a file whos
 experiment, schema, package version and parameters are this run's (naming the fields that
 differ otherwise), never drops a record it was not asked to recompute, and rewrites the
 file atomically after every task.
+
+Crash safety: every write goes through one function (a temporary file beside the target,
+flushed to disk, renamed over it, the folder flushed), so a file on disk is always one the
+writer finished. Any such file, one with no record yet included, is one :func:`read_results`
+accepts and ``--resume`` continues.
+
+Test hook (private): the environment variable ``TWOSTEP_FAULT_AT="K:before"`` (or
+``"K:after"``) kills the writing process with SIGKILL right before the rename of its K-th
+write (K = 1, 2, ... counted per process), or right after it: a deterministic crash at each
+write, for the tests of ``tests/test_crash_safety.py``. Unset, it costs one look-up a write.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ import math
 import numbers
 import os
 import re
+import signal
 import tempfile
 from datetime import datetime, timezone
 
@@ -182,21 +193,73 @@ def environment(device: str | None = None) -> dict:
     return env
 
 
+#: The test hook's environment variable (see the module docstring).
+FAULT_ENV = "TWOSTEP_FAULT_AT"
+_writes = 0   # atomic writes so far in this process (the hook's K)
+
+
+def _fault_point():
+    text = os.environ.get(FAULT_ENV)
+    if not text:
+        return None
+    k, _, when = text.partition(":")
+    try:
+        k = int(k)
+    except ValueError:
+        k = 0
+    if k < 1 or when not in ("before", "after"):
+        # A malformed hook must not pass for a run that survived every fault.
+        raise ValueError(f"{FAULT_ENV} must be K:before or K:after with an integer K >= 1, "
+                         f"got {text!r}")
+    return k, when
+
+
+def _die_at(when: str) -> None:
+    if _fault_point() == (_writes, when):
+        # SIGKILL, not an exception: no finally block, buffer flush or atexit handler runs,
+        # as in a crash, an out-of-memory kill or a scheduler's hard stop.
+        if hasattr(signal, "SIGKILL"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(137)
+
+
+def _fsync_folder(folder: str) -> None:
+    # The rename reaches the disk with the folder's entry: without this flush a power cut
+    # could bring back the old file after the new one was reported written (POSIX; where a
+    # folder cannot be opened, as on Windows, this does nothing).
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def _atomic_write(path: str, text: str) -> None:
     # A unique temporary file beside the target, flushed to disk, then renamed over it: a
     # reader (or a run killed at any instant) sees the old file or the new one, never half.
+    # The one place a results file is written, hence the one place of the test hook.
+    global _writes
     folder = os.path.dirname(path) or "."
+    _writes += 1
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        _die_at("before")
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    _fsync_folder(folder)
+    _die_at("after")
 
 
 def write_results(path, experiment: str, records: list[dict], params: dict | None = None,
