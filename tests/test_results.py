@@ -287,6 +287,24 @@ def test_a_file_with_no_record_may_have_empty_grid_lists(tmp_path):
         read_results(path)
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_an_output_folder_that_cannot_hold_a_file_is_named():
+    from twostep.scale.results import ResultsWriter, check_output_path
+    # /proc exists and os.access calls it writable for root, but no file can be created there
+    with pytest.raises(ValueError, match="output folder /proc cannot hold a new file"):
+        check_output_path("/proc/twostep.json")
+    with pytest.raises(ValueError, match="output folder /proc cannot hold a new file"):
+        ResultsWriter("/proc/twostep.json", "x", {}, key=["seed"])
+    with pytest.raises(TypeError, match="path must be a str or path-like, got int"):
+        check_output_path(3)
+
+
+def test_the_output_check_leaves_nothing_behind(tmp_path):
+    from twostep.scale.results import check_output_path
+    assert check_output_path(tmp_path / "r.json") == str(tmp_path / "r.json")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_writer_that_takes_a_file_over_removes_its_stale_temporaries(tmp_path):
     from twostep.scale.results import ResultsWriter
     path = write_results(tmp_path / "r.json", "x", [{"seed": 0}])
@@ -299,3 +317,16 @@ def test_a_writer_that_takes_a_file_over_removes_its_stale_temporaries(tmp_path)
     assert stale.exists()
     ResultsWriter(path, "x", {}, key=["seed"], resume=True)
     assert not stale.exists() and all(p.exists() for p in others)
+
+
+def test_at_scale_output_errors_are_one_line(tmp_path):
+    base = ["--widths", "40", "--seeds", "spike=40:1", "--only", "spike"]
+    (tmp_path / "file").write_text("")
+    cases = [(str(tmp_path / "file"), "is a file; give a folder")]
+    if os.path.isdir("/proc/self"):
+        cases += [("/proc", "output folder /proc cannot hold a new file"),
+                  ("/proc/twostep", "cannot create the output folder /proc/twostep")]
+    for out, message in cases:
+        res = _tool(base + ["--out", out])
+        err = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(err) == 1 and message in err[0], res.stderr

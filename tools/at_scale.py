@@ -224,7 +224,14 @@ def main(argv=None) -> int:
         keep_freed_memory()   # every task's arrays on the pages of the task before: no page faults
     command = "python tools/at_scale.py " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
-    args.out.mkdir(parents=True, exist_ok=True)
+    if args.out.exists() and not args.out.is_dir():
+        p.exit(2, f"{p.prog}: error: --out {args.out} is a file; give a folder (the files "
+                  f"are named after the experiments)\n")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:   # a read-only or virtual file system
+        p.exit(2, f"{p.prog}: error: cannot create the output folder {args.out} "
+                  f"({err.strerror or err})\n")
     writers, elapsed, commands = {}, {}, {}
     try:
         for name in names:   # every file is checked (exists? belongs?) before the first task

@@ -566,8 +566,23 @@ def _remove_temporaries(path: str) -> None:
 
 def check_output_path(path) -> str:
     """Raise ``ValueError`` unless ``path`` can be written as a results file: not a folder,
-    in an existing writable folder, and writable if it exists. Checked before any work."""
+    in an existing folder that can hold a new file (one is created there and removed), and
+    writable if it exists. Checked before any work.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    str
+        ``path`` as a string.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or path-like, got {type(path).__name__}")
     path = os.fspath(path)
+    if not path:
+        raise ValueError("path must be a non-empty file name")
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise ValueError(f"output {path} is a folder; give a file name such as "
@@ -578,4 +593,19 @@ def check_output_path(path) -> str:
         raise ValueError(f"output folder {folder} is not writable")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise ValueError(f"output {path} exists and is not writable")
+    # os.access answers from the mode bits (and says yes to root everywhere); only a file
+    # created there, as every write creates its temporary file, proves the folder holds one
+    # (not so in /proc or on a read-only mount). The probe is named like a temporary file,
+    # so one left by a run killed right here is removed as one (_remove_temporaries).
+    try:
+        fd, probe = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
+                                     dir=folder)
+    except OSError as err:
+        raise ValueError(f"output folder {folder} cannot hold a new file "
+                         f"({err.strerror or err}); give a path in a writable folder") from None
+    os.close(fd)
+    try:
+        os.unlink(probe)
+    except FileNotFoundError:   # removed meanwhile as a stale temporary
+        pass
     return path
