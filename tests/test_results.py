@@ -287,6 +287,36 @@ def test_a_file_with_no_record_may_have_empty_grid_lists(tmp_path):
         read_results(path)
 
 
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_a_new_file_gets_the_mode_of_the_umask(tmp_path, umask, mode):
+    old = os.umask(umask)
+    try:
+        path = write_results(tmp_path / "r.json", "x", [{"seed": 0}])
+        assert stat.S_IMODE(os.stat(path).st_mode) == mode
+        write_results(path, "x", [{"seed": 1}])   # a rewrite: the same mode
+        assert stat.S_IMODE(os.stat(path).st_mode) == mode
+        assert os.umask(umask) == umask   # the writer left the umask as it was
+    finally:
+        os.umask(old)
+
+
+def test_a_rewrite_keeps_the_mode_the_user_gave(tmp_path):
+    path = write_results(tmp_path / "r.json", "x", [{"seed": 0}])
+    os.chmod(path, 0o640)
+    write_results(path, "x", [{"seed": 1}])
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+
+
+def test_the_umask_without_proc(monkeypatch):
+    import twostep.scale.results as results
+    monkeypatch.setattr(results, "_STATUS", "/no/such/status")
+    old = os.umask(0o027)
+    try:
+        assert results._umask() == 0o027 and os.umask(0o027) == 0o027
+    finally:
+        os.umask(old)
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
 def test_an_output_folder_that_cannot_hold_a_file_is_named():
     from twostep.scale.results import ResultsWriter, check_output_path

@@ -25,7 +25,8 @@ file atomically after every task.
 Crash safety: every write goes through one function (a temporary file beside the target,
 flushed to disk, renamed over it, the folder flushed), so a file on disk is always one the
 writer finished. Any such file, one with no record yet included, is one :func:`read_results`
-accepts and ``--resume`` continues.
+accepts and ``--resume`` continues. A new file gets the mode ``open(path, "w")`` would give
+it (``0o666`` less the umask); a rewritten file keeps its mode.
 
 Test hook (private): the environment variable ``TWOSTEP_FAULT_AT="K:before"`` (or
 ``"K:after"``) kills the writing process with SIGKILL right before the rename of its K-th
@@ -41,6 +42,7 @@ import numbers
 import os
 import re
 import signal
+import stat
 import tempfile
 from datetime import datetime, timezone
 
@@ -223,6 +225,34 @@ def _die_at(when: str) -> None:
         os._exit(137)
 
 
+_STATUS = "/proc/self/status"
+
+
+def _umask() -> int:
+    # Linux reports the umask in /proc without changing it; elsewhere it is read by setting
+    # it and setting it back at once. That is process-wide: a file another thread creates in
+    # between gets the temporary 0o077 (private, never more open than asked).
+    try:
+        with open(_STATUS, encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+def _file_mode(path: str) -> int:
+    # mkstemp makes its file 0o600 and the rename keeps that mode; a results file gets what
+    # open(path, "w") would give: an existing file's own mode, or 0o666 less the umask.
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
 def _fsync_folder(folder: str) -> None:
     # The rename reaches the disk with the folder's entry: without this flush a power cut
     # could bring back the old file after the new one was reported written (POSIX; where a
@@ -245,13 +275,18 @@ def _atomic_write(path: str, text: str) -> None:
     # The one place a results file is written, hence the one place of the test hook.
     global _writes
     folder = os.path.dirname(path) or "."
+    mode = _file_mode(path)
     _writes += 1
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
+        if not hasattr(os, "fchmod"):
+            os.chmod(tmp, mode)
         _die_at("before")
         os.replace(tmp, path)
     except BaseException:
