@@ -204,6 +204,7 @@ def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iter
         A dict ``{"N": [500, 1000], "batch": ["reused", "fresh"]}`` expands to its
         Cartesian product; a list of dicts is used as given. ``seed`` and ``rng`` are reserved.
     seeds : iterable of int
+        At least one, each an integer >= 0.
     n_jobs : int
         Worker processes (joblib, ``loky`` backend); 1 runs in this process. Workers are
         stopped when the sweep ends, and die with this process if it is killed.
@@ -231,6 +232,9 @@ def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iter
     if isinstance(seeds, (numbers.Integral, str)) or not hasattr(seeds, "__iter__"):
         raise TypeError(f"seeds must be a sequence of integers >= 0, got {seeds!r}")
     seeds = [check_int(s, "seed", 0) for s in seeds]
+    if not seeds:
+        # No seed means no task: an empty result would pass for a sweep that ran.
+        raise ValueError("seeds must be a non-empty sequence of integers >= 0, got none")
     return run_tasks(func, [(params, seed) for params in grid for seed in seeds], n_jobs=n_jobs,
                      progress=progress, on_record=on_record)
 
