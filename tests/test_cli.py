@@ -390,6 +390,20 @@ def test_bad_output_is_refused_before_work(tmp_path, capsys, target, message):
         os.chmod(tmp_path / "readonly", 0o700)
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_an_output_folder_that_cannot_hold_a_file_is_refused_before_work(capsys):
+    # /proc exists, and os.access says root may write there, but no file can be created in it:
+    # a one-line error before any task, not the temporary file's FileNotFoundError.
+    start = time.perf_counter()
+    with pytest.raises(SystemExit) as exit:
+        main(["two_steps", "-N", "2000", "-s", "0:50", "-o", "/proc/twostep.json",
+              "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit.value.code == 2 and len(err) == 1, err
+    assert "output folder /proc cannot hold a new file" in err[0]
+    assert time.perf_counter() - start < 5
+
+
 @pytest.mark.parametrize("argv, message", [
     (["-s", "-3:2"], "--seeds must lie in [0, 2**63), got '-3:2'"),
     (["--max-memory", "-5G"], "--max-memory must be a positive finite size"),

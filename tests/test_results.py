@@ -1,6 +1,7 @@
 """Results files: arrays, floats and metadata round-trip exactly."""
 
 import json
+import stat
 
 import numpy as np
 import pytest
@@ -268,3 +269,94 @@ def test_at_scale_sigint_saves_and_says_so_in_one_line(tmp_path):
     err = proc.communicate(timeout=60)[1].strip().splitlines()
     assert proc.returncode == 130 and len(err) == 1 and "interrupted:" in err[0], err
     assert "--resume" in err[0] and _count(out / "spike.json") >= 2
+
+
+# --- crash safety: what the writer may leave, modes, output paths ------------------------
+
+def test_a_file_with_no_record_may_have_empty_grid_lists(tmp_path):
+    # 00239c0's tools/at_scale.py wrote such a file before its first task; it must read (and
+    # so resume), while a file with records must list what it swept.
+    path = tmp_path / "empty.json"
+    doc = {**_good(), "grid": {"N": [], "batch": ["fresh"]}, "seeds": [], "records": []}
+    path.write_text(json.dumps(doc))
+    assert read_results(path)["grid"] == {"N": [], "batch": ["fresh"]}
+    doc["records"] = _good()["records"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"field grid.N must be a non-empty list \(the file "
+                                         r"has records\), got \[\]"):
+        read_results(path)
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_a_new_file_gets_the_mode_of_the_umask(tmp_path, umask, mode):
+    old = os.umask(umask)
+    try:
+        path = write_results(tmp_path / "r.json", "x", [{"seed": 0}])
+        assert stat.S_IMODE(os.stat(path).st_mode) == mode
+        write_results(path, "x", [{"seed": 1}])   # a rewrite: the same mode
+        assert stat.S_IMODE(os.stat(path).st_mode) == mode
+        assert os.umask(umask) == umask   # the writer left the umask as it was
+    finally:
+        os.umask(old)
+
+
+def test_a_rewrite_keeps_the_mode_the_user_gave(tmp_path):
+    path = write_results(tmp_path / "r.json", "x", [{"seed": 0}])
+    os.chmod(path, 0o640)
+    write_results(path, "x", [{"seed": 1}])
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+
+
+def test_the_umask_without_proc(monkeypatch):
+    import twostep.scale.results as results
+    monkeypatch.setattr(results, "_STATUS", "/no/such/status")
+    old = os.umask(0o027)
+    try:
+        assert results._umask() == 0o027 and os.umask(0o027) == 0o027
+    finally:
+        os.umask(old)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_an_output_folder_that_cannot_hold_a_file_is_named():
+    from twostep.scale.results import ResultsWriter, check_output_path
+    # /proc exists and os.access calls it writable for root, but no file can be created there
+    with pytest.raises(ValueError, match="output folder /proc cannot hold a new file"):
+        check_output_path("/proc/twostep.json")
+    with pytest.raises(ValueError, match="output folder /proc cannot hold a new file"):
+        ResultsWriter("/proc/twostep.json", "x", {}, key=["seed"])
+    with pytest.raises(TypeError, match="path must be a str or path-like, got int"):
+        check_output_path(3)
+
+
+def test_the_output_check_leaves_nothing_behind(tmp_path):
+    from twostep.scale.results import check_output_path
+    assert check_output_path(tmp_path / "r.json") == str(tmp_path / "r.json")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_writer_that_takes_a_file_over_removes_its_stale_temporaries(tmp_path):
+    from twostep.scale.results import ResultsWriter
+    path = write_results(tmp_path / "r.json", "x", [{"seed": 0}])
+    stale = tmp_path / "r.json.k2j_9x0a.tmp"          # as a run killed before a rename leaves
+    others = [tmp_path / "s.json.k2j_9x0a.tmp", tmp_path / "r.json.notes.tmp"]
+    for p in [stale] + others:
+        p.write_text("{}")
+    with pytest.raises(FileExistsError):   # refused: touches nothing
+        ResultsWriter(path, "x", {}, key=["seed"])
+    assert stale.exists()
+    ResultsWriter(path, "x", {}, key=["seed"], resume=True)
+    assert not stale.exists() and all(p.exists() for p in others)
+
+
+def test_at_scale_output_errors_are_one_line(tmp_path):
+    base = ["--widths", "40", "--seeds", "spike=40:1", "--only", "spike"]
+    (tmp_path / "file").write_text("")
+    cases = [(str(tmp_path / "file"), "is a file; give a folder")]
+    if os.path.isdir("/proc/self"):
+        cases += [("/proc", "output folder /proc cannot hold a new file"),
+                  ("/proc/twostep", "cannot create the output folder /proc/twostep")]
+    for out, message in cases:
+        res = _tool(base + ["--out", out])
+        err = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(err) == 1 and message in err[0], res.stderr

@@ -85,3 +85,9 @@ def test_sweep_rejects_bad_input():
         ts.sweep(lambda rng: 1.0)
     with pytest.raises(ValueError, match="n_jobs must be an integer >= 1"):
         ts.sweep(draw, {"scale": [1.0]}, n_jobs=0)
+
+
+def test_sweep_without_seeds_is_an_error_not_an_empty_result():
+    for seeds in ([], (), iter([]), range(0)):
+        with pytest.raises(ValueError, match="seeds must be a non-empty sequence of integers >= 0"):
+            ts.sweep(draw, {"scale": [1.0]}, seeds=seeds)

@@ -46,11 +46,14 @@ parameters, dtype, backend, schema or package version, naming the fields that di
 keeps every record of the file (also those at widths or seeds this run does not plan); it
 computes only the tasks the file lacks.
 
-The widths run in increasing order, each width for both files (every seed, both batches),
-and a file is rewritten atomically after every task (twostep.scale.results.ResultsWriter),
-so a run killed at any moment loses at most the task in progress and ``--resume``
-continues it (``complete`` in the file says whether the run finished). Ctrl-C or SIGTERM
-stops with one line saying what is saved.
+The widths run in increasing order, each width for both files (every seed, both batches).
+A file is written when its first task ends and rewritten atomically after every task
+(twostep.scale.results.ResultsWriter), so a run killed at any moment loses at most the task
+in progress, every file on disk reads, and ``--resume`` continues it (``complete`` in the
+file says whether the run finished; a file not yet written starts afresh). Ctrl-C or SIGTERM
+stops with one line saying what is saved. tests/test_crash_safety.py kills a run right
+before and right after each of its writes and resumes it to the records of an
+uninterrupted run.
 The seeds per width (``--seeds NAME=N:COUNT,...``; default SEEDS) are 0 .. COUNT-1. The
 smallest width is recomputed on the CPU by tests/test_at_scale.py, so a change of the code
 that no longer reproduces these files fails CI. Stdlib + twostep only.
@@ -246,7 +249,14 @@ def main(argv=None) -> int:
         keep_freed_memory()   # every task's arrays on the pages of the task before: no page faults
     command = "python tools/at_scale.py " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
-    args.out.mkdir(parents=True, exist_ok=True)
+    if args.out.exists() and not args.out.is_dir():
+        p.exit(2, f"{p.prog}: error: --out {args.out} is a file; give a folder (the files "
+                  f"are named after the experiments)\n")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:   # a read-only or virtual file system
+        p.exit(2, f"{p.prog}: error: cannot create the output folder {args.out} "
+                  f"({err.strerror or err})\n")
     writers, elapsed, commands = {}, {}, {}
     try:
         for name in names:   # every file is checked (exists? belongs?) before the first task
@@ -274,9 +284,8 @@ def main(argv=None) -> int:
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, stop)
     try:
-        for name in names:
-            if not writers[name].records:
-                save(name, complete=False)   # the file exists from the start, empty
+        # No file is written before its first record: a run stopped earlier leaves nothing
+        # to resume for that file (an empty file of an older version still resumes).
         for N in widths:
             for name in names:
                 have = writers[name].done()
@@ -292,9 +301,12 @@ def main(argv=None) -> int:
                               flush=True)
                         save(name, complete=False)   # after every task: a stopped run loses one
         for name in names:
-            save(name, complete=True)
+            if writers[name].records:
+                save(name, complete=True)
     except KeyboardInterrupt:
-        saved = ", ".join(f"{len(writers[n].records)} record(s) in {writers[n].path}" for n in names)
+        saved = ", ".join(f"{len(writers[n].records)} record(s) in {writers[n].path}"
+                          if writers[n].records or writers[n].previous
+                          else f"none yet for {writers[n].path}" for n in names)
         print(f"{p.prog}: interrupted: {saved}; the same command with --resume runs the rest",
               file=sys.stderr)
         return 130

@@ -83,9 +83,24 @@ def _die_with_parent(parent: int) -> None:
 _ARMED = None
 
 
-def _task(func, params, seed, index, parent):
-    if parent is not None and os.getpid() != parent:
-        _die_with_parent(parent)
+def worker_pool(n_jobs: int, **kwargs):
+    """A ``joblib.Parallel`` of ``n_jobs`` whose worker processes die with this process.
+
+    Each worker arms :func:`_die_with_parent` as it starts (joblib's ``initializer``, which
+    the loky and multiprocessing backends run in every new worker and the threading and dask
+    backends ignore), not at its first task: a run killed after its workers started but
+    before each had a task (while it writes its first checkpoint, say) would otherwise leave
+    them idling for loky's five-minute timeout. A task never arms its process: on a Dask
+    worker, whose parent is its nanny, the check that the run is alive would end the worker.
+    Every pool of a run is built here with the same ``initializer``, so joblib reuses one
+    executor. ``kwargs`` go to ``Parallel``.
+    """
+    from joblib import Parallel
+    return Parallel(n_jobs=check_int(n_jobs, "n_jobs", 1), initializer=_die_with_parent,
+                    initargs=(os.getpid(),), **kwargs)
+
+
+def _task(func, params, seed, index):
     out = func(rng=rng_for(seed), **params)
     if not isinstance(out, dict):
         raise TypeError(f"func must return a dict, got {type(out).__name__}")
@@ -135,13 +150,12 @@ def run_tasks(func: Callable, tasks: list[tuple[dict, int]], n_jobs: int = 1,
                 on_record(record)
 
     if n_jobs == 1:
-        collect(_task(func, p, s, i, None) for i, (p, s) in enumerate(tasks))
+        collect(_task(func, p, s, i) for i, (p, s) in enumerate(tasks))
         return out
 
-    from joblib import Parallel, delayed
-    parent = os.getpid()
-    parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-    results = parallel(delayed(_task)(func, p, s, i, parent) for i, (p, s) in enumerate(tasks))
+    from joblib import delayed
+    parallel = worker_pool(n_jobs, return_as="generator_unordered")
+    results = parallel(delayed(_task)(func, p, s, i) for i, (p, s) in enumerate(tasks))
     try:
         collect(results)
     finally:
@@ -190,6 +204,7 @@ def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iter
         A dict ``{"N": [500, 1000], "batch": ["reused", "fresh"]}`` expands to its
         Cartesian product; a list of dicts is used as given. ``seed`` and ``rng`` are reserved.
     seeds : iterable of int
+        At least one, each an integer >= 0.
     n_jobs : int
         Worker processes (joblib, ``loky`` backend); 1 runs in this process. Workers are
         stopped when the sweep ends, and die with this process if it is killed.
@@ -217,6 +232,9 @@ def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iter
     if isinstance(seeds, (numbers.Integral, str)) or not hasattr(seeds, "__iter__"):
         raise TypeError(f"seeds must be a sequence of integers >= 0, got {seeds!r}")
     seeds = [check_int(s, "seed", 0) for s in seeds]
+    if not seeds:
+        # No seed means no task: an empty result would pass for a sweep that ran.
+        raise ValueError("seeds must be a non-empty sequence of integers >= 0, got none")
     return run_tasks(func, [(params, seed) for params in grid for seed in seeds], n_jobs=n_jobs,
                      progress=progress, on_record=on_record)
 

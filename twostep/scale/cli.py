@@ -227,8 +227,9 @@ def _worker_threads(jobs: int) -> dict | None:
     # joblib gives each loky worker cpu_count // jobs BLAS threads: ask one worker.
     if jobs == 1:
         return None
-    from joblib import Parallel, delayed
-    return Parallel(n_jobs=jobs)(delayed(blas_threads)() for _ in range(1))[0]
+    from joblib import delayed
+    from ..analysis.sweep import worker_pool
+    return worker_pool(jobs)(delayed(blas_threads)() for _ in range(1))[0]
 
 
 def plan(args):
@@ -327,7 +328,9 @@ def run(args) -> dict:
         writer.add(record)
         save(False)
 
-    save(False)   # before the first task: the file exists (a second run is refused) and is writable
+    # Before the first task: the file exists (a second run is refused) and is writable; with
+    # no record yet it still reads and resumes (its grid and seeds are this run's plan).
+    save(False)
     if args.backend in DEVICES:
         _run_on_device(args, exp, remaining, checkpoint, extra)
     elif args.backend == "dask":

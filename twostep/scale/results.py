@@ -21,6 +21,17 @@ it refuses to overwrite a file unless told (``force``), resumes only a file whos
 experiment, schema, package version and parameters are this run's (naming the fields that
 differ otherwise), never drops a record it was not asked to recompute, and rewrites the
 file atomically after every task.
+
+Crash safety: every write goes through one function (a temporary file beside the target,
+flushed to disk, renamed over it, the folder flushed), so a file on disk is always one the
+writer finished. Any such file, one with no record yet included, is one :func:`read_results`
+accepts and ``--resume`` continues. A new file gets the mode ``open(path, "w")`` would give
+it (``0o666`` less the umask); a rewritten file keeps its mode.
+
+Test hook (private): the environment variable ``TWOSTEP_FAULT_AT="K:before"`` (or
+``"K:after"``) kills the writing process with SIGKILL right before the rename of its K-th
+write (K = 1, 2, ... counted per process), or right after it: a deterministic crash at each
+write, for the tests of ``tests/test_crash_safety.py``. Unset, it costs one look-up a write.
 """
 
 from __future__ import annotations
@@ -30,6 +41,8 @@ import math
 import numbers
 import os
 import re
+import signal
+import stat
 import tempfile
 from datetime import datetime, timezone
 
@@ -182,21 +195,106 @@ def environment(device: str | None = None) -> dict:
     return env
 
 
+#: The test hook's environment variable (see the module docstring).
+FAULT_ENV = "TWOSTEP_FAULT_AT"
+_writes = 0   # atomic writes so far in this process (the hook's K)
+
+
+def _fault_point():
+    text = os.environ.get(FAULT_ENV)
+    if not text:
+        return None
+    k, _, when = text.partition(":")
+    try:
+        k = int(k)
+    except ValueError:
+        k = 0
+    if k < 1 or when not in ("before", "after"):
+        # A malformed hook must not pass for a run that survived every fault.
+        raise ValueError(f"{FAULT_ENV} must be K:before or K:after with an integer K >= 1, "
+                         f"got {text!r}")
+    return k, when
+
+
+def _die_at(when: str) -> None:
+    if _fault_point() == (_writes, when):
+        # SIGKILL, not an exception: no finally block, buffer flush or atexit handler runs,
+        # as in a crash, an out-of-memory kill or a scheduler's hard stop.
+        if hasattr(signal, "SIGKILL"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(137)
+
+
+_STATUS = "/proc/self/status"
+
+
+def _umask() -> int:
+    # Linux reports the umask in /proc without changing it; elsewhere it is read by setting
+    # it and setting it back at once. That is process-wide: a file another thread creates in
+    # between gets the temporary 0o077 (private, never more open than asked).
+    try:
+        with open(_STATUS, encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+def _file_mode(path: str) -> int:
+    # mkstemp makes its file 0o600 and the rename keeps that mode; a results file gets what
+    # open(path, "w") would give: an existing file's own mode, or 0o666 less the umask.
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _fsync_folder(folder: str) -> None:
+    # The rename reaches the disk with the folder's entry: without this flush a power cut
+    # could bring back the old file after the new one was reported written (POSIX; where a
+    # folder cannot be opened, as on Windows, this does nothing).
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def _atomic_write(path: str, text: str) -> None:
     # A unique temporary file beside the target, flushed to disk, then renamed over it: a
     # reader (or a run killed at any instant) sees the old file or the new one, never half.
+    # The one place a results file is written, hence the one place of the test hook.
+    global _writes
     folder = os.path.dirname(path) or "."
+    mode = _file_mode(path)
+    _writes += 1
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
+        if not hasattr(os, "fchmod"):
+            os.chmod(tmp, mode)
+        _die_at("before")
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    _fsync_folder(folder)
+    _die_at("after")
 
 
 def write_results(path, experiment: str, records: list[dict], params: dict | None = None,
@@ -298,8 +396,11 @@ def check_document(doc, path="<document>") -> None:
     if not doc["experiment"]:
         raise ResultsFileError(f"{path}: field 'experiment' must be a non-empty string")
     for key, values in doc["grid"].items():
-        if not isinstance(values, list) or not values:
-            raise ResultsFileError(f"{path}: field grid.{key} must be a non-empty list, got "
+        # A file with no record yet sweeps nothing so far: its grid lists may be empty (an
+        # older tools/at_scale.py wrote such a file before its first task; it resumes).
+        if not isinstance(values, list) or (not values and doc["records"]):
+            raise ResultsFileError(f"{path}: field grid.{key} must be a non-empty list"
+                                   f"{' (the file has records)' if values == [] else ''}, got "
                                    f"{values!r}")
     for i, seed in enumerate(doc["seeds"]):
         if not _is(seed, int) or seed < 0:
@@ -413,6 +514,11 @@ class ResultsWriter:
         When ``path`` exists and neither ``resume`` nor ``force`` is given.
     ValueError
         When the path is a folder or not writable, or the file to resume does not belong.
+
+    Notes
+    -----
+    A writer that takes the file over removes the temporary files of ``path`` that a run
+    killed mid-write left beside it.
     """
 
     def __init__(self, path, experiment: str, params: dict, *, key, resume: bool = False,
@@ -451,6 +557,7 @@ class ResultsWriter:
             elif not force:
                 raise FileExistsError(f"{self.path} exists; --resume continues it, --force "
                                       f"overwrites it")
+        _remove_temporaries(self.path)
 
     def task(self, record: dict) -> tuple:
         """The task a record belongs to: its ``key`` fields, as a hashable tuple."""
@@ -473,10 +580,44 @@ class ResultsWriter:
                              grid=grid, seeds=seeds, **meta)
 
 
+def _remove_temporaries(path: str) -> None:
+    # A run killed between writing a temporary file and renaming it leaves the temporary
+    # (named like mkstemp's in _atomic_write: the file's name, 8 characters, .tmp). The run
+    # that takes the file over (new, --resume or --force) removes them; they hold nothing the
+    # file lacks but the record of the task that was being saved.
+    folder = os.path.dirname(os.path.abspath(path))
+    pattern = re.compile(re.escape(os.path.basename(path)) + r"\.[a-z0-9_]{8}\.tmp")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if pattern.fullmatch(name):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+
+
 def check_output_path(path) -> str:
     """Raise ``ValueError`` unless ``path`` can be written as a results file: not a folder,
-    in an existing writable folder, and writable if it exists. Checked before any work."""
+    in an existing folder that can hold a new file (one is created there and removed), and
+    writable if it exists. Checked before any work.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    str
+        ``path`` as a string.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or path-like, got {type(path).__name__}")
     path = os.fspath(path)
+    if not path:
+        raise ValueError("path must be a non-empty file name")
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise ValueError(f"output {path} is a folder; give a file name such as "
@@ -487,4 +628,19 @@ def check_output_path(path) -> str:
         raise ValueError(f"output folder {folder} is not writable")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise ValueError(f"output {path} exists and is not writable")
+    # os.access answers from the mode bits (and says yes to root everywhere); only a file
+    # created there, as every write creates its temporary file, proves the folder holds one
+    # (not so in /proc or on a read-only mount). The probe is named like a temporary file,
+    # so one left by a run killed right here is removed as one (_remove_temporaries).
+    try:
+        fd, probe = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
+                                     dir=folder)
+    except OSError as err:
+        raise ValueError(f"output folder {folder} cannot hold a new file "
+                         f"({err.strerror or err}); give a path in a writable folder") from None
+    os.close(fd)
+    try:
+        os.unlink(probe)
+    except FileNotFoundError:   # removed meanwhile as a stale temporary
+        pass
     return path
