@@ -52,6 +52,8 @@ from .report import markdown_table, sci, width_verdicts
 #: The files the appendix reads, under :func:`results_folder`: the spike file, the reuse file
 #: (odd bounded link) and its control (the same runs with the even link He_2).
 NAMES = ("spike", "reuse", "reuse_he2")
+#: Every committed results file: the appendix's and the count test that *Two steps* reads.
+RESULTS_FILES = NAMES + ("count",)
 BATCHES = ("fresh", "reused")
 K_COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a"]
 SPIKE_KEYS = ("N", "batch", "seed", "top", "signal", "residual", "left", "right", "beta",
@@ -74,9 +76,9 @@ def results_folder() -> Path:
 
 
 def results_path(name: str, folder=None) -> Path:
-    """The path of results file ``name`` (``"spike"`` or ``"reuse"``) in ``folder``
+    """The path of results file ``name`` (one of :data:`RESULTS_FILES`) in ``folder``
     (default :func:`results_folder`)."""
-    check_choice(name, "name", NAMES)
+    check_choice(name, "name", RESULTS_FILES)
     return (results_folder() if folder is None else Path(folder)) / f"{name}.json"
 
 
