@@ -47,8 +47,8 @@ SCALES = {"thousands": 1e3, "millions": 1e6}
 DIMENSIONLESS = "dimensionless"
 #: A colour mesh finer than this many cells is written on a coarser grid of blocks (each
 #: block shows the value of its first cell; the series says so): a theory field shaded at
-#: 400 x 400 would be 160 000 rows.
-MESH_MAX_CELLS = 1600
+#: 400 x 400 would be 160 000 rows, and every row is also in the executed notebook.
+MESH_MAX_CELLS = 900
 KINDS = ("line", "markers", "steps-pre", "steps-mid", "steps-post", "errorbar", "bar", "hline",
          "vline", "scatter", "polygon", "open polygon", "polyline", "rectangle", "xspan",
          "yspan", "mesh", "text")
@@ -527,3 +527,16 @@ def same_points(rows_a, rows_b, rtol: float = 1e-12) -> list[str]:
                 num_a, num_b, rtol=rtol, atol=rtol, equal_nan=True):
             problems.append(f"panel {head_a[0] + 1} {head_a[1:4]} differs from {head_b[1:4]}")
     return problems
+
+
+class CSVRenderPlugin:
+    """myst-nb's mime render plugin (entry point ``myst_nb.mime_renderers``, pyproject.toml)
+    for a figure's ``text/csv``: the page shows the figure, not its table, so it renders to
+    nothing; without it myst-nb would warn "unknown output mime type" and fail the strict
+    build. The build offers the CSV as a download instead (``tools/figure_downloads.py``)."""
+
+    mime_priority_overrides = [("*", "text/csv", None)]
+
+    @staticmethod
+    def handle_mime(renderer, data, inline):
+        return [] if data.mime_type == "text/csv" else None
