@@ -4,8 +4,9 @@
 * the chapter plugin (tools/nbchapters.py): with ``--nbmake``, every chapter of
   _toc.yml becomes one nbmake item, executed into the book's cache;
 * the order of a run: unit tests, then the chapters (in _toc.yml order), then the
-  strict build (tests/test_book.py), then the browser tests (tests/test_browser.py)
-  and the reader's install test (tests/test_site_install.py);
+  strict build (tests/test_book.py), then the browser tests (tests/test_browser.py),
+  the reader's install test (tests/test_site_install.py), the site's figure data and
+  citation (tests/test_site_downloads.py) and the launch environment (tests/test_launch_env.py);
 * the ``book_build`` fixture: the strict build, run at most once per session, that
   the build test, the browser tests and the install test share (no test reads
   another's state); ``built_site``: the site they open.
@@ -44,7 +45,8 @@ def _rank(item, plugin) -> int:
     name = item.path.name if getattr(item, "path", None) else ""
     if name == "test_book.py" and item.get_closest_marker("book"):
         return 2
-    if name in ("test_browser.py", "test_site_install.py"):
+    if name in ("test_browser.py", "test_site_install.py", "test_site_downloads.py",
+                "test_launch_env.py"):
         return 3
     return 0
 

@@ -56,7 +56,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 #: the package's metadata (the wheel offered for download, its pins).
 ROOT_INPUTS = ("requirements.txt", "_config.yml", "_toc.yml", "pyproject.toml")
 #: The tools/ modules the build imports (Sphinx extensions: this one and what it sets up).
-BUILD_TOOLS = ("bookbuild.py", "upstream_internals.py", "prf_claim.py")
+BUILD_TOOLS = ("bookbuild.py", "upstream_internals.py", "prf_claim.py", "figure_downloads.py")
 
 
 def input_files(root: Path) -> list[Path]:
@@ -706,6 +706,8 @@ def setup(app):
     app.setup_extension("upstream_internals")
     # prf:claim, for the paper's results (tools/prf_claim.py).
     app.setup_extension("prf_claim")
+    # Every glued figure's data as CSV, linked under it (tools/figure_downloads.py).
+    app.setup_extension("figure_downloads")
     app.add_role("chapter", _chapter_role)
     app.add_role("site-download", _site_download_role)
     app.connect("config-inited", _launch_buttons_need_a_repository)

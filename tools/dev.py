@@ -6,6 +6,9 @@
                                        tests: pytest --nbmake [ARGS]
     python3 tools/dev.py bench [ARGS]  speed and memory benchmark (benchmarks/bench_two_steps.py;
                                        installs the optional PyTorch CPU build for comparison)
+    python3 tools/dev.py fingerprint   print the execution cache's fingerprint (its last line):
+                                       the key under which CI keeps the cache
+                                       (.github/workflows/book.yml)
 
 Both create .venv on first use and reinstall it only when requirements.txt or
 pyproject.toml change. Stdlib only: this runs before .venv exists.
@@ -156,8 +159,19 @@ def print_outputs() -> None:
         say(f"  {'failed':11} {report}")
 
 
+def fingerprint(python) -> str:
+    """``bookbuild.source_hash`` as ``python`` (the venv's) computes it: the fingerprint
+    covers the installed distributions, so it must be computed by the interpreter that
+    executes the chapters."""
+    code = ("import sys; sys.path.insert(0, 'tools'); import bookbuild; "
+            "print(bookbuild.source_hash(sys.argv[1]))")
+    out = subprocess.run([str(python), "-c", code, str(ROOT)], cwd=ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    return out.strip()
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("book", "test", "bench"):
+    if not argv or argv[0] not in ("book", "test", "bench", "fingerprint"):
         print(__doc__, file=sys.stderr)
         return 2
     command, extra = argv[0], argv[1:]
@@ -173,6 +187,10 @@ def main(argv: list[str]) -> int:
     ready = time.perf_counter()
     say(f"environment ready in {ready - started:.1f} s")
 
+    if command == "fingerprint":
+        # Alone on the last line of stdout, for the workflow's cache key.
+        print(fingerprint(python), flush=True)
+        return 0
     if command == "book":
         if extra:
             print("'book' takes no arguments", file=sys.stderr)

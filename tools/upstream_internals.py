@@ -30,7 +30,7 @@ which, as soon as an upgrade changes a version or removes a name used here:
    published site by editing the theme's ``header_buttons`` context after that
    handler has filled it (hence priority 502); the package's wheel, the reader's
    requirements.txt and a link to the landing page's instructions are added to the
-   download menu the same way (503).
+   download menu the same way (503), and so is each figure's data (CSV; 504).
 4. A readable index of the book's claims, definitions and remarks. sphinx-proof's
    own index ("Proof Index", ``prf-prf``) lists raw labels (``claim-count``); its
    entries live only in ``env.proof_list``, which sphinx-proof documents nowhere.
@@ -209,6 +209,29 @@ def offer_the_package(app, pagename, templatename, context, doctree):
             group["buttons"] = list(group.get("buttons", [])) + extra
 
 
+def offer_figure_data(app, pagename, templatename, context, doctree):
+    """Add each figure's data (``figure_downloads``: one CSV per glued figure) to the page's
+    download menu, named by the figure's number."""
+    import figure_downloads
+
+    pathto = context.get("pathto")
+    figures = figure_downloads.figure_data(app.env, pagename)
+    if pathto is None or not figures:
+        return
+    numbers = app.env.toc_fignumbers.get(pagename, {}).get("figure", {})
+    extra = []
+    for label, _ in figures:
+        number = numbers.get(label)
+        name = f"Fig. {'.'.join(map(str, number))}" if number else label
+        extra.append({"type": "link", "text": f"{name} data (.csv)", "icon": "fas fa-table",
+                      "url": pathto((figure_downloads.DATA_DOWNLOADS / f"{label}.csv").as_posix(), 1),
+                      "tooltip": f"The numbers behind {name}: one row per plotted point",
+                      "label": f"download-data-{label}-button"})
+    for group in context.get("header_buttons", []):
+        if group.get("label") == "download-buttons":
+            group["buttons"] = list(group.get("buttons", [])) + extra
+
+
 # --- 4. a readable index of claims, definitions and remarks --------------------------
 
 RESULTS_INDEX = "results"   # Sphinx names its page prf-results.html
@@ -270,4 +293,6 @@ def setup(app):
                 priority=THEME_HEADER_BUTTONS_PRIORITY + 1)
     app.connect("html-page-context", offer_the_package,
                 priority=THEME_HEADER_BUTTONS_PRIORITY + 2)
+    app.connect("html-page-context", offer_figure_data,
+                priority=THEME_HEADER_BUTTONS_PRIORITY + 3)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -83,6 +83,10 @@ def use_book_style() -> None:
     from matplotlib.figure import Figure
 
     get_ipython().display_formatter.formatters["image/svg+xml"].for_type(Figure, svg_or_none)
+    # And the numbers it draws, as CSV (text/csv), which the build offers beside the figure.
+    from .figure_data import register
+
+    register(get_ipython())
 
 
 def plot_spectrum(ax, singular, ratio: float, bins: int = 60, label: str | None = None,

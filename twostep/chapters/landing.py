@@ -25,7 +25,7 @@ from ..model.activations import get_activation
 from ..model.steps import one_step, run_two_steps
 from ..model.targets import hermite_link
 from .figures import COLORS
-from .report import VERDICT_SYMBOLS, markdown_table, num
+from .report import markdown_table, num
 
 
 @dataclass
@@ -244,7 +244,110 @@ def rules_table():
         "tab-verdict-rules", ["verdict", "when"], rule_rows())
 
 
-def symbols_key() -> str:
-    """The key to the symbols of the table of verdicts at each width, as one line of text."""
-    return "; ".join(f"{symbol} {label}" for label, symbol in VERDICT_SYMBOLS.items()) + \
-        "; — not measured at that width"
+# --- How to cite: rendered from CITATION.cff, the one source --------------------------------
+
+
+def citation_file():
+    """``CITATION.cff`` of the repository holding this package (a checkout, an editable
+    install, Binder), or else of the current folder (a reader who downloaded it beside the
+    notebook)."""
+    from pathlib import Path
+
+    repository = Path(__file__).resolve().parents[2] / "CITATION.cff"
+    return repository if repository.is_file() else Path.cwd() / "CITATION.cff"
+
+
+def _bib_text(text) -> str:
+    # BibTeX reads & % $ # _ as markup; the book's titles have "&".
+    import re
+
+    return re.sub(r"([&%$#_])", r"\\\1", " ".join(str(text).split()))
+
+
+def _bib_authors(authors, field: str) -> str:
+    if not isinstance(authors, list) or not authors:
+        raise ValueError(f"{field} must be a non-empty list of authors, got {authors!r}")
+    names = []
+    for i, person in enumerate(authors):
+        if not isinstance(person, dict):
+            raise ValueError(f"{field}[{i}] must be a mapping, got {person!r}")
+        if "family-names" in person:
+            given = person.get("given-names")
+            names.append(_bib_text(person["family-names"]) + (f", {_bib_text(given)}" if given else ""))
+        elif "name" in person:
+            names.append("{" + _bib_text(person["name"]) + "}")   # an entity: one name, never split
+        else:
+            raise ValueError(f"{field}[{i}] has neither family-names nor name: {person!r}")
+    return " and ".join(names)
+
+
+def _bib_entry(kind: str, key: str, fields: dict) -> str:
+    width = max(map(len, fields))
+    body = ",\n".join(f"  {name.ljust(width)} = {{{value}}}" for name, value in fields.items())
+    return f"@{kind}{{{key},\n{body},\n}}"
+
+
+def bibtex_entries(cff: dict) -> tuple[str, list[str]]:
+    """(the book's ``@software`` entry, one entry per item of ``references``) from a parsed
+    CITATION.cff (a dict). A reference with an ``arXiv:`` identifier is a ``@misc`` with its
+    ``eprint``; any other an ``@article``."""
+    import re
+
+    if not isinstance(cff, dict):
+        raise TypeError(f"cff must be a dict (a parsed CITATION.cff), got {type(cff).__name__}")
+    for name in ("title", "authors"):
+        if name not in cff:
+            raise ValueError(f"cff has no {name!r}")
+    book = {"title": _bib_text(cff["title"]), "author": _bib_authors(cff["authors"], "authors")}
+    for name, field in (("version", "version"), ("repository-code", "url"), ("url", "url")):
+        if cff.get(name) and field not in book:
+            book[field] = _bib_text(cff[name])
+    entries = []
+    for i, ref in enumerate(cff.get("references") or []):
+        if not isinstance(ref, dict) or "title" not in ref or "authors" not in ref:
+            raise ValueError(f"cff references[{i}] needs a title and authors, got {ref!r}")
+        fields = {"title": _bib_text(ref["title"]),
+                  "author": _bib_authors(ref["authors"], f"references[{i}].authors")}
+        if "year" in ref:
+            fields["year"] = str(ref["year"])
+        arxiv = [str(x.get("value", ""))[6:] for x in ref.get("identifiers") or []
+                 if str(x.get("value", "")).startswith("arXiv:")]
+        if arxiv:
+            fields.update(eprint=arxiv[0], archiveprefix="arXiv")
+        elif ref.get("journal"):
+            fields["journal"] = _bib_text(ref["journal"])
+        if ref.get("url"):
+            fields["url"] = ref["url"]
+        first = ref["authors"][0]
+        word = next((w for w in re.findall(r"[a-z]+", ref["title"].lower()) if len(w) > 3), "")
+        key = re.sub(r"\W", "", str(first.get("family-names", first.get("name", "ref"))).lower())
+        entries.append(_bib_entry("misc" if arxiv else "article",
+                                  f"{key}{ref.get('year', '')}{word}", fields))
+    return _bib_entry("software", "twostep", book), entries
+
+
+def citation(path=None):
+    """The landing page's "How to cite", from CITATION.cff (``path``, default
+    :func:`citation_file`): the file's message, the BibTeX entry of each reference (the
+    paper) and the book's own. Returns an ``IPython.display.Markdown`` object."""
+    from pathlib import Path
+
+    import yaml
+    from IPython.display import Markdown
+
+    path = citation_file() if path is None else path
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a path to CITATION.cff, got {type(path).__name__}")
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no CITATION.cff at {path}: run the notebook in the repository, "
+                                "or put the file beside it")
+    cff = yaml.safe_load(path.read_text(encoding="utf8"))
+    book, papers = bibtex_entries(cff)
+    fence = "```"
+    parts = [" ".join(str(cff.get("message", "")).split())]
+    parts += ["The paper:" if len(papers) == 1 else "The papers:"]
+    parts += [f"{fence}bibtex\n{entry}\n{fence}" for entry in papers]
+    parts += ["The book" + (f" (version {cff['version']})" if cff.get("version") else "") + ":",
+              f"{fence}bibtex\n{book}\n{fence}"]
+    return Markdown("\n\n".join(p for p in parts if p))

@@ -1,0 +1,160 @@
+"""What the built site offers beyond its pages: the numbers behind every figure, and the
+citation from CITATION.cff.
+
+After the strict build (the ``built_site`` fixture, tests/conftest.py): every ``{glue:figure}``
+of every chapter has its CSV in ``_build/html/_downloads/data/``, linked under the figure and
+in the page's download menu; the CSV is the one the executed notebook glued beside the
+figure's image (``text/csv``, ``twostep.chapters.figure_data``), and the figure replots from
+it with the same points. The landing page's "How to cite" shows CITATION.cff's entries. The
+unit tests at the bottom check ``tools/figure_downloads.py`` without a build.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+import yaml
+
+import figure_downloads
+import nbchapters
+from twostep.chapters import figure_data as fd
+from twostep.chapters import landing
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _glued_figures() -> list[tuple[str, str, str]]:
+    """(docname, glue key, figure label) of every {glue:figure} of the book's chapters."""
+    return [(docname, key, label) for docname in nbchapters.chapters(ROOT)
+            for key, label in figure_downloads.glued_figures(
+                nbchapters.source_of(ROOT, docname).read_text(encoding="utf8"))]
+
+
+@pytest.mark.book
+def test_every_glued_figure_has_its_data_on_the_site(built_site, book_summary):
+    figures = _glued_figures()
+    assert len(figures) >= 30, f"only {len(figures)} glued figures found in the chapters"
+    problems, rows = [], 0
+    notebooks: dict[str, nbformat.NotebookNode] = {}
+    for docname, key, label in figures:
+        csv_path = built_site / figure_downloads.DATA_DOWNLOADS / f"{label}.csv"
+        if not csv_path.is_file():
+            problems.append(f"{docname}: no {csv_path.relative_to(built_site)}")
+            continue
+        page = (built_site / f"{docname}.html").read_text(encoding="utf8")
+        href = figure_downloads.data_uri(docname, label)
+        if f'<p class="twostep-figure-data">' not in page or f'href="{href}"' not in page:
+            problems.append(f"{docname}: no link to {href} under the figure")
+        if f"download-data-{label}-button" not in page:
+            problems.append(f"{docname}: {label}.csv is not in the download menu")
+        text = csv_path.read_text(encoding="utf8")
+        if docname not in notebooks:
+            notebooks[docname] = nbformat.read(built_site / "_sources" / f"{docname}.ipynb", 4)
+        if figure_downloads.csv_of_glue(notebooks[docname], key) != text:
+            problems.append(f"{docname}: {label}.csv is not the CSV glued with the figure {key}")
+        parsed = fd.read_csv(text)
+        rows += len(parsed)
+        if not parsed:
+            problems.append(f"{docname}: {label}.csv has no rows")
+    assert not problems, "\n".join(problems)
+    book_summary.append(f"figure data: {len(figures)} figures, {rows} rows of CSV on the site")
+
+
+@pytest.mark.book
+def test_each_figure_replots_from_the_sites_csv(built_site):
+    folder = built_site / figure_downloads.DATA_DOWNLOADS
+    files = sorted(folder.glob("*.csv"))
+    assert files, f"no CSV in {folder}"
+    wanted = {f"{label}.csv" for _, _, label in _glued_figures()}
+    assert {p.name for p in files} == wanted, "the site's CSVs are not the book's glued figures"
+    for path in files:
+        rows = fd.read_csv(path.read_text(encoding="utf8"))
+        again = fd.figure_rows(fd.replot(rows), strict=True)
+        assert fd.same_points(rows, again) == [], path.name
+
+
+@pytest.mark.book
+def test_the_landing_page_cites_from_citation_cff(built_site):
+    page = (built_site / "book" / "index.html").read_text(encoding="utf8")
+    start = page.index('id="how-to-cite"')
+    section = page[start:page.index("<section", start + 1) if "<section" in page[start + 1:] else None]
+    shown = [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in re.findall(
+        r'<div class="highlight-bibtex[^"]*"><div class="highlight"><pre>(.*?)</pre>', section,
+        re.DOTALL)]
+    book, papers = landing.bibtex_entries(
+        yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf8")))
+    assert [s.strip() for s in shown] == papers + [book]
+
+
+# --- tools/figure_downloads.py without a build --------------------------------------------
+
+_PAGE = """# A page
+
+```{code-cell} ipython3
+glue("fig_a", fig, display=False)
+```
+
+```{glue:figure} fig_a
+:name: fig-a
+:alt: something
+
+The caption.
+```
+
+:::{glue:figure} fig_b
+A caption without a name.
+:::
+"""
+
+
+def test_glued_figures_are_read_from_the_source():
+    assert figure_downloads.glued_figures(_PAGE) == [("fig_a", "fig-a"), ("fig_b", "fig_b")]
+    assert figure_downloads.glued_figures("```{glue:text} x\n```\n") == []
+
+
+def test_the_csv_of_a_glued_figure_is_found_in_the_notebook():
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("glue(...)")
+    prefix = "application/papermill.record/"
+    cell.outputs = [nbformat.v4.new_output(
+        "display_data", {prefix + "image/png": "AAAA", prefix + "text/csv": "a,b\n1,2\n"},
+        metadata={"scrapbook": {"name": "fig_a", "mime_prefix": prefix}})]
+    nb.cells = [nbformat.v4.new_markdown_cell("text"), cell]
+    # Written and read back, as the cache and the site hold it.
+    nb = nbformat.reads(nbformat.writes(nb), 4)
+    assert figure_downloads.csv_of_glue(nb, "fig_a") == "a,b\n1,2\n"
+    assert figure_downloads.csv_of_glue(nb, "fig_b") is None
+    assert figure_downloads.data_uri("book/setting", "fig-a") == "../_downloads/data/fig-a.csv"
+    assert figure_downloads.data_uri("index", "fig-a") == "_downloads/data/fig-a.csv"
+
+
+def test_the_data_files_are_written_from_the_environment(tmp_path):
+    stale = tmp_path / figure_downloads.DATA_DOWNLOADS / "gone.csv"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("old")
+    env = SimpleNamespace(twostep_figure_data={"book/a": [("fig-a", "x\n")],
+                                               "book/b": [("fig-b", "y\n"), ("fig-c", "z\n")]})
+    written = figure_downloads.write_figure_data(env, tmp_path)
+    assert sorted(p.name for p in written) == ["fig-a.csv", "fig-b.csv", "fig-c.csv"]
+    assert (tmp_path / figure_downloads.DATA_DOWNLOADS / "fig-c.csv").read_text() == "z\n"
+    assert not stale.exists()     # a figure that is gone leaves no file behind
+    assert figure_downloads.figure_data(env, "book/b") == [("fig-b", "y\n"), ("fig-c", "z\n")]
+    assert figure_downloads.figure_data(env, "book/none") == []
+
+
+def test_the_package_declares_the_csv_renderer():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    (target,) = project["entry-points"]["myst_nb.mime_renderers"].values()
+    assert target == "twostep.chapters.figure_data:CSVRenderPlugin"
+    data = SimpleNamespace(mime_type="text/csv")
+    assert fd.CSVRenderPlugin.handle_mime(None, data, False) == []
+    assert fd.CSVRenderPlugin.handle_mime(None, SimpleNamespace(mime_type="text/html"), False) is None
+    json.dumps(fd.CSVRenderPlugin.mime_priority_overrides)   # plain data, as myst-nb reads it
