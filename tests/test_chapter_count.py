@@ -95,6 +95,8 @@ def test_the_count_pages(counted):
     for batch in ("fresh", "reused"):
         text = cnt.count_table(counted, batch).data
         assert f"tab-count-{batch}" in text and "(0.49, 0.49)" in text
+    judged = cnt.judged_table(counted).data
+    assert "tab-count-judged" in judged and judged.count("| fresh |") == len(SETTINGS)
     kappa = cnt.kappa_table(counted).data
     # the extra kappa at the two widths up to 160 only
     assert "| fresh | 0.5 |" in kappa and "$N = 160$" in kappa and "$N = 320$" not in kappa
