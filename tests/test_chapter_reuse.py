@@ -282,7 +282,10 @@ def test_paired_data_table_and_figure(limits):
     numbers = ch.paired_numbers(pd, limits, "odd", "odd", "tanh", 40)
     t2 = [pd.values("odd", N, "term_overlap", "diff") for N in (30, 40)]
     assert numbers["p_t2_hi"] == pytest.approx(max(x.mean() for x in t2))
-    assert numbers["p_lam0"] == pytest.approx(pd.values("odd", 40, "subspace_unmemorised", "diff", 1).mean())
+    assert numbers["p_lam_sem"] == pytest.approx(max(
+        np.std(pd.values("odd", 40, "subspace_unmemorised", "diff", i), ddof=1)
+        / np.sqrt(len(pd.values("odd", 40, "subspace_unmemorised", "diff", i)))
+        for i in range(len(pd.n_spikes))))
     assert numbers["p_tanh_chance"] == pytest.approx(np.sqrt(3 / 40))
     with pytest.raises(TypeError, match="configs must be"):
         ch.paired_data({"odd": "poly4"}, {"odd": [30]}, [0], 0.4, 0.25)

@@ -70,11 +70,15 @@ def test_step_scaling_data_numbers_and_table():
     moves = [ch.displacement(32, s, 1.0, 0.25, POLY4, hermite_link(1)) for s in range(2)]
     assert data.matrix_move[32] == pytest.approx(np.mean([m[1] for m in moves]))
     nums = ch.scaling_numbers(data)
-    assert nums["row_ratio_pred"] == pytest.approx(2 ** (0.25 - 0.5))
-    assert nums["op_ratio"] == pytest.approx(data.matrix_move[32] / data.matrix_move[16])
-    assert nums["grad_large"] == pytest.approx(data.matrix_move[32] / step_size(1.0, 0.25, 32))
+    assert nums["move_gap_large"] == pytest.approx(data.matrix_move[32] / data.row_move[32])
+    assert nums["scale_edge"] == pytest.approx(2.0)
     header, rows = ch.scaling_table(data)
     assert len(rows) == 4
+    eta, move, op, per_step = rows
+    assert float(move[4].split()[0]) == pytest.approx(2 ** (0.25 - 0.5), abs=5e-3)
+    assert float(op[3]) == pytest.approx(data.matrix_move[32] / data.matrix_move[16], abs=5e-3)
+    assert float(per_step[2]) == pytest.approx(data.matrix_move[32] / step_size(1.0, 0.25, 32),
+                                               abs=5e-3)
     _pipe_free(header, rows)
     with pytest.raises(ValueError, match="widths"):
         ch.step_scaling_data([16], 2, 1.0, 0.25, POLY4)
@@ -111,9 +115,10 @@ def test_w0_spectrum_data_numbers_table_and_figure():
     assert data.ks[0] == pytest.approx(ks_distance(s, 0.5))
     assert data.top_gap[0] == pytest.approx(s[0] - bulk_edge(0.5))
     nums = ch.w0_spectrum_numbers(data)
-    assert nums["w0_rb"] == 2.0 and nums["edge_scale"] == pytest.approx(40 ** (-2 / 3))
+    assert nums == {"w0_Na": 40, "w0_da": 80, "w0_Nb": 80, "w0_db": 40}
     header, rows = ch.w0_spectrum_table(data)
     assert len(rows) == 2
+    assert rows[1][2] == "2" and float(rows[0][5]) == pytest.approx(40 ** (-2 / 3), abs=5e-4)
     _pipe_free(header, rows)
     fig = ch.plot_w0_spectrum(data)
     assert isinstance(fig, Figure)

@@ -1,5 +1,6 @@
 """What the built site offers beyond its pages: the numbers behind every figure, and the
-citation from CITATION.cff.
+citation from CITATION.cff; and what every figure of the executed chapters must survive: no
+colliding tick labels, no hidden series (``twostep.chapters.figure_checks``).
 
 After the strict build (the ``built_site`` fixture, tests/conftest.py): every ``{glue:figure}``
 of every chapter has its CSV in ``_build/html/_downloads/data/``, linked under the figure and
@@ -23,6 +24,7 @@ import yaml
 
 import figure_downloads
 import nbchapters
+from twostep.chapters import figure_checks as fc
 from twostep.chapters import figure_data as fd
 from twostep.chapters import landing
 
@@ -79,6 +81,38 @@ def test_each_figure_replots_from_the_sites_csv(built_site):
         assert fd.same_points(rows, again) == [], path.name
 
 
+def _figure_outputs(notebook) -> list[tuple[str, dict]]:
+    """(glue key or cell number, output data) of every output of ``notebook`` that shows a
+    matplotlib figure (an image), glued or displayed."""
+    found = []
+    for number, cell in enumerate(notebook.cells):
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            data = output.get("data", {})
+            prefix = output.get("metadata", {}).get("scrapbook", {}).get("mime_prefix", "")
+            if any(prefix + kind in data for kind in ("image/png", "image/svg+xml")):
+                name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+                found.append((name or f"cell {number}", {k.removeprefix(prefix): v
+                                                          for k, v in data.items()}))
+    return found
+
+
+@pytest.mark.book
+def test_no_figure_of_the_book_has_colliding_ticks_or_hidden_series(built_site, book_summary):
+    problems, checked = [], 0
+    for docname in nbchapters.chapters(ROOT):
+        notebook = nbformat.read(built_site / "_sources" / f"{docname}.ipynb", 4)
+        for name, data in _figure_outputs(notebook):
+            checked += 1
+            if fc.MIME not in data:
+                problems.append(f"{docname} {name}: the figure was not checked (no {fc.MIME}; "
+                                "the chapter must call figures.use_book_style)")
+                continue
+            problems += [f"{docname} {name}: {defect}" for defect in data[fc.MIME]["defects"]]
+    assert checked >= 30, f"only {checked} figures found in the executed chapters"
+    assert not problems, "\n".join(problems)
+    book_summary.append(f"figure checks: {checked} figures, no colliding ticks, no hidden series")
+
+
 @pytest.mark.book
 def test_the_landing_page_cites_from_citation_cff(built_site):
     page = (built_site / "book" / "index.html").read_text(encoding="utf8")
@@ -111,6 +145,24 @@ The caption.
 A caption without a name.
 :::
 """
+
+
+def test_figure_outputs_are_found_glued_or_shown():
+    nb = nbformat.v4.new_notebook()
+    prefix = "application/papermill.record/"
+    glued = nbformat.v4.new_code_cell("glue(...)")
+    glued.outputs = [nbformat.v4.new_output(
+        "display_data", {prefix + "image/svg+xml": "<svg/>", prefix + fc.MIME: {"defects": []}},
+        metadata={"scrapbook": {"name": "fig_a", "mime_prefix": prefix}})]
+    shown = nbformat.v4.new_code_cell("fig")
+    shown.outputs = [nbformat.v4.new_output("display_data", {"image/png": "AAAA"})]
+    text = nbformat.v4.new_code_cell("x")
+    text.outputs = [nbformat.v4.new_output("display_data", {"text/plain": "1"})]
+    nb.cells = [glued, shown, text]
+    nb = nbformat.reads(nbformat.writes(nb), 4)
+    found = _figure_outputs(nb)
+    assert [name for name, _ in found] == ["fig_a", "cell 1"]
+    assert found[0][1][fc.MIME] == {"defects": []} and fc.MIME not in found[1][1]
 
 
 def test_glued_figures_are_read_from_the_source():
@@ -156,5 +208,6 @@ def test_the_package_declares_the_csv_renderer():
     assert target == "twostep.chapters.figure_data:CSVRenderPlugin"
     data = SimpleNamespace(mime_type="text/csv")
     assert fd.CSVRenderPlugin.handle_mime(None, data, False) == []
+    assert fd.CSVRenderPlugin.handle_mime(None, SimpleNamespace(mime_type=fc.MIME), False) == []
     assert fd.CSVRenderPlugin.handle_mime(None, SimpleNamespace(mime_type="text/html"), False) is None
     json.dumps(fd.CSVRenderPlugin.mime_priority_overrides)   # plain data, as myst-nb reads it

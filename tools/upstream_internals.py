@@ -127,15 +127,14 @@ def glue_reads_numpy_scalars() -> None:
 
 def _restore_cached_outputs(app, notebook: Path) -> None:
     """On a cache hit myst-nb 1.4 renders the cached outputs but writes the
-    notebook it read, without them: merge the cached outputs in."""
+    notebook it read, without them; after executing a page itself it writes it without
+    the glued outputs (``display=False``). Merge the cached outputs in, in both cases."""
     import nbformat
     from jupyter_cache import get_cache
 
     import bookbuild
 
     nb = nbformat.read(notebook, as_version=4)
-    if any(cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"):
-        return
     cache_dir = bookbuild.cache_dir_of(app)
     if not cache_dir.is_dir():
         return

@@ -195,8 +195,8 @@ def _log_ticks(ax, Ns):
 
 # --------------------------------------------------------------------------- provenance
 
-def provenance_numbers(data: AtScale) -> dict:
-    r"""Glue values of where and how the files were made: ``{name}_command``, ``{name}_backend``,
+def provenance(data: AtScale) -> dict:
+    r"""Where and how the files were made, by name: ``{name}_command``, ``{name}_backend``,
     ``{name}_device``, ``{name}_dtype``, ``{name}_date`` (UTC day), ``{name}_minutes`` (wall time
     of all tasks), ``{name}_version`` (of twostep), ``{name}_numpy``, ``{name}_cores``,
     ``{name}_threads`` (BLAS threads asked for), ``{name}_widths`` (text), ``{name}_N_max``,
@@ -230,6 +230,14 @@ def provenance_numbers(data: AtScale) -> dict:
     return out
 
 
+def provenance_numbers(data: AtScale) -> dict:
+    """Glue values of :func:`provenance` that the prose quotes: ``{name}_widths`` and
+    ``{name}_seeds`` for each file, and ``label`` (the rest is in :func:`provenance_table`)."""
+    p = provenance(data)
+    return {key: p[key] for key in p
+            if key == "label" or key.endswith(("_widths", "_seeds"))}
+
+
 def _status(doc: dict, Ns: list) -> str:
     planned = doc.get("widths_planned") or Ns
     if doc.get("complete", True):
@@ -240,9 +248,9 @@ def _status(doc: dict, Ns: list) -> str:
 def provenance_table(data: AtScale):
     """Table *tab-at-scale-provenance*: per file, where and how it was computed (backend and
     device, precision, day, cores, BLAS threads and ``nice`` level, versions), its wall time,
-    whether it ran to completion, and its seeds per width (from :func:`provenance_numbers`)."""
+    whether it ran to completion, and its seeds per width (from :func:`provenance`)."""
     d = _check(data)
-    p = provenance_numbers(d)
+    p = provenance(d)
     fields = [("backend, device, dtype", lambda n: f"{p[f'{n}_backend']}, {p[f'{n}_device']}, "
                                                  f"{p[f'{n}_dtype']}"),
               ("day (UTC)", lambda n: p[f"{n}_date"]),
@@ -359,25 +367,18 @@ def terms_table(data: AtScale, orders=(1, 2, 3)):
 
 
 def terms_numbers(data: AtScale) -> dict:
-    r"""Glue values at the largest and the smallest width, fresh and reused: ``{b}_left_min``,
-    ``{b}_right_min`` (over :math:`k\le L-1`, largest width), ``{b}_rel_{k}`` (largest) and
-    ``{b}_rel_{k}_lo`` (smallest) for :math:`k = 1..L-1`; ``N_terms``, ``N_terms_lo`` and
-    ``seeds_terms`` (fresh seeds at the largest width)."""
+    r"""Glue values at the largest width ``N_terms``: ``fresh_left_min``, ``fresh_right_min``,
+    the smallest mean cosine of :math:`T_k`'s top left and right vectors with the predicted
+    ones over :math:`k\le L-1`, fresh batch, and ``reused_rel_{L-1}``, the reused batch's
+    relative remainder at the highest order (the rest is in :func:`terms_table`)."""
     d = _check(data)
-    Ns = d.Ns("spike")
-    out = {"N_terms": Ns[-1], "N_terms_lo": Ns[0],
-           "seeds_terms": len(d.records("spike", "fresh", Ns[-1]))}
-    for batch in BATCHES:
-        recs = d.records("spike", batch)
-        rel = width_stats(recs, lambda r: r["residual"] / r["signal"])
-        left = width_stats(recs, lambda r: r["left"])
-        right = width_stats(recs, lambda r: r["right"])
-        Nmax = max(rel)
-        out[f"{batch}_left_min"] = float(left[Nmax][0].min())
-        out[f"{batch}_right_min"] = float(right[Nmax][0].min())
-        for k in range(1, d.L):
-            out[f"{batch}_rel_{k}"] = float(rel[Nmax][0][k])
-            out[f"{batch}_rel_{k}_lo"] = float(rel[min(rel)][0][k])
+    Nmax = d.Ns("spike")[-1]
+    fresh = d.records("spike", "fresh")
+    out = {"N_terms": Nmax,
+           "fresh_left_min": float(width_stats(fresh, lambda r: r["left"])[Nmax][0].min()),
+           "fresh_right_min": float(width_stats(fresh, lambda r: r["right"])[Nmax][0].min())}
+    rel = width_stats(d.records("spike", "reused"), lambda r: r["residual"] / r["signal"])
+    out[f"reused_rel_{d.L - 1}"] = float(rel[max(rel)][0][d.L - 1])
     return out
 
 
@@ -480,16 +481,16 @@ def plot_beta(data: AtScale, limits: dict):
 
 
 def beta_numbers(data: AtScale, limits: dict) -> dict:
-    r"""Glue values ``{b}_beta_{k}`` (mean at the largest width) and ``{b}_beta_lim_{k}`` for
-    ``k = 0, 2`` (the orders with a non-zero population overlap for :math:`\mathrm{He}_1`)."""
+    r"""Glue values ``fresh_beta_{k}`` (mean at the largest width) and ``fresh_beta_lim_{k}``
+    for ``k = 0, 2`` (the orders with a non-zero population overlap for :math:`\mathrm{He}_1`
+    with a fresh batch; every order and both batches are in the figure)."""
     d = _check(data)
+    st = width_stats(d.records("spike", "fresh"), lambda r: r["beta"])
+    Nmax = max(st)
     out = {}
-    for batch in BATCHES:
-        st = width_stats(d.records("spike", batch), lambda r: r["beta"])
-        Nmax = max(st)
-        for k in range(d.L):
-            out[f"{batch}_beta_{k}"] = float(st[Nmax][0][k])
-            out[f"{batch}_beta_lim_{k}"] = float(limits[batch][k])
+    for k in (0, 2):
+        out[f"fresh_beta_{k}"] = float(st[Nmax][0][k])
+        out[f"fresh_beta_lim_{k}"] = float(limits["fresh"][k])
     return out
 
 
@@ -547,7 +548,10 @@ def plot_counts(counts: Counts):
             m = [float(v.mean()) for v in vals]
             s = [float(v.mean(axis=1).std(ddof=1) / math.sqrt(v.shape[0])) if v.shape[0] > 1
                  else math.nan for v in vals]   # one seed: no error bar
-            plotting.errorbars(ax, Ns, m, s, color=col,
+            # Open markers of growing size and their own shape: under reuse several Lambda
+            # sit at the same ceiling, and a filled marker would hide the one drawn before.
+            plotting.errorbars(ax, Ns, m, s, color=col, marker="osD^v"[lam % 5], mfc="none",
+                               ms=5 + 1.5 * lam,
                                label=f"$\\Lambda = {lam}$ ({int(mask.sum())} points)")
             ax.axhline(1 + lam, color=col, ls="--", lw=1)
         ax.set(title=f"{batch} batch", xlabel="$N$ (thousands)")
@@ -583,18 +587,14 @@ def counts_table(counts: Counts):
 
 
 def counts_numbers(counts: Counts) -> dict:
-    r"""Glue values at the largest width: ``{b}_hits0``, ``{b}_total0`` (:math:`\Lambda = 0`),
-    ``{b}_hits1``, ``{b}_total1`` (:math:`\Lambda\ge1`), ``{b}_mean_lam{l}`` (mean count per
-    :math:`\Lambda`), ``N_count``."""
+    r"""Glue values at the largest width ``N_count``: ``fresh_hits1`` of ``fresh_total1`` grid
+    points with :math:`\Lambda\ge1` whose seed-mean count rounds to :math:`1+\Lambda` (both
+    batches and every :math:`\Lambda` are in :func:`counts_table`)."""
     if not isinstance(counts, Counts):
         raise TypeError(f"counts must be a Counts (from count_data), got {type(counts).__name__}")
     N = counts.Ns[-1]
     out = {"N_count": N}
-    for b in BATCHES:
-        out[f"{b}_hits0"], out[f"{b}_total0"] = counts.hits(b, N, 0, 0)
-        out[f"{b}_hits1"], out[f"{b}_total1"] = counts.hits(b, N, 1)
-        for lam in sorted(set(counts.lam.tolist())):
-            out[f"{b}_mean_lam{lam}"] = float(counts.counts[b][N][:, counts.lam == lam].mean())
+    out["fresh_hits1"], out["fresh_total1"] = counts.hits("fresh", N, 1)
     return out
 
 
@@ -707,24 +707,23 @@ def extrapolation_table(rows: list, data: AtScale):
 
 
 def extrapolation_numbers(rows: list, N_max: int | None = None) -> dict:
-    r"""Glue values: ``nstar_{a1}_{a2}_{k}`` (text, e.g. ``nstar_45_30_1``) from all widths,
-    ``nstar_ch_...`` from the chapter's widths, ``nstar_top_...`` from :math:`s_1(T_k)`;
-    ``nstar_min`` and ``nstar_second`` (the smallest two, text), ``nstar_second_gpu`` ("beyond" or
+    r"""Glue values of the spike with the smallest :math:`N^\star`, named by its setting and
+    order (text, e.g. ``nstar_45_30_1``): ``nstar_...`` from all widths, ``nstar_ch_...`` from
+    the chapter's widths, ``nstar_top_...`` from :math:`s_1(T_k)`, so that a page naming that
+    spike fails to build when another one becomes the first; ``nstar_second``, the next
+    smallest (text), ``nstar_second_gpu`` ("beyond" or
     "within" the GPU run's largest planned width, 45000) and ``theta_star``; with ``N_max`` (the
     files' largest width), ``nstar_min_reach``: whether it "lies beyond" or "falls short of" the
     smallest :math:`N^\star`."""
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "n_star" in r for r in rows):
         raise TypeError("rows must be the non-empty list returned by extrapolation")
     out = {"theta_star": rows[0]["theta_star"]}
-    for r in rows:
-        tag = f"{round(100 * r['a1'])}_{round(100 * r['a2'])}_{r['k']}"
-        out[f"nstar_{tag}"] = _sci(r["n_star"])
-        out[f"nstar_ch_{tag}"] = _sci(r["n_star_chapter"])
-        out[f"nstar_top_{tag}"] = _sci(r["n_star_top"])
-        out[f"strength_{tag}"] = r["pred_max"]
-        out[f"strength_top_{tag}"] = r["top_max"]
+    first = min(rows, key=lambda r: r["n_star"])
+    tag = f"{round(100 * first['a1'])}_{round(100 * first['a2'])}_{first['k']}"
+    out[f"nstar_{tag}"] = _sci(first["n_star"])
+    out[f"nstar_ch_{tag}"] = _sci(first["n_star_chapter"])
+    out[f"nstar_top_{tag}"] = _sci(first["n_star_top"])
     ordered = sorted(r["n_star"] for r in rows)
-    out["nstar_min"] = _sci(ordered[0])
     out["nstar_second"] = _sci(ordered[1] if len(ordered) > 1 else ordered[0])
     out["nstar_second_gpu"] = "beyond" if (ordered[1] if len(ordered) > 1 else ordered[0]) > 45000 else "within"
     if N_max is not None:
@@ -807,21 +806,9 @@ def _check_reuse(reuse) -> Reuse:
 
 
 def reuse_numbers(reuse: Reuse) -> dict:
-    r"""Glue values: ``reuse_limit``; at the smallest and largest widths ``diff_{lo|hi}``,
-    ``diff_sd_{lo|hi}``, ``re_{lo|hi}``, ``re_sd_{lo|hi}``, ``fr_{lo|hi}``, ``seeds_{lo|hi}``,
-    ``N_{lo|hi}``; the extremes of the reused mean over widths ``re_min``, ``re_max``;
-    ``re_frac_hi``: reused mean over the population value at the largest width."""
-    r = _check_reuse(reuse)
-    re, fr, df = r.stats("overlap", "reused"), r.stats("overlap", "fresh"), r.stats("diff")
-    out = {"reuse_limit": r.limit}
-    for tag, N in (("lo", r.Ns[0]), ("hi", r.Ns[-1])):
-        out.update({f"diff_{tag}": df[N][0], f"diff_sd_{tag}": df[N][1], f"re_{tag}": re[N][0],
-                    f"re_sd_{tag}": re[N][1], f"fr_{tag}": fr[N][0], f"seeds_{tag}": df[N][2],
-                    f"N_{tag}": N})
-    out["re_min"] = min(v[0] for v in re.values())
-    out["re_max"] = max(v[0] for v in re.values())
-    out["re_frac_hi"] = re[r.Ns[-1]][0] / r.limit
-    return out
+    r"""Glue value ``reuse_limit``, the population overlap of :math:`\tilde u_2` that the reused
+    :math:`T_2` tends to (the widths' means are in :func:`reuse_table`)."""
+    return {"reuse_limit": _check_reuse(reuse).limit}
 
 
 #: Configurations of :func:`paired_from_files`: file name -> label for the reader.
@@ -860,26 +847,21 @@ def paired_from_files(data: AtScale):
 
 def widest_projection(paired) -> dict:
     r"""Glue values of what the widest width adds to the reused :math:`T_2^\top a^{\circ3}`: its
-    mean and standard error over seeds at the two largest widths of the reuse file, ``N_prev``,
-    ``N_last`` (``proj_prev``, ``proj_last`` with ``*_sem``, and the seeds ``seeds_prev``,
-    ``seeds_last``). Its slope against :math:`N` is :func:`trend_numbers`' ``proj_slope``."""
-    Ns = paired.Ns("reuse")
-    out = {}
-    for tag, N in (("prev", Ns[-2] if len(Ns) > 1 else Ns[-1]), ("last", Ns[-1])):
-        x = paired.values("reuse", N, "projected_overlap", "reused")
-        out[f"N_{tag}"], out[f"seeds_{tag}"] = N, int(x.size)
-        out[f"proj_{tag}"], out[f"proj_{tag}_sem"] = mean_sem(x)
-    return out
+    mean and standard error over seeds at the largest width of the reuse file, ``N_last``
+    (``proj_last``, ``proj_last_sem``, and the seeds ``seeds_last``). Its slope against
+    :math:`N` is :func:`trend_numbers`' ``proj_slope``."""
+    N = paired.Ns("reuse")[-1]
+    x = paired.values("reuse", N, "projected_overlap", "reused")
+    proj, sem = mean_sem(x)
+    return {"N_last": N, "seeds_last": int(x.size), "proj_last": proj, "proj_last_sem": sem}
 
 
 def top_vector_split(paired, threshold: float = 0.5) -> dict:
     r"""Glue values of what the reused :math:`T_2`'s top right vector is, seed by seed, over every
     width of the reuse file: ``split_seeds`` (reused runs), ``split_memorised`` (those whose
-    memorisation :math:`\max_j|\cos(v_1, x_j)|` is at least ``threshold``),
-    ``split_unmemorised``, the mean overlap with :math:`\beta^\star` of each group
-    (``split_overlap_memorised``, ``split_overlap_unmemorised``; NaN for an empty group), and
-    ``split_widths_text``, the unmemorised count per width ("2 of 10 at N = 4000, ..."), and
-    ``split_text``, a sentence of these. The top vector is the larger of two competitors, a
+    memorisation :math:`\max_j|\cos(v_1, x_j)|` is at least ``threshold``) and ``split_text``,
+    a sentence with the unmemorised count per width ("2 of 10 at N = 4000, ...") and the mean
+    overlap with :math:`\beta^\star` of each group. The top vector is the larger of two competitors, a
     memorised input and the spike: where no input wins, its overlap is the spike's."""
     from .reuse import PairedData
 
@@ -899,17 +881,13 @@ def top_vector_split(paired, threshold: float = 0.5) -> dict:
     def mean(x):
         return float(x.mean()) if x.size else math.nan
 
-    out = {"split_seeds": int(memo.size), "split_memorised": int(won.sum()),
-           "split_unmemorised": int((~won).sum()),
-           "split_overlap_memorised": mean(overlap[won]),
-           "split_overlap_unmemorised": mean(overlap[~won]),
-           "split_widths_text": ", ".join(parts)}
-    if out["split_unmemorised"] and out["split_memorised"]:
+    out = {"split_seeds": int(memo.size), "split_memorised": int(won.sum())}
+    if won.any() and not won.all():
         out["split_text"] = (
-            f"In {out['split_unmemorised']} of the {out['split_seeds']} reused runs "
-            f"({out['split_widths_text']}) no input reaches a memorisation of {threshold:g}; "
-            f"there the top vector overlaps β⋆ at {out['split_overlap_unmemorised']:.3f} on "
-            f"average, against {out['split_overlap_memorised']:.3f} where an input wins.")
+            f"In {int((~won).sum())} of the {out['split_seeds']} reused runs "
+            f"({', '.join(parts)}) no input reaches a memorisation of {threshold:g}; "
+            f"there the top vector overlaps β⋆ at {mean(overlap[~won]):.3f} on "
+            f"average, against {mean(overlap[won]):.3f} where an input wins.")
     else:
         out["split_text"] = (f"In {'every' if out['split_memorised'] else 'no'} one of the "
                              f"{out['split_seeds']} reused runs does an input reach a "
@@ -1012,7 +990,7 @@ def trend_numbers(rows: list) -> dict:
     r"""Glue values of :func:`trends`: ``rem_slope_{batch}_{k}`` and ``rem_slope_se_{batch}_{k}``
     (remainders, as exponents of :math:`N`), ``rem_fresh_z_max`` (the largest distance of a
     fresh-batch exponent from :math:`-1/2`, in its standard errors), and, per decade of
-    :math:`N`, ``{key}_slope`` and ``{key}_slope_se`` for ``count``, ``raw``, ``proj``, ``null``."""
+    :math:`N`, ``{key}_slope`` and ``{key}_slope_se`` for ``count``, ``raw`` and ``proj``."""
     if not isinstance(rows, list) or not rows:
         raise TypeError("rows must be the non-empty list returned by trends")
     rem = {r["key"]: r for r in rows if r["key"].startswith("rem_")}
@@ -1022,7 +1000,7 @@ def trend_numbers(rows: list) -> dict:
         batch, k = key.split("_")[1:]
         out[f"rem_slope_{batch}_{k}"], out[f"rem_slope_se_{batch}_{k}"] = r["slope"], r["se"]
     for r in rows:
-        if r["key"] in ("count", "raw", "proj", "null"):
+        if r["key"] in ("count", "raw", "proj"):
             out[f"{r['key']}_slope"], out[f"{r['key']}_slope_se"] = r["slope"], r["se"]
     return out
 
@@ -1049,9 +1027,6 @@ def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2
     * ``count_hits_text``: e.g. "0 of 20" fresh (seed, grid point) pairs with :math:`\Lambda\ge1`
       at the widest width whose raw count equals :math:`1+\Lambda`, and ``count_verdict``, the
       rule's verdict on them (:func:`twostep.analysis.verdicts.count_verdict`);
-    * ``reuse_widths_ahead``, ``reuse_widths_paired``: of the widths with at least two paired seeds, those
-      at which the paired difference exceeds ``n_se`` standard errors, and their number;
-      ``reuse_verdict``: "at every width" / "not at every width";
     * ``trend_verdict``: "no trend resolved" when the slope of the paired difference against
       :math:`\log_{10}N` is within ``n_se`` standard errors of zero (or cannot be fitted),
       otherwise "a rising trend" / "a falling trend".
@@ -1061,11 +1036,6 @@ def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2
         raise TypeError(f"counts must be a Counts (from count_data), got {type(counts).__name__}")
     r = _check_reuse(reuse)
     n_se = check_real(n_se, "n_se", low=0.0, low_open=True)
-    t = terms_numbers(d)
-    c = counts_numbers(counts)
-    st = r.stats("diff")
-    several = [N for N in r.Ns if st[N][2] > 1]       # a standard error needs two seeds
-    ahead = [N for N in several if st[N][0] > n_se * st[N][1] / math.sqrt(st[N][2])]
     slope, se = r.trend("diff")
     if not np.isfinite(slope) or not np.isfinite(se) or abs(slope) <= n_se * se:
         trend = "no trend resolved"
@@ -1081,7 +1051,5 @@ def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2
                         "they add seeds and paired runs, not range"),
         "count_hits_text": f"{exact[0]} of {exact[1]}",
         "count_verdict": count_verdict(*exact, seeds=len(d.records("spike", "fresh", N_count))).label,
-        "reuse_widths_ahead": len(ahead), "reuse_widths_paired": len(several),
-        "reuse_verdict": "at every width" if len(ahead) == len(several) else "not at every width",
-        "trend_verdict": trend, "n_se": n_se,
+        "trend_verdict": trend,
     }

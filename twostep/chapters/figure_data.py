@@ -31,6 +31,8 @@ import re
 
 import numpy as np
 
+from .figure_checks import MIME as _DEFECTS_MIME
+
 #: The columns, in order. Rectangles (bars, spans, mesh cells) are ``x, y`` (lower left
 #: corner), ``width``, ``height``; error lengths are below and above the point.
 COLUMNS = ("panel", "title", "x_name", "x_unit", "y_name", "y_unit", "element", "series", "kind",
@@ -531,12 +533,12 @@ def same_points(rows_a, rows_b, rtol: float = 1e-12) -> list[str]:
 
 class CSVRenderPlugin:
     """myst-nb's mime render plugin (entry point ``myst_nb.mime_renderers``, pyproject.toml)
-    for a figure's ``text/csv``: the page shows the figure, not its table, so it renders to
-    nothing; without it myst-nb would warn "unknown output mime type" and fail the strict
-    build. The build offers the CSV as a download instead (``tools/figure_downloads.py``)."""
+    for a figure's ``text/csv`` and its defects (``figure_checks.MIME``): the page shows the
+    figure, not its table or its checks, so both render to nothing; without it myst-nb
+    would warn "unknown output mime type" and fail the strict build. The build offers the CSV as a download instead (``tools/figure_downloads.py``)."""
 
-    mime_priority_overrides = [("*", "text/csv", None)]
+    mime_priority_overrides = [("*", "text/csv", None), ("*", _DEFECTS_MIME, None)]
 
     @staticmethod
     def handle_mime(renderer, data, inline):
-        return [] if data.mime_type == "text/csv" else None
+        return [] if data.mime_type in ("text/csv", _DEFECTS_MIME) else None

@@ -84,9 +84,12 @@ def use_book_style() -> None:
 
     get_ipython().display_formatter.formatters["image/svg+xml"].for_type(Figure, svg_or_none)
     # And the numbers it draws, as CSV (text/csv), which the build offers beside the figure.
-    from .figure_data import register
+    from . import figure_checks, figure_data
 
-    register(get_ipython())
+    figure_data.register(get_ipython())
+    # And the defects a glance would catch (figure_checks), which the book's tests require
+    # to be none.
+    figure_checks.register(get_ipython())
 
 
 def plot_spectrum(ax, singular, ratio: float, bins: int = 60, label: str | None = None,

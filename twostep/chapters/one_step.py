@@ -589,57 +589,38 @@ def plot_growth(data: ResidualData):
 
 
 def residual_numbers(data: ResidualData) -> dict:
-    """Named values of :func:`residual_data` for the prose and tables (``glue_numbers(**...)``).
+    """Named values of :func:`residual_data` for the prose (``glue_numbers(**...)``).
 
-    Keys: slopes (``slope_poly``, ``slope_tanh`` and their ``_large`` and ``_se`` variants,
-    ``slope_he1_tail``, ``slope_he3``, ``slope_odd``), ratios at the largest widths, the
-    tail diagnostics at the largest small width, and per recorded step ``i``
-    ``top1_max_i``, ``top1_pred_i``, ``top2_max_i``, ``rem_max_i``, ``alpha_i``.
+    Keys: the seeds and widths of the fits (``res_seeds_small``, ``res_seeds_large``,
+    ``res_large_from``, ``res_Nmid``), the slopes ``slope_poly`` (with ``_se``), ``slope_tanh``
+    and ``slope_he3``, the relative remainders at the largest width (``res_poly_max``,
+    ``best_poly_max``, ``res_he3_max``), ``log_slope_max``, the tail's ``tail_Nmax``,
+    ``sample_chance`` and ``sample_ov_he3``, and per recorded step ``i`` its exponent
+    ``alpha_i``, with ``top2_max_i`` and ``rem_max_i`` of the last step, ``growth_c`` and
+    ``rem_exponent_2``.
     """
     _check_data(data, ResidualData)
     s, sizes, small = data.slopes, data.sizes, data.sizes_small
-    poly = data.summary[data.main]
-    tanh_key = "tanh" if "tanh" in data.summary else None
     last = {act: rows[-1] for act, rows in data.summary.items()}
-    mid = [e["residual"] for e in poly if e["N"] == data.fit_from]
     ts_ = data.tail_summary
     out = dict(
-        res_Nmin=int(sizes[0]), res_Nmax=int(sizes[-1]), res_seeds_small=data.n_seeds_small,
-        res_seeds_large=data.n_seeds_large, res_large_from=data.large_from,
+        res_seeds_small=data.n_seeds_small, res_seeds_large=data.n_seeds_large,
+        res_large_from=data.large_from,
         slope_poly=s[data.main][0], slope_poly_se=s[data.main][1],
-        slope_poly_large=s[data.main + "_large"][0], slope_poly_large_se=s[data.main + "_large"][1],
         res_Nmid=data.fit_from, log_slope_max=log_corrected_slope(sizes[-1]),
         res_poly_max=last[data.main]["residual"], best_poly_max=last[data.main]["best_residual"],
-        scaled_poly_min=poly[0]["residual"] * np.sqrt(sizes[0]),
-        scaled_poly_max=last[data.main]["residual"] * np.sqrt(sizes[-1]),
-        tail_Nmax=int(small[-1]), sample_chance=1 / np.sqrt(small[-1]), sd_dsigma=data.spread)
-    if mid:
-        out["scaled_poly_mid"] = mid[0] * np.sqrt(data.fit_from)
-    if tanh_key:
-        out.update(slope_tanh=s["tanh"][0], slope_tanh_se=s["tanh"][1],
-                   slope_tanh_large=s["tanh_large"][0], slope_tanh_large_se=s["tanh_large"][1],
-                   res_tanh_max=last["tanh"]["residual"])
-    names = {"He_1": "he1", "He_3": "he3", "odd": "odd"}
-    for key, short in names.items():
-        if key not in ts_:
-            continue
-        e = ts_[key][-1]
-        if key != "He_1":
-            out[f"slope_{short}"], out[f"slope_{short}_se"] = s["tail_" + key]
-            out[f"res_{short}_max"] = e["residual"]
-            out[f"maxlabel_{short}"] = e["max_label"]
-        else:
-            out["slope_he1_tail"], out["slope_he1_tail_se"] = s["tail_He_1"]
-            out["res_he1_tailmax"] = e["residual"]
-        out[f"sample_ov_{short}"] = e["remainder_sample_overlap"]
+        tail_Nmax=int(small[-1]), sample_chance=1 / np.sqrt(small[-1]))
+    if "tanh" in data.summary:
+        out["slope_tanh"] = s["tanh"][0]
     if "He_3" in ts_:
-        e = ts_["He_3"][-1]
-        out["remnorm_he3"] = e["remainder_norm"]
-        out["sample_spike_he3"] = e["max_label"] * data.spread / np.sqrt(small[-1])
-    for i, cur in enumerate(_growth_curves(data)):
-        out.update({f"top1_max_{i}": cur["top1"][-1], f"top1_pred_{i}": cur["pred"][-1],
-                    f"top2_max_{i}": cur["top2"][-1], f"rem_max_{i}": cur["rem"][-1],
-                    f"alpha_{i}": cur["alpha"]})
+        out["slope_he3"] = s["tail_He_3"][0]
+        out["res_he3_max"] = ts_["He_3"][-1]["residual"]
+        out["sample_ov_he3"] = ts_["He_3"][-1]["remainder_sample_overlap"]
+    curves = _growth_curves(data)
+    out.update({f"alpha_{i}": cur["alpha"] for i, cur in enumerate(curves)})
+    if curves:
+        i = len(curves) - 1
+        out[f"top2_max_{i}"], out[f"rem_max_{i}"] = curves[-1]["top2"][-1], curves[-1]["rem"][-1]
     if data.steps:
         out["growth_c"] = data.steps[0][0]
         out["rem_exponent_2"] = data.steps[-1][1] - 0.5
@@ -792,7 +773,9 @@ def plot_w1_spectrum(data: SpectrumData):
     axes = axes[0]
     for ax, c, s, theta, pred in zip(axes, data.cs, data.singular, data.theta, data.pred):
         plot_spectrum(ax, s, 1.0, margin=data.margin, outlier_color=TARGET_COLORS["He_1"])
-        ax.axvline(pred, color=COLORS["theory"], ls="--", lw=1.2)
+        # Below the BBP threshold the prediction is the bulk edge itself, already drawn.
+        if pred > bulk_edge(1.0) * (1 + 1e-9):
+            ax.axvline(pred, color=COLORS["theory"], ls="--", lw=1.2)
         ax.set_title(rf"$\eta_1 = {c:g}$, $\theta = {theta:.2f}$")
         ax.set_xlim(0, 3.6)
         ax.set_ylim(0, 0.9)
@@ -810,15 +793,11 @@ def plot_w1_spectrum(data: SpectrumData):
 
 
 def w1_spectrum_numbers(data: SpectrumData) -> dict:
-    """Named values of :func:`w1_spectrum_data` for the prose (first and last step size)."""
-    from ..analysis.spectra import bulk_edge
-
+    """Named values of :func:`w1_spectrum_data` for the prose (the last step size)."""
     _check_data(data, SpectrumData)
-    return dict(spec_N=data.N, spec_c_low=data.cs[0], spec_c_high=data.cs[-1],
-                spec_out_low=data.outliers[0], spec_out_high=data.outliers[-1],
-                spec_top_low=float(data.singular[0][0]), spec_top_high=float(data.singular[-1][0]),
-                spec_pred_high=data.pred[-1], spec_edge=bulk_edge(1.0), spec_margin=data.margin,
-                eta_c_he1=data.eta_c)
+    return dict(spec_N=data.N, spec_out_high=data.outliers[-1],
+                spec_top_high=float(data.singular[-1][0]), spec_pred_high=data.pred[-1],
+                spec_margin=data.margin, eta_c_he1=data.eta_c)
 
 
 # --- the BBP-type transition (fig-bbp) ---------------------------------------------------
@@ -962,10 +941,6 @@ def bbp_numbers(data: BBPData) -> dict:
     for name, s in short.items():
         if name in data.targets:
             out[f"bbp_gap_{s}"] = data.gap[name][0]
-            out[f"bbp_res_{s}"] = float(data.summary[name]["residual"])
-            out[f"bbp_spike_dev_{s}"] = data.spike_dev[name]
-    if "He_3" in data.targets:
-        out["bbp_gap_he3_measured"] = data.gap["He_3"][1]
     if "He_1" in data.targets and "He_3" in data.targets:
         out["eta_c_ratio"] = data.eta_c["He_3"] / data.eta_c["He_1"]
     return out
@@ -1180,26 +1155,16 @@ def overlap_numbers(data: OverlapData) -> dict:
     _check_data(data, OverlapData)
     ie1, high = _information_groups(data)
     st = data.stats
-    out = dict(ov_d=data.d, ov_alpha=data.alpha, ov_c=data.c, ov_seeds=data.n_seeds,
-               ov_psi_min=float(data.psis[0]), ov_psi_max=float(data.psis[-1]),
-               ov_chance=chance_overlap(data.d), dim_psi=data.dim_psi,
-               dim_dmin=int(data.dim_ds[0]), dim_dmax=int(data.dim_ds[-1]), dim_seeds=data.dim_seeds)
+    out = dict(ov_alpha=data.alpha, ov_c=data.c, ov_seeds=data.n_seeds,
+               ov_chance=chance_overlap(data.d), dim_seeds=data.dim_seeds)
     if ie1:
         out.update(dev_ie1=max(np.max(np.abs(st[k]["v"] - st[k]["pred"])) for k in ie1),
-                   dev_ie1_w=max(np.max(np.abs(st[k]["w"] - st[k]["pred"])) for k in ie1),
                    wv_min_ie1=min(np.min(st[k]["wv"]) for k in ie1))
     if high:
-        out.update(high_max=max(np.max(st[k]["v"]) for k in high),
-                   high_w_max=max(np.max(st[k]["w"]) for k in high),
-                   ov_high_z=max(np.max(st[k]["z"]) for k in high))
+        out["high_max"] = max(np.max(st[k]["v"]) for k in high)
     for key, short in {"He_2": "he2", "He_3": "he3", "odd": "odd"}.items():
         if key in st:
-            out[f"m22_{short}"] = st[key]["m22"]
             out[f"m22_{short}_root"] = np.sqrt(st[key]["m22"])
-        if key in data.dim_stats:
-            out[f"dim_slope_{short}"], out[f"dim_se_{short}"] = data.dim_stats[key]["slope"]
-    if "He_1" in data.dim_stats:
-        out["dim_slope_he1"] = data.dim_stats["He_1"]["slope"][0]
     return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in out.items()}
 
 
@@ -1596,8 +1561,7 @@ def peer_numbers(first: PeerData, second: PeerData) -> dict:
     their ratio to the spread over seeds."""
     _check_data(first, PeerData, "first")
     _check_data(second, PeerData, "second")
-    out = {"peer_d1": first.d, "peer_d2": second.d, "peer_d_peer": first.setting["d"],
-           "peer_seeds1": first.errors.shape[0], "peer_seeds2": second.errors.shape[0]}
+    out = {"peer_d2": second.d}
     diffs = []
     for data in (first, second):
         diffs += [abs(data.formulas[k] - data.cell7[k]) for k in ("gamma", "r")]
@@ -1606,15 +1570,11 @@ def peer_numbers(first: PeerData, second: PeerData) -> dict:
     out["peer_c_meas1"] = float(first.measured["c"].mean())
     out["peer_c_sd1"] = float(first.measured["c"].std(ddof=1))
     out["peer_c_book2"], out["peer_c_cell2"] = second.formulas["c"], second.cell7["c"]
-    out["peer_c_meas2"] = float(second.measured["c"].mean())
     out["peer_mu1_sq"] = first.cell7["mu1"] ** 2
     c1, c2 = peer_comparison(first), peer_comparison(second)
     out["peer_sim_max_diff"] = float(np.max(np.abs(c1["diff"])))
-    out["peer_sim_max_sd"] = float(np.max(np.maximum(c1["sd"], c1["peer_sd"])))
     out["peer_theory_max_diff"] = float(np.max(np.abs(c2["diff"])))
     out["peer_theory_max_rel"] = float(np.max(np.abs(c2["diff"]) / c2["peer"]))
-    out["peer_theory_max_sd"] = float(np.max(c2["sd"]))
-    out["peer_max_diff"] = max(out["peer_sim_max_diff"], out["peer_theory_max_diff"])
     # differences in standard errors of the difference of the means (seeds independent)
     S1, P1 = first.errors.shape[0], first.peer_values.shape[1]
     se1 = np.sqrt(c1["sd"] ** 2 / S1 + c1["peer_sd"] ** 2 / P1)
@@ -1844,14 +1804,12 @@ def feature_spike_numbers(data: FeatureSpikeData) -> dict:
     with the prediction on every seed, and the overlap of the learned direction."""
     _check_data(data, FeatureSpikeData)
     agree = np.all(data.counts == data.predicted[None, :], axis=0)
-    out = {"fs_N": data.N, "fs_seeds": data.n_seeds, "fs_margin": data.margin,
+    out = {"fs_N": data.N, "fs_margin": data.margin,
            "fs_agree": int(np.sum(agree)), "fs_alphas": int(data.alphas.size),
            "fs_max_count": int(data.counts.max()), "fs_max_pred": int(data.predicted.max()),
            "fs_v_overlap": float(data.v_overlap.mean()),
            "fs_edge0": float(data.edge0.mean()),
            "fs_edge_max": float(data.edge.mean(axis=0).max())}
-    below = data.alphas[data.predicted >= 2]
-    out["fs_alpha_two"] = float(below.min()) if below.size else float("nan")
     return out
 
 
@@ -1899,8 +1857,8 @@ def one_step_verdict(residual: ResidualData, overlap: OverlapData) -> dict:
     information exponent two or more and every :math:`\psi`, the overlap of :math:`\hat v`
     with :math:`\beta^\star` against its finite-size level without a linear part (the claim
     predicts that null; the effect it denies is what a target of information exponent one
-    reaches at that :math:`\psi`). Returns ``verdict_one_step`` (the worst of them),
-    ``verdict_rank_one``, ``verdict_high``, ``high_chance`` (the largest finite-size level among
+    reaches at that :math:`\psi`). Returns ``verdict_rank_one``, ``verdict_high`` (the worst
+    over the targets and :math:`\psi`), ``high_chance`` (the largest finite-size level among
     the targets) and ``high_chance_d`` (:math:`1/\sqrt d`, a random direction's level)."""
     from ..analysis.verdicts import judge, worst
 
@@ -1917,7 +1875,6 @@ def one_step_verdict(residual: ResidualData, overlap: OverlapData) -> dict:
                            alternative=float(learned[i]))
                      for k in high for i in range(len(overlap.psis))]
     return {"verdict_rank_one": str(rank_one), "verdict_high": worst(high_verdicts),
-            "verdict_one_step": worst([rank_one, *high_verdicts]),
             "high_chance": max(float(np.max(st[k]["finite"])) for k in high),
             "high_chance_d": 1.0 / math.sqrt(overlap.d)}
 

@@ -357,6 +357,14 @@ SCHEME_STYLE = {
     "W2_fresh": ("2 steps, fresh batch", COLORS["fresh"]),
 }
 
+#: Markers of the trained first layers in the figures against n/d: each its own shape, the
+#: later ones open, so that two schemes with the same test error both show.
+SCHEME_MARKS = {"W1": {"marker": "o", "ms": 4}, "W1_total": {"marker": "s", "ms": 6, "mfc": "none"},
+                "W2_reused": {"marker": "^", "ms": 6, "mfc": "none"},
+                "W2_fresh": {"marker": "D", "ms": 5, "mfc": "none"}}
+#: Marker sizes in the scatter of test errors: concentric open rings where points coincide.
+SCATTER_SIZES = {"W0": 3.0, "W1": 4.0, "W1_total": 5.5, "W2_fresh": 7.0, "W2_reused": 8.5}
+
 #: The chapter's three targets and their names in figures.
 TARGET_LABELS = {"he1": r"$\mathrm{He}_1$", "odd": "odd bounded (IE 3)",
                  "he1+odd": r"$\mathrm{He}_1$ + odd bounded"}
@@ -619,9 +627,9 @@ def ideal_numbers(data: IdealData, teachers: dict, u2_records, shared_seeds,
     r"""The numbers the text quotes next to the ideal-readout figure.
 
     ``c3_odd``; the mean ± sem of the reused :math:`u_2` at the largest :math:`n` over the
-    draws with seeds ``shared_seeds`` (``u2_re_shared``, ``n_shared``) and the largest
-    distance of either estimate from the theory in its standard errors
-    (``u2_nmax_maxz``); the band ``rho_lo``, ``rho_hi``; fractions explained at ``rho_hi``;
+    draws with seeds ``shared_seeds``: their number ``n_shared``, and the largest distance of
+    it or of the figure's estimate from the theory in its standard errors (``u2_nmax_maxz``);
+    the top of the band, ``rho_hi``, and the odd link's fraction explained there;
     the overlap ``rho10_<t>`` at which an ideal readout explains ``target_frac``.
     """
     if not isinstance(data, IdealData):
@@ -636,16 +644,12 @@ def ideal_numbers(data: IdealData, teachers: dict, u2_records, shared_seeds,
     shared_sem = shared.std(ddof=1) / np.sqrt(len(shared))
     th = _u2_theory(n_max)
     mean, sem = data.overlaps[n_max, "reused"]
-    lo, hi = data.band
+    hi = data.band[1]
     n_draws = sum(1 for r in u2_records if (r["n"], r["batch"]) == (n_max, "reused"))
-    out = dict(u2_re_shared=shared.mean(), u2_re_shared_sem=shared_sem, n_shared=len(shared),
-               n_extra_draws=n_draws - len(shared), u2_nmax=n_max, n_data_seeds=n_draws,
+    out = dict(n_shared=len(shared), u2_nmax=n_max, n_data_seeds=n_draws,
                u2_nmax_maxz=max(abs(shared.mean() - th) / shared_sem, abs(mean - th) / sem),
-               c3_odd=teachers["odd"].links[0].coefficients[3], rho_lo=lo, rho_hi=hi,
-               target_frac=target_frac,
-               odd_at_hi_txt=sci(explained_fraction(teachers["odd"], hi), 2),
-               odd_at_hi_1=sci(explained_fraction(teachers["odd"], hi)),
-               he1_at_hi=explained_fraction(teachers["he1"], hi))
+               c3_odd=teachers["odd"].links[0].coefficients[3], rho_hi=hi,
+               target_frac=target_frac, odd_at_hi_1=sci(explained_fraction(teachers["odd"], hi)))
     for t in ("odd", "he3"):
         if t in data.explained:
             out[f"rho10_{t}"] = float(np.interp(target_frac, data.explained[t], data.rho))
@@ -790,11 +794,12 @@ def alpha_numbers(summary: dict, records, alpha1s, alpha2s, ref, L: int) -> dict
 
     Errors and ideal errors at ``alpha1 = ref[0]`` (``h4_*`` for :math:`\mathrm{He}_1`,
     ``m4_*`` for the two-index target, ``_ref`` at ``alpha2 = ref[1]``), the range of the
-    extra-step-size difference over all learnable settings (``tw_*``), the largest paired
-    difference and distance from the zero predictor for the odd target
-    (``odd_spread``, ``odd_vs_zero``, from the single problems in ``records``), the share
-    of fits at the largest penalty (``odd_edges``, ``he_edges``), overlaps of
-    :math:`v_1` and :math:`u_2` (``ov_*``), and :math:`\Lambda` at the ends of the sweep.
+    extra-step-size difference over all learnable settings (``tw_*``: how many, how many
+    significantly worse or better), the largest paired difference and distance from the zero
+    predictor for the odd target (``odd_spread``, ``odd_vs_zero``, from the single problems in
+    ``records``), the odd target's share of fits at the largest penalty (``odd_edges``),
+    overlaps of :math:`v_1` and :math:`u_2` (``ov_*``), and :math:`\Lambda` at ``alpha1s[0]``
+    and ``alpha2 = ref[1]`` (``lam_ref_lo``).
     """
     S1, alpha1s, A2S = _alpha_grid(summary, alpha1s, alpha2s)
     records = _check_records(records)
@@ -817,10 +822,6 @@ def alpha_numbers(summary: dict, records, alpha1s, alpha2s, ref, L: int) -> dict
              m4_linear=at("he1+odd", "err_linear"), m4_ideal_W1=at("he1+odd", "ideal_W1"),
              m4_ideal_W2_fresh_ref=at("he1+odd", "ideal_W2_fresh", i_ref),
              m_best_linear=at("he1+odd", "best_linear"))
-    for name, t, key, i in (("h4_d_total_W1_last", "he1", "d_total_W1", -1),
-                            ("h4_d_fresh_total_ref", "he1", "d_fresh_total", i_ref),
-                            ("m4_d_reused_fresh_ref", "he1+odd", "d_reused_fresh", i_ref)):
-        g[name], g[name + "_sem"] = at(t, key, i), at(t, key + "_sem", i)
     odd = [r for r in records if r["target"] == "odd"]
     g["odd_spread"] = _odd_spread(records)
     g["odd_vs_zero"] = max(np.max(np.abs(r[f"err_{s}"] - 1)) for r in odd for s in SCHEMES)
@@ -829,13 +830,13 @@ def alpha_numbers(summary: dict, records, alpha1s, alpha2s, ref, L: int) -> dict
         return np.mean(np.concatenate([np.ravel(r[f"edge_{s}"]) == 1 for r in records
                                        if keep(r["target"]) for s in SCHEMES]))
 
-    g["odd_edges"], g["he_edges"] = top_edge(lambda t: t == "odd"), top_edge(lambda t: t != "odd")
+    g["odd_edges"] = top_edge(lambda t: t == "odd")
     g["min_reused_total"] = min(np.min(r["d_reused_total"]) for r in records if r["target"] != "odd")
     g["min_reused_total_mean"] = min(np.min(e["d_reused_total"]) for (t, a1), e in S1.items()
                                      if t != "odd")
     tw = [(e["d_total_W1"][i], e["d_total_W1_sem"][i]) for (t, a1), e in S1.items()
           if t != "odd" for i in range(len(A2S))]
-    g.update(tw_min=min(tw)[0], tw_max=max(tw)[0], tw_n=len(tw),
+    g.update(tw_n=len(tw),
              tw_n_sig_worse=sum(m > 2 * se for m, se in tw),
              tw_n_sig_better=sum(m < -2 * se for m, se in tw),
              ov_v_h=at("he1", "overlap_v")[0],
@@ -843,8 +844,7 @@ def alpha_numbers(summary: dict, records, alpha1s, alpha2s, ref, L: int) -> dict
              ov_u2_re_h=at("he1", "overlap_u_reused")[1, 0],
              ov_u2_fr_m=at("he1+odd", "overlap_u_fresh")[1, 1],
              ov_u2_re_m=at("he1+odd", "overlap_u_reused")[1, 1],
-             lam_ref_lo=n_spikes(A_LO, A2S[i_ref], L),
-             lam_first=n_spikes(A_HI, A2S[0], L), lam_last=n_spikes(A_HI, A2S[-1], L))
+             lam_ref_lo=n_spikes(A_LO, A2S[i_ref], L))
     return g
 
 
@@ -859,11 +859,9 @@ def u2_consistency(summary: dict, records, data: IdealData, more_records, teache
     with one row per estimate (draws, mean ± sem, distance from the further draws' mean in
     standard errors of a mean of that many draws, the fraction an ideal readout of such a
     direction explains for ``teacher``) and the numbers the text quotes: ``u2_gap_z``, the
-    first two estimates' difference in combined standard errors; ``u2_n_low``, how many
-    single problems lie below the further draws' mean; ``u2_p_here``, the two-sided
-    Gaussian probability of a deviation as large as the first estimate's;
-    ``odd_noise_ratio``, the largest paired difference between first layers over the most an
-    ideal readout of the reuse direction could explain (at the top of ``data.band``).
+    first two estimates' difference in combined standard errors; ``ov_u2_re_o``, the first
+    estimate; ``u2_p_here``, the two-sided Gaussian probability of a deviation as large as
+    the first estimate's.
     """
     from scipy.special import erfc
 
@@ -895,13 +893,8 @@ def u2_consistency(summary: dict, records, data: IdealData, more_records, teache
              "", frac(mean)],
             [f"theory, mean at $n = d = {d}$", "", f"{theory:.3f}", "", frac(theory)],
             ["theory, large-$n$ limit", "", f"{limit:.3f}", "", frac(limit)]]
-    odd_here = [r["overlap_u_reused"][1, 0] for r in records
-                if r["target"] == "odd" and r["alpha1"] == alpha1]
-    numbers = dict(u2_gap_z=(fig - here) / np.hypot(fig_sem, here_sem), n_more=len(more),
-                   u2_more_sd=sd, ov_u2_re_o=here, u2_theory_corr=sci(abs(theory - limit)),
-                   u2_p_here=float(erfc(abs(here - mean) / (sd / np.sqrt(n_here)) / np.sqrt(2))),
-                   u2_n_low=int(np.sum(np.array(odd_here) < mean)),
-                   odd_noise_ratio=_odd_spread(records) / explained_fraction(teacher, data.band[1]))
+    numbers = dict(u2_gap_z=(fig - here) / np.hypot(fig_sem, here_sem), ov_u2_re_o=here,
+                   u2_p_here=float(erfc(abs(here - mean) / (sd / np.sqrt(n_here)) / np.sqrt(2))))
     return header, rows, numbers
 
 
@@ -943,16 +936,18 @@ def plot_scatter(points):
     points = _check_points(points)
     markers = {"he1": "o", "odd": "s", "he1+odd": "^"}
     fig, ax = plt.subplots(figsize=(5.0, 4.8))
+    # Open markers, one size per first layer: where the layers' errors coincide (the odd
+    # target, which none of them learns) they show as concentric rings.
     for t, s, x, y, sem in points:
-        ax.errorbar(x, y, yerr=sem, color=SCHEME_STYLE[s][1], marker=markers[t], ms=4.5,
-                    capsize=2, ls="none", mfc="white" if t == "odd" else SCHEME_STYLE[s][1],
-                    alpha=0.85)
+        ax.errorbar(x, y, yerr=sem, color=SCHEME_STYLE[s][1], marker=markers[t],
+                    ms=SCATTER_SIZES[s], capsize=2, ls="none", mfc="none", alpha=0.85)
     ax.plot([0, 1.1], [0, 1.1], color=COLORS["theory"], lw=1, ls="--", label="measured = ideal")
     for s in ("W1", "W1_total", "W2_fresh", "W2_reused"):
-        ax.plot([], [], color=SCHEME_STYLE[s][1], marker="o", ls="none", label=SCHEME_STYLE[s][0])
+        ax.plot([], [], color=SCHEME_STYLE[s][1], marker="o", ms=SCATTER_SIZES[s], mfc="none",
+                ls="none", label=SCHEME_STYLE[s][0])
     for t in TARGET_LABELS:
-        ax.plot([], [], color="0.3", marker=markers[t], ls="none",
-                mfc="white" if t == "odd" else "0.3", label=TARGET_LABELS[t])
+        ax.plot([], [], color="0.3", marker=markers[t], mfc="none", ls="none",
+                label=TARGET_LABELS[t])
     ax.set(xlim=(0.1, 1.08), ylim=(0.1, 1.08),
            xlabel=r"ideal readout of the learned directions, $\mathcal{E}/\mathbb{E}[y^2]$",
            ylabel=r"measured test error / $\overline{y^2}$")
@@ -1061,7 +1056,7 @@ def plot_psi(data: PsiData):
                label=SCHEME_STYLE["W0"][0])
         for s in ("W1",) + SECOND_STEP_SCHEMES:
             errorbars(ax, data.psis, data.err[t][s], data.sem[t][s], color=SCHEME_STYLE[s][1],
-                      label=SCHEME_STYLE[s][0])
+                      label=SCHEME_STYLE[s][0], **SCHEME_MARKS[s])
         ax.plot(x, data.ideal_v1[t], color=SCHEME_STYLE["W1"][1], ls="--", lw=1,
                 label=r"ideal, $v_1$ (large-$n$ overlap)")
         ax.plot(x, data.ideal_merged[t], color=SCHEME_STYLE["W2_fresh"][1], ls="--", lw=1,
@@ -1207,21 +1202,19 @@ def config_table(data: ConfigData) -> tuple:
     and reused − one step of size :math:`\eta_1+\eta_2` (mean ± sem)
     (:func:`config_errors_table` has every first layer's error with its sem and the largest
     row norm of the reused :math:`W_2`). Returns ``(header, rows, numbers)``; ``numbers`` holds,
-    per configuration name ``c``, ``c_pen`` (reused − fresh), ``c_rt`` (reused −
-    :math:`\eta_1+\eta_2`), their ``_sem``, ``c_rt_z`` (in standard errors),
-    ``c_maxrow``, ``c_W0``, and ``n_configs``."""
+    per configuration name ``c``, ``c_rt`` (reused − :math:`\eta_1+\eta_2`) and its ``_sem``,
+    ``c_maxrow`` (the reused :math:`W_2`'s largest row norm) and ``c_W0`` (0 steps' error)."""
     if not isinstance(data, ConfigData):
         raise TypeError(f"data must be a ConfigData, got {type(data).__name__}")
     header = ["setting", "0 steps", "1 step", "fresh", "reused − fresh",
               r"reused − $\eta_1{+}\eta_2$"]
-    rows, numbers = [], {"n_configs": len(data.entries)}
+    rows, numbers = [], {}
     for name, e in data.entries.items():
         rows.append([data.labels[name]] + [f"{_one(e, f'err_{s}')[0]:.3f}"
                                            for s in ("W0", "W1", "W2_fresh")]
                     + [_pm(e, "d_reused_fresh", signed=True), _pm(e, "d_reused_total", signed=True)])
-        (pen, pen_sem), (rt, rt_sem) = _one(e, "d_reused_fresh"), _one(e, "d_reused_total")
-        numbers.update({f"{name}_pen": pen, f"{name}_pen_sem": pen_sem, f"{name}_rt": rt,
-                        f"{name}_rt_sem": rt_sem, f"{name}_rt_z": rt / rt_sem if rt_sem else np.inf,
+        rt, rt_sem = _one(e, "d_reused_total")
+        numbers.update({f"{name}_rt": rt, f"{name}_rt_sem": rt_sem,
                         f"{name}_maxrow": _one(e, "max_row_W2_reused")[0],
                         f"{name}_W0": _one(e, "err_W0")[0]})
     return header, rows, numbers
@@ -1320,11 +1313,11 @@ def penalty_table(data: PenaltyData) -> tuple:
     r"""Per width: seeds, the two paired penalties and the largest row norms of the two
     second steps (the test errors themselves: :func:`penalty_errors_table`). Returns
     ``(header, rows, numbers)``;
-    ``numbers``: ``pen_N_lo``, ``pen_N_hi`` (the end widths), the penalty ``pen_lo``,
-    ``pen_hi`` and its change ``pen_change`` ± ``pen_change_sem`` between them, the same
-    for reused − :math:`\eta_1+\eta_2` (``rt_*``), the largest width's penalty in standard
-    errors (``pen_hi_z``, ``rt_hi_z``), and the smallest and largest number of
-    seeds (``pen_seeds_min``, ``pen_seeds_max``)."""
+    ``numbers``: ``pen_N_lo``, ``pen_N_hi`` (the end widths), the change of the penalty
+    reused − fresh between them, ``pen_change`` ± ``pen_change_sem``, the same for reused −
+    :math:`\eta_1+\eta_2` (``rt_change``, ``rt_change_sem``) with its value at the largest
+    width, ``rt_hi`` ± ``rt_hi_sem``, in standard errors ``rt_hi_z``, and the smallest
+    number of seeds, ``pen_seeds_min``."""
     if not isinstance(data, PenaltyData):
         raise TypeError(f"data must be a PenaltyData, got {type(data).__name__}")
     header = ["$N$", "seeds", "reused − fresh", r"reused − $\eta_1{+}\eta_2$",
@@ -1334,14 +1327,13 @@ def penalty_table(data: PenaltyData) -> tuple:
             + [f"{data.max_row['W2_reused'][j]:.1f}", f"{data.max_row['W2_fresh'][j]:.1f}"]
             for j, N in enumerate(data.N)]
     numbers = dict(pen_N_lo=int(data.N[0]), pen_N_hi=int(data.N[-1]),
-                   pen_seeds_min=int(data.seeds.min()), pen_seeds_max=int(data.seeds.max()))
+                   pen_seeds_min=int(data.seeds.min()))
     for short, k in (("pen", "d_reused_fresh"), ("rt", "d_reused_total")):
         d, se = data.diff[k], data.sem[k]
-        numbers.update({f"{short}_lo": d[0], f"{short}_hi": d[-1],
-                        f"{short}_lo_sem": se[0], f"{short}_hi_sem": se[-1],
-                        f"{short}_hi_z": d[-1] / se[-1] if se[-1] else np.inf,
-                        f"{short}_change": d[-1] - d[0],
+        numbers.update({f"{short}_change": d[-1] - d[0],
                         f"{short}_change_sem": float(np.hypot(se[0], se[-1]))})
+    d, se = data.diff["d_reused_total"], data.sem["d_reused_total"]
+    numbers.update(rt_hi=d[-1], rt_hi_sem=se[-1], rt_hi_z=d[-1] / se[-1] if se[-1] else np.inf)
     return header, rows, numbers
 
 

@@ -59,6 +59,18 @@ def glue_numbers(**values) -> None:
         glue(name, value.item() if isinstance(value, np.generic) else value, display=False)
 
 
+def quoted(values: dict, *names: str, prefix: str = "") -> dict:
+    """The entries ``names`` of ``values`` that a page quotes, each renamed ``prefix + name``:
+    a page glues what its prose inserts, not every number a function computes
+    (tests/test_glue_used.py fails on a glued value no page references)."""
+    if not isinstance(values, dict):
+        raise TypeError(f"values must be a dict, got {type(values).__name__}")
+    missing = [name for name in names if name not in values]
+    if missing:
+        raise KeyError(f"names not among the values: {', '.join(missing)}")
+    return {prefix + name: values[name] for name in names}
+
+
 _SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
 
 

@@ -132,26 +132,34 @@ def step_scaling_data(widths, n_seeds: int, c: float, alpha: float, activation: 
                        matrix_move={N: float(v) for N, v in matrix.items()})
 
 
-def scaling_numbers(data: ScalingData) -> dict:
-    """Named values for the prose, comparing the first and the last width: step sizes, moves,
-    their ratios and the ratios the scaling predicts, the gradient norm per unit step."""
-    _check_data(data, ScalingData)
+def _scaling_values(data: ScalingData) -> dict:
+    # The first and the last width compared: step sizes, moves, their ratios and the ratios
+    # the scaling predicts, the gradient norm per unit step (the table's cells).
     small, large = data.widths[0], data.widths[-1]
     r, m, e = data.row_move, data.matrix_move, data.eta
-    return dict(scale_alpha=data.alpha, scale_c=data.c, scale_seeds=data.n_seeds,
-                scale_small=small, scale_large=large, row_small=r[small], row_large=r[large],
+    return dict(scale_small=small, scale_large=large, row_small=r[small], row_large=r[large],
                 op_small=m[small], op_large=m[large], row_ratio=r[large] / r[small],
                 row_ratio_pred=(large / small) ** (data.alpha - 0.5),
                 op_ratio=m[large] / m[small], op_ratio_pred=(large / small) ** data.alpha,
                 grad_small=m[small] / e[small], grad_large=m[large] / e[large],
-                move_gap_large=m[large] / r[large], scale_edge=bulk_edge(1.0),
                 eta_small=e[small], eta_large=e[large])
+
+
+def scaling_numbers(data: ScalingData) -> dict:
+    r"""Named values for the prose: ``move_gap_large``, :math:`\|W_1-W_0\|_{op}` over the median
+    neuron move at the last width, and ``scale_edge``, the bulk edge of :math:`W_0` at
+    :math:`N = d`."""
+    _check_data(data, ScalingData)
+    large = data.widths[-1]
+    return dict(move_gap_large=data.matrix_move[large] / data.row_move[large],
+                scale_edge=bulk_edge(1.0))
 
 
 def scaling_table(data: ScalingData) -> tuple[list, list]:
     r"""Header and rows: per quantity (step size, median neuron move, :math:`\|W_1-W_0\|_{op}`, the
     same per unit step) its value at the first and last width, their ratio and the predicted ratio."""
-    v = scaling_numbers(data)
+    _check_data(data, ScalingData)
+    v = _scaling_values(data)
     small, large = v["scale_small"], v["scale_large"]
     header = ["", f"$N = {small}$", f"$N = {large}$", "ratio", "predicted ratio"]
     rows = [
@@ -263,14 +271,13 @@ def plot_w0_spectrum(data: SpectrumData):
 
 
 def w0_spectrum_numbers(data: SpectrumData) -> dict:
-    """Named values of the first two shapes for the caption and prose."""
+    """The first two shapes for the caption: ``w0_Na``, ``w0_da``, ``w0_Nb``, ``w0_db`` (the
+    KS distances and gaps are in :func:`w0_spectrum_table`)."""
     _check_data(data, SpectrumData)
     if len(data.shapes) < 2:
         raise ValueError("w0_spectrum_numbers needs two shapes")
     (N_a, d_a), (N_b, d_b) = data.shapes[:2]
-    return dict(w0_Na=N_a, w0_da=d_a, w0_Nb=N_b, w0_db=d_b, w0_ra=N_a / d_a, w0_rb=N_b / d_b,
-                ks_half=data.ks[0], ks_two=data.ks[1], edge_scale=min(N_a, d_a) ** (-2 / 3),
-                gap_half=data.top_gap[0], gap_two=data.top_gap[1])
+    return dict(w0_Na=N_a, w0_da=d_a, w0_Nb=N_b, w0_db=d_b)
 
 
 def w0_spectrum_table(data: SpectrumData) -> tuple[list, list]:

@@ -596,40 +596,24 @@ def slopes_table(scaling: Scaling):
 
 
 def terms_numbers(scaling: Scaling) -> dict:
-    r"""Glue values of the scaling study quoted in the prose (fresh ``fr_*``, reused ``re_*``).
+    r"""Glue values of the scaling study quoted in the prose (the rest is in the tables).
 
-    ``fr_left_min``, ``fr_right_min``: smallest cosines over :math:`k` at the largest width;
-    ``fr_rel_max_Nmin``, ``fr_rel_max_Nmax``: largest relative remainder over :math:`k\ge1`;
-    ``fr_top_slope_dev``: :math:`\max_k|\text{slope of }s_1(T_k) - e_k|`; ``fr_top{k}``,
-    ``fr_top{k}_se``, ``ref_e{k}`` (:math:`k = 2, 3`); ``fr_rel_slope_{k}`` and ``_se``;
-    ``re_left{k}``, ``re_right{k}``, ``re_rel{k}``, ``re_ratio{k}`` :math:`= s_1(T_k)/\|\tilde S_k\|`;
-    ``re_rel_slope_3`` and ``_se``; memorisation and localisation of :math:`T_3`;
-    ``chance_Nmax`` :math:`= 1/\sqrt{N_{max}}`.
+    ``fr_left_min``, ``fr_right_min``: the smallest cosines over :math:`k` at the largest
+    width, fresh batch; ``fr_top_slope_dev``: :math:`\max_k|\text{slope of }s_1(T_k) - e_k|`,
+    fresh; ``ref_e{k}``, the predicted exponents, for :math:`k\ge2`; at the highest order
+    :math:`k = L-1`, reused batch, ``re_left{k}`` (top left cosine) and ``re_ratio{k}``
+    :math:`= s_1(T_k)/\|\tilde S_k\|`.
     """
     s = _check_scaling(scaling)
     f, r_ = s.summary["fresh"], s.summary["reused"]
-    NS, L = s.Ns, s.L
-    Nmax, Nmin = NS[-1], NS[0]
+    L, Nmax = s.L, s.Ns[-1]
     sl = s.slopes
     out = dict(fr_left_min=min(f[Nmax]["left"]), fr_right_min=min(f[Nmax]["right"]),
-               fr_rel_max_Nmin=max(f[Nmin]["rel"][1:]), fr_rel_max_Nmax=max(f[Nmax]["rel"][1:]),
-               fr_top_slope_dev=max(abs(sl["fresh"]["top"][k][0] - s.predicted[k]) for k in range(L)),
-               chance_Nmax=1 / np.sqrt(Nmax))
-    for k in range(1, L):
-        out[f"fr_rel_slope_{k}"], out[f"fr_rel_slope_{k}_se"] = sl["fresh"]["rel"][k]
-        out[f"fr_top{k}"], out[f"fr_top{k}_se"] = sl["fresh"]["top"][k]
-        out[f"ref_e{k}"] = s.predicted[k]
-        out[f"fr_rel{k}_Nmin"], out[f"fr_rel{k}_Nmax"] = f[Nmin]["rel"][k], f[Nmax]["rel"][k]
-        out[f"fr_rel{k}_peak"] = max(f[N]["rel"][k] for N in NS)
-        out[f"fr_rel{k}_peakN"] = max(NS, key=lambda N: f[N]["rel"][k])
-        out[f"re_left{k}"], out[f"re_right{k}"] = r_[Nmax]["left"][k], r_[Nmax]["right"][k]
-        out[f"re_rel{k}"] = r_[Nmax]["rel"][k]
-        out[f"re_ratio{k}"] = r_[Nmax]["top"][k] / r_[Nmax]["signal"][k]
-        out[f"re_rel_slope_{k}"], out[f"re_rel_slope_{k}_se"] = sl["reused"]["rel"][k]
+               fr_top_slope_dev=max(abs(sl["fresh"]["top"][k][0] - s.predicted[k]) for k in range(L)))
+    out.update({f"ref_e{k}": s.predicted[k] for k in range(2, L)})
     k = L - 1
-    out.update(fr_mem3=f[Nmax]["memorisation"][k], fr_loc3=f[Nmax]["localisation"][k],
-               fr_loc3_signal=f[Nmax]["localisation_signal"][k],
-               re_mem3=r_[Nmax]["memorisation"][k], re_loc3=r_[Nmax]["localisation"][k])
+    out[f"re_left{k}"] = r_[Nmax]["left"][k]
+    out[f"re_ratio{k}"] = r_[Nmax]["top"][k] / r_[Nmax]["signal"][k]
     return {key: (v.item() if isinstance(v, np.generic) else v) for key, v in out.items()}
 
 
@@ -1730,10 +1714,12 @@ def plot_correction(data: dict):
               ("right", r"$|\cos(\hat r_k, r_S)|$"))
     for ax, (key, label) in zip(axes, panels):
         for j, k in enumerate(orders):
-            for suffix, style, face in (("", "--", "white"), ("_corr", "-", colors[k])):
+            # The corrected spike filled, then the plain one as a larger open ring on top: at
+            # k = 1 the two coincide, and a filled marker drawn last would hide the other.
+            for suffix, style, face, size in (("_corr", "-", colors[k], 4), ("", "--", "none", 6)):
                 mean, sd = st[key + suffix]
                 ax.errorbar(Ns, mean[:, j], yerr=sd[:, j], color=colors[k], ls=style, marker="o",
-                            ms=4, mfc=face, capsize=2, lw=1.1,
+                            ms=size, mfc=face, capsize=2, lw=1.1,
                             label=(rf"$k={k}$, " + (r"$S_k$" if not suffix else r"$S_k^{\rm corr}$"))
                             if key == "ratio" else None)
             if key == "ratio" and k >= 2:
@@ -1916,7 +1902,6 @@ def correction_numbers(data: dict) -> dict:
             continue
         out[f"corr_old{k}"] = float(st["ratio"][0][j_last, j])
         out[f"corr_new{k}"] = float(st["ratio_corr"][0][j_last, j])
-        out[f"corr_new{k}_sd"] = float(st["ratio_corr"][1][j_last, j])
         out[f"corr_limit{k}"] = float(st["limit"][j])
     return out
 
@@ -1988,24 +1973,24 @@ def spike_verdicts(scaling: Scaling, orders=(2, 3), N: int | None = None) -> dic
     :math:`T_k` is its predicted spike, fresh batch, at width ``N`` (default the largest), per
     seed: the size :math:`s_1(T_k)/\|S\|` against 1, with the spike-free level
     :math:`\|T_k - S\|_{op}/\|S\|` as the paired null, for the book's corrected
-    :math:`S_k^{\rm corr}` (``verdict_corr_<k>``) and its plain :math:`S_k`
-    (``verdict_plain_<k>``); ``plain_miss_<k>`` is :math:`s_1(T_k)/\|S_k\| - 1`;
-    ``verdict_spikes_corr`` and ``verdict_spikes_plain`` the worst over the orders."""
+    :math:`S_k^{\rm corr}` and its plain :math:`S_k`: ``verdict_spikes_corr`` and
+    ``verdict_spikes_plain``, the worst over the orders; ``plain_miss_<k>`` is
+    :math:`s_1(T_k)/\|S_k\| - 1`."""
     s = _check_scaling(scaling)
     N = s.Ns[-1] if N is None else N
     recs = [r for r in s.records if r["batch"] == "fresh" and r["N"] == N]
-    out = {}
+    out, labels = {}, {"corr": [], "plain": []}
     for k in orders:
         k = check_int(k, "orders", 1)
         for tag, sig, res in (("corr", "signal_corrected", "residual_corrected"),
                               ("plain", "signal", "residual")):
             ratio = np.array([r["top"][k] / r[sig][k] for r in recs])
             null = np.array([r[res][k] / r[sig][k] for r in recs])
-            out[f"verdict_{tag}_{k}"] = str(verdict(ratio, 1.0, null))
+            labels[tag].append(str(verdict(ratio, 1.0, null)))
             if tag == "plain":
                 out[f"plain_miss_{k}"] = float(ratio.mean() - 1.0)
     for tag in ("corr", "plain"):
-        out[f"verdict_spikes_{tag}"] = worst([out[f"verdict_{tag}_{k}"] for k in orders])
+        out[f"verdict_spikes_{tag}"] = worst(labels[tag])
     return out
 
 
