@@ -5,6 +5,8 @@ and to stay quiet on the repaired figure."""
 
 from __future__ import annotations
 
+import warnings
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -19,9 +21,15 @@ from twostep.chapters.figures import use_book_style  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def _style():
+    """The book's style for each test, and every rcParam put back after it (a later test
+    module compares rcParams with their values at its import)."""
+    saved = matplotlib.rcParams.copy()
     use_book_style()
     yield
     plt.close("all")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # deprecated keys, re-set from the copy, warn
+        matplotlib.rcParams.update(saved)
 
 
 def _log_axis(ticks):
