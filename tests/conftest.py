@@ -46,7 +46,9 @@ def _rank(item, plugin) -> int:
     if name == "test_book.py" and item.get_closest_marker("book"):
         return 2
     if name in ("test_browser.py", "test_site_install.py", "test_site_downloads.py",
-                "test_launch_env.py"):
+                "test_launch_env.py") or item.get_closest_marker("book"):
+        # Any test of the built site (test_glue_used, test_reading, ...) runs after the
+        # build: run earlier, its built_site fixture would build, and execute, the book.
         return 3
     return 0
 

@@ -658,7 +658,8 @@ def test_claims_index_is_readable(built_site):
 # MathJax are shared by every page and cached, so not counted). README, "The book in a
 # browser", states the budget and the measured weights.
 PAGE_BUDGET = 2_000_000
-SITE_BUDGET = 6_000_000
+# 6 MB until each figure's source was shown on its page (36 dropdowns, 0.64 MB of HTML).
+SITE_BUDGET = 7_000_000
 
 
 def page_weight(page: Path) -> tuple[int, int]:
