@@ -18,8 +18,8 @@ to another host blocked. For each page:
   contents list;
 * axe-core (vendored, ``tests/vendor/axe-core``) finds no violation of its
   alt-text, title and language rules;
-* at 1280 and 1024 px every figure and every table fits the text column (none scrolls
-  in its box), at every width no table caption and no inline formula is cut off, a box
+* at 1280 and 1024 px every figure, every table and every line of a code cell fits the
+  text column (none scrolls in its box), at every width no table caption and no inline formula is cut off, a box
   that scrolls sideways (a figure or table on a phone) shows the scroll cue, and at 390 px
   the landing page's verdict column is in view;
 * no page scrolls sideways (at 1280, 1024 and 390 px); a display equation wider
@@ -359,6 +359,26 @@ _LAYOUT = """(strict) => {
 
 # The landing page's verdict table: at a phone's width every verdict cell is in view without
 # scrolling (the table stacks its rows there, _static/twostep.css).
+# A code cell's lines fit its box at the laptop widths (1280 and 1024 px): a reader does
+# not scroll sideways to read the code beside a figure. Cells whose input is folded
+# (hide-input) are unfolded to be measured, then folded again. The figure-source dropdowns
+# show the package's files as they are (100 columns) and may scroll in their box.
+_CODE_LINES = """() => {
+  const folded = [...document.querySelectorAll('article details')]
+      .filter(d => !d.open && d.querySelector('.cell_input'));
+  folded.forEach(d => d.open = true);
+  const wide = [];
+  for (const pre of document.querySelectorAll('article .cell_input pre')) {
+    if (pre.scrollWidth > pre.clientWidth + 1) {
+      const longest = pre.textContent.split('\\n').reduce((a, b) => b.length > a.length ? b : a, '');
+      wide.push('a code line of ' + longest.length + ' characters scrolls in its cell: "' +
+                longest.trim().slice(0, 50) + '..."');
+    }
+  }
+  folded.forEach(d => d.open = false);
+  return wide;
+}"""
+
 _VERDICTS_IN_VIEW = """() => {
   const table = document.getElementById('tab-verdicts');
   if (!table) return ['no table #tab-verdicts on the landing page'];
@@ -484,6 +504,8 @@ def check_page(context, site: str, page: str, axe: str | None = None,
         overflow = {context.width: tab.evaluate(
             "() => document.documentElement.scrollWidth - innerWidth")}
         layout = {context.width: tab.evaluate(_LAYOUT, context.width >= NARROW)}
+        if context.width >= NARROW:
+            layout[context.width] += tab.evaluate(_CODE_LINES)
         if page == "book/index.html" and context.width < NARROW:
             layout[context.width] += tab.evaluate(_VERDICTS_IN_VIEW)
         if context.width == 1280:
@@ -492,7 +514,7 @@ def check_page(context, site: str, page: str, axe: str | None = None,
             tab.set_viewport_size({"width": NARROW, "height": 900})
             tab.wait_for_timeout(300)  # _static/twostep.js re-marks wide formulas on resize
             overflow[NARROW] = tab.evaluate("() => document.documentElement.scrollWidth - innerWidth")
-            layout[NARROW] = tab.evaluate(_LAYOUT, True)
+            layout[NARROW] = tab.evaluate(_LAYOUT, True) + tab.evaluate(_CODE_LINES)
             tab.set_viewport_size({"width": 1280, "height": 900})
         if shot:
             SHOTS.mkdir(parents=True, exist_ok=True)

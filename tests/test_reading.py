@@ -11,6 +11,12 @@
   paragraph that names a function, class or module of ``twostep`` fails. File names, paths and
   command-line flags are not names of the package.
 
+* **Code lines fit the column**: no line of a code cell shown on a page (not
+  ``remove-input`` or ``remove-cell``) is longer than ``MAX_CODE_COLUMNS``, the characters a
+  code cell holds at 1280 px (75 to 77 measured in Chromium; 83 to 85 at 1024 px, where the
+  contents list is hidden). The browser test (``_CODE_LINES`` in tests/test_browser.py)
+  checks the same on the rendered pages.
+
 The limits were fixed from the issue that asked for them (150 and 80 words), before the pages
 were shortened to meet them.
 """
@@ -27,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "book").glob("*.md"))
 MAX_PARAGRAPH_WORDS = 150
 MAX_CAPTION_WORDS = 80
+MAX_CODE_COLUMNS = 75
 
 # Code cells, directives (figures, tables, dropdowns with a figure's source) and the front
 # matter are not paragraphs.
@@ -86,6 +93,37 @@ def test_prose_says_what_a_quantity_is_not_which_function_computes_it(chapter):
     found = names_in_prose(chapter.read_text(encoding="utf8"), package_names())
     assert not found, (f"{chapter.name}: package names in prose (say what they compute; names "
                        f"belong in code cells and the figure-source dropdowns): {found}")
+
+
+_CELL = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n(.*?)^\1\s*$", re.S | re.M)
+
+
+def long_code_lines(text: str, limit: int = MAX_CODE_COLUMNS) -> list[str]:
+    """Lines over ``limit`` characters in the code cells of a chapter that a page shows."""
+    found = []
+    for cell in _CELL.finditer(text):
+        body = cell.group(2)
+        tags = re.search(r"^:tags:\s*\[(.*?)\]", body, re.M)
+        if tags and re.search(r"remove-(input|cell)", tags.group(1)):
+            continue
+        found += [line for line in body.splitlines()
+                  if len(line) > limit and not line.startswith(":")]
+    return found
+
+
+def test_long_code_lines_are_found_in_shown_cells_only():
+    long = "x = " + "1 + " * 30 + "1"
+    text = (f"```{{code-cell}} ipython3\n{long}\n```\n\n"
+            f"```{{code-cell}} ipython3\n:tags: [remove-cell]\n{long}\n```\n\n{long}\n")
+    assert long_code_lines(text) == [long]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.name)
+def test_code_lines_fit_the_column(chapter):
+    long = long_code_lines(chapter.read_text(encoding="utf8"))
+    assert not long, (f"{chapter.name}: {len(long)} code lines over {MAX_CODE_COLUMNS} "
+                      "characters, which scroll in their cell at 1280 px:\n  "
+                      + "\n  ".join(line[:90] for line in long))
 
 
 # --- lengths, on the built pages ----------------------------------------------------------
