@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from twostep.chapters import at_scale as ch
+from twostep.analysis.verdicts import mean_sem
+from twostep.chapters import at_scale as ch, report
 
 ALPHAS = (0.05, 0.14, 0.23, 0.32, 0.41)
 GRID = [[a1, a2] for a1 in ALPHAS for a2 in ALPHAS]
@@ -160,6 +161,37 @@ def test_terms_table_numbers_and_figures(data):
     assert set(n) == {"N_terms", "fresh_left_min", "fresh_right_min", f"reused_rel_{L - 1}"}
     with pytest.raises(ValueError, match="orders"):
         ch.terms_table(data, orders=(1, 4))
+    # The caption's spread: the largest standard error over seeds of an entry, from the records
+    # (remainders that differ from seed to seed: the synthetic ones are all 0.3 / sqrt(N)).
+    doc = _spike_doc(seeds=3)
+    rng = np.random.default_rng(5)
+    for r in doc["records"]:
+        r["residual"] = r["residual"] * (1 + 0.5 * rng.random(L))
+    spread = ch.at_scale_data(doc, _reuse_doc())
+    text = ch.terms_table(spread).data
+    sp = ch._terms_spread(spread, (1, 2, 3))
+    assert sp["seeds"] == {N: 3 for N in NS}
+    assert "means over 3 seeds per width:" in text and "one draw" not in text
+    for batch in ch.BATCHES:
+        recs = spread.records("spike", batch)
+        rem = max(mean_sem([r["residual"][k] / r["signal"][k] for r in recs if r["N"] == N])[1]
+                  for N in NS for k in (1, 2, 3))
+        cos = max(mean_sem([r[side][k] for r in recs if r["N"] == N])[1]
+                  for N in NS for side in ("left", "right")
+                  for k in [min((1, 2, 3), key=lambda k: np.mean(
+                      [r[side][k] for r in recs if r["N"] == N]))])
+        assert sp[f"{batch}_remainder"] == pytest.approx(rem, rel=1e-9, abs=0) and rem > 1e-6
+        assert sp[f"{batch}_cosine"] == pytest.approx(cos, rel=1e-9, abs=0) and cos > 1e-6
+    assert (f"Largest standard error, fresh and reused: {report.sig(sp['fresh_remainder'])} and "
+            f"{report.sig(sp['reused_remainder'])} for a remainder" in text)
+    assert report.sig(0.0034) == "0.003" and report.sig(0.0123) == "0.012" and report.sig(0) == "0"
+    assert report.sig(4.46) == "4" and report.sig(0.14) == "0.14"
+    # One seed at every width: one draw, no spread to give.
+    one = ch.at_scale_data(_spike_doc(seeds=1), _reuse_doc())
+    text_one = ch.terms_table(one).data
+    assert "one draw per width" in text_one and "standard error" not in text_one
+    assert (ch._seeds_text({100: 3, 200: 1})
+            == "means over 1 to 3 seeds per width (one draw at $N = 200$)")
     assert isinstance(ch.plot_terms(data), Figure)
     lim = ch.beta_limits(data)
     assert lim["fresh"].shape == (L,) and math.isclose(lim["fresh"][0], 1 / math.sqrt(2))
@@ -184,7 +216,18 @@ def test_counts(data):
     assert runs == 2 * 10 and 0 <= exact <= runs
     n = ch.counts_numbers(c)
     assert n["N_count"] == 400 and n["fresh_total1"] == 10
-    assert ":name: tab-at-scale-counts" in ch.counts_table(c).data
+    table = ch.counts_table(c).data
+    assert ":name: tab-at-scale-counts" in table
+    # The caption's spread: the largest standard error over seeds of a mean count (per seed,
+    # the mean over the points of one Lambda), from the records.
+    sp = ch._counts_spread(c)
+    for batch in ch.BATCHES:
+        want = max(mean_sem([np.mean(np.asarray(r["grid_count"])[c.lam == lam])
+                             for r in data.records("spike", batch, N)])[1]
+                   for N in NS for lam in set(c.lam.tolist()))
+        assert sp[batch] == pytest.approx(want, rel=1e-9, abs=0) and want > 0.01
+    assert (f"Means over 2 seeds per width; the largest standard error of a mean count is "
+            f"{report.sig(sp['fresh'])} (fresh) and {report.sig(sp['reused'])} (reused)." in table)
     assert isinstance(ch.plot_counts(c), Figure)
     for f in (ch.plot_counts, ch.counts_table, ch.counts_numbers):
         with pytest.raises(TypeError, match="counts"):

@@ -16,7 +16,8 @@ from twostep.analysis.bbp import bbp_threshold, spiked_outlier  # noqa: E402
 from twostep.analysis.spectra import singular_values  # noqa: E402
 from twostep.analysis.sweep import loglog_slope, rng_for  # noqa: E402
 from twostep.analysis.theory import finite_size_overlap, one_step_overlap, spike_strength  # noqa: E402
-from twostep.chapters import one_step as ch  # noqa: E402
+from twostep.analysis.verdicts import mean_sem  # noqa: E402
+from twostep.chapters import one_step as ch, report  # noqa: E402
 from twostep.model.activations import get_activation  # noqa: E402
 from twostep.model.hermite import gaussian_expectation  # noqa: E402
 from twostep.model.network import gaussian_inputs, initialise  # noqa: E402
@@ -141,6 +142,49 @@ def test_residual_numbers_tables_and_figures(residual):
     _labelled(ch.plot_growth(res))
 
 
+def test_spread_text_has_one_or_two_significant_digits():
+    assert [report.sig(x) for x in (0.0043, 0.0126, 0.05, 2.6, 14.0, 0.0)] == [
+        "0.004", "0.013", "0.05", "3", "14", "0"]
+
+
+def test_residual_tables_show_the_spread_of_the_seeds(residual):
+    res = residual
+    # every seed's diagnostics, drawn again: (activation, N) -> list over the seeds
+    acts = {"poly4": POLY4, "tanh": TANH}
+    direct = {(act, N): [ch.first_step_diagnostics(
+        rng_for(s), N=int(N), activation=acts[act], target=HE1,
+        steps=res.steps if act == "poly4" else (), top=2, dtype=np.float32) for s in range(2)]
+        for act in acts for N in res.sizes}
+    # tab-residual: the largest relative standard error of the ratio, over widths and activations
+    rel = max(mean_sem(v)[1] / mean_sem(v)[0]
+              for v in ([d["residual"] for d in runs] for runs in direct.values()))
+    assert ch.residual_table_spread(res) == (
+        "means over the seeds counted in the second column, with standard errors at most "
+        f"{report.sig(100 * rel)}% of the entry")
+    # tab-growth: s_1 and s_2 at the largest width, the remainder at the smallest and largest
+    lo, hi = direct["poly4", 24], direct["poly4", 48]
+    worst = lambda values: max(mean_sem(v)[1] / mean_sem(v)[0] for v in np.array(values).T)
+    s1 = worst([d["top"][:, 0] for d in hi])
+    s2 = worst([d["top"][:, 1] for d in hi])
+    rem = max(worst([d["eta"] * d["residual"] * d["update_norm"] for d in runs])
+              for runs in (lo, hi))
+    text = ch.growth_table_spread(res)
+    assert text.startswith("means over 2 seeds, with standard errors at most ")
+    assert f"{report.sig(100 * s1)}% of the entry for $s_1$, {report.sig(100 * s2)}% for $s_2$" in text
+    assert text.endswith(f"{report.sig(100 * rem)}% for $\\lVert\\Delta_1\\rVert_{{op}}$")
+    # tab-remainder-tails: every measured cell "mean ± standard error", He_3 at N = 32
+    tail = [ch.first_step_diagnostics(rng_for(s), N=32, activation=POLY4, target=HE3,
+                                      dtype=np.float32) for s in range(2)]
+    header, rows = ch.tail_table(res)
+    he3 = rows[[r[0] for r in rows].index(ch.TARGET_LABELS["He_3"])]
+    cell = lambda m, se: f"{m:.2f} ± {se:.2f}"
+    assert he3[1] == cell(*mean_sem([t["remainder_sample_overlap"] for t in tail]))
+    assert he3[2] == cell(*mean_sem([t["max_label"] for t in tail]))
+    assert he3[3] == cell(*mean_sem([t["residual"] * t["update_norm"] for t in tail]))
+    one = [ch.single_sample_norm(t["max_label"], res.spread, 32, 32) for t in tail]
+    assert he3[4] == cell(*mean_sem(one))
+
+
 def test_residual_data_rejects_bad_input():
     acts = {"poly4": POLY4}
     tails = {"He_3": HE3}
@@ -203,6 +247,24 @@ def test_bbp_data_shapes_direct_computation_and_figure():
     header, rows = ch.bbp_table(bbp)
     assert len(rows) == 2
     _pipe_free(header, rows)
+    # the spread of tab-bbp: standard errors of the gaps at the steps of the largest gaps, of
+    # the deviation of |mu_1| ||a|| ||v|| (limit sqrt 2) and of the remainder, over the seeds
+    top = np.array([d["top"][:, 0] for d in direct])[:, above]
+    pred = np.array([spiked_outlier(np.array(cs) * d["spike"], 1.0) for d in direct])[:, above]
+    i = int(np.argmax(np.abs(top.mean(axis=0) / limit - 1)))
+    j = int(np.argmax(np.abs(top.mean(axis=0) / pred.mean(axis=0) - 1)))
+    assert bbp.gap_sem["He_1"][0] == pytest.approx(mean_sem(top[:, i])[1] / limit[i], rel=1e-6)
+    assert bbp.gap_sem["He_1"][1] == pytest.approx(mean_sem(top[:, j] / pred[:, j] - 1)[1],
+                                                   rel=1e-5)
+    dev = [d["spike"] / np.sqrt(2) - 1 for d in direct]
+    assert bbp.spike_dev["He_1"] == pytest.approx(np.mean(dev), rel=1e-6)
+    assert bbp.spike_dev_sem["He_1"] == pytest.approx(mean_sem(dev)[1], rel=1e-6)
+    percent = max(max(max(bbp.gap_sem[k]), bbp.spike_dev_sem[k]) for k in bbp.targets)
+    remainder = max(bbp.summary[k]["residual_sem"] for k in bbp.targets)
+    assert mean_sem([d["residual"] for d in direct])[1] <= remainder
+    assert ch.bbp_table_spread(bbp) == (
+        f"means over 2 seeds, with standard errors at most {report.sig(100 * percent)}% for the "
+        f"percentages and {report.sig(remainder)} for the remainder")
     _labelled(ch.plot_bbp(bbp))
     with pytest.raises(ValueError, match="window"):
         ch.bbp_data(32, cs, {"He_1": HE1}, range(2), POLY4, window=0.5)

@@ -10,6 +10,7 @@ import pytest  # noqa: E402
 
 import twostep as ts  # noqa: E402
 from twostep.analysis.readout import RELATIVE_LAMBDAS  # noqa: E402
+from twostep.analysis.verdicts import mean_sem  # noqa: E402
 from twostep.chapters import readout as ch  # noqa: E402
 
 D = 16
@@ -72,6 +73,16 @@ def _labelled(fig):
 def _table(header, rows):
     assert rows and all(len(r) == len(header) for r in rows)
     assert all(isinstance(c, str) for r in rows for c in r)
+
+
+def _assert_pm(cell, values):
+    # A "mean ± sem" cell: both parts are those of the per-seed values, to the cell's digits.
+    mean, sem = mean_sem(values)
+    shown = cell.split(" ± ")
+    assert len(shown) == 2, cell
+    tol = 0.51 * 10.0 ** -len(shown[1].split(".")[1])
+    assert abs(float(shown[0]) - mean) <= tol, (cell, mean)
+    assert abs(float(shown[1]) - sem) <= tol, (cell, sem)
 
 
 # -- theory formulas ---------------------------------------------------------------------
@@ -275,8 +286,27 @@ def test_memorisation_data_tables_and_plot(runs):
     _table(header, rows)
     assert len(rows) == 6 + len(PSIS)
     assert nums["feat_ratio_fr"] >= 1
-    header, rows = ch.raw_table(runs["S1"], REF[0], A2S, L)
+    # The row norms across psi: mean ± standard error over the seeds (psi = 1/2: the n/d
+    # sweep's own runs; psi = 1: the alpha2 sweep's at the reference).
+    half = [r for r in runs["rec2"] if r["target"] == "he1" and r["n"] == D // 2]
+    assert len(half) == len(SEEDS)
+    _assert_pm(rows[6][1], [r["max_row_W2_reused"][0] for r in half])
+    _assert_pm(rows[6][2], [r["max_row_W2_fresh"][0] for r in half])
+    i = A2S.index(REF[1])
+    one = [r for r in runs["rec1"] if r["target"] == "he1" and r["alpha1"] == REF[0]]
+    _assert_pm(rows[7][1], [r["max_row_W2_reused"][i] for r in one])
+    assert all(" ± " not in c for r in rows[:6] for c in r[1:])   # the one problem: one draw
+    header, rows, raw = ch.raw_table(runs["S1"], REF[0], A2S, L)
     _table(header, rows)
+    # The caption's largest standard error: over every entry, from the per-seed errors.
+    want = max(mean_sem([r[k][j] for r in runs["rec1"] if r["target"] == t
+                         and r["alpha1"] == REF[0]])[1]
+               for t, k in (("he1", "err_W2_reused_raw"), ("he1", "err_W2_reused"),
+                            ("he1", "err_W2_fresh_raw"), ("he1", "err_W2_fresh"),
+                            ("he1+odd", "err_W2_reused_raw"))
+               for j in range(len(A2S)))
+    assert raw["max_sem"] == pytest.approx(want, rel=1e-9) and want > 0
+    assert float(raw["max_sem_txt"]) == pytest.approx(want, rel=0.3)
     _labelled(ch.plot_why(mem, runs["psi"], runs["S1"]["he1", REF[0]], REF[0], A2S))
     with pytest.raises(ValueError, match="memo_cut"):
         ch.memorisation_table(mem, runs["psi"], memo_cut=2.0)
@@ -371,6 +401,16 @@ def test_ideal_comparison_table(runs):
     assert 0 <= nums["n_below_svd"] <= nums["n_ideal_pairs"]
     e = runs["configs"].entries["reference"]
     assert nums["ref_ideal_svd_re"] == pytest.approx(e["ideal_svd_W2_reused"][0])
+    # Each cell is mean ± standard error over the seeds: the reference's rows, from its runs.
+    ref = [r for r in runs["rec_cfg"] if r["activation"] == "poly4" and r["c"] == 0.5
+           and r["n_train"] == D]
+    assert len(ref) == len(SEEDS) and rows[0][:2] == ["reference", "1 step"]
+    for j, k in enumerate(("err", "ideal", "ideal_svd")):
+        _assert_pm(rows[0][2 + j], [r[f"{k}_W1"] for r in ref])
+        _assert_pm(rows[1][2 + j], [r[f"{k}_W2_reused"][0] for r in ref])
+    # ... and the widths' rows, from theirs.
+    big = [r for r in runs["rec_pen"] if r["N"] == 2 * D]
+    _assert_pm(rows[-1][4], [r["ideal_svd_W2_fresh"][0] for r in big])
     with pytest.raises(ValueError, match="measured ideal"):
         he1 = [r for r in runs["rec1"] if r["target"] == "he1"]
         no_svd = ch.config_data(he1, {"reference": {}, "lo": dict(alpha1=0.3)},

@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from twostep.analysis.spectra import bulk_edge, ks_distance, singular_values, top_singular  # noqa: E402
+from twostep.analysis.verdicts import mean_sem  # noqa: E402
 from twostep.chapters import setting as ch  # noqa: E402
 from twostep.model.activations import Tanh, get_activation  # noqa: E402
 from twostep.model.network import gaussian_inputs, initialise  # noqa: E402
@@ -76,9 +77,22 @@ def test_step_scaling_data_numbers_and_table():
     assert len(rows) == 4
     eta, move, op, per_step = rows
     assert float(move[4].split()[0]) == pytest.approx(2 ** (0.25 - 0.5), abs=5e-3)
-    assert float(op[3]) == pytest.approx(data.matrix_move[32] / data.matrix_move[16], abs=5e-3)
-    assert float(per_step[2]) == pytest.approx(data.matrix_move[32] / step_size(1.0, 0.25, 32),
-                                               abs=5e-3)
+    assert float(op[3].split()[0]) == pytest.approx(data.matrix_move[32] / data.matrix_move[16],
+                                                    abs=5e-3)
+    assert float(per_step[2].split()[0]) == pytest.approx(
+        data.matrix_move[32] / step_size(1.0, 0.25, 32), abs=5e-3)
+    # mean ± standard error over the seeds; the ratio's error propagated from both widths
+    small = [ch.displacement(16, s, 1.0, 0.25, POLY4, hermite_link(1)) for s in range(2)]
+    (m_s, se_s), (m_l, se_l) = mean_sem([m[1] for m in small]), mean_sem([m[1] for m in moves])
+    assert se_s > 0 and se_l > 0
+    assert op[1] == f"{m_s:.2f} ± {se_s:.2f}" and op[2] == f"{m_l:.2f} ± {se_l:.2f}"
+    r = m_l / m_s
+    assert op[3] == f"{r:.2f} ± {r * np.sqrt((se_l / m_l) ** 2 + (se_s / m_s) ** 2):.2f}"
+    m, se = mean_sem([m[0] for m in moves])
+    assert move[2] == f"{m:.3f} ± {se:.3f}"
+    eta_l = step_size(1.0, 0.25, 32)
+    assert per_step[2] == f"{m_l / eta_l:.2f} ± {se_l / eta_l:.2f}"
+    assert "±" not in "".join(eta)
     _pipe_free(header, rows)
     with pytest.raises(ValueError, match="widths"):
         ch.step_scaling_data([16], 2, 1.0, 0.25, POLY4)

@@ -14,7 +14,7 @@ import twostep as ts
 from twostep.analysis import phases
 from twostep.analysis.rescaling import StepFamily
 from twostep.analysis.spikes import power_cosine, term_diagnostics, width_to_reach
-from twostep.chapters import two_steps as ch
+from twostep.chapters import report, two_steps as ch
 from twostep.chapters.report import VERDICT_SYMBOLS, VERDICT_WIDTHS
 
 C, REF = 0.2, (0.4, 0.25)
@@ -61,6 +61,16 @@ def _table(md, label, rows):
     assert text.startswith("```{table}") and f":name: {label}" in text
     assert text.count("\n|") - 2 == rows   # header and separator excluded
     return text
+
+
+def _sem(x):
+    """Standard error over seeds of the per-seed values ``x`` (along the first axis)."""
+    x = np.asarray(x, float)
+    return x.std(axis=0, ddof=1) / np.sqrt(len(x))
+
+
+def _seeds(scaling, batch, N):
+    return [r for r in scaling.records if r["batch"] == batch and r["N"] == N]
 
 
 # ----------------------------------------------------------------- parameters and checks
@@ -134,9 +144,28 @@ def test_terms_figure_tables_and_numbers(scaling):
     _labelled(fig)
     assert len(fig.get_axes()) == 6
     _table(ch.slopes_table(scaling), "tab-slopes", 8)
-    _table(ch.terms_table(scaling), "tab-terms", 8)
+    text = _table(ch.terms_table(scaling), "tab-terms", 8)
+    # the caption's spread: the largest standard error of a cosine and of any other entry
+    cosines = others = 0.0
+    for b in ("fresh", "reused"):
+        last = _seeds(scaling, b, NS[-1])
+        for k in range(4):
+            cosines = max(cosines, *(_sem([r[key][k] for r in last]) for key in ("left", "right")))
+            peak = max(NS, key=lambda N: np.mean([r["rel"][k] for r in _seeds(scaling, b, N)]))
+            others = max(others, _sem([r["top"][k] / r["signal"][k] for r in last]),
+                         *(_sem([r["rel"][k] for r in _seeds(scaling, b, N)])
+                           for N in (NS[0], peak, NS[-1])))
+    assert cosines > 0 and others > 0
+    assert ch._terms_spread(scaling) == pytest.approx((cosines, others), rel=1e-12)
+    assert (f"means over {len(SEEDS)} seeds (largest standard error: {report.sig(cosines)} for a "
+            f"cosine, {report.sig(others)} otherwise)") in text
     text = _table(ch.localisation_table(scaling), "tab-localisation", 8)
-    assert f"{scaling.summary['reused'][36]['memorisation'][3]:.2f}" in text
+    assert f"mean ± standard error over {len(SEEDS)} seeds" in text
+    last = _seeds(scaling, "reused", NS[-1])
+    cells = [report.pm(np.mean([r[key][3] for r in last]), _sem([r[key][3] for r in last]))
+             for key in ("localisation", "localisation_signal", "memorisation")]
+    assert f"| reused | 3 | {' | '.join(cells)} |" in text
+    assert all(" ± " in cell for cell in cells)
     v = ch.terms_numbers(scaling)
     f = scaling.summary["fresh"]
     assert v["fr_left_min"] == pytest.approx(min(f[36]["left"]))
@@ -339,7 +368,14 @@ def test_extrapolation_and_first_spike(scaling):
         ts.spike_strength(C * 36 ** SETTINGS[0][0], 1.0, link.coefficients[1], link.second_moment, 1.0))
     v = ch.extrapolation_numbers(rows, first)
     assert v["N_4000"] == 36 and v["N_2000"] == 28 and "nstar_31" in v and "nstar_second" in v
-    _table(ch.first_spike_table(first, scaling, theta), "tab-first", len(NS))
+    text = _table(ch.first_spike_table(first, scaling, theta), "tab-first", len(NS))
+    assert f"mean ± standard error over {len(SEEDS)} seeds" in text
+    for N in NS:
+        counts = [r["settings_count_W1"][0] for r in _seeds(scaling, "fresh", N)]
+        assert first["count"][N] == pytest.approx(np.mean(counts))
+        assert first["count_sem"][N] == pytest.approx(_sem(counts))
+        assert (f"| {N} | {first['theta'][N]:.2f} | "
+                f"{report.pm(np.mean(counts), _sem(counts))} |") in text
     with pytest.raises(ValueError, match="theta_star"):
         ch.extrapolation(scaling, 0.0)
     with pytest.raises(TypeError, match="first"):
@@ -366,17 +402,37 @@ def test_correction_data_compares_both_predictions(scaling):
 
 
 def test_own_edge_counts(scaling):
-    _table(ch.own_edge_table(scaling), "tab-own-edge", 2 * len(SETTINGS))
+    text = _table(ch.own_edge_table(scaling), "tab-own-edge", 2 * len(SETTINGS))
+    # the caption's spread: the largest range over seeds of one entry's count, either count
+    spread = max(int(np.ptp([r[key][i] for r in _seeds(scaling, b, N)]))
+                 for b in ("fresh", "reused") for N in NS for i in range(len(SETTINGS))
+                 for key in ("settings_count", "settings_count_own"))
+    phrase = ("every seed gives the same counts" if spread == 0
+              else f"the counts of the seeds differ by at most {spread}")
+    assert f"mean over {len(SEEDS)} seeds ({phrase}):" in text
+    # seed 0's records twice over: every seed gives the same counts
+    twice = [{**r, "seed": s} for r in scaling.records if r["seed"] == 0 for s in (0, 1)]
+    same = ch.own_edge_table(ch.Scaling(**{**scaling.__dict__, "records": twice})).data
+    assert "(every seed gives the same counts)" in same and "differ by" not in same
     text = _table(ch.own_edge_level_table(scaling), "tab-own-edge-level", 2 * len(SETTINGS))
-    edge = np.mean([r["settings_edge_own"][0] for r in scaling.records
-                    if r["batch"] == "fresh" and r["N"] == NS[0]])
+    assert f"mean ± standard error over {len(SEEDS)} seeds" in text
+    edges = [r["settings_edge_own"][0] for r in _seeds(scaling, "fresh", NS[0])]
     a1, a2 = SETTINGS[0]
-    assert f"| fresh | ({a1:g}, {a2:g}) | {edge:.2f} |" in text
+    assert f"| fresh | ({a1:g}, {a2:g}) | {report.pm(np.mean(edges), _sem(edges))} |" in text
+    assert _sem(edges) > 0
     nums = ch.own_edge_numbers(scaling)
     assert 0 <= nums["own_fresh_hits"] <= nums["own_fresh_total"]
     for r in scaling.records:
         s, edge = r["settings_top"], r["settings_edge_own"]
         assert np.all(r["settings_count_own"] == [np.sum(row > e * 1.05) for row, e in zip(s, edge)])
+
+
+def test_mean_and_spread_formats():
+    assert report.pm(0.456, 0.031) == "0.46 ± 0.03"
+    assert report.pm(2.0031, 0.0012) == "2.003 ± 0.001"   # a standard error that rounds to 0.00
+    assert report.pm(1, 0.0) == "1.00 ± 0.00"             # every seed the same
+    assert [report.sig(x) for x in (0.0034, 0.0123, 0.26, 7.3, 12.3, 0.0)] == [
+        "0.003", "0.012", "0.3", "7", "12", "0"]
 
 
 def test_order_count_data_and_plot():

@@ -6,6 +6,7 @@ import types
 import numpy as np
 import pytest
 
+from twostep.chapters import report
 from twostep.chapters.report import glue_numbers, markdown_table, minus_sign, num, quoted, sci
 
 MINUS = "\u2212"
@@ -97,3 +98,12 @@ def test_quoted_picks_and_renames_the_values_a_page_inserts():
         quoted(values, "a", "d")
     with pytest.raises(TypeError, match="values must be a dict"):
         quoted([1], "a")
+
+
+def test_spreads_and_mean_pm_sem_for_tables():
+    assert [report.sig(x) for x in (0.0034, 0.0123, 0.0, 4.46, 0.14, 25.0)] == [
+        "0.003", "0.012", "0", "4", "0.14", "20"]
+    assert report.pm(0.4567, 0.031) == "0.46 ± 0.03"
+    assert report.pm(2.0512, 0.0049) == "2.051 ± 0.005"   # the spread must not read 0.00
+    assert report.pm(1.0, 0.0) == "1.00 ± 0.00"
+    assert report.sig(0.096) == "0.096" and report.sig(1.06) == "1.1"

@@ -47,7 +47,7 @@ from ..analysis.verdicts import count_verdict, mean_sem, verdict, worst
 from ..model.activations import get_activation
 from . import figures as plotting
 from .figures import COLORS
-from .report import markdown_table, sci, width_verdicts
+from .report import markdown_table, sci, sig, width_verdicts
 
 #: The files the appendix reads, under :func:`results_folder`: the spike file, the reuse file
 #: (odd bounded link) and its control (the same runs with the even link He_2).
@@ -182,6 +182,18 @@ def _series(stats: dict, index=(), sem: bool = True):
     sd = np.array([stats[N][1][index] / (math.sqrt(stats[N][2]) if sem else 1.0)
                    if stats[N][2] > 1 else math.nan for N in sorted(stats)])
     return Ns, mean, sd
+
+
+def _seeds_text(seeds: dict) -> str:
+    """``{N: seeds}`` for a caption: "means over 2 to 3 seeds per width" ("over 3 seeds" where
+    every width has as many), with " (one draw at $N = ...$)" for the widths with a single
+    seed; "one draw per width" where every width has one."""
+    n = sorted(set(seeds.values()))
+    if n == [1]:
+        return "one draw per width"
+    text = f"means over {n[0]} to {n[-1]} seeds" if len(n) > 1 else f"means over {n[0]} seeds"
+    one = [str(N) for N in sorted(seeds) if seeds[N] == 1]
+    return text + " per width" + (f" (one draw at $N = {', '.join(one)}$)" if one else "")
 
 
 def _log_ticks(ax, Ns):
@@ -340,10 +352,34 @@ def wall_table(data: AtScale):
 
 # --------------------------------------------------------------------------- the terms
 
+def _terms_spread(d: AtScale, orders) -> dict:
+    r"""The spread over seeds of the entries of :func:`terms_table`: per batch, the largest
+    standard error (:math:`\mathrm{sd}/\sqrt{n}`, ``ddof=1``, over the :math:`n` seeds of a
+    width) of a relative remainder (``{batch}_remainder``) and of a cosine (``{batch}_cosine``:
+    that of the order whose mean cosine is the entry), over the widths with more than one seed;
+    ``seeds``, the seeds per width ``{N: n}`` (the fewer of the two batches')."""
+    out, seeds = {}, {}
+    for batch in BATCHES:
+        rel = width_stats(d.records("spike", batch), lambda r: r["residual"] / r["signal"])
+        cos = [width_stats(d.records("spike", batch), lambda r, s=side: r[s])
+               for side in ("left", "right")]
+        rem = cosine = 0.0
+        for N, (_, sd, n) in rel.items():
+            seeds[N] = min(seeds.get(N, n), n)
+            if n > 1:
+                rem = max(rem, *(sd[k] / math.sqrt(n) for k in orders))
+                for st in cos:
+                    k = min(orders, key=lambda k: st[N][0][k])
+                    cosine = max(cosine, st[N][1][k] / math.sqrt(n))
+        out[f"{batch}_remainder"], out[f"{batch}_cosine"] = float(rem), float(cosine)
+    return dict(out, seeds=seeds)
+
+
 def terms_table(data: AtScale, orders=(1, 2, 3)):
     r"""Table *tab-at-scale-terms*: per batch and width, for each order in ``orders``, the
     relative remainder :math:`\|T_k-S_k\|/\|S_k\|` and the cosines of :math:`T_k`'s top vectors
-    with :math:`a^{\circ(k+1)}` and :math:`u_k` (means over seeds)."""
+    with :math:`a^{\circ(k+1)}` and :math:`u_k` (means over seeds; the largest standard errors
+    of :func:`_terms_spread` in the caption)."""
     d = _check(data)
     orders = [check_int(k, "orders[k]", 0) for k in orders]
     if any(k >= d.L for k in orders):
@@ -357,11 +393,15 @@ def terms_table(data: AtScale, orders=(1, 2, 3)):
             rows.append([batch, str(N)] + [f"{rel[N][0][k]:.3f}" for k in orders]
                         + [f"{min(left[N][0][k] for k in orders):.3f}",
                            f"{min(right[N][0][k] for k in orders):.3f}"])
+    sp = _terms_spread(d, orders)
+    spread = (f" Largest standard error, fresh and reused: {sig(sp['fresh_remainder'])} and "
+              f"{sig(sp['reused_remainder'])} for a remainder, {sig(sp['fresh_cosine'])} and "
+              f"{sig(sp['reused_cosine'])} for a cosine." if max(sp["seeds"].values()) > 1 else "")
     return markdown_table(
-        "The exact terms $T_k$ at the reference setting, means over seeds: the relative remainder "
-        "$\\|T_k-S_k\\|/\\|S_k\\|$ of each order, and over those orders the smallest cosine of the "
-        "top left vector with $a^{\\circ(k+1)}$ and of the top right vector with $u_k$ (reuse-aware "
-        "for a reused batch).",
+        f"The exact terms $T_k$ at the reference setting, {_seeds_text(sp['seeds'])}: the "
+        "relative remainder $\\|T_k-S_k\\|/\\|S_k\\|$ of each order, and over those orders the "
+        "smallest cosine of the top left vector with $a^{\\circ(k+1)}$ and of the top right vector "
+        "with $u_k$ (reuse-aware for a reused batch)." + spread,
         "tab-at-scale-terms", ["batch", "$N$"] + [f"remainder, $k = {k}$" for k in orders]
         + ["cosine, left", "cosine, right"], rows)
 
@@ -562,10 +602,27 @@ def plot_counts(counts: Counts):
     return fig
 
 
+def _counts_spread(counts: Counts) -> dict:
+    r"""The spread over seeds of the mean counts of :func:`counts_table`: per batch, the largest
+    standard error (:func:`~twostep.analysis.verdicts.mean_sem` of the per-seed means over the
+    points of one :math:`\Lambda`) over the widths with more than one seed and every
+    :math:`\Lambda` (``fresh``, ``reused``); ``seeds``, the seeds per width ``{N: n}`` (the
+    fewer of the two batches')."""
+    lams = sorted(set(counts.lam.tolist()))
+    out = {"seeds": {N: min(int(counts.counts[b][N].shape[0]) for b in BATCHES)
+                     for N in counts.Ns}}
+    for batch in BATCHES:
+        out[batch] = max((mean_sem(c[:, counts.lam == lam].mean(axis=1))[1]
+                          for c in counts.counts[batch].values() if c.shape[0] > 1
+                          for lam in lams), default=0.0)
+    return out
+
+
 def counts_table(counts: Counts):
     r"""Table *tab-at-scale-counts*: per batch and width, the grid points where the seed-mean
     raw count equals :math:`1+\Lambda`, for :math:`\Lambda = 0` and :math:`\Lambda\ge1`, and the
-    mean count per :math:`\Lambda`."""
+    mean count per :math:`\Lambda` (the largest standard errors of :func:`_counts_spread` in the
+    caption)."""
     if not isinstance(counts, Counts):
         raise TypeError(f"counts must be a Counts (from count_data), got {type(counts).__name__}")
     lams = sorted(set(counts.lam.tolist()))
@@ -577,11 +634,15 @@ def counts_table(counts: Counts):
             c = counts.counts[batch][N]
             rows.append([batch, str(N), f"{h0} / {t0}", f"{h1} / {t1}"]
                         + [f"{c[:, counts.lam == lam].mean():.2f}" for lam in lams])
+    sp = _counts_spread(counts)
+    seeds = _seeds_text(sp["seeds"])
+    spread = (f"; the largest standard error of a mean count is {sig(sp['fresh'])} (fresh) and "
+              f"{sig(sp['reused'])} (reused)" if max(sp["seeds"].values()) > 1 else "")
     return markdown_table(
         "Raw outlier count of $W_2$ (singular values above $2\\times1.05$) over the 25-point grid: "
         "points where the mean over seeds, rounded, equals $1+\\Lambda$ (hits / points), and the "
         "mean count over the points of each $\\Lambda$, whose theory is $1+\\Lambda$ (in brackets). "
-        "Seeds per width: the spike file's row of the seeds table.", "tab-at-scale-counts",
+        f"{seeds[0].upper() + seeds[1:]}{spread}.", "tab-at-scale-counts",
         ["batch", "$N$", "hits, $\\Lambda = 0$", "hits, $\\Lambda\\ge1$"]
         + [f"$\\Lambda = {lam}$ ({1 + lam})" for lam in lams], rows)
 

@@ -21,9 +21,11 @@ Each figure of the chapter is one compute call and one plot call: :func:`residua
 :func:`plot_residual` and :func:`plot_growth`, :func:`w1_spectrum_data` with
 :func:`plot_w1_spectrum`, :func:`bbp_data` with :func:`plot_bbp`, :func:`overlap_data` with
 :func:`plot_overlap`. The ``*_numbers`` functions return the values the prose glues, the
-``*_table`` functions the (header, rows) of its tables, and the small formulas the prose uses
-(:func:`derivative_spread`, :func:`single_sample_norm`, :func:`log_corrected_slope`,
-:func:`cross_moment`, :func:`critical_step`) are tested here rather than computed in a cell.
+``*_table`` functions the (header, rows) of its tables, the ``*_table_spread`` functions the
+spread over seeds that the caption of a table too wide for "mean ± standard error" cells
+states, and the small formulas the prose uses (:func:`derivative_spread`,
+:func:`single_sample_norm`, :func:`log_corrected_slope`, :func:`cross_moment`,
+:func:`critical_step`) are tested here rather than computed in a cell.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from ..model.activations import Activation, as_activation, check_activation
 from ..model.network import gaussian_inputs, gradient, initialise
 from ..model.steps import draw_problem, step_size
 from ..model.targets import Link
-from .report import VERDICT_WIDTHS, sci, width_verdicts
+from .report import VERDICT_WIDTHS, sci, sig, width_verdicts
 
 
 def _residual_top(G, spike, seed):
@@ -538,6 +540,7 @@ def _growth_curves(data: ResidualData) -> list[dict]:
                         top1=np.array([e["top1"][i] for e in rows]),
                         top1_sem=np.array([e["top1_sem"][i] for e in rows]),
                         top2=np.array([e["top2"][i] for e in rows]),
+                        top2_sem=np.array([e["top2_sem"][i] for e in rows]),
                         rem=np.array([e["remainder"][i] for e in rows]),
                         rem_sem=np.array([e["remainder_sem"][i] for e in rows]),
                         pred=np.asarray(spiked_outlier(theta, 1.0))))
@@ -646,6 +649,19 @@ def residual_table(data: ResidualData) -> tuple[list, list]:
     return header, rows
 
 
+def residual_table_spread(data: ResidualData) -> str:
+    r"""The spread over seeds of :func:`residual_table`, for its caption: "means over the seeds
+    counted in the second column, with standard errors at most 4% of the entry", the percentage
+    the largest relative standard error :math:`\mathrm{se}/\bar r` of the ratio :math:`\bar r`
+    over the widths and activations (the same for :math:`\sqrt N\,\bar r`), with one
+    significant digit (two when it starts with 1)."""
+    _check_data(data, ResidualData)
+    rel = max(float(e["residual_sem"] / e["residual"]) for rows in data.summary.values()
+              for e in rows)
+    return (f"means over the seeds counted in the second column, with standard errors at most "
+            f"{sig(100 * rel)}% of the entry")
+
+
 def slope_table(data: ResidualData) -> tuple[list, list]:
     """Header and rows of the fitted log-log slopes of the relative remainder (with standard
     errors) and its value at the largest width of each fit."""
@@ -668,10 +684,12 @@ def slope_table(data: ResidualData) -> tuple[list, list]:
 
 
 def tail_table(data: ResidualData) -> tuple[list, list]:
-    r"""Header and rows, per tail target at the largest small width: the cosine of the top right
-    singular vector of :math:`G-\mu_1av^\top` with the input of the largest label, the largest
-    label, the measured :math:`\|G-\mu_1av^\top\|_{op}` and the single-sample prediction
-    :func:`single_sample_norm`."""
+    r"""Header and rows, per tail target at the largest small width, each cell the mean ± standard
+    error over seeds (``"0.81 ± 0.03"``): the cosine of the top right singular vector of
+    :math:`G-\mu_1av^\top` with the input of the largest label, the largest label, the measured
+    :math:`\|G-\mu_1av^\top\|_{op}` and the single-sample prediction :func:`single_sample_norm`
+    of the mean largest label (linear in it, so its standard error is the prediction's at the
+    label's standard error)."""
     _check_data(data, ResidualData)
     N = int(data.sizes_small[-1])
     # no "|" inside a cell: it would end the cell of a pipe table
@@ -680,9 +698,11 @@ def tail_table(data: ResidualData) -> tuple[list, list]:
     rows = []
     for key in [k for k in TARGET_COLORS if k in data.tail_summary]:
         e = data.tail_summary[key][-1]
-        rows.append([TARGET_LABELS.get(key, key), f"{e['remainder_sample_overlap']:.2f}",
-                     f"{e['max_label']:.2f}", f"{e['remainder_norm']:.2f}",
-                     f"{single_sample_norm(e['max_label'], data.spread, N, N):.2f}"])
+        pm = lambda name: f"{e[name]:.2f} ± {e[name + '_sem']:.2f}"
+        one = lambda label: single_sample_norm(label, data.spread, N, N)
+        rows.append([TARGET_LABELS.get(key, key), pm("remainder_sample_overlap"), pm("max_label"),
+                     pm("remainder_norm"),
+                     f"{one(e['max_label']):.2f} ± {one(e['max_label_sem']):.2f}"])
     return header, rows
 
 
@@ -699,6 +719,26 @@ def growth_table(data: ResidualData) -> tuple[list, list]:
              f"{cur['top2'][-1]:.3f}", f"{cur['rem'][0]:.2f}", f"{cur['rem'][-1]:.2f}"]
             for cur in _growth_curves(data)]
     return header, rows
+
+
+def growth_table_spread(data: ResidualData) -> str:
+    r"""The spread over seeds of :func:`growth_table`, for its caption: the seeds at the largest
+    and the smallest width, and per measured quantity (:math:`s_1`, :math:`s_2`,
+    :math:`\|\Delta_1\|_{op}`) the largest relative standard error :math:`\mathrm{se}/\text{mean}`
+    of its entries over the recorded steps, in percent with one significant digit (two when it
+    starts with 1): "means over 3 seeds (6 at :math:`N = 250`), with standard errors at most
+    0.8% of the entry for :math:`s_1`, ..."."""
+    _check_data(data, ResidualData)
+    curves = _growth_curves(data)
+    if not curves:
+        raise ValueError("data has no recorded steps (residual_data(..., steps=()))")
+    rows = data.summary[data.main]
+    rel = lambda key, at: max(float(c[key + "_sem"][i] / c[key][i]) for c in curves for i in at)
+    lo, hi = rows[0]["count"], rows[-1]["count"]
+    seeds = f"{hi} seeds" + ("" if lo == hi else f" ({lo} at $N = {rows[0]['N']}$)")
+    return (f"means over {seeds}, with standard errors at most {sig(100 * rel('top1', [-1]))}% "
+            f"of the entry for $s_1$, {sig(100 * rel('top2', [-1]))}% for $s_2$ and "
+            rf"{sig(100 * rel('rem', [0, -1]))}% for $\lVert\Delta_1\rVert_{{op}}$")
 
 
 # --- the spectrum of W_1 at two step sizes (fig-w1-spectrum) -----------------------------
@@ -812,10 +852,13 @@ class BBPData:
     window: float
     mu1: float
     targets: dict             # name -> Link
-    summary: dict             # name -> means/sems of top1, right_v_overlap, pred_measured, residual
+    summary: dict             # name -> means/sems of top1, right_v_overlap, pred_measured,
+                              # residual, measured_gap, spike_dev
     eta_c: dict               # name -> critical step
     gap: dict                 # name -> (max rel. gap to the limit, to the measured-theta prediction)
     spike_dev: dict           # name -> mean of ||a|| ||v|| / limit - 1
+    gap_sem: dict             # name -> standard errors of the two gaps, at the steps of the maxima
+    spike_dev_sem: dict       # name -> standard error of spike_dev
 
 
 def _bbp_task(rng, target, N, cs, activation, targets, dtype):
@@ -833,7 +876,10 @@ def bbp_data(N: int, cs, targets: dict, seeds, activation: Activation, window: f
     :math:`\theta = c\,|\mu_1|\|a\|\|v\|` (``pred_measured``). ``gap[name]`` is the largest
     relative deviation :math:`|s_1/s_\star - 1|` over steps :math:`c > \text{window}\cdot\eta_c`,
     against the limiting and against the measured :math:`\theta`; ``spike_dev[name]`` the mean of
-    :math:`|\mu_1|\|a\|\|v\|/\lim - 1`.
+    :math:`|\mu_1|\|a\|\|v\|/\lim - 1`. ``gap_sem[name]`` holds the standard errors over seeds
+    of the two gaps at the step where each is largest: :math:`\mathrm{se}(s_1)/s_\star` for the
+    limiting :math:`\theta` (a constant), and that of the draws' own :math:`s_1/s_\star - 1` for
+    the measured one; ``spike_dev_sem[name]`` that of ``spike_dev``.
 
     Parameters
     ----------
@@ -870,20 +916,28 @@ def bbp_data(N: int, cs, targets: dict, seeds, activation: Activation, window: f
         r["pred_measured"] = spiked_outlier(cs * r["spike"], 1.0)
         g = targets[r["target"]]
         r["spike_dev"] = r["spike"] / spike_strength(1.0, mu1, g.coefficients[1], g.second_moment, 1.0) - 1
+        r["measured_gap"] = r["top1"] / r["pred_measured"] - 1
     summary = {e["target"]: e for e in summarise(
-        records, ["target"], ["top1", "right_v_overlap", "pred_measured", "residual"])}
-    eta_c, gap, spike_dev = {}, {}, {}
+        records, ["target"],
+        ["top1", "right_v_overlap", "pred_measured", "residual", "measured_gap", "spike_dev"])}
+    eta_c, gap, spike_dev, gap_sem, spike_dev_sem = {}, {}, {}, {}, {}
     for name, g in targets.items():
         e = summary[name]
         eta_c[name] = critical_step(mu1, g.coefficients[1], g.second_moment, 1.0, 1.0)
         above = cs > window * eta_c[name]
         limit = spiked_outlier(np.array([spike_strength(c, mu1, g.coefficients[1], g.second_moment, 1.0)
                                          for c in cs[above]]), 1.0)
-        gap[name] = (float(np.max(np.abs(e["top1"][above] / limit - 1))),
-                     float(np.max(np.abs(e["top1"][above] / e["pred_measured"][above] - 1))))
+        to_limit = np.abs(e["top1"][above] / limit - 1)
+        to_measured = np.abs(e["top1"][above] / e["pred_measured"][above] - 1)
+        i, j = int(np.argmax(to_limit)), int(np.argmax(to_measured))
+        gap[name] = (float(to_limit[i]), float(to_measured[j]))
+        gap_sem[name] = (float(e["top1_sem"][above][i] / limit[i]),
+                         float(e["measured_gap_sem"][above][j]))
         spike_dev[name] = float(np.mean([r["spike_dev"] for r in records if r["target"] == name]))
+        spike_dev_sem[name] = float(e["spike_dev_sem"])
     return BBPData(N=N, cs=cs, n_seeds=len(seeds), window=window, mu1=mu1, targets=targets,
-                   summary=summary, eta_c=eta_c, gap=gap, spike_dev=spike_dev)
+                   summary=summary, eta_c=eta_c, gap=gap, spike_dev=spike_dev, gap_sem=gap_sem,
+                   spike_dev_sem=spike_dev_sem)
 
 
 def plot_bbp(data: BBPData):
@@ -959,6 +1013,19 @@ def bbp_table(data: BBPData) -> tuple[list, list]:
              f"{data.gap[k][1]:.1%}", f"{data.spike_dev[k]:+.1%}",
              f"{float(data.summary[k]['residual']):.3f}"] for k in data.targets]
     return header, rows
+
+
+def bbp_table_spread(data: BBPData) -> str:
+    r"""The spread over seeds of :func:`bbp_table`, for its caption: "means over 3 seeds, with
+    standard errors at most 0.3% for the percentages and 0.004 for the remainder", the first
+    the largest of ``gap_sem`` and ``spike_dev_sem`` over the targets, the second the largest
+    standard error of the relative remainder, each with one significant digit (two when it
+    starts with 1); :math:`\eta_c` is a formula, without spread."""
+    _check_data(data, BBPData)
+    percent = max(max(max(data.gap_sem[k]), data.spike_dev_sem[k]) for k in data.targets)
+    remainder = max(float(data.summary[k]["residual_sem"]) for k in data.targets)
+    return (f"means over {data.n_seeds} seeds, with standard errors at most {sig(100 * percent)}% "
+            f"for the percentages and {sig(remainder)} for the remainder")
 
 
 # --- the learned direction (fig-overlap) -------------------------------------------------

@@ -58,7 +58,7 @@ from ..model.targets import Teacher
 from ..analysis.theory import n_spikes, spike_terms
 from ..model.steps import draw_problem, one_step, step_size
 from .figures import COLORS, errorbars, legend_below
-from .report import sci
+from .report import sci, sig
 
 #: The first layers compared, in the order of the table above.
 SCHEMES = ("W0", "W1", "W1_total", "W2_reused", "W2_fresh")
@@ -776,11 +776,11 @@ def paired_table(summary: dict, alpha1s, alpha2s, L: int, columns=None) -> tuple
     return header, rows
 
 
-def _pm_cell(mean, sem) -> str:
-    """``+0.012 ± 0.004`` for a table cell: three decimals, four where the standard error
-    would round to zero at three."""
+def _pm_cell(mean, sem, signed: bool = True) -> str:
+    """``+0.012 ± 0.004`` for a table cell (``0.012 ± 0.004`` unless ``signed``): three
+    decimals, four where the standard error would round to zero at three."""
     spec = ".3f" if abs(sem) >= 0.0005 else ".4f"
-    return f"{mean:+{spec}} ± {sem:{spec}}"
+    return f"{mean:{'+' if signed else ''}{spec}} ± {sem:{spec}}"
 
 
 def _odd_spread(records) -> float:
@@ -1352,7 +1352,7 @@ def ideal_comparison_table(configs: ConfigData, widths: PenaltyData) -> tuple:
     r"""Measured test error next to the two ideal readouts of :eq:`eq-ro-ideal`, per
     setting (each configuration, then each width) and first layer: the theory's
     directions (:func:`learned_directions`) and the measured top singular vectors
-    (:func:`measured_directions`), as ``measured / theory / measured vectors``. Returns
+    (:func:`measured_directions`), each cell the mean ± standard error over the seeds. Returns
     ``(header, rows, numbers)``; ``numbers``: ``n_ideal_pairs`` (settings × first layers),
     how many lie below each ideal (``n_below_theory``, ``n_below_svd``), the most the
     measured error lies below the theory's (``max_below_theory``), the largest difference
@@ -1377,7 +1377,9 @@ def ideal_comparison_table(configs: ConfigData, widths: PenaltyData) -> tuple:
             gap_below = max(gap_below, th - m)
             if s != "W2_reused":
                 gap_svd = max(gap_svd, abs(sv - th))
-            rows.append([label if j == 0 else "", _SHORT[s], f"{m:.3f}", f"{th:.3f}", f"{sv:.3f}"])
+            rows.append([label if j == 0 else "", _SHORT[s]]
+                        + [_pm_cell(*_one(e, f"{k}_{s}"), signed=False)
+                           for k in ("err", "ideal", "ideal_svd")])
     ref = next(iter(configs.entries.values()))
     numbers = dict(n_ideal_pairs=len(settings) * len(shown), n_below_theory=int(below_th),
                    n_below_svd=int(below_svd), max_below_theory=float(gap_below),
@@ -1488,9 +1490,10 @@ def memorisation_table(data: MemorisationData, psi: PsiData, memo_cut: float = 0
     r"""Reused against fresh second step, neuron by neuron and across :math:`\psi`:
     median and largest move, the share of the squared movement carried by the top
     ``top_frac`` of neurons, median largest cosine, fraction with cosine above
-    ``memo_cut``, largest over median feature scale, and the largest row norm of
-    :math:`W_2` at each :math:`\psi` (:math:`\mathrm{He}_1`). Returns ``(header, rows,
-    numbers)``; ``numbers`` holds the feature-scale ratios the text quotes."""
+    ``memo_cut``, largest over median feature scale (these of the one problem of ``data``),
+    and the largest row norm of :math:`W_2` at each :math:`\psi` (:math:`\mathrm{He}_1`,
+    mean ± standard error over the seeds of ``psi``). Returns ``(header, rows, numbers)``;
+    ``numbers`` holds the feature-scale ratios the text quotes."""
     if not isinstance(data, MemorisationData) or not isinstance(psi, PsiData):
         raise TypeError("data must be a MemorisationData and psi a PsiData")
     memo_cut = check_real(memo_cut, "memo_cut", low=0.0, high=1.0)
@@ -1515,7 +1518,8 @@ def memorisation_table(data: MemorisationData, psi: PsiData, memo_cut: float = 0
             + [sci(ratio[b], 2) if ratio[b] >= 1000 else f"{ratio[b]:.0f}" for b in bs]]
     key = {"reused": "W2_reused", "fresh": "W2_fresh"}
     rows += [[f"largest row norm of $W_2$, $\\psi = {p:g}$"]
-             + [f"{psi.max_row['he1'][key[b]][j]:.1f}" for b in bs]
+             + [f"{psi.max_row['he1'][key[b]][j]:.1f} ± {psi.max_row_sem['he1'][key[b]][j]:.1f}"
+                for b in bs]
              for j, p in enumerate(psi.psis)]
     numbers = dict(feat_ratio_re_txt=sci(ratio["reused"], 2), feat_ratio_fr=ratio["fresh"])
     return ["", "reused batch", "fresh batch"], rows, numbers
@@ -1524,7 +1528,9 @@ def memorisation_table(data: MemorisationData, psi: PsiData, memo_cut: float = 0
 def raw_table(alpha_summary: dict, alpha1: float, alpha2s, L: int) -> tuple:
     r"""Test error with raw and with standardised features per :math:`\alpha_2` at
     ``alpha1``: the reused and the fresh second step for :math:`\mathrm{He}_1`, and the
-    reused one with raw features for the two-index target. Returns ``(header, rows)``."""
+    reused one with raw features for the two-index target (means over the seeds). Returns
+    ``(header, rows, numbers)``; ``numbers``: ``max_sem``, the largest standard error over
+    the seeds of an entry, and ``max_sem_txt``, the same for a caption (:func:`_sig`)."""
     S1 = _check_summary(alpha_summary, "alpha_summary")
     alpha1 = check_alpha(alpha1, "alpha1")
     A2S = list(_alpha2s(alpha2s))
@@ -1532,12 +1538,12 @@ def raw_table(alpha_summary: dict, alpha1: float, alpha2s, L: int) -> tuple:
     e, m = S1["he1", alpha1], S1["he1+odd", alpha1]
     header = [r"$\alpha_2$", r"$\Lambda$", "reused, raw", "reused, std.", "fresh, raw",
               "fresh, std.", "He₁ + odd: reused, raw"]
-    rows = [[f"{a2:g}", f"{n_spikes(alpha1, a2, L)}"]
-            + [f"{x[k][i]:.3f}" for x, k in ((e, "err_W2_reused_raw"), (e, "err_W2_reused"),
-                                             (e, "err_W2_fresh_raw"), (e, "err_W2_fresh"),
-                                             (m, "err_W2_reused_raw"))]
+    shown = ((e, "err_W2_reused_raw"), (e, "err_W2_reused"), (e, "err_W2_fresh_raw"),
+             (e, "err_W2_fresh"), (m, "err_W2_reused_raw"))
+    rows = [[f"{a2:g}", f"{n_spikes(alpha1, a2, L)}"] + [f"{x[k][i]:.3f}" for x, k in shown]
             for i, a2 in enumerate(A2S)]
-    return header, rows
+    max_sem = float(max(np.max(x[k + "_sem"][:len(A2S)]) for x, k in shown))
+    return header, rows, dict(max_sem=max_sem, max_sem_txt=sig(max_sem))
 
 
 def parameter_table(N: int, c: float, alpha1s, alpha2s, ref, psis, L: int, n_train: int,

@@ -11,6 +11,7 @@ same treatment at build time (``tools/upstream_internals.py`` calls ``minus_sign
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -72,6 +73,24 @@ def quoted(values: dict, *names: str, prefix: str = "") -> dict:
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def sig(x: float) -> str:
+    """A spread for a caption, ``x >= 0`` rounded to one significant digit, two where the
+    first is a 1: ``sig(0.0034) == "0.003"``, ``sig(0.0123) == "0.012"``, ``sig(0) == "0"``."""
+    if x == 0:
+        return "0"
+    digits = 2 if f"{x:.0e}"[0] == "1" else 1
+    r = float(f"{x:.{digits - 1}e}")
+    return f"{r:.{max(0, digits - 1 - math.floor(math.log10(r)))}f}"
+
+
+def pm(mean: float, sem: float, decimals: int = 2) -> str:
+    """``0.46 ± 0.03``: a mean and its standard error over seeds for a table cell, with
+    ``decimals`` decimals, one more where a nonzero standard error would round to zero."""
+    if 0 < sem < 0.5 * 10.0 ** -decimals:
+        decimals += 1
+    return f"{mean:.{decimals}f} ± {sem:.{decimals}f}"
 
 
 def sci(x, digits: int = 1) -> str:

@@ -1214,12 +1214,19 @@ def paired_table(data: PairedData):
     of the overlap of :math:`T_2`'s top right vector with :math:`\beta^\star` and of the learned
     subspace's overlap (memorised inputs set aside, and raw). *tab-reuse-paired-rows*: the
     memorisation of :math:`W_2`'s top vector and the largest row norm of :math:`W_2` over the
-    median, reused and fresh. Returned as one Markdown output."""
+    median, reused and fresh (mean ± standard error). Returned as one Markdown output."""
     _check_type(data, "data", PairedData)
 
     def cell(x):
         m, s = mean_sem(x)
         return f"{m:+.3f} ± {s:.3f}"
+
+    def plain(x, decimals):
+        # mean ± standard error, one more decimal where a nonzero one would round to zero
+        m, s = mean_sem(x)
+        if 0 < s < 0.5 * 10.0 ** -decimals:
+            decimals += 1
+        return f"{m:.{decimals}f} ± {s:.{decimals}f}"
 
     diff_rows, row_rows, seeds = [], [], set()
     for key, cfg in data.configs.items():
@@ -1232,9 +1239,9 @@ def paired_table(data: PairedData):
                               cell(v("subspace_unmemorised", "diff", 0)),
                               cell(v("subspace", "diff", 0))])
             row_rows.append([cfg.label, str(N)]
-                            + [f"{v('top_memorisation', b, 0).mean():.2f}" for b in BATCHES]
-                            + [f"{v('row_ratio', b, 0).mean():.1f}" for b in BATCHES])
-    n_seeds = " to ".join(str(n) for n in sorted(seeds)) if len(seeds) > 1 else str(seeds.pop())
+                            + [plain(v("top_memorisation", b, 0), 2) for b in BATCHES]
+                            + [plain(v("row_ratio", b, 0), 1) for b in BATCHES])
+    n_seeds = f"{min(seeds)} to {max(seeds)}" if len(seeds) > 1 else str(seeds.pop())
     diff = markdown_table(
         "Paired runs: reused minus fresh on the same $W_0$, $a$ and first batch, at the reference "
         f"step sizes; mean ± standard error over {n_seeds} seeds. $T_2$: overlap of its top right "
@@ -1243,7 +1250,8 @@ def paired_table(data: PairedData):
         "tab-reuse-paired", ["configuration", "$N$", "$T_2$", "$W_2$", "$W_2$ raw"], diff_rows)
     rows = markdown_table(
         "The same paired runs: memorisation of $W_2$'s top right vector, and the largest row norm "
-        "of $W_2$ over the median row norm, reused and fresh (means over the seeds).",
+        "of $W_2$ over the median row norm, reused and fresh (mean ± standard error over "
+        f"{n_seeds} seeds).",
         "tab-reuse-paired-rows",
         ["configuration", "$N$", "mem., reused", "mem., fresh", "rows, reused", "rows, fresh"],
         row_rows)

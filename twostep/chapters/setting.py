@@ -18,6 +18,7 @@ import numpy as np
 
 from .._validation import check_array, check_int, check_pairs, check_real
 from ..analysis.spectra import bulk_edge, ks_distance, singular_values, top_singular
+from ..analysis.verdicts import mean_sem
 from ..model.activations import Activation, check_activation, get_activation
 from ..model.network import gaussian_inputs, initialise
 from ..model.steps import one_step, step_size
@@ -81,6 +82,8 @@ class ScalingData:
     eta: dict             # N -> step size c N^alpha
     row_move: dict        # N -> mean over seeds of the median row norm of W_1 - W_0
     matrix_move: dict     # N -> mean over seeds of ||W_1 - W_0||_op
+    row_moves: dict       # N -> (n_seeds,) the median row norm of each seed
+    matrix_moves: dict    # N -> (n_seeds,) ||W_1 - W_0||_op of each seed
 
 
 def displacement(N: int, seed: int, c: float, alpha: float, activation: Activation,
@@ -108,7 +111,8 @@ def displacement(N: int, seed: int, c: float, alpha: float, activation: Activati
 def step_scaling_data(widths, n_seeds: int, c: float, alpha: float, activation: Activation,
                       target: Link | None = None) -> ScalingData:
     r"""Per-neuron and whole-matrix size of one step, averaged over seeds ``0..n_seeds-1``, at each
-    width (:func:`displacement`); the target defaults to :math:`\mathrm{He}_1`.
+    width (:func:`displacement`); the target defaults to :math:`\mathrm{He}_1`. The values of
+    each seed are kept too (``row_moves``, ``matrix_moves``), for the standard errors.
 
     The scaling argument predicts that the median row moves like :math:`N^{\alpha-1/2}` and the
     matrix like :math:`N^{\alpha}` (see :func:`scaling_table`).
@@ -122,14 +126,16 @@ def step_scaling_data(widths, n_seeds: int, c: float, alpha: float, activation: 
     c = check_real(c, "c", low=0.0, low_open=True)
     alpha = check_real(alpha, "alpha", low=0.0, high=0.5, high_open=True)
     target = hermite_link(1) if target is None else target
-    row, matrix = {}, {}
+    row, matrix, rows, matrices = {}, {}, {}, {}
     for N in widths:
         moves = [displacement(N, s, c, alpha, activation, target) for s in range(n_seeds)]
         row[N], matrix[N] = np.mean(moves, axis=0)
+        rows[N], matrices[N] = np.array(moves).T
     return ScalingData(widths=widths, n_seeds=n_seeds, c=c, alpha=alpha,
                        eta={N: step_size(c, alpha, N) for N in widths},
                        row_move={N: float(v) for N, v in row.items()},
-                       matrix_move={N: float(v) for N, v in matrix.items()})
+                       matrix_move={N: float(v) for N, v in matrix.items()},
+                       row_moves=rows, matrix_moves=matrices)
 
 
 def _scaling_values(data: ScalingData) -> dict:
@@ -157,21 +163,40 @@ def scaling_numbers(data: ScalingData) -> dict:
 
 def scaling_table(data: ScalingData) -> tuple[list, list]:
     r"""Header and rows: per quantity (step size, median neuron move, :math:`\|W_1-W_0\|_{op}`, the
-    same per unit step) its value at the first and last width, their ratio and the predicted ratio."""
+    same per unit step) its value at the first and last width, their ratio and the predicted ratio.
+
+    The measured values are written "mean ± standard error over seeds" (``"0.261 ± 0.003"``);
+    the ratio :math:`r = \bar m_L/\bar m_S` of two means from independent draws gets the
+    propagated standard error
+    :math:`r\sqrt{(\mathrm{se}_L/\bar m_L)^2 + (\mathrm{se}_S/\bar m_S)^2}`. The step sizes
+    and the predicted ratios are exact."""
     _check_data(data, ScalingData)
     v = _scaling_values(data)
     small, large = v["scale_small"], v["scale_large"]
+    e_small, e_large = data.eta[small], data.eta[large]
+    # per quantity: (mean, standard error) at each width, per unit step for the last row
+    row = [mean_sem(data.row_moves[N]) for N in (small, large)]
+    op = [mean_sem(data.matrix_moves[N]) for N in (small, large)]
+    grad = [(m / e, s / e) for (m, s), e in zip(op, (e_small, e_large))]
+
+    def pm(mean_se, spec):
+        return f"{mean_se[0]:{spec}} ± {mean_se[1]:{spec}}"
+
+    def ratio(pair):
+        (ms, ss), (ml, sl) = pair
+        r = ml / ms
+        return f"{r:.2f} ± {r * np.hypot(sl / ml, ss / ms):.2f}"
+
     header = ["", f"$N = {small}$", f"$N = {large}$", "ratio", "predicted ratio"]
     rows = [
-        [r"step $\eta = \kappa N^\alpha$", f"{v['eta_small']:.2f}", f"{v['eta_large']:.2f}",
-         f"{v['eta_large'] / v['eta_small']:.2f}", f"{v['op_ratio_pred']:.2f} ($N^{{\\alpha}}$)"],
-        [r"median neuron move $\lVert w_i^{(1)} - w_i^{(0)}\rVert$", f"{v['row_small']:.3f}",
-         f"{v['row_large']:.3f}", f"{v['row_ratio']:.2f}",
-         f"{v['row_ratio_pred']:.2f} ($N^{{\\alpha - 1/2}}$)"],
-        [r"matrix move $\lVert W_1 - W_0\rVert_{op}$", f"{v['op_small']:.2f}", f"{v['op_large']:.2f}",
-         f"{v['op_ratio']:.2f}", f"{v['op_ratio_pred']:.2f} ($N^{{\\alpha}}$)"],
-        [r"per unit step $\lVert W_1 - W_0\rVert_{op}/\eta$", f"{v['grad_small']:.2f}",
-         f"{v['grad_large']:.2f}", f"{v['grad_large'] / v['grad_small']:.2f}", "1"],
+        [r"step $\eta = \kappa N^\alpha$", f"{e_small:.2f}", f"{e_large:.2f}",
+         f"{e_large / e_small:.2f}", f"{v['op_ratio_pred']:.2f} ($N^{{\\alpha}}$)"],
+        [r"median neuron move $\lVert w_i^{(1)} - w_i^{(0)}\rVert$", pm(row[0], ".3f"),
+         pm(row[1], ".3f"), ratio(row), f"{v['row_ratio_pred']:.2f} ($N^{{\\alpha - 1/2}}$)"],
+        [r"matrix move $\lVert W_1 - W_0\rVert_{op}$", pm(op[0], ".2f"), pm(op[1], ".2f"),
+         ratio(op), f"{v['op_ratio_pred']:.2f} ($N^{{\\alpha}}$)"],
+        [r"per unit step $\lVert W_1 - W_0\rVert_{op}/\eta$", pm(grad[0], ".2f"),
+         pm(grad[1], ".2f"), ratio(grad), "1"],
     ]
     return header, rows
 

@@ -51,7 +51,7 @@ from ..analysis.spikes import (own_bulk_edge, outlier_strength, power_law_consta
                                rank_one_sum_singular_values, spike_core, term_diagnostics,
                                width_to_reach)
 from ..analysis.sweep import loglog_slope, rng_for, summarise, sweep
-from ..analysis.verdicts import count_verdict, verdict, worst
+from ..analysis.verdicts import count_verdict, mean_sem, verdict, worst
 from ..analysis.theory import (n_spikes, phase_boundaries, spike_exponent, spike_strength,
                                spike_terms)
 from ..model.activations import PolynomialActivation, as_activation, get_activation
@@ -59,7 +59,7 @@ from ..model.steps import run_two_steps
 from ..model.targets import Link, get_link
 from . import figures as plotting
 from .figures import COLORS
-from .report import markdown_table, minus_sign, sci, width_verdicts
+from .report import markdown_table, minus_sign, pm, sci, sig, width_verdicts
 
 #: Colours of the orders k = 0..3 and of predicted spike strengths / projections.
 K_COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a"]
@@ -617,11 +617,33 @@ def terms_numbers(scaling: Scaling) -> dict:
     return {key: (v.item() if isinstance(v, np.generic) else v) for key, v in out.items()}
 
 
+def _terms_spread(s: Scaling) -> tuple:
+    r"""The largest standard errors over seeds of the entries of :func:`terms_table`:
+    ``(cosines, others)``, the largest over both batches and all orders of the standard errors
+    of the two cosines at the largest width, and of the relative remainders (at the smallest
+    width, at their peak, at the largest width) and of the size, for which the standard error
+    is that of the per-seed ratio :math:`s_1(T_k)/\|S_k\|` (the table's entry is the ratio of
+    the means)."""
+    NS = s.Ns
+    Nmin, Nmax = NS[0], NS[-1]
+    cosines, others = 0.0, 0.0
+    for b in BATCHES:
+        m = s.summary[b]
+        top = [r for r in s.records if r["batch"] == b and r["N"] == Nmax]
+        for k in range(s.L):
+            peak = max(NS, key=lambda N: m[N]["rel"][k])
+            size_sem = mean_sem([r["top"][k] / r["signal"][k] for r in top])[1]
+            cosines = max(cosines, m[Nmax]["left_sem"][k], m[Nmax]["right_sem"][k])
+            others = max(others, size_sem, *(m[N]["rel_sem"][k] for N in (Nmin, peak, Nmax)))
+    return float(cosines), float(others)
+
+
 def terms_table(scaling: Scaling):
     r"""Table *tab-terms*: per batch and order, the cosines at the largest width, the relative
     remainder at the smallest width, its peak over widths and at the largest width, and
     :math:`s_1(T_k)/\|S_k\|` at the largest width (the localisation columns are in
-    :func:`localisation_table`)."""
+    :func:`localisation_table`); means over seeds, with the largest standard error of a cosine
+    and of the other entries in the caption."""
     s = _check_scaling(scaling)
     NS = s.Ns
     Nmin, Nmax = NS[0], NS[-1]
@@ -633,10 +655,12 @@ def terms_table(scaling: Scaling):
             rows.append([b, str(k), f"{m[Nmax]['left'][k]:.3f}", f"{m[Nmax]['right'][k]:.3f}",
                          f"{m[Nmin]['rel'][k]:.2f}", f"{m[peak]['rel'][k]:.2f} ({peak})",
                          f"{m[Nmax]['rel'][k]:.2f}", f"{m[Nmax]['top'][k] / m[Nmax]['signal'][k]:.2f}"])
+    cosines, others = _terms_spread(s)
     return markdown_table(
         f"Each term against its spike ($S_k$ fresh, $\\tilde S_k$ reused), means over "
-        f"{len(s.seeds)} seeds. Left, right: cosines of $T_k$'s top left and right singular vectors "
-        f"with $a^{{\\circ(k+1)}}$ and $u_k$ ($\\tilde u_k$) at $N = {Nmax}$ (chance "
+        f"{len(s.seeds)} seeds (largest standard error: {sig(cosines)} for a cosine, "
+        f"{sig(others)} otherwise). Left, right: cosines of $T_k$'s top left and right singular "
+        f"vectors with $a^{{\\circ(k+1)}}$ and $u_k$ ($\\tilde u_k$) at $N = {Nmax}$ (chance "
         f"$1/\\sqrt N = {1 / np.sqrt(Nmax):.3f}$). Remainder: $\\|T_k-S_k\\|_{{op}}/\\|S_k\\|$ at "
         f"$N = {Nmin}$, at its largest (at that $N$) and at $N = {Nmax}$. Size: $s_1(T_k)/\\|S_k\\|$ "
         f"at $N = {Nmax}$.", "tab-terms",
@@ -646,16 +670,16 @@ def terms_table(scaling: Scaling):
 def localisation_table(scaling: Scaling):
     r"""Table *tab-localisation*: at the largest width, the largest entry of the top left vector
     of :math:`T_k` and of :math:`a^{\circ(k+1)}/\|a^{\circ(k+1)}\|`, and the largest cosine of the
-    top right vector with one input, per batch and order."""
+    top right vector with one input, per batch and order, each as mean ± standard error over
+    seeds."""
     s = _check_scaling(scaling)
     Nmax = s.Ns[-1]
-    rows = [[b, str(k), f"{s.summary[b][Nmax]['localisation'][k]:.2f}",
-             f"{s.summary[b][Nmax]['localisation_signal'][k]:.2f}",
-             f"{s.summary[b][Nmax]['memorisation'][k]:.2f}"]
+    rows = [[b, str(k)] + [pm(s.summary[b][Nmax][key][k], s.summary[b][Nmax][key + "_sem"][k])
+                           for key in ("localisation", "localisation_signal", "memorisation")]
             for b in BATCHES for k in range(s.L)]
     return markdown_table(
-        f"Where the top singular pair of $T_k$ sits, at $N = {Nmax}$, means over {len(s.seeds)} seeds: "
-        "the largest entry of its left vector, the same for the predicted "
+        f"Where the top singular pair of $T_k$ sits, at $N = {Nmax}$, mean ± standard error over "
+        f"{len(s.seeds)} seeds: the largest entry of its left vector, the same for the predicted "
         f"$a^{{\\circ(k+1)}}/\\|a^{{\\circ(k+1)}}\\|$, and the largest cosine of its right vector with "
         f"one input $x_j$ (a vector spread evenly has entries, and chance cosines, of "
         f"$1/\\sqrt N = {1 / np.sqrt(Nmax):.3f}$).", "tab-localisation",
@@ -1566,7 +1590,8 @@ def first_spike_threshold(scaling: Scaling, activation="poly4", target="he1") ->
 
     ``theta[N]`` :math:`= \eta_1|\mu_1|\sqrt{c_1^2+\mathbb E[y^2]/\psi}` (:func:`twostep.spike_strength`,
     :math:`\eta_1 = \kappa N^{\alpha_1}`, :math:`\psi = 1`) and ``count[N]``, the mean raw outlier count of
-    :math:`W_1` in the fresh runs, for every width of the study.
+    :math:`W_1` in the fresh runs, with its standard error over seeds ``count_sem[N]``, for every
+    width of the study.
     """
     s = _check_scaling(scaling)
     act, link = as_activation(activation), _target(target)
@@ -1574,7 +1599,8 @@ def first_spike_threshold(scaling: Scaling, activation="poly4", target="he1") ->
     mu1, c1 = act.mu[1], link.coefficients[1]
     theta = {N: spike_strength(s.c * N ** a1, mu1, c1, link.second_moment, 1.0) for N in s.Ns}
     count = {N: s.summary["fresh"][N]["settings_count_W1"][0] for N in s.Ns}
-    return dict(theta=theta, count=count)
+    count_sem = {N: s.summary["fresh"][N]["settings_count_W1_sem"][0] for N in s.Ns}
+    return dict(theta=theta, count=count, count_sem=count_sem)
 
 
 def nstar_numbers(rows: list, prefix: str = "") -> dict:
@@ -1641,18 +1667,21 @@ def powers_table(data: Spectra):
 
 
 def first_spike_table(first: dict, scaling: Scaling, theta_star: float):
-    r"""Table *tab-first*: the predicted strength of the first spike and the mean raw outlier count
-    of :math:`W_1` at the first setting, per width (:func:`first_spike_threshold`)."""
+    r"""Table *tab-first*: the predicted strength of the first spike and the raw outlier count
+    of :math:`W_1` at the first setting (mean ± standard error over seeds), per width
+    (:func:`first_spike_threshold`)."""
     s = _check_scaling(scaling)
     if not isinstance(first, dict) or "theta" not in first:
         raise TypeError("first must be the dict returned by first_spike_threshold")
     theta_star = check_real(theta_star, "theta_star", low=0.0, low_open=True)
     a1 = s.settings[0][0]
-    rows = [[str(N), f"{first['theta'][N]:.2f}", f"{first['count'][N]:.2f}"] for N in sorted(first["theta"])]
+    rows = [[str(N), f"{first['theta'][N]:.2f}", pm(first["count"][N], first["count_sem"][N])]
+            for N in sorted(first["theta"])]
     return markdown_table(
         f"The first spike at $\\alpha_1 = {a1:g}$, fresh batch: its predicted strength "
         f"$\\eta_1|\\mu_1|\\sqrt{{c_1^2+\\mathbb E[y^2]/\\psi}}$ against $\\theta_\\star = {theta_star:.2f}$, "
-        f"and the mean raw count of outliers of $W_1$ over {len(s.seeds)} seeds.", "tab-first",
+        f"and the raw count of outliers of $W_1$, mean ± standard error over "
+        f"{len(s.seeds)} seeds.", "tab-first",
         ["$N$", "predicted strength", "outliers of $W_1$"], rows)
 
 
@@ -1906,44 +1935,52 @@ def correction_numbers(data: dict) -> dict:
     return out
 
 
-def _own_edge_means(s, b, i, N):
+def _own_edge_seeds(s, b, i, N):
+    """Per seed, at batch ``b``, setting ``i`` and width ``N``: the counts of :math:`W_2`'s
+    outliers against :math:`W_0`'s edge and against its own, and its own edge (arrays)."""
     recs = [r for r in s.records if r["batch"] == b and r["N"] == N]
-    return (np.mean([r["settings_count"][i] for r in recs]),
-            np.mean([r["settings_count_own"][i] for r in recs]),
-            np.mean([r["settings_edge_own"][i] for r in recs]))
+    return tuple(np.array([r[key][i] for r in recs])
+                 for key in ("settings_count", "settings_count_own", "settings_edge_own"))
 
 
 def own_edge_table(scaling: Scaling):
     r"""Table *tab-own-edge*: :math:`W_2`'s outliers at each setting against :math:`W_0`'s edge and
     against its own bulk edge (:func:`twostep.analysis.spikes.own_bulk_edge`), mean over seeds
     at each width, both batches, next to the theory's :math:`1+\Lambda` (the own edges are in
-    :func:`own_edge_level_table`)."""
+    :func:`own_edge_level_table`); the caption gives the largest difference between two seeds'
+    counts of one entry."""
     s = _check_scaling(scaling)
-    rows = []
+    rows, spread = [], 0
     for b in BATCHES:
         for i, (a1, a2) in enumerate(s.settings):
             lam = n_spikes(a1, a2, s.L)
             cells = []
             for N in s.Ns:
-                raw, own, _ = _own_edge_means(s, b, i, N)
-                cells.append(f"{raw:.1f} / {own:.1f}")
+                raw, own, _ = _own_edge_seeds(s, b, i, N)
+                cells.append(f"{raw.mean():.1f} / {own.mean():.1f}")
+                spread = max(spread, int(np.ptp(raw)), int(np.ptp(own)))
             rows.append([b, f"({a1:g}, {a2:g})", str(1 + lam)] + cells)
+    same = ("every seed gives the same counts" if spread == 0
+            else f"the counts of the seeds differ by at most {spread}")
     return markdown_table(
-        "Outliers of $W_2$ counted two ways, mean over seeds: beyond 1.05 times the edge 2 of $W_0$ "
-        "(first number) and beyond 1.05 times $W_2$'s own bulk edge, the top singular value of $W_2$ "
-        "with the span of $a, a^{\\circ2}, \\dots, a^{\\circ L}$ projected out (second number). "
+        f"Outliers of $W_2$ counted two ways, mean over {len(s.seeds)} seeds ({same}): beyond 1.05 "
+        "times the edge 2 of $W_0$ (first number) and beyond 1.05 times $W_2$'s own bulk edge, the "
+        "top singular value of $W_2$ with the span of $a, a^{\\circ2}, \\dots, a^{\\circ L}$ "
+        "projected out (second number). "
         "Theory: $1+\\Lambda$.", "tab-own-edge",
         ["batch", "$(\\alpha_1,\\alpha_2)$", "$1+\\Lambda$"] + [f"$N = {N}$" for N in s.Ns], rows)
 
 
 def own_edge_level_table(scaling: Scaling):
-    r"""Table *tab-own-edge-level*: :math:`W_2`'s own bulk edge at each setting and width, mean over
-    seeds, both batches."""
+    r"""Table *tab-own-edge-level*: :math:`W_2`'s own bulk edge at each setting and width, mean ±
+    standard error over seeds, both batches."""
     s = _check_scaling(scaling)
-    rows = [[b, f"({a1:g}, {a2:g})"] + [f"{_own_edge_means(s, b, i, N)[2]:.2f}" for N in s.Ns]
+    rows = [[b, f"({a1:g}, {a2:g})"]
+            + [pm(*mean_sem(_own_edge_seeds(s, b, i, N)[2])) for N in s.Ns]
             for b in BATCHES for i, (a1, a2) in enumerate(s.settings)]
     return markdown_table(
-        "The own bulk edge of $W_2$ used in the second count (the edge of $W_0$ is 2), mean over seeds.",
+        "The own bulk edge of $W_2$ used in the second count (the edge of $W_0$ is 2), mean ± "
+        f"standard error over {len(s.seeds)} seeds.",
         "tab-own-edge-level", ["batch", "$(\\alpha_1,\\alpha_2)$"] + [f"$N = {N}$" for N in s.Ns], rows)
 
 
