@@ -135,8 +135,8 @@ def _words(element) -> int:
     element = copy.copy(element)
     for math in element.select(".math"):
         math.replace_with(" formula ")
-    for number in element.select(".caption-number"):
-        number.decompose()
+    for number in element.select(".caption-number, a.headerlink"):
+        number.decompose()   # "Table 5" and the pilcrow link are not the caption's words
     return len(element.get_text(" ").split())
 
 

@@ -1007,12 +1007,11 @@ def trends_table(rows: list):
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "slope" in r for r in rows):
         raise TypeError("rows must be the non-empty list returned by trends")
     return markdown_table(
-        "Trends against $N$, fitted by least squares to every seed's value from the smallest to "
-        "the largest width of the file: the remainders as a power of $N$ (the slope of "
-        "$\\log_{10}$ remainder against $\\log_{10}N$; the book's reading predicts a negative one), "
-        "the other quantities per decade of $N$; ± one standard error of the slope. Means at the "
-        "smallest width, at the width before the largest, and at the largest (the last step is "
-        "what the widest runs add).",
+        "Trends against $N$, least-squares fits to every seed's value over the file's widths: "
+        "the remainders as a power of $N$ (slope of $\\log_{10}$ remainder against "
+        "$\\log_{10}N$; the book's reading predicts a negative one), the other quantities per "
+        "decade of $N$; slopes ± one standard error. Means at the smallest width, the width "
+        "before the largest, and the largest (the last step is what the widest runs add).",
         "tab-at-scale-trends",
         ["quantity (slope as)", "$N$", "means", "slope"],
         [[f"{r['quantity']} ({r['unit']})", f"{r['N_lo']}, {r['N_prev']}, {r['N_hi']}",

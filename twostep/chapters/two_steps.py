@@ -1214,11 +1214,11 @@ def cap_table(data: dict, labels: dict):
 
 
 def cap_ratio_table(data: dict, labels: dict):
-    """Table *tab-cap-ratio*: the measured components in units of the null level."""
+    """Table *tab-cap-ratio*: the measured components in units of the sampling level."""
     d = _check_cap(data)
     return markdown_table(
         "Measured component along $q_m$ (the part of $a^{\\circ(m+1)}$ not explained by lower powers) "
-        "in units of the null level.", "tab-cap-ratio",
+        "in units of the sampling level.", "tab-cap-ratio",
         ["activation"] + [f"$a^{{\\circ{i + 1}}}$" for i in range(d["powers"])],
         [[label] + [f"{v:.2f}" for v in d["acts"][n]["ratio"]] for n, label in labels.items()])
 
@@ -1226,7 +1226,7 @@ def cap_ratio_table(data: dict, labels: dict):
 def cap_numbers(data: dict) -> dict:
     r"""Glue values: ``cap_a1``, ``cap_a2``, ``cap`` (the pair as text), ``cap_floor``, ``N_cap``, ``cap_ymin``, the ratios
     quoted in the text (``cap_p{2,3,4}_m*``, ``cap_tanh_m*``), ``cap_absent_max`` (largest ratio
-    along a power that :func:`twostep.spike_terms` rules out), and the predicted and null levels
+    along a power that :func:`twostep.spike_terms` rules out), and the predicted and sampling levels
     ``cap_p4_pred3``, ``cap_p4_null3``, ``cap_tanh_pred{1,4}``, ``cap_tanh_null{1,4}``.
     Needs the activations poly2, poly3, poly4 and tanh."""
     d = _check_cap(data)
@@ -1270,7 +1270,7 @@ def plot_cap(data: dict, labels: dict):
         ax.bar(m, c_["measured"], color="0.7", label=r"measured $\|q_m^\top(W_2-W_1)\|$")
         ax.plot(m, c_["predicted"], "D", color=PRED, ms=5,
                 label=r"same projection of the predicted $\sum_k S_k$")
-        ax.plot(m, c_["null"], "_", color="k", ms=14, mew=1.5, label="null level")
+        ax.plot(m, c_["null"], "_", color="k", ms=14, mew=1.5, label="sampling level")
         ax.set(yscale="log", ylim=(1e-3, 10), xticks=m,
                xticklabels=[f"$a^{{\\circ{i + 1}}}$" for i in m], title=label)
         ax.set(xlabel="component along", ylabel="norm")
