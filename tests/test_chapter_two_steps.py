@@ -415,11 +415,16 @@ def test_own_edge_counts(scaling):
     same = ch.own_edge_table(ch.Scaling(**{**scaling.__dict__, "records": twice})).data
     assert "(every seed gives the same counts)" in same and "differ by" not in same
     text = _table(ch.own_edge_level_table(scaling), "tab-own-edge-level", 2 * len(SETTINGS))
-    assert f"mean ± standard error over {len(SEEDS)} seeds" in text
     edges = [r["settings_edge_own"][0] for r in _seeds(scaling, "fresh", NS[0])]
     a1, a2 = SETTINGS[0]
-    assert f"| fresh | ({a1:g}, {a2:g}) | {report.pm(np.mean(edges), _sem(edges))} |" in text
-    assert _sem(edges) > 0
+    assert f"| fresh | ({a1:g}, {a2:g}) | {np.mean(edges):.2f} |" in text
+    # the caption: each batch's largest standard error over (setting, width), from the seeds
+    largest = {b: max(_sem([r["settings_edge_own"][i] for r in _seeds(scaling, b, N)])
+                      for i in range(len(SETTINGS)) for N in NS) for b in ("fresh", "reused")}
+    assert largest["fresh"] > 0
+    assert (f"mean over {len(SEEDS)} seeds; standard errors at most "
+            f"{report.sig(largest['fresh'])} (fresh) and {report.sig(largest['reused'])} "
+            "(reused).") in text
     nums = ch.own_edge_numbers(scaling)
     assert 0 <= nums["own_fresh_hits"] <= nums["own_fresh_total"]
     for r in scaling.records:

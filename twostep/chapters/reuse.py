@@ -44,7 +44,7 @@ from ..model.hermite import gaussian_expectation
 from ..model.steps import BATCHES, draw_problem, run_two_steps, step_size, two_steps
 from ..model.targets import Link, get_link, make_teacher
 from .figures import COLORS, errorbars
-from .report import markdown_table, width_verdicts
+from .report import markdown_table, sig, width_verdicts
 
 
 def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, batch: str,
@@ -1221,14 +1221,10 @@ def paired_table(data: PairedData):
         m, s = mean_sem(x)
         return f"{m:+.3f} ± {s:.3f}"
 
-    def plain(x, decimals):
-        # mean ± standard error, one more decimal where a nonzero one would round to zero
-        m, s = mean_sem(x)
-        if 0 < s < 0.5 * 10.0 ** -decimals:
-            decimals += 1
-        return f"{m:.{decimals}f} ± {s:.{decimals}f}"
-
     diff_rows, row_rows, seeds = [], [], set()
+    # the rows table's spread, for its caption: the largest standard error of a memorisation,
+    # and of a row ratio relative to its mean (the ratios run from about 1 to 1000)
+    memo_sem = ratio_rel = 0.0
     for key, cfg in data.configs.items():
         for N in data.Ns(key):
             v = lambda name, b, i=None: data.values(key, N, name, b, i)  # noqa: E731
@@ -1238,9 +1234,12 @@ def paired_table(data: PairedData):
                               cell(term) if np.all(np.isfinite(term)) else "n/a",
                               cell(v("subspace_unmemorised", "diff", 0)),
                               cell(v("subspace", "diff", 0))])
-            row_rows.append([cfg.label, str(N)]
-                            + [plain(v("top_memorisation", b, 0), 2) for b in BATCHES]
-                            + [plain(v("row_ratio", b, 0), 1) for b in BATCHES])
+            memo = [mean_sem(v("top_memorisation", b, 0)) for b in BATCHES]
+            ratio = [mean_sem(v("row_ratio", b, 0)) for b in BATCHES]
+            memo_sem = max(memo_sem, *(sem for _, sem in memo))
+            ratio_rel = max(ratio_rel, *(sem / abs(m) for m, sem in ratio if m))
+            row_rows.append([cfg.label, str(N)] + [f"{m:.2f}" for m, _ in memo]
+                            + [f"{m:.1f}" for m, _ in ratio])
     n_seeds = f"{min(seeds)} to {max(seeds)}" if len(seeds) > 1 else str(seeds.pop())
     diff = markdown_table(
         "Paired runs: reused minus fresh on the same $W_0$, $a$ and first batch, at the reference "
@@ -1250,8 +1249,9 @@ def paired_table(data: PairedData):
         "tab-reuse-paired", ["configuration", "$N$", "$T_2$", "$W_2$", "$W_2$ raw"], diff_rows)
     rows = markdown_table(
         "The same paired runs: memorisation of $W_2$'s top right vector, and the largest row norm "
-        "of $W_2$ over the median row norm, reused and fresh (mean ± standard error over "
-        f"{n_seeds} seeds).",
+        f"of $W_2$ over the median row norm, reused and fresh; means over {n_seeds} seeds, with "
+        f"standard errors at most {sig(memo_sem)} for a memorisation and "
+        f"{sig(100 * ratio_rel)}% of the entry for a row ratio.",
         "tab-reuse-paired-rows",
         ["configuration", "$N$", "mem., reused", "mem., fresh", "rows, reused", "rows, fresh"],
         row_rows)
