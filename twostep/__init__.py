@@ -23,7 +23,7 @@ from .model.hermite import gaussian_expectation
 from .model.network import gaussian_inputs, gradient, initialise
 from .model.steps import BATCHES, one_step, run_two_steps, step_size
 from .model.targets import Teacher, get_link, hermite_link, make_teacher, odd_bounded_link
-from .analysis.alignment import chance_overlap, memorisation, unmemorised_overlap
+from .analysis.alignment import chance_maximum, chance_overlap, memorisation, unmemorised_overlap
 from .analysis.bbp import bbp_threshold, spiked_outlier, spiked_overlaps
 from .analysis.decomposition import RankOne, first_step_spike, second_step_terms, signal_part
 from .analysis.gradcheck import gradient_check

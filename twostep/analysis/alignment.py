@@ -60,6 +60,25 @@ def chance_overlap(d: int, k: int = 1) -> float:
     return float(np.sqrt(k / d))
 
 
+def chance_maximum(count, d):
+    r"""Chance level of a maximum: the typical largest of ``count`` chance cosines in
+    :math:`\mathbb R^d`, :math:`\sqrt{2\log(\text{count})/d}`.
+
+    It is the reference for the largest :math:`|\cos|` of a random unit vector with one of
+    ``count`` fixed inputs (a memorisation, ``count = n``), and for the largest
+    :math:`|\text{entry}|` of a random unit vector in :math:`\mathbb R^d` (``count = d``),
+    where a single cosine's chance level is :math:`1/\sqrt d`. ``count`` and ``d`` are
+    integers or arrays of them (broadcast), ``count >= 2``, ``d >= 1``; returns a float or an
+    array of that shape.
+    """
+    count_a, d_a = np.asarray(count), np.asarray(d)
+    for name, x, low in (("count", count_a, 2), ("d", d_a, 1)):
+        if x.dtype.kind not in "iuf" or not np.all(np.isfinite(x)) or np.any(x < low):
+            raise ValueError(f"{name} must be a number (or array) >= {low}, got {x!r}")
+    out = np.sqrt(2 * np.log(count_a) / d_a)
+    return float(out) if out.ndim == 0 else out
+
+
 def memorisation(u, X):
     r"""Largest overlap of a direction with a single input: :math:`\max_j |\cos(u, x_j)|`.
 

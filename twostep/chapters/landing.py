@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_alpha, check_int, check_real
-from ..analysis.alignment import memorisation
+from ..analysis.alignment import chance_maximum, memorisation
 from ..analysis.spikes import term_diagnostics
 from ..analysis.spectra import (bulk_edge, count_outliers, marchenko_pastur_density,
                                 singular_values, top_singular)
@@ -86,7 +86,7 @@ def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: flo
     _, _, V = top_singular(W2_reused, max(min(count["W2r"], n_marked), 1))
     memo = np.array([memorisation(v, run.X1)[0] for v in V])
     return Summary(N, c, alpha1, alpha2, seed, activation.degree, margin, n_marked, edge,
-                   s_W1, s_W2, s_W2r, count, memo, float(np.sqrt(2 * np.log(N) / N)))
+                   s_W1, s_W2, s_W2r, count, memo, chance_maximum(N, N))
 
 
 @dataclass

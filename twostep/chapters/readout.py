@@ -46,7 +46,7 @@ import numpy as np
 from .._validation import (check_alpha, check_array, check_dtype, check_int, check_pairs, check_real,
                            check_rng)
 from ..model.activations import Activation, as_activation
-from ..analysis.alignment import overlaps
+from ..analysis.alignment import chance_maximum, overlaps
 from ..analysis.decomposition import weighted_direction
 from ..model.network import gaussian_inputs
 from ..analysis.population import population_signal
@@ -1423,7 +1423,7 @@ def memorisation_data(N: int, n: int, d: int, activation, target, c: float, alph
              for b, W in (("reused", sch.W2_reused[0]), ("fresh", sch.W2_fresh[0]))}
     return MemorisationData({b: np.linalg.norm(move[b], axis=1) for b in move},
                             {b: neuron_memorisation(move[b], batch[b]) for b in move},
-                            scale, float(np.sqrt(2 * np.log(n) / d)))
+                            scale, chance_maximum(n, d))
 
 
 def plot_why(data: MemorisationData, psi: PsiData, alpha_entry: dict, alpha1: float, alpha2s):

@@ -29,7 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from .._validation import check_alpha, check_choice, check_int, check_pairs, check_real, check_rng
-from ..analysis.alignment import (chance_overlap, memorisation, overlaps, subspace_overlap,
+from ..analysis.alignment import (chance_maximum, chance_overlap, memorisation, overlaps, subspace_overlap,
                                   unmemorised_overlap)
 from ..analysis.decomposition import (pre_activations, second_step_term, signal_directions,
                                       signal_part)
@@ -733,7 +733,7 @@ def plot_term(net: NetworkData, limits: Limits, targets: dict):
     ax1.plot(grid, 1 / np.sqrt(grid), color=COLORS["chance"], ls=":", lw=1.2, label=r"chance $1/\sqrt{d}$")
     ax1.set(yscale="log", ylim=(3e-3, 1), ylabel=r"overlap with $\beta^\star$",
             title=r"top right singular vector of $T_2$")
-    ax2.plot(grid, np.sqrt(2 * np.log(grid) / grid), color=COLORS["chance"], ls=":", lw=1.2,
+    ax2.plot(grid, chance_maximum(grid, grid), color=COLORS["chance"], ls=":", lw=1.2,
              label=r"unrelated vector $\sqrt{2\log n/d}$")
     ax2.set(ylim=(0, 1.05), ylabel=r"$\max_j|\cos(\cdot, x_j)|$", title="its memorisation")
     for ax in (ax1, ax2):
@@ -783,7 +783,7 @@ def plot_learned_subspace(net: NetworkData, limits: Limits, targets: dict, K: in
             errorbars(axes[-1], Ns, *net.series(t, b, "top_memorisation", 0), color=COLORS[b],
                       marker="o" if t == first else "s", mfc=None if t == first else "white",
                       ls="-" if t == first else "--", label=f"{label}, {b}")
-    axes[-1].plot(grid, np.sqrt(2 * np.log(grid) / grid), color=COLORS["chance"], ls=":", lw=1.2,
+    axes[-1].plot(grid, chance_maximum(grid, grid), color=COLORS["chance"], ls=":", lw=1.2,
                   label=r"unrelated $\sqrt{2\log n/d}$")
     axes[-1].set(ylim=(0, 1.05), ylabel=r"$\max_j|\cos(\cdot, x_j)|$",
                  title="memorisation of $W_2$'s top vector")

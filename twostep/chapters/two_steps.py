@@ -38,7 +38,7 @@ import numpy as np
 
 from .._validation import (check_array, check_choice, check_int, check_pairs, check_real,
                            check_rng)
-from ..analysis.alignment import overlap, overlaps
+from ..analysis.alignment import chance_maximum, overlap, overlaps
 from ..analysis.bbp import bbp_threshold
 from ..analysis.decomposition import RankOne, first_step_spike, second_step_terms, signal_part
 from ..analysis.phases import ALIGNED, empirical_boundary, empirical_count, is_spike, theory_count
@@ -681,8 +681,8 @@ def localisation_table(scaling: Scaling):
         f"Where the top singular pair of $T_k$ sits, at $N = {Nmax}$, mean ± standard error over "
         f"{len(s.seeds)} seeds: the largest entry of its left vector, the same for the predicted "
         f"$a^{{\\circ(k+1)}}/\\|a^{{\\circ(k+1)}}\\|$, and the largest cosine of its right vector with "
-        f"one input $x_j$ (a vector spread evenly has entries, and chance cosines, of "
-        f"$1/\\sqrt N = {1 / np.sqrt(Nmax):.3f}$).", "tab-localisation",
+        f"one input $x_j$ (for a random unit vector both are at the chance level of a "
+        f"maximum, $\\sqrt{{2\\log N/N}} = {chance_maximum(Nmax, Nmax):.3f}$).", "tab-localisation",
         ["batch", "$k$", "left entry", "predicted", "cosine with one $x_j$"], rows)
 
 
@@ -708,7 +708,9 @@ def memorised_pair(N: int, activation="poly4", target="he1", c: float = 0.2, ref
     Trains ``rng_for(seed)`` in float32 at :math:`N = n = d`, :math:`\eta_t = \kappa N^{\alpha_t}`,
     and finds :math:`i^\star = \arg\max_i|U_i|` for the top left vector :math:`U` of
     :math:`T_{L-1}` and :math:`j^\star = \arg\max_j|\langle x_j, V\rangle|/\|x_j\|` for its top
-    right vector :math:`V`. Numbers: ``N_mem``, ``chance_Nmem`` :math:`= N^{-1/2}`, ``mem_loc``
+    right vector :math:`V`. Numbers: ``N_mem``, ``chance_Nmem`` :math:`= \sqrt{2\log N/N}` (the
+    chance level of a maximum, here of :math:`N` entries or of :math:`n = N` cosines in
+    :math:`\mathbb R^{d}`, :math:`d = N`), ``mem_loc``
     :math:`= |U_{i^\star}|`, ``mem_cos``, ``mem_P`` :math:`= P_{i^\star j^\star}`, ``mem_dsigma``
     :math:`= \sigma'(P_{i^\star j^\star})`, ``mem_rank_P`` (fraction of the neuron's
     :math:`|P_{i^\star j}|` below it), ``mem_y`` :math:`= y_{j^\star}`, ``mem_rank_y``.
@@ -728,7 +730,7 @@ def memorised_pair(N: int, activation="poly4", target="he1", c: float = 0.2, ref
     j_star = int(np.argmax(cosines))
     P_row = run.W0[i_star] @ run.X2.T          # neuron i's pre-activations on all samples
     P_star = float(P_row[j_star])
-    numbers = dict(N_mem=N, chance_Nmem=1 / np.sqrt(N), mem_loc=float(abs(diag["U"][k][i_star])),
+    numbers = dict(N_mem=N, chance_Nmem=chance_maximum(N, N), mem_loc=float(abs(diag["U"][k][i_star])),
                    mem_cos=float(cosines[j_star]), mem_P=P_star,
                    mem_dsigma=float(act.derivative(P_star, 1)),
                    mem_rank_P=float(np.mean(np.abs(P_row) < abs(P_star))),
@@ -744,9 +746,9 @@ def memorised_table(mem: Memorised):
         raise TypeError(f"mem must be a Memorised (from memorised_pair), got {type(mem).__name__}")
     v = mem.numbers
     rows = [["largest entry of the top left vector (neuron $i$)", f"{v['mem_loc']:.2f}",
-             f"spread over all neurons: $N^{{-1/2}} = {v['chance_Nmem']:.3f}$"],
+             f"random unit vector: $\\sqrt{{2\\log N/N}} = {v['chance_Nmem']:.3f}$"],
             ["cosine of the top right vector with one input $x_j$", f"{v['mem_cos']:.3f}",
-             f"chance $N^{{-1/2}} = {v['chance_Nmem']:.3f}$"],
+             f"random vector, best of $n$: $\\sqrt{{2\\log n/d}} = {v['chance_Nmem']:.3f}$"],
             ["pre-activation $P_{ij}$", f"{v['mem_P']:.2f}",
              f"larger in absolute value than a fraction {v['mem_rank_P']:.4f} of neuron $i$'s others"],
             ["$\\sigma_4'(P_{ij})$", f"{v['mem_dsigma']:.1f}", "mean $\\mu_1 = 1$"],
