@@ -21,6 +21,7 @@ every figure of every chapter (tests/test_site_downloads.py).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import numpy as np
@@ -31,14 +32,22 @@ MIME = "application/vnd.twostep.figure-defects+json"
 _SLACK_PX = 1.0
 
 
-def _draw(fig):
-    """Draw ``fig`` on a fresh Agg canvas; returns (renderer, the canvas it had)."""
+@contextlib.contextmanager
+def _rendered(fig, renderer=None):
+    """A renderer for ``fig``: the one given, or a fresh Agg canvas's after drawing the figure
+    on it, with the figure's own canvas put back on exit."""
+    if renderer is not None:
+        yield renderer
+        return
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     old = fig.canvas
     canvas = FigureCanvasAgg(fig)
-    canvas.draw()
-    return canvas.get_renderer(), old
+    try:
+        canvas.draw()
+        yield canvas.get_renderer()
+    finally:
+        fig.set_canvas(old)
 
 
 def _panel(fig, ax) -> str:
@@ -60,11 +69,8 @@ def _tick_labels(axis):
 def tick_collisions(fig, renderer=None) -> list[str]:
     """Pairs of tick labels of one axis whose rendered boxes overlap, as
     ``"panel 2: x tick labels '16000' and '24000' overlap"``; empty when none do."""
-    old = None
-    if renderer is None:
-        renderer, old = _draw(fig)
     found = []
-    try:
+    with _rendered(fig, renderer) as renderer:
         for ax in fig.axes:
             for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
                 labels = [(lab.get_text(), lab.get_window_extent(renderer))
@@ -75,9 +81,6 @@ def tick_collisions(fig, renderer=None) -> list[str]:
                     if wide > _SLACK_PX and tall > _SLACK_PX:
                         found.append(f"{_panel(fig, ax)}: {name} tick labels "
                                      f"{ta!r} and {tb!r} overlap")
-    finally:
-        if old is not None:
-            fig.set_canvas(old)
     return found
 
 
@@ -194,11 +197,8 @@ def hidden_series(fig, renderer=None) -> list[str]:
     """Series of which nothing shows, every point of it being under later lines, as
     ``"panel 1: 'fresh' is hidden under 'fresh, raw'"`` (a line is hidden when all of it
     that is in view is); empty when every series shows."""
-    old = None
-    if renderer is None:
-        renderer, old = _draw(fig)
     found = []
-    try:
+    with _rendered(fig, renderer) as renderer:
         for ax in fig.axes:
             series = _series(ax)
             owner = {id(line): name for name, lines in series for line in lines}
@@ -223,9 +223,6 @@ def hidden_series(fig, renderer=None) -> list[str]:
                 if seen and not shown:
                     under = "', '".join(over_names)
                     found.append(f"{_panel(fig, ax)}: '{name}' is hidden under '{under}'")
-    finally:
-        if old is not None:
-            fig.set_canvas(old)
     return found
 
 
@@ -235,11 +232,8 @@ def figure_defects(fig) -> list[str]:
 
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
-    renderer, old = _draw(fig)
-    try:
+    with _rendered(fig) as renderer:
         return tick_collisions(fig, renderer) + hidden_series(fig, renderer)
-    finally:
-        fig.set_canvas(old)
 
 
 def register(shell) -> None:
