@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
+from twostep.analysis.plane import extrapolated_width
 from twostep.analysis.verdicts import mean_sem
 from twostep.chapters import at_scale as ch, report
 
@@ -234,35 +235,55 @@ def test_counts(data):
             f(data)
 
 
-def test_extrapolation(data):
-    rows = ch.extrapolation(data, chapter_Ns=(100, 200))
+def _count_doc(seeds=2):
+    """A count document whose spike-sum cores are orthonormal (identity ``core_left``,
+    ``core_right``), so that s_{j+1}(Sigma) is the (j+1)-th largest |theta_j f_j| in closed form."""
+    rng = np.random.default_rng(3)
+    records = [dict(N=N, batch=batch, seed=seed, core_left=np.eye(L + 1), core_right=np.eye(L + 1),
+                    core_free=np.array([4.0, 2.0, 1.0, 0.5, 0.25]) * (1 + 0.05 * rng.random(L + 1)))
+               for N in NS for seed in range(seeds) for batch in ("fresh", "reused")]
+    return {"experiment": "count", "params": {"c": 0.2, "activation": "poly4"}, "records": records}
+
+
+def test_extrapolation():
+    doc = _count_doc()
+    rows = ch.extrapolation(doc, chapter_Ns=(100, 200))
     assert [(r["a1"], r["a2"], r["k"]) for r in rows] == [
         (0.3, 0.3, 1), (0.4, 0.25, 1), (0.4, 0.25, 2), (0.45, 0.3, 1), (0.45, 0.3, 2), (0.45, 0.3, 3)]
-    r = rows[0]
-    assert math.isclose(r["e"], 0.1) and math.isclose(r["theta_star"], 1.3701562, rel_tol=1e-6)
-    # the strength is the step-free size times c2 N^a2 (c1 N^a1)^k; its N* solves C N^e = theta
-    assert r["n_star"] > 400 and r["n_star_top"] < r["n_star"]   # s1(T_k) = 1.1 ||S_k||
-    assert math.isclose(r["n_star_top"], r["n_star"] * 1.1 ** (-1 / r["e"]), rel_tol=1e-9)
-    assert np.isfinite(r["n_star_chapter"])
-    text = ch.extrapolation_table(rows, data).data
+    r = rows[2]                                            # (0.4, 0.25), k = 2
+    assert math.isclose(r["e"], 0.05) and math.isclose(r["theta_star"], 1.3701562, rel_tol=1e-6)
+    # the strength: the (k+1)-th largest of |theta_j f_j|, f = (eta1, eta2, eta2 eta1, ...)
+    fresh = [x for x in doc["records"] if x["batch"] == "fresh"]
+    N = np.array([x["N"] for x in fresh], float)
+    e1, e2 = 0.2 * N ** 0.4, 0.2 * N ** 0.25
+    f = np.stack([e1, e2, e2 * e1, e2 * e1 ** 2, e2 * e1 ** 3], axis=1)
+    x = -np.sort(-np.abs(np.array([q["core_free"] for q in fresh]) * f), axis=1)[:, 2]
+    expected = extrapolated_width(N, x, r["e"], r["theta_star"])
+    assert all(math.isclose(r[key], expected[key], rel_tol=1e-9) for key in expected)
+    assert math.isclose(r["strength_max"], x[N == 400].mean(), rel_tol=1e-12)
+    assert r["N_max"] == 400 and r["N_chapter"] == 200 and np.isfinite(r["n_star_chapter"])
+    assert math.isclose(r["n_star_chapter"], extrapolated_width(N[N <= 200], x[N <= 200], r["e"],
+                                                                r["theta_star"])["n_star"])
+    text = ch.extrapolation_table(rows).data
     assert ":name: tab-at-scale-extrapolation" in text and text.count("\n| (") == 6
+    assert "to 200" in text and "to 400" in text
     n = ch.extrapolation_numbers(rows)
     smallest = min(row["n_star"] for row in rows)
     first = next(row for row in rows if row["n_star"] == smallest)
     tag = f"{round(100 * first['a1'])}_{round(100 * first['a2'])}_{first['k']}"
     assert {k for k in n if k.startswith("nstar_") and k[-1].isdigit()} == {
-        f"nstar_{tag}", f"nstar_ch_{tag}", f"nstar_top_{tag}"}   # the first spike only
+        f"nstar_{tag}", f"nstar_ch_{tag}"}   # the first spike only
     assert n["theta_star"] == r["theta_star"] and n[f"nstar_{tag}"] == ch._sci(smallest)
     assert n["nstar_second_gpu"] in ("beyond", "within") and n["nstar_second"] != n[f"nstar_{tag}"]
-    assert "nstar_min_reach" not in n
-    assert ch.extrapolation_numbers(rows, int(smallest) + 1)["nstar_min_reach"] == "lies beyond"
-    assert ch.extrapolation_numbers(rows, int(smallest) - 1)["nstar_min_reach"] == "falls short of"
-    with pytest.raises(ValueError, match="N_max"):
-        ch.extrapolation_numbers(rows, 0)
+    assert n["nstar_min_reach"] == ("lies beyond" if smallest <= 400 else "falls short of")
+    assert n["nstar_orders"] == 6 and n["nstar_steeper"] == sum(
+        row["e_fit"] - row["e"] > 2 * row["e_fit_se"] for row in rows)
     with pytest.raises(ValueError, match="settings"):
-        ch.extrapolation(data, settings=[(0.6, 0.2)])
+        ch.extrapolation(doc, settings=[(0.6, 0.2)])
+    with pytest.raises(ValueError, match="count"):
+        ch.extrapolation(_spike_doc())
     with pytest.raises(TypeError, match="rows"):
-        ch.extrapolation_table({"n_star": 1}, data)
+        ch.extrapolation_table({"n_star": 1})
     with pytest.raises(TypeError, match="rows"):
         ch.extrapolation_numbers([])
 
@@ -343,13 +364,18 @@ def test_verdict_numbers(data):
     assert v["count_hits_text"] == f"{hits} of {pairs}"
     seeds = len(data.records("spike", "fresh", counts.Ns[-1]))
     assert v["count_verdict"] == count_verdict(hits, pairs, seeds=seeds).label
-    assert v["trend_verdict"] == "no trend resolved"
+    # the slope's 95 % interval, with Student t at points - 2 degrees of freedom
+    from scipy import stats
+
+    slope, se = reuse.trend("diff")
+    points = sum(len(x) for x in reuse.diff.values())
+    inside = abs(slope) <= stats.t.ppf(0.975, points - 2) * se
+    assert v["trend_text"] == ("a slope whose 95 % interval contains zero" if inside else
+                               f"a slope whose 95 % interval lies {'above' if slope > 0 else 'below'} zero")
     with pytest.raises(TypeError, match="counts"):
         ch.verdict_numbers(data, reuse, reuse)
     with pytest.raises(TypeError, match="reuse"):
         ch.verdict_numbers(data, counts, counts)
-    with pytest.raises(ValueError, match="n_se"):
-        ch.verdict_numbers(data, counts, reuse, n_se=0)
 
 
 def test_count_rises(data):
@@ -371,7 +397,7 @@ def test_glued_names_do_not_clash(data):
     groups = [ch.provenance_numbers(data), ch.verdict_numbers(data, counts, reuse),
               ch.terms_numbers(data), ch.beta_numbers(data, ch.beta_limits(data)),
               ch.counts_numbers(counts), ch.reuse_numbers(reuse),
-              ch.extrapolation_numbers(ch.extrapolation(data))]
+              ch.extrapolation_numbers(ch.extrapolation(_count_doc()))]
     paired = ch.paired_from_files(data)
     groups += [ch.widest_projection(paired), ch.top_vector_split(paired),
                ch.trend_numbers(ch.trends(data, paired))]
@@ -405,7 +431,7 @@ def test_trends_fit_every_seed(data):
     assert null["slope"] == pytest.approx(slope, rel=1e-9)
     numbers = ch.trend_numbers(rows)
     assert numbers["rem_slope_fresh_1"] == rem["slope"] and "count_slope_se" in numbers
-    # The page states raw_slope (from these rows) and trend_verdict (from Reuse.trend) in one
+    # The page states raw_slope (from these rows) and trend_text (from Reuse.trend) in one
     # sentence: the paired runs and the reuse data must give the same fit.
     assert (numbers["raw_slope"], numbers["raw_slope_se"]) == pytest.approx(
         ch.reuse_data(data).trend("diff"), rel=1e-12)

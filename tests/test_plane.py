@@ -6,8 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from twostep.analysis.plane import (clearing_threshold, clearing_width, count_test, plane_grid,
-                                    plane_map, rank_points, spike_sum_values)
+from twostep.analysis.plane import (clearing_threshold, clearing_width, count_test,
+                                    extrapolated_width, plane_grid, plane_map, rank_points,
+                                    spike_sum_values)
 from twostep.analysis.rescaling import StepFamily
 from twostep.analysis.spectra import singular_values
 from twostep.analysis.spikes import (core_singular_values, own_bulk_edge, outlier_strength,
@@ -154,3 +155,15 @@ def test_count_test_judges_only_beyond_the_predicted_width():
         count_test(recs, "fresh", 0.3, settings, 4)
     with pytest.raises(ValueError, match="no run of batch"):
         count_test(recs, "reused", 0.2, settings, 4)
+
+
+def test_extrapolated_width_solves_the_power_law_both_ways():
+    N = np.array([100.0, 100.0, 400.0, 400.0, 1600.0])
+    strength = 0.3 * N ** 0.2 * np.array([1.0, 1.02, 0.99, 1.01, 1.0])
+    w = extrapolated_width(N, strength, 0.2, 3.0)
+    C = np.exp(np.mean(np.log(strength) - 0.2 * np.log(N)))
+    assert w["n_star"] == pytest.approx((3.0 / C) ** 5, rel=1e-12)
+    assert w["e_fit"] == pytest.approx(0.2, abs=0.01) and 0 < w["e_fit_se"] < 0.01
+    assert w["n_fit"] == pytest.approx(w["n_star"], rel=0.5)
+    # a strength that does not grow never gets there
+    assert extrapolated_width(N, np.full(5, 0.5), 0.0, 3.0)["n_star"] == np.inf

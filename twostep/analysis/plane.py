@@ -32,8 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .spikes import core_singular_values, outlier_strength, spike_sum_factors, width_to_reach
-from .sweep import linear_fit
+from .spikes import (core_singular_values, outlier_strength, power_law_constant, spike_sum_factors,
+                     width_to_reach)
+from .sweep import linear_fit, loglog_slope
 from .theory import n_spikes, spike_exponent
 
 #: Keys a record needs (from :func:`twostep.chapters.two_steps.spike_experiment`).
@@ -171,6 +172,23 @@ def clearing_width(N, values, threshold: float) -> float:
     if b <= 0:
         return float(N.min()) if a + b * math.log(N.max()) >= math.log(threshold) else math.inf
     return width_to_reach(threshold, math.exp(a), b)
+
+
+def extrapolated_width(N, strength, exponent: float, threshold: float) -> dict:
+    r"""Width at which a spike of measured ``strength`` at widths ``N`` (1-d, same length; several
+    seeds per width) reaches ``threshold``, extrapolated two ways.
+
+    With the theory's exponent :math:`e`, the constant :math:`C` of :math:`CN^{e}`
+    (:func:`~twostep.analysis.spikes.power_law_constant`) gives
+    :math:`N^\star = (\text{threshold}/C)^{1/e}` (``n_star``); with the exponent fitted in
+    logs (``e_fit`` :math:`\pm` ``e_fit_se``), the same gives ``n_fit``. The one definition of
+    :math:`N^\star` of a single spike that both the two-steps chapter and the at-scale appendix
+    use."""
+    C, _ = power_law_constant(N, strength, exponent)
+    e_fit, e_fit_se = loglog_slope(N, strength)
+    C_fit, _ = power_law_constant(N, strength, e_fit)
+    return {"n_star": width_to_reach(threshold, C, exponent), "e_fit": e_fit,
+            "e_fit_se": e_fit_se, "n_fit": width_to_reach(threshold, C_fit, e_fit)}
 
 
 def clearing_threshold(edge_ratio: float = 1.0, margin: float = 0.05) -> float:

@@ -16,10 +16,10 @@ chapter reads both with :func:`twostep.scale.results.read_results` and hands the
 * :func:`count_data`, :func:`plot_counts`, :func:`counts_table`: the raw count against
   :math:`1+\Lambda` (:func:`twostep.analysis.theory.n_spikes`);
 * :func:`extrapolation` and :func:`extrapolation_table`: the width :math:`N^\star` at which each
-  predicted spike reaches :math:`\theta_\star`, with the two-steps chapter's functions
-  (:func:`~twostep.analysis.spikes.power_law_constant`, :func:`~twostep.analysis.spikes.width_to_reach`,
-  :func:`~twostep.analysis.spikes.outlier_strength`), from the widths of that chapter and from
-  all widths here;
+  predicted spike reaches :math:`\theta_\star`, from the spike-sum cores of the count file
+  (``results/at_scale/count.json``) by the two-steps chapter's definition
+  (:func:`~twostep.analysis.plane.extrapolated_width`), over that chapter's widths and over all
+  widths here;
 * :func:`reuse_data`: :math:`T_2`'s top vector's overlap with :math:`\beta^\star`, reused and
   fresh, the paired difference per seed; :func:`paired_from_files`: the reuse files as the reuse
   chapter's paired runs, so that its test of :math:`T_2^\top a^{\circ3}`, figure and table
@@ -37,13 +37,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy import stats
 
 from .._validation import check_choice, check_int, check_pairs, check_real
 from ..analysis.population import population_signal
-from ..analysis.spikes import outlier_strength, power_law_constant, width_to_reach
+from ..analysis.plane import extrapolated_width, spike_sum_values
+from ..analysis.spikes import outlier_strength
 from ..analysis.sweep import linear_slope, loglog_slope
 from ..analysis.theory import n_spikes, spike_exponent
-from ..analysis.verdicts import count_verdict, mean_sem, verdict, worst
+from ..analysis.verdicts import CONFIDENCE, count_verdict, mean_sem, verdict, worst
 from ..model.activations import get_activation
 from . import figures as plotting
 from .figures import COLORS
@@ -58,6 +60,7 @@ BATCHES = ("fresh", "reused")
 K_COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a"]
 SPIKE_KEYS = ("N", "batch", "seed", "top", "signal", "residual", "left", "right", "beta",
               "scale", "grid_count")
+COUNT_KEYS = ("N", "batch", "seed", "core_left", "core_right", "core_free")
 REUSE_KEYS = ("N", "batch", "seed", "term_overlap", "signal_reuse", "term_memorisation",
               "term_input_overlap", "projected_overlap", "projected_random_sign",
               "projected_memorised_null", "projected_without_memorised",
@@ -687,55 +690,45 @@ def count_rises(counts: Counts, batch: str = "fresh") -> dict:
 
 # --------------------------------------------------------------------------- how large must N be
 
-def extrapolation(data: AtScale, settings=SETTINGS, chapter_Ns=CHAPTER_NS, margin: float = 0.05) -> list:
-    r"""Width :math:`N^\star` at which each order :math:`1\le k\le\Lambda` of each setting reaches
-    :math:`\theta_\star` (:func:`~twostep.analysis.spikes.outlier_strength` at :math:`N/d = 1`),
-    fresh batch, with the two-steps chapter's method: the strength at the setting's step sizes,
-    its constant for the theory's exponent :math:`e_k` (:func:`power_law_constant`) and
-    :math:`N^\star` (:func:`width_to_reach`).
+def extrapolation(count: dict, settings=SETTINGS, chapter_Ns=CHAPTER_NS, margin: float = 0.05) -> list:
+    r"""Width :math:`N^\star` at which each order :math:`1\le k\le\Lambda` of each setting would
+    reach :math:`\theta_\star` (:func:`~twostep.analysis.spikes.outlier_strength` at
+    :math:`N/d = 1`), fresh batch, computed as in the two-steps chapter's
+    :math:`S_k^{\rm corr}` column: the strength is :math:`s_{k+1}(\Sigma)`, the
+    :math:`(k+1)`-th singular value of the corrected spike sum, rebuilt at the setting's step
+    sizes :math:`\eta_t = \kappa N^{\alpha_t}` from the core each record of the count file
+    holds (:func:`~twostep.analysis.plane.spike_sum_values`), and :math:`N^\star` comes from
+    :func:`~twostep.analysis.plane.extrapolated_width`.
 
-    The strength of order :math:`k` at :math:`(\alpha_1, \alpha_2)` is the step-free size
-    (``signal / scale`` for the prediction :math:`\|S_k\|`, ``top / scale`` for the measured
-    :math:`s_1(T_k)`) times :math:`c_2N^{\alpha_2}(c_1N^{\alpha_1})^k`: the exact step-size
-    identity of the two-steps chapter. Each dict: ``a1, a2, lam, k, e``, ``pred_max`` and
-    ``top_max`` (means at the largest width), ``n_star_chapter`` (prediction, widths of the file
-    within ``chapter_Ns``), ``n_star`` (prediction, all widths), ``n_star_top`` (measured
-    :math:`s_1(T_k)`, all widths), ``e_fit``, ``e_fit_se`` (log-log slope of the prediction over
-    all widths) and ``n_fit`` (:math:`N^\star` with that slope).
+    ``count`` is the count results document (``read_results(results_path("count"))``). Each
+    dict: ``a1, a2, lam, k, e, theta_star, kappa``, ``strength_max`` (mean at the largest width
+    ``N_max``), ``n_star`` and ``e_fit``, ``e_fit_se``, ``n_fit`` (all widths), and
+    ``n_star_chapter`` (the widths within ``chapter_Ns``, the largest of which is ``N_chapter``).
     """
-    d = _check(data)
+    doc = _check_doc(count, "count", COUNT_KEYS)
     settings = [(check_real(a1, f"settings[{i}][0]", low=0.0, high=0.5, high_open=True),
                  check_real(a2, f"settings[{i}][1]", low=0.0, high=0.5, high_open=True))
                 for i, (a1, a2) in enumerate(check_pairs(settings, "settings", "an (alpha1, alpha2) pair"))]
     chapter_Ns = [check_int(N, "chapter_Ns[i]") for N in chapter_Ns]
     theta = outlier_strength(1.0, check_real(margin, "margin", low=0.0))
-    p = d.spike["params"]
-    c1, c2 = float(p["c1"]), float(p["c2"])
-    recs = d.records("spike", "fresh")
+    kappa = float(doc["params"]["c"])
+    recs = [r for r in doc["records"] if r["batch"] == "fresh"]
     N_all = np.array([r["N"] for r in recs], float)
     inside = np.isin(N_all, chapter_Ns)
-    Nmax = N_all.max()
+    strengths = np.array([spike_sum_values(r, settings, kappa) for r in recs])  # (R, S, L + 1)
+    L = strengths.shape[2] - 1
     out = []
-    for a1, a2 in settings:
-        lam = n_spikes(a1, a2, d.L)
+    for i, (a1, a2) in enumerate(settings):
+        lam = n_spikes(a1, a2, L)
         for k in range(1, lam + 1):
             e = spike_exponent(k, a1, a2)
-            steps = c2 * N_all ** a2 * (c1 * N_all ** a1) ** k
-            pred = np.array([r["signal"][k] / r["scale"][k] for r in recs]) * steps
-            top = np.array([r["top"][k] / r["scale"][k] for r in recs]) * steps
-            C, _ = power_law_constant(N_all, pred, e)
-            C_top, _ = power_law_constant(N_all, top, e)
-            e_fit, e_fit_se = loglog_slope(N_all, pred)
-            C_fit, _ = power_law_constant(N_all, pred, e_fit)
-            row = dict(a1=a1, a2=a2, lam=lam, k=k, e=e, theta_star=theta,
-                       pred_max=float(pred[N_all == Nmax].mean()),
-                       top_max=float(top[N_all == Nmax].mean()),
-                       n_star=width_to_reach(theta, C, e), n_star_top=width_to_reach(theta, C_top, e),
-                       e_fit=e_fit, e_fit_se=e_fit_se, n_fit=width_to_reach(theta, C_fit, e_fit),
-                       n_star_chapter=math.nan)
-            if inside.sum() >= 1:
-                C_ch, _ = power_law_constant(N_all[inside], pred[inside], e)
-                row["n_star_chapter"] = width_to_reach(theta, C_ch, e)
+            x = strengths[:, i, k]
+            row = dict(a1=a1, a2=a2, lam=lam, k=k, e=e, theta_star=theta, kappa=kappa,
+                       N_max=int(N_all.max()), strength_max=float(x[N_all == N_all.max()].mean()),
+                       **extrapolated_width(N_all, x, e, theta))
+            row["N_chapter"] = int(N_all[inside].max()) if inside.any() else None
+            row["n_star_chapter"] = (extrapolated_width(N_all[inside], x[inside], e, theta)["n_star"]
+                                     if len(set(N_all[inside])) >= 2 else math.nan)
             out.append(row)
     return out
 
@@ -744,52 +737,52 @@ def _sci(x) -> str:
     return sci(x, 2) if np.isfinite(x) else "never"
 
 
-def extrapolation_table(rows: list, data: AtScale):
-    r"""Table *tab-at-scale-extrapolation* from the rows of :func:`extrapolation`."""
-    d = _check(data)
-    if not isinstance(rows, list) or not all(isinstance(r, dict) and "n_star" in r for r in rows):
-        raise TypeError("rows must be the list returned by extrapolation")
-    Ns = d.Ns("spike")
-    inside = [N for N in Ns if N in CHAPTER_NS]
-    theta = rows[0]["theta_star"] if rows else outlier_strength(1.0)
-    return markdown_table(
-        f"Width $N^\\star$ at which order $k$ of $W_2$ would reach $\\theta_\\star = {theta:.2f}$, fresh "
-        f"batch, $\\kappa = {d.spike['params']['c1']:g}$: from $\\|S_k\\|$ with the theory's exponent "
-        f"$e_k$ over the files' widths up to $N = {inside[-1] if inside else '-'}$ (those of the "
-        f"two-steps chapter's, which starts at 500, that the files hold) and over all widths to {Ns[-1]}, and from the measured $s_1(T_k)$; last, "
-        f"the exponent fitted to $\\|S_k\\|$ over all widths (± one standard error), to set against "
-        f"$e_k$.", "tab-at-scale-extrapolation",
-        ["$(\\alpha_1,\\alpha_2)$, $\\Lambda$", "$k$", "$e_k$",
-         f"$N^\\star$, to {inside[-1] if inside else '-'}", f"$N^\\star$, to {Ns[-1]}",
-         "$N^\\star$, $s_1(T_k)$", "fitted exponent"],
-        [[f"({r['a1']:g}, {r['a2']:g}), {r['lam']}", str(r["k"]), f"{r['e']:+.2f}",
-          _sci(r["n_star_chapter"]), _sci(r["n_star"]), _sci(r["n_star_top"]),
-          f"{r['e_fit']:+.3f} ± {r['e_fit_se']:.3f}"] for r in rows])
-
-
-def extrapolation_numbers(rows: list, N_max: int | None = None) -> dict:
-    r"""Glue values of the spike with the smallest :math:`N^\star`, named by its setting and
-    order (text, e.g. ``nstar_45_30_1``): ``nstar_...`` from all widths, ``nstar_ch_...`` from
-    the chapter's widths, ``nstar_top_...`` from :math:`s_1(T_k)`, so that a page naming that
-    spike fails to build when another one becomes the first; ``nstar_second``, the next
-    smallest (text), ``nstar_second_gpu`` ("beyond" or
-    "within" the GPU run's largest planned width, 45000) and ``theta_star``; with ``N_max`` (the
-    files' largest width), ``nstar_min_reach``: whether it "lies beyond" or "falls short of" the
-    smallest :math:`N^\star`."""
+def _check_rows(rows):
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "n_star" in r for r in rows):
         raise TypeError("rows must be the non-empty list returned by extrapolation")
+    return rows
+
+
+def extrapolation_table(rows: list):
+    r"""Table *tab-at-scale-extrapolation* from the rows of :func:`extrapolation`."""
+    r0 = _check_rows(rows)[0]
+    to_ch = r0["N_chapter"] if r0["N_chapter"] is not None else "-"
+    return markdown_table(
+        f"Width $N^\\star$ at which $s_{{k+1}}(\\Sigma)$, the corrected spike sum's $(k+1)$-th "
+        f"singular value, reaches $\\theta_\\star = {r0['theta_star']:.2f}$ (fresh, "
+        f"$\\kappa = {r0['kappa']:g}$): constant fitted at the theory's $e_k$ over the count "
+        f"file's widths to {to_ch} and to {r0['N_max']}; last, the exponent fitted over all "
+        f"widths (± one standard error) and the $N^\\star$ it gives.",
+        "tab-at-scale-extrapolation",
+        ["$(\\alpha_1,\\alpha_2)$, $\\Lambda$", "$k$", "$e_k$", f"$N^\\star$, to {to_ch}",
+         f"$N^\\star$, to {r0['N_max']}", "fitted exponent", "$N^\\star$, fitted"],
+        [[f"({r['a1']:g}, {r['a2']:g}), {r['lam']}", str(r["k"]), f"{r['e']:+.2f}",
+          _sci(r["n_star_chapter"]), _sci(r["n_star"]),
+          f"{r['e_fit']:+.3f} ± {r['e_fit_se']:.3f}", _sci(r["n_fit"])] for r in rows])
+
+
+def extrapolation_numbers(rows: list) -> dict:
+    r"""Glue values of the spike with the smallest :math:`N^\star`, named by its setting and
+    order (text, e.g. ``nstar_45_30_1``): ``nstar_...`` from all widths, ``nstar_ch_...`` from
+    the chapter's widths, so that a page naming that spike fails to build when another one
+    becomes the first; ``nstar_second``, the next smallest (text), ``nstar_second_gpu``
+    ("beyond" or "within" the GPU run's largest planned width, 45000), ``theta_star``,
+    ``nstar_min_reach`` (whether the file's largest width "lies beyond" or "falls short of"
+    the smallest :math:`N^\star`) and ``nstar_steeper``, the orders whose fitted exponent lies
+    more than two standard errors above :math:`e_k`, of ``nstar_orders``."""
+    rows = _check_rows(rows)
     out = {"theta_star": rows[0]["theta_star"]}
     first = min(rows, key=lambda r: r["n_star"])
     tag = f"{round(100 * first['a1'])}_{round(100 * first['a2'])}_{first['k']}"
     out[f"nstar_{tag}"] = _sci(first["n_star"])
     out[f"nstar_ch_{tag}"] = _sci(first["n_star_chapter"])
-    out[f"nstar_top_{tag}"] = _sci(first["n_star_top"])
     ordered = sorted(r["n_star"] for r in rows)
-    out["nstar_second"] = _sci(ordered[1] if len(ordered) > 1 else ordered[0])
-    out["nstar_second_gpu"] = "beyond" if (ordered[1] if len(ordered) > 1 else ordered[0]) > 45000 else "within"
-    if N_max is not None:
-        N_max = check_int(N_max, "N_max", 1)
-        out["nstar_min_reach"] = "lies beyond" if N_max >= ordered[0] else "falls short of"
+    second = ordered[1] if len(ordered) > 1 else ordered[0]
+    out["nstar_second"] = _sci(second)
+    out["nstar_second_gpu"] = "beyond" if second > 45000 else "within"
+    out["nstar_min_reach"] = "lies beyond" if rows[0]["N_max"] >= ordered[0] else "falls short of"
+    out["nstar_steeper"] = sum(r["e_fit"] - r["e"] > 2 * r["e_fit_se"] for r in rows)
+    out["nstar_orders"] = len(rows)
     return out
 
 
@@ -1079,7 +1072,7 @@ def _trend(by_N: dict, log_y: bool = False) -> tuple:
 
 # --------------------------------------------------------------------------- what the widths show
 
-def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2.0) -> dict:
+def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse) -> dict:
     r"""Glue values that sum up what the files show at their largest widths, as numbers and as
     words computed from them (so the take-aways follow the files when they are regenerated):
 
@@ -1087,20 +1080,25 @@ def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2
     * ``count_hits_text``: e.g. "0 of 20" fresh (seed, grid point) pairs with :math:`\Lambda\ge1`
       at the widest width whose raw count equals :math:`1+\Lambda`, and ``count_verdict``, the
       rule's verdict on them (:func:`twostep.analysis.verdicts.count_verdict`);
-    * ``trend_verdict``: "no trend resolved" when the slope of the paired difference against
-      :math:`\log_{10}N` is within ``n_se`` standard errors of zero (or cannot be fitted),
-      otherwise "a rising trend" / "a falling trend".
+    * ``trend_text``: where the slope of the paired difference against :math:`\log_{10}N` lies,
+      described by the verdict rule's interval (:data:`~twostep.analysis.verdicts.CONFIDENCE`,
+      Student :math:`t` with points minus two degrees of freedom): whether it contains zero or
+      lies above or below it. A description of a slope, not a verdict: no claim of the paper
+      predicts this trend.
     """
     d = _check(data)
     if not isinstance(counts, Counts):
         raise TypeError(f"counts must be a Counts (from count_data), got {type(counts).__name__}")
     r = _check_reuse(reuse)
-    n_se = check_real(n_se, "n_se", low=0.0, low_open=True)
     slope, se = r.trend("diff")
-    if not np.isfinite(slope) or not np.isfinite(se) or abs(slope) <= n_se * se:
-        trend = "no trend resolved"
+    points = sum(len(v) for v in r.diff.values())
+    half = (stats.t.ppf(0.5 + CONFIDENCE / 2, points - 2) * se
+            if points > 2 and np.isfinite(se) else math.inf)
+    if not np.isfinite(slope) or abs(slope) <= half:
+        trend = f"a slope whose {100 * CONFIDENCE:g} % interval contains zero"
     else:
-        trend = "a rising trend" if slope > 0 else "a falling trend"
+        trend = (f"a slope whose {100 * CONFIDENCE:g} % interval lies "
+                 f"{'above' if slope > 0 else 'below'} zero")
     N_max = max(d.Ns("spike")[-1], d.Ns("reuse")[-1])
     N_count = counts.Ns[-1]
     exact = counts.exact("fresh", N_count, 1)      # (runs x points at 1 + Lambda, runs x points)
@@ -1111,5 +1109,5 @@ def verdict_numbers(data: AtScale, counts: Counts, reuse: Reuse, n_se: float = 2
                         "they add seeds and paired runs, not range"),
         "count_hits_text": f"{exact[0]} of {exact[1]}",
         "count_verdict": count_verdict(*exact, seeds=len(d.records("spike", "fresh", N_count))).label,
-        "trend_verdict": trend,
+        "trend_text": trend,
     }

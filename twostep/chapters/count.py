@@ -212,11 +212,11 @@ def judged_table(data: dict):
                          f"{t.hits[j]}/{t.total[j]}" if t.total[j] else "—",
                          f"{t.spike_hits[j]}/{t.spike_total[j]}" if t.spike_total[j] else "—"])
     return markdown_table(
-        r"Where the count is judged. $N^\star$: the width at which the $(\Lambda+1)$-th singular "
-        r"value of the spike sum, over the own edge's ratio to $W_0$'s, is extrapolated to clear "
-        r"the edge (low–high over seeds and margins of 2 % and 10 %). Then the pairs (seed, width) "
-        r"at or beyond its high end with $1+\Lambda$ outliers, and the triples (new outlier $j$, "
-        r"seed, width) at or beyond their own $N^\star_j$ with at least $1+j$.",
+        r"Where the count is judged. $N^\star$: the width at which the spike sum's "
+        r"$(\Lambda+1)$-th singular value is extrapolated to clear $W_2$'s own edge (low–high "
+        r"over seeds and margins of 2 % and 10 %). Then the (seed, width) pairs at or past its high "
+        r"end with $1+\Lambda$ outliers, and the (new outlier $j$, seed, width) triples at or past "
+        r"$N^\star_j$ with at least $1+j$.",
         "tab-count-judged", ["batch", r"$(\alpha_1,\alpha_2)$", r"$\Lambda$", r"$N^\star$",
                              r"$=1+\Lambda$", r"$\ge1+j$"], rows)
 

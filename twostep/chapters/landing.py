@@ -204,10 +204,15 @@ def _plot_terms(ax, terms: Terms) -> None:
         mean, sem = terms.mean_sem(key)
         ax.errorbar(k + shift, mean, yerr=sem, fmt="o", ms=5, capsize=3, color=color, label=label)
     ax.axhline(1.0, color=COLORS["theory"], lw=1.2, label="prediction")
-    ax.axhline(1 / np.sqrt(terms.N), color=COLORS["chance"], ls=":", lw=1.2,
-               label=r"chance $1/\sqrt{N}$")
-    ax.set(xticks=k, xlabel="order $k$ of the exact term", ylabel="ratio; |cosine|", ylim=(0, 1.45),
-           title=f"(b) exact terms, {len(terms.seeds)} seeds")
+    chance = 1 / np.sqrt(terms.N)
+    ax.axhline(chance, color=COLORS["chance"], ls=":", lw=1.2, label=r"chance $1/\sqrt{N}$")
+    # The axis starts below zero so that the chance line, near 0, stands clear of the spine;
+    # its value is written beside it.
+    ax.annotate(f"chance {chance:.3f}", (1.0, chance), xycoords=("axes fraction", "data"),
+                xytext=(-3, 3), textcoords="offset points", ha="right", va="bottom",
+                color=COLORS["chance"])
+    ax.set(xticks=k, xlabel="order $k$ of the exact term", ylabel="ratio; |cosine|",
+           ylim=(-0.15, 1.45), title=f"(b) exact terms, {len(terms.seeds)} seeds")
     ax.legend(loc="lower left", borderaxespad=0.3)
 
 

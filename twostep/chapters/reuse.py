@@ -963,27 +963,24 @@ def plot_lambda(lam: LambdaData, limits: Limits, target: str = "odd"):
 
 
 def lambda_table(lam: LambdaData):
-    r"""Table of :func:`lambda_data`: per :math:`\Lambda` (the caption gives each :math:`\alpha_2`
-    and :math:`e_2`) and batch, the overlap ± standard error of the learned subspace
+    r"""Table of :func:`lambda_data`: per :math:`\Lambda` (with its :math:`\alpha_2` and
+    :math:`e_2`) and batch, the overlap ± standard error of the learned subspace
     (memorised inputs set aside) at each size, and the chance level :math:`\sqrt{(1+\Lambda)/d}`."""
     _check_type(lam, "lam", LambdaData)
     rows = []
     for a2 in lam.alpha2s:
-        head = [str(lam.n_spikes[a2])]
+        head = [f"{lam.n_spikes[a2]} ({a2}, {lam.exponent(a2):+.2f})"]
         for b in BATCHES:
             rows.append(head + [b] + [f"{lam.at(a2, b, N):.3f} ± {lam.at(a2, b, N, sem=True):.3f}"
                                       for N in lam.Ns])
         rows.append(head + ["chance"] + [f"{lam.chance(a2, N):.3f}" for N in lam.Ns])
-    pairs = ", ".join(f"{lam.n_spikes[a2]} at $\\alpha_2 = {a2}$ ($e_2 = {lam.exponent(a2):+.2f}$)"
-                      for a2 in lam.alpha2s)
     return markdown_table(
         "Overlap with $\\beta^\\star$ of the learned subspace (span of $W_2$'s top $1+\\Lambda$ "
-        "right singular vectors, memorised inputs set aside) at each $\\alpha_2$: mean ± standard "
-        "error over seeds, and the chance level of a random subspace of that dimension. "
-        f"$\\alpha_1 = {lam.alpha1}$, so $\\Lambda = $ {pairs}; $e_2$ is the exponent of the "
-        "aligned spike's size.",
+        f"right singular vectors, memorised inputs set aside), $\\alpha_1 = {lam.alpha1}$: mean ± "
+        "standard error over seeds, and the chance level of a random subspace of that dimension. "
+        "$e_2$: the exponent of the aligned spike's size.",
         "tab-reuse-lambda",
-        ["$\\Lambda$", "batch"] + [f"$N = {N}$" for N in lam.Ns], rows)
+        ["$\\Lambda$ ($\\alpha_2$, $e_2$)", "batch"] + [f"$N = {N}$" for N in lam.Ns], rows)
 
 
 # --------------------------------------------------------------------------- paired runs
@@ -1127,6 +1124,12 @@ def paired_numbers(data: PairedData, limits: Limits, main: str, control: str, bo
     return out
 
 
+#: Single seeds behind a mean: visible on white, lighter than the mean's marker.
+SEED_ALPHA = 0.55
+#: (marker, line style) per width where widths share one colour family.
+WIDTH_LOOKS = (("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."))
+
+
 def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: int):
     r"""Figure: left, reused minus fresh overlap of :math:`T_2`'s top right vector with
     :math:`\beta^\star` against :math:`N` for configuration ``main`` (each seed, and mean ±
@@ -1148,7 +1151,7 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
     for N in Ns:
         x = data.values(main, N, "term_overlap", "diff")
         ax1.plot(np.full(x.size, N) * np.exp(np.linspace(-0.06, 0.06, x.size)), x, "o",
-                 color=COLORS["reused"], alpha=0.3, ms=3.5, mew=0)
+                 color=COLORS["reused"], alpha=SEED_ALPHA, ms=3.5, mew=0)
     stats = [mean_sem(data.values(main, N, "term_overlap", "diff")) for N in Ns]
     errorbars(ax1, Ns, [m for m, _ in stats], [s for _, s in stats], color=COLORS["reused"])
     grid = n_grid(Ns)
@@ -1169,7 +1172,7 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
     for i, (label, x) in enumerate(rows):
         m, s = mean_sem(x)
         ax2.plot(np.full(x.size, i) + np.linspace(-0.15, 0.15, x.size), x, "o",
-                 color=COLORS["reused"] if i < len(names) else COLORS["chance"], alpha=0.3,
+                 color=COLORS["reused"] if i < len(names) else COLORS["chance"], alpha=SEED_ALPHA,
                  ms=3.5, mew=0)
         ax2.errorbar(i, m, yerr=s, fmt="s", color="k", ms=5, capsize=3)
     ax2.axhline(0, color=COLORS["chance"], ls=":", lw=1.2)
@@ -1182,17 +1185,21 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
 
     order = np.argsort(data.n_spikes)
     lams = np.array(data.n_spikes)[order]
-    shades = [plt.cm.Reds(0.4 + 0.6 * j / max(1, len(Ns) - 1)) for j in range(len(Ns))]
+    # One width per marker shape and line style, in shades from light to dark: three reds alone
+    # could not be told apart.
+    shades = [plt.cm.Reds(0.35 + 0.65 * j / max(1, len(Ns) - 1)) for j in range(len(Ns))]
+    looks = [WIDTH_LOOKS[j % len(WIDTH_LOOKS)] for j in range(len(Ns))]
     for j, N in enumerate(Ns):
         stats = [mean_sem(data.values(main, N, "subspace_unmemorised", "diff", int(i)))
                  for i in order]
         ax3.errorbar(lams + 0.08 * (j - (len(Ns) - 1) / 2), [m for m, _ in stats],
-                     yerr=[s for _, s in stats], fmt="o-", ms=4, capsize=2, color=shades[j])
+                     yerr=[s for _, s in stats], marker=looks[j][0], ls=looks[j][1], ms=4.5,
+                     capsize=2, color=shades[j])
     ax3.axhline(0, color=COLORS["chance"], ls=":", lw=1.2)
     ax3.set_xticks(lams)
     ax3.set(xlabel=r"$\Lambda(\alpha_1, \alpha_2')$", ylabel="difference, learned subspace",
             title=f"{cfg.label}: $W_2$")
-    handles = [plt.Line2D([], [], color=COLORS["reused"], marker="o", alpha=0.3, ls="none",
+    handles = [plt.Line2D([], [], color=COLORS["reused"], marker="o", alpha=SEED_ALPHA, ls="none",
                           ms=3.5, mew=0, label="single seeds"),
                plt.Line2D([], [], color=COLORS["reused"], marker="o", ms=4,
                           label="mean ± s.e. (upper left)"),
@@ -1201,8 +1208,8 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
                plt.Line2D([], [], color=COLORS["theory"], lw=1.2,
                           label=r"theory: $\tilde u_2$ limit $-$ chance"),
                plt.Line2D([], [], color=COLORS["chance"], ls=":", lw=1.2, label="no effect of reuse")]
-    handles += [plt.Line2D([], [], color=shades[j], marker="o", ms=4, label=f"$N = {N}$ (upper right)")
-                for j, N in enumerate(Ns)]
+    handles += [plt.Line2D([], [], color=shades[j], marker=looks[j][0], ls=looks[j][1], ms=4.5,
+                           label=f"$N = {N}$ (upper right)") for j, N in enumerate(Ns)]
     fig.legend(handles=handles, loc="outside lower center", ncol=3)
     plt.close(fig)
     return fig

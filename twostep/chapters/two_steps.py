@@ -42,6 +42,7 @@ from ..analysis.alignment import chance_maximum, overlap, overlaps
 from ..analysis.bbp import bbp_threshold
 from ..analysis.decomposition import RankOne, first_step_spike, second_step_terms, signal_part
 from ..analysis.phases import ALIGNED, empirical_boundary, empirical_count, is_spike, theory_count
+from ..analysis.plane import extrapolated_width
 from ..analysis.population import population_signal
 from ..analysis.rescaling import StepFamily
 from ..analysis.spectra import (SVDS_TOL, bulk_edge, count_outliers, singular_values,
@@ -659,11 +660,10 @@ def terms_table(scaling: Scaling):
     return markdown_table(
         f"Each term against its spike ($S_k$ fresh, $\\tilde S_k$ reused), means over "
         f"{len(s.seeds)} seeds (largest standard error: {sig(cosines)} for a cosine, "
-        f"{sig(others)} otherwise). Left, right: cosines of $T_k$'s top left and right singular "
-        f"vectors with $a^{{\\circ(k+1)}}$ and $u_k$ ($\\tilde u_k$) at $N = {Nmax}$ (chance "
-        f"$1/\\sqrt N = {1 / np.sqrt(Nmax):.3f}$). Remainder: $\\|T_k-S_k\\|_{{op}}/\\|S_k\\|$ at "
-        f"$N = {Nmin}$, at its largest (at that $N$) and at $N = {Nmax}$. Size: $s_1(T_k)/\\|S_k\\|$ "
-        f"at $N = {Nmax}$.", "tab-terms",
+        f"{sig(others)} otherwise). Left, right: cosines of $T_k$'s top singular vectors with "
+        f"$a^{{\\circ(k+1)}}$ and $u_k$ at $N = {Nmax}$ (chance level "
+        f"{1 / np.sqrt(Nmax):.3f}). Remainder: $\\|T_k-S_k\\|_{{op}}/\\|S_k\\|$ at three widths. "
+        f"Size: $s_1(T_k)/\\|S_k\\|$ at $N = {Nmax}$.", "tab-terms",
         ["batch", "$k$", "left", "right", f"$N = {Nmin}$", "largest", f"$N = {Nmax}$", "size"], rows)
 
 
@@ -888,6 +888,12 @@ def spectra_numbers(data: Spectra) -> dict:
     return {key: (v.item() if isinstance(v, np.generic) else v) for key, v in out.items()}
 
 
+#: W0's histogram outline in fig-spectra; the threshold's legend entry names it in words, since
+#: mathtext draws the star of a subscript as a dot at 9 pt.
+W0_COLOR = "#2e86c1"
+THETA_LABEL = r"outlier threshold $\theta_{\star}$"
+
+
 def plot_spectra(data: Spectra):
     r"""Figure *fig-spectra*: one row per setting; left, the spectrum of :math:`W_2` against
     Marchenko--Pastur and :math:`W_0` with the outliers of :math:`W_1`; right, the top singular
@@ -902,7 +908,8 @@ def plot_spectra(data: Spectra):
     for j, s in enumerate(d.spec):
         ax = axes[j, 0]
         plotting.plot_spectrum(ax, s["sv2"], 1.0, bins=50, label=r"$W_2$", outlier_color="k")
-        ax.hist(d.W0, bins=50, density=True, histtype="step", color="k", lw=0.7, label=r"$W_0$")
+        # W0's outline in a colour of its own: in black it merges with the Marchenko-Pastur curve
+        ax.hist(d.W0, bins=50, density=True, histtype="step", color=W0_COLOR, lw=0.9, label=r"$W_0$")
         for x in s["sv1"][s["sv1"] > 2.1]:
             ax.axvline(x, color=COLORS["one-step"], lw=1.2, ymax=0.2, ls="--")
         ax.set_xscale("symlog", linthresh=3, linscale=2)
@@ -917,13 +924,13 @@ def plot_spectra(data: Spectra):
         ax.plot(ranks, s["learned"], "o", color="k", ms=4, label=r"$s_i(W_2 - W_0)$")
         ax.plot(ranks[:d.L], s["strengths"], "D", mfc="none", color=PRED, ms=7,
                 label="predicted spike strengths")
-        ax.axhline(d.theta_star, color=COLORS["theory"], ls="--", lw=1, label=r"$\theta_\star$")
+        ax.axhline(d.theta_star, color=COLORS["theory"], ls="--", lw=1, label=THETA_LABEL)
         ax.axvspan(0.5, 1.5 + s["lam"], color="0.92", zorder=0, label=r"first spike and $k\leq\Lambda$")
         ax.set(yscale="log", ylim=(1e-3, 30), xlim=(0.5, 8.5), xticks=range(1, 9),
                xlabel="rank $i$", ylabel="singular value")
     fig.legend(handles=[
         plt.Rectangle((0, 0), 1, 1, color="0.6", alpha=0.8, label=r"$W_2$"),
-        plt.Line2D([], [], color="k", lw=0.7, label=r"$W_0$"),
+        plt.Line2D([], [], color=W0_COLOR, lw=0.9, label=r"$W_0$"),
         plt.Line2D([], [], color=COLORS["theory"], lw=1.3, label="Marchenko–Pastur"),
         plt.Line2D([], [], color=COLORS["theory"], ls=":", lw=1, label="bulk edge 2"),
         plt.Line2D([], [], color="k", lw=1.6, label=r"outliers of $W_2$"),
@@ -931,7 +938,7 @@ def plot_spectra(data: Spectra):
         plt.Line2D([], [], color="k", marker="o", ls="none", ms=4, label=r"$s_i(W_2 - W_0)$"),
         plt.Line2D([], [], color=PRED, marker="D", mfc="none", ls="none", ms=7,
                    label="predicted spike strengths"),
-        plt.Line2D([], [], color=COLORS["theory"], ls="--", lw=1, label=r"$\theta_\star$"),
+        plt.Line2D([], [], color=COLORS["theory"], ls="--", lw=1, label=THETA_LABEL),
         plt.Rectangle((0, 0), 1, 1, color="0.92", label=r"first spike and $k\leq\Lambda$")],
         loc="outside lower center", ncol=3)
     plt.close(fig)
@@ -1350,9 +1357,9 @@ def phase_table(data: dict):
 
 def plot_phase(data: dict, resolution: int = 400):
     r"""Figure *fig-phase*: the :math:`(\alpha_1,\alpha_2)` plane shaded by :math:`\Lambda` with the
-    theory's boundaries; left, the measured boundaries and the empirical count (fresh); middle and
-    right, the raw outlier counts of :math:`W_2` (fresh, reused), bold where they differ from
-    :math:`1+\Lambda`, as a 2x2 grid 7.0 in wide whose fourth cell holds the key.
+    theory's boundaries; (a) the measured boundaries and the outlier count
+    :math:`1+\hat\Lambda` they give (fresh); (b) and (c) the raw outlier counts of :math:`W_2`
+    (fresh, reused); every count bold where it differs from :math:`1+\Lambda`, as a 2x2 grid 7.0 in wide whose fourth cell holds the key.
     ``resolution``: points per axis of the shading (at least 2)."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
@@ -1381,17 +1388,17 @@ def plot_phase(data: dict, resolution: int = 400):
         axes[0].text(x_top + 0.012, 0.49, f"$k={k}$", color=col, ha="left", va="top",
                      bbox=dict(boxstyle="round,pad=0.12", fc="white", ec="none", alpha=0.85))
     box = dict(boxstyle="round,pad=0.12", fc="white", ec="none", alpha=0.85)
+    # Every panel prints an outlier count, to read against 1 + Lambda: panel (a) the count
+    # 1 + Lambda-hat that the measured exponents give, (b) and (c) the raw count of W2.
     for i, a1 in enumerate(ALPHAS):
         for j, a2 in enumerate(ALPHAS):
-            axes[0].text(a1, a2, f"{d['emp_grid']['fresh'][i, j]}", ha="center", va="center",
-                         bbox=box)
-            for ax, b in zip(axes[1:], BATCHES):
-                val = d["raw"][b][i, j]
+            values = [1 + d["emp_grid"]["fresh"][i, j]] + [d["raw"][b][i, j] for b in BATCHES]
+            for ax, val in zip(axes, values):
                 txt = f"≥{N_TOP}" if val >= N_TOP else (f"{val:.0f}" if float(val).is_integer() else f"{val:.1f}")
                 match = val == 1 + d["theory"][i, j]
                 ax.text(a1, a2, txt, ha="center", va="center", bbox=box,
                         color="k" if match else PRED, fontweight="normal" if match else "bold")
-    axes[0].set_title("(a) count from measured $\\hat e_k$, fresh")
+    axes[0].set_title("(a) $1+\\hat\\Lambda$ from measured $\\hat e_k$, fresh")
     axes[1].set_title("(b) raw outliers of $W_2$, fresh")
     axes[2].set_title("(c) raw outliers of $W_2$, reused")
     # The key: one colour per Lambda, the lines and the two kinds of numbers.
@@ -1402,9 +1409,9 @@ def plot_phase(data: dict, resolution: int = 400):
     handles += [plt.Line2D([], [], color=K_COLORS[k % len(K_COLORS)], ls="--", lw=1.4,
                            label=rf"(a) measured, $k = {k}$") for k in range(1, L)]
     handles += [plt.Line2D([], [], ls="none", marker="$1$", color="k", ms=7,
-                           label=r"(b), (c): equals $1+\Lambda$"),
+                           label=r"count equals $1+\Lambda$"),
                 plt.Line2D([], [], ls="none", marker="$1$", color=PRED, ms=7,
-                           label=r"(b), (c): differs")]
+                           label=r"count differs")]
     ax_key.legend(handles=handles, loc="center", frameon=False, title="shading: theory's $\\Lambda$")
     plt.close(fig)
     return fig
@@ -1544,7 +1551,8 @@ def extrapolation(scaling: Scaling, theta_star: float, key: str = "settings_spik
     For each setting and order :math:`1\le k\le\Lambda`: the strength :math:`x` of the
     :math:`(k+1)`-th predicted spike over all widths and seeds, its constant :math:`C_k` in
     :math:`C_kN^{e_k}` (:func:`power_law_constant`) and :math:`N^\star = (\theta_\star/C_k)^{1/e_k}`
-    (:func:`width_to_reach`); the same with a fitted exponent. One dict per (setting, k) with
+    (:func:`~twostep.analysis.plane.extrapolated_width`); the same with a fitted exponent. One
+    dict per (setting, k) with
     ``a1, a2, lam, k, e, strength_max`` (mean at the largest width), ``e_fit, e_fit_se``,
     ``n_star``, ``n_fit``, ``count_max`` (raw count at the largest width). ``key`` chooses the
     predicted strengths: ``"settings_spikes_corrected"`` uses :math:`S_k^{\rm corr}`.
@@ -1560,13 +1568,10 @@ def extrapolation(scaling: Scaling, theta_star: float, key: str = "settings_spik
         for k in range(1, lam + 1):
             e = spike_exponent(k, a1, a2)
             strength = np.array([r[key][i][k] for r in fresh_rows])
-            Ck, _ = power_law_constant(N_all, strength, e)
-            e_fit, e_fit_se = loglog_slope(N_all, strength)
-            C_fit, _ = power_law_constant(N_all, strength, e_fit)
             out.append(dict(i=i, a1=a1, a2=a2, lam=lam, k=k, e=e,
                             strength_max=float(strength[N_all == s.Ns[-1]].mean()),
-                            e_fit=e_fit, e_fit_se=e_fit_se, n_star=width_to_reach(theta_star, Ck, e),
-                            n_fit=width_to_reach(theta_star, C_fit, e_fit), count_max=count_max))
+                            count_max=count_max,
+                            **extrapolated_width(N_all, strength, e, theta_star)))
     return out
 
 
@@ -1692,11 +1697,18 @@ def first_spike_table(first: dict, scaling: Scaling, theta_star: float):
 CORRECTION_ORDERS = (1, 2, 3)
 
 
+def _mean_sem(vals):
+    # (widths, seeds, orders) -> mean and standard error over seeds, each (widths, orders)
+    n = vals.shape[1]
+    sem = vals.std(1, ddof=1) / np.sqrt(n) if n > 1 else 0 * vals.mean(1)
+    return vals.mean(1), sem
+
+
 def correction_data(scaling: Scaling) -> dict:
     r"""Both predictions of each term's size, from the scaling study's records.
 
     For each batch, order :math:`k` in :data:`CORRECTION_ORDERS` and width: mean and standard
-    deviation over seeds of :math:`s_1(T_k)/\|S\|`, :math:`\|T_k - S\|_{op}/\|S\|` and
+    error over seeds of :math:`s_1(T_k)/\|S\|`, :math:`\|T_k - S\|_{op}/\|S\|` and
     :math:`|\cos(\hat r_k, r_S)|` for :math:`S = S_k` (the plain prediction) and
     :math:`S = S_k^{\rm corr}` (:func:`twostep.analysis.decomposition.signal_part` with
     ``corrected=True``); and the large-:math:`N` limit of :math:`\|S_k^{\rm corr}\|/\|S_k\|`
@@ -1717,11 +1729,11 @@ def correction_data(scaling: Scaling) -> dict:
                                ("resid_corr", "residual_corrected", "signal_corrected")):
             vals = np.array([[[r[num][k] / r[den][k] for k in CORRECTION_ORDERS] for r in by_N[N]]
                              for N in scaling.Ns])          # (widths, seeds, orders)
-            stats[name] = (vals.mean(1), vals.std(1, ddof=1) if vals.shape[1] > 1 else 0 * vals.mean(1))
+            stats[name] = _mean_sem(vals)
         for name, key in (("right", "right"), ("right_corr", "right_corrected")):
             vals = np.array([[[r[key][k] for k in CORRECTION_ORDERS] for r in by_N[N]]
                              for N in scaling.Ns])
-            stats[name] = (vals.mean(1), vals.std(1, ddof=1) if vals.shape[1] > 1 else 0 * vals.mean(1))
+            stats[name] = _mean_sem(vals)
         stats["limit"] = np.array([
             population_signal(scaling.target, 1.0, k, b, "corrected", activation=scaling.activation).norm
             / population_signal(scaling.target, 1.0, k, b, "reuse", activation=scaling.activation).norm
@@ -1742,14 +1754,14 @@ def plot_correction(data: dict):
     fig, grid = plt.subplots(2, 2, figsize=(7.0, 5.6))
     axes, ax_key = list(grid.flat[:3]), grid.flat[3]
     panels = (("ratio", r"$s_1(T_k)\,/\,\|S\|$"), ("resid", r"$\|T_k - S\|_{op}\,/\,\|S\|$"),
-              ("right", r"$|\cos(\hat r_k, r_S)|$"))
+              ("right", r"$|\cos|$ with $S$'s right vector"))
     for ax, (key, label) in zip(axes, panels):
         for j, k in enumerate(orders):
             # The corrected spike filled, then the plain one as a larger open ring on top: at
             # k = 1 the two coincide, and a filled marker drawn last would hide the other.
             for suffix, style, face, size in (("_corr", "-", colors[k], 4), ("", "--", "none", 6)):
-                mean, sd = st[key + suffix]
-                ax.errorbar(Ns, mean[:, j], yerr=sd[:, j], color=colors[k], ls=style, marker="o",
+                mean, sem = st[key + suffix]
+                ax.errorbar(Ns, mean[:, j], yerr=sem[:, j], color=colors[k], ls=style, marker="o",
                             ms=size, mfc=face, capsize=2, lw=1.1,
                             label=(rf"$k={k}$, " + (r"$S_k$" if not suffix else r"$S_k^{\rm corr}$"))
                             if key == "ratio" else None)
@@ -1774,21 +1786,21 @@ def plot_correction(data: dict):
 
 
 def _largest_width_rows(data: dict, keys, extra=None) -> list:
-    # One row per batch and order: "mean ± sd" over seeds at the largest width for each key,
-    # then the cells of extra(stats, order index).
+    # One row per batch and order: "mean ± standard error" over seeds at the largest width for
+    # each key, then the cells of extra(stats, order index).
     j_last = len(data["Ns"]) - 1
     rows = []
     for b in BATCHES:
         st = data[b]
         for j, k in enumerate(data["orders"]):
-            rows.append([b, str(k)] + [f"{st[key][0][j_last, j]:.3f} ± {st[key][1][j_last, j]:.3f}"
+            rows.append([b, str(k)] + [pm(st[key][0][j_last, j], st[key][1][j_last, j], 3)
                                        for key in keys] + (extra(st, j) if extra else []))
     return rows
 
 
 def correction_table(data: dict):
     r"""Table *tab-correction*: the size ratio of each term to both predictions at the largest
-    width, both batches, mean ± sd over seeds, and the large-:math:`N` limit of their ratio (the
+    width, both batches, mean ± standard error over seeds, and the large-:math:`N` limit of their ratio (the
     residuals and right cosines are in :func:`correction_fit_table`)."""
     rows = _largest_width_rows(data, ("ratio", "ratio_corr"),
                                lambda st, j: [f"{st['limit'][j]:.3f}"])
@@ -1796,20 +1808,20 @@ def correction_table(data: dict):
     N = int(data["Ns"][-1])
     return markdown_table(
         f"The size of each term $T_k$ against both predictions at $N = {N}$ (mean ± standard "
-        f"deviation over {data['seeds']} seeds), and the limit: the large-$N$ limit of "
+        f"error over {data['seeds']} seeds), and the limit: the large-$N$ limit of "
         r"$\|S_k^{\rm corr}\|/\|S_k\|$ at $\psi = 1$. For the reused batch both predictions are "
         "reuse-aware.", "tab-correction", header, rows)
 
 
 def correction_fit_table(data: dict):
     r"""Table *tab-correction-fit*: at the largest width, the relative residual and the right
-    cosine of each term for both predictions, both batches, mean ± sd over seeds."""
+    cosine of each term for both predictions, both batches, mean ± standard error over seeds."""
     rows = _largest_width_rows(data, ("resid", "resid_corr", "right", "right_corr"))
     header = ["batch", "$k$", r"residual, $S_k$", r"residual, $S_k^{\rm corr}$",
               r"cosine, $S_k$", r"cosine, $S_k^{\rm corr}$"]
     N = int(data["Ns"][-1])
     return markdown_table(
-        f"What each prediction $S$ leaves of the terms at $N = {N}$ (mean ± standard deviation over "
+        f"What each prediction $S$ leaves of the terms at $N = {N}$ (mean ± standard error over "
         f"{data['seeds']} seeds): the relative residual $\\|T_k - S\\|_{{op}}/\\|S\\|$ and the cosine "
         "of the top right singular vector of $T_k$ with the prediction's right vector.",
         "tab-correction-fit", header, rows)
