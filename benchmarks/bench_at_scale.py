@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SIZES = (1000, 2000, 4000)
 BATCHES = ("fresh", "reused")
 TARGETS = {"spike": 2.0, "reuse": 1.5}
-#: Blocks of the spectra (twostep.scale.lanczos): the terms' top-1 and reuse's spectra with
+#: Blocks of the spectra (twostep.analysis.lanczos): the terms' top-1 and reuse's spectra with
 #: k columns, the grid's top-6 with 6 + oversample (measure_on's default). One pass of an N x d
 #: matrix over b columns is 2 N d b flops, b / N of one N^3 product (2 N^3 flops).
 GRID_OVERSAMPLE = inspect.signature(measure_on).parameters["oversample"].default

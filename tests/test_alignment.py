@@ -61,3 +61,25 @@ def test_chance_maximum_is_the_typical_largest_entry_of_a_random_unit_vector():
         ts.chance_maximum(1, 10)
     with pytest.raises(ValueError, match="d must be"):
         ts.chance_maximum(10, 0)
+
+
+def test_memorisations_and_nested_overlaps_agree_with_the_single_calls():
+    from twostep.analysis.alignment import memorisations, nested_unmemorised_overlaps
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((40, 30))
+    V = np.linalg.qr(rng.standard_normal((30, 5)))[0].T
+    V[1] = X[7] / np.linalg.norm(X[7])          # a memorised input
+    B = rng.standard_normal((2, 30))
+    values, J = memorisations(V, X)
+    for k, v in enumerate(V):
+        assert (values[k], J[k]) == pytest.approx(ts.memorisation(v, X), rel=1e-12)
+    assert J[1] == 7 and values[1] == pytest.approx(1.0)
+    nested = nested_unmemorised_overlaps(V, B, X)
+    assert nested.shape == (5, 2)
+    for K in range(1, 6):
+        np.testing.assert_allclose(nested[K - 1], ts.unmemorised_overlap(V[:K], B, X), rtol=1e-12)
+    with pytest.raises(ValueError, match="X"):
+        memorisations(V, X[:, :3])
+    with pytest.raises(ValueError, match="columns"):
+        nested_unmemorised_overlaps(V, B[:, :3], X)

@@ -21,7 +21,7 @@ from twostep.model.steps import Problem, draw_problem, two_steps
 from twostep.scale import backend as B
 from twostep.scale.device import (draw_problem_on, measure_on, run_two_steps_on,
                                   to_host, top_singular_on)
-from twostep.scale.lanczos import block_lanczos
+from twostep.analysis.lanczos import block_lanczos
 
 ACT = ts.get_activation("poly4")
 STEPS = ((0.2, 0.4), (0.2, 0.25))

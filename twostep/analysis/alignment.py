@@ -88,9 +88,23 @@ def memorisation(u, X):
     """
     u = check_array(u, "u", ndim=1)
     X = check_array(X, "X", ndim=2, shape=(None, u.size))
-    c = np.abs(X @ u) / (np.linalg.norm(X, axis=1) * np.linalg.norm(u))
-    j = int(np.argmax(c))
-    return float(c[j]), j
+    value, j = _memorisations(u[None, :], X)
+    return float(value[0]), int(j[0])
+
+
+def memorisations(V, X) -> tuple:
+    r""":func:`memorisation` of every row of ``V`` (``(K, d)``) with the inputs ``X``
+    (``(n, d)``) in one product: ``(values, indices)``, each ``(K,)``. The input norms are
+    computed once, where ``K`` calls of :func:`memorisation` would compute them ``K`` times."""
+    V = np.atleast_2d(check_array(V, "V"))
+    X = check_array(X, "X", ndim=2, shape=(None, V.shape[1]))
+    return _memorisations(V, X)
+
+
+def _memorisations(V, X):
+    c = np.abs(X @ V.T) / (np.linalg.norm(X, axis=1)[:, None] * np.linalg.norm(V, axis=1)[None, :])
+    j = np.argmax(c, axis=0)
+    return c[j, np.arange(V.shape[0])], j
 
 
 def unmemorised_overlap(V, B, X) -> np.ndarray:
@@ -104,12 +118,30 @@ def unmemorised_overlap(V, B, X) -> np.ndarray:
     :func:`twostep.subspace_overlap` of ``V`` with those, shape ``(r,)``. A memorised
     input then adds nothing, however much of :math:`\beta_r` it happens to carry.
     """
+    return _nested_unmemorised(*_check_unmemorised(V, B, X), nested=False)[-1]
+
+
+def nested_unmemorised_overlaps(V, B, X) -> np.ndarray:
+    r""":func:`unmemorised_overlap` of the first :math:`K` rows of ``V`` for every
+    :math:`K = 1..\mathrm{len}(V)`, shape ``(len(V), r)``, with each row's memorised input
+    found once (:func:`memorisations`): the learned subspaces of :math:`1, 2, \dots`
+    singular vectors. ``V``, ``B``, ``X`` as in :func:`unmemorised_overlap`."""
+    return _nested_unmemorised(*_check_unmemorised(V, B, X), nested=True)
+
+
+def _check_unmemorised(V, B, X):
     V = np.atleast_2d(check_array(V, "V"))
     B = np.atleast_2d(check_array(B, "B"))
     X = check_array(X, "X", ndim=2, shape=(None, V.shape[1]))
     if B.shape[1] != V.shape[1]:
         raise ValueError(f"V and B must have the same number of columns, got {V.shape} and {B.shape}")
-    J = sorted({memorisation(v, X)[1] for v in V})
-    Q, _ = np.linalg.qr(X[J].T)
-    Bc = B - (B @ Q) @ Q.T
-    return subspace_overlap(V, Bc)
+    return V, B, X
+
+
+def _nested_unmemorised(V, B, X, nested: bool):
+    J = _memorisations(V, X)[1]
+    out = []
+    for K in (range(1, len(V) + 1) if nested else [len(V)]):
+        Q, _ = np.linalg.qr(X[sorted(set(J[:K].tolist()))].T)
+        out.append(subspace_overlap(V[:K], B - (B @ Q) @ Q.T))
+    return np.array(out)

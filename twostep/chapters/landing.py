@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_alpha, check_int, check_real
-from ..analysis.alignment import chance_maximum, memorisation
+from ..analysis.alignment import chance_maximum, memorisations
 from ..analysis.spikes import term_diagnostics
 from ..analysis.spectra import (bulk_edge, count_outliers, marchenko_pastur_density,
                                 singular_values, top_singular)
@@ -84,7 +84,7 @@ def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: flo
     if count["W1"] >= s_W1.size:
         raise RuntimeError("W1 has more outliers than computed")
     _, _, V = top_singular(W2_reused, max(min(count["W2r"], n_marked), 1))
-    memo = np.array([memorisation(v, run.X1)[0] for v in V])
+    memo = memorisations(V, run.X1)[0]
     return Summary(N, c, alpha1, alpha2, seed, activation.degree, margin, n_marked, edge,
                    s_W1, s_W2, s_W2r, count, memo, chance_maximum(N, N))
 

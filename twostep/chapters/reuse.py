@@ -29,7 +29,8 @@ from typing import Sequence
 import numpy as np
 
 from .._validation import check_alpha, check_choice, check_int, check_pairs, check_real, check_rng
-from ..analysis.alignment import (chance_maximum, chance_overlap, memorisation, overlaps, subspace_overlap,
+from ..analysis.alignment import (chance_maximum, chance_overlap, memorisation, memorisations,
+                                  nested_unmemorised_overlaps, overlaps, subspace_overlap,
                                   unmemorised_overlap)
 from ..analysis.decomposition import (pre_activations, second_step_term, signal_directions,
                                       signal_part)
@@ -77,7 +78,7 @@ def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, 
 def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: str = "reused",
                      activation="poly4", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
                      alpha2: float = 0.25, term: int | None = 2, top: int = 8,
-                     alpha2s=()) -> dict:
+                     alpha2s=(), dtype="float64") -> dict:
     r"""Two steps at :math:`N = n = d`, and where the learned directions point.
 
     Parameters
@@ -102,6 +103,11 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
         :math:`W_2 - W_1 = \eta_2\sum_k\eta_1^k\hat T_k` (:mod:`twostep.rescaling`), at fixed
         :math:`\eta_1` the whole second update scales with :math:`\eta_2`:
         :math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)` exactly, so no new run is needed.
+    dtype : {"float64", "float32"}
+        Of the draws and the two steps. In float32 the products cost half, and the measured
+        overlaps differ from float64 on the same draws by far less than their spread over
+        seeds (tests/test_chapter_reuse.py); its draws are another stream of the generator,
+        as for every float32 experiment of the package.
 
     Returns
     -------
@@ -129,8 +135,10 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
         raise ValueError(f"activation must be a polynomial (e.g. 'poly4'): reuse_experiment "
                          f"measures the exact terms T_k, got {activation.name!r} (for tanh use "
                          "paired_reuse_experiment, which measures W_2 only)")
+    dt = np.dtype(check_choice(dtype, "dtype", ("float32", "float64")))
     teacher = make_teacher(target, N, rng)
-    run = run_two_steps(N, N, N, activation, teacher, ((c1, alpha1), (c2, alpha2)), batch, rng)
+    run = run_two_steps(N, N, N, activation, teacher, ((c1, alpha1), (c2, alpha2)), batch, rng,
+                        dtype=dt)
     B = teacher.directions
     L = activation.degree
     second = (None, None) if run.batch == "reused" else (run.X2, run.y2)
@@ -147,7 +155,7 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
     s, _, Vt = top_singular(run.W2, top)
     out["top_values"] = s
     out["top_overlap"] = overlaps(Vt, B)
-    out["top_memorisation"] = np.array([memorisation(v, run.X2)[0] for v in Vt])
+    out["top_memorisation"] = memorisations(Vt, run.X2)[0]
     out["subspace"], out["subspace_unmemorised"] = _learned_subspace(Vt, B, run.X2)
     if alpha2s:
         update = run.W2 - run.W1
@@ -296,8 +304,7 @@ def _learned_subspace(Vt, B, X):
     # Overlaps of the spans of the first K rows of Vt, K = 1..len(Vt): raw and with memorised
     # inputs set aside; each (len(Vt), r).
     raw = np.array([subspace_overlap(Vt[:K], B) for K in range(1, len(Vt) + 1)])
-    clean = np.array([unmemorised_overlap(Vt[:K], B, X) for K in range(1, len(Vt) + 1)])
-    return raw, clean
+    return raw, nested_unmemorised_overlaps(Vt, B, X)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -674,12 +681,13 @@ class NetworkData:
 
 
 def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_point=None,
-                 top: int = 8, term: int = 2, n_jobs: int = 1) -> NetworkData:
+                 top: int = 8, term: int = 2, n_jobs: int = 1, dtype="float64") -> NetworkData:
     r""":func:`reuse_experiment` for every size :math:`N = n = d`, target, batch and seed.
 
     ``alpha2s`` maps a target to the other exponents :math:`\alpha_2'` at which its draws are
     rescaled (:math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)`); ``extra_seeds`` are run only at
     ``extra_point = (target, batch, N)``. The records keep that order: the grid, then the extra runs.
+    ``dtype`` is passed to :func:`reuse_experiment`.
     """
     Ns, targets, seeds = _check_sizes(Ns), _check_names(targets), _check_seeds(seeds)
     extra_seeds = _check_seeds(extra_seeds, "extra_seeds")
@@ -689,7 +697,7 @@ def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_
     n_jobs = check_int(n_jobs, "n_jobs")
     (c1, alpha1), (c2, alpha2) = check_pairs(steps, "steps", "a (c, alpha) pair")
     grid = [dict(N=N, target=t, batch=b, c1=c1, alpha1=alpha1, c2=c2, alpha2=alpha2, term=term,
-                 top=top, alpha2s=list(alpha2s.get(t, [])))
+                 top=top, alpha2s=list(alpha2s.get(t, [])), dtype=dtype)
             for t in targets for b in BATCHES for N in Ns]
     records = sweep(reuse_experiment, grid, seeds=seeds, n_jobs=n_jobs)
     if extra_seeds:

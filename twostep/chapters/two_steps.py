@@ -42,6 +42,7 @@ from ..analysis.alignment import chance_maximum, overlap, overlaps
 from ..analysis.bbp import bbp_threshold
 from ..analysis.decomposition import RankOne, first_step_spike, second_step_terms, signal_part
 from ..analysis.phases import ALIGNED, empirical_boundary, empirical_count, is_spike, theory_count
+from ..analysis.lanczos import block_lanczos
 from ..analysis.plane import extrapolated_width
 from ..analysis.population import population_signal
 from ..analysis.rescaling import StepFamily
@@ -264,6 +265,17 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     def top_values(M, k):
         return top_singular(M, k, vectors=False, tol=SVDS_TOL)
 
+    threshold = (1 + margin) * edge
+
+    def count(M, start=None):
+        # Outliers among the top n_top, decided by block Lanczos's count test (a Ritz value
+        # above the threshold is final at once, one below it once its interval lies below):
+        # the values are not needed, and a count of values at a bulk's edge costs ARPACK ten
+        # times more (1.5 s against 0.14 s at N = 4000). Returns the count and the top Ritz
+        # vectors, which warm-start the next matrix of a sweep.
+        s, _, _, Q, _ = block_lanczos(M, n_top, vectors=False, above=threshold, start=start)
+        return int(np.sum(s > threshold)), Q.T
+
     m = len(settings)
     for key, shape in (("settings_top", (m, n_top)), ("settings_spikes", (m, L + 1))):
         out[key] = np.zeros(shape)
@@ -281,7 +293,7 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
         s = top_values(W2, n_top)
         out["settings_top"][i] = s
         out["settings_count"][i] = count_outliers(s, edge, margin)
-        out["settings_count_W1"][i] = count_outliers(top_values(family.W1(e1), n_top), edge, margin)
+        out["settings_count_W1"][i] = count(family.W1(e1))[0]
         parts = [first.scaled(e1)] + [p.scaled(e2 * e1 ** k / (eta2_ref * eta1_ref ** k))
                                       for k, p in enumerate(parts_free)]
         out["settings_spikes"][i] = rank_one_sum_singular_values(parts)
@@ -300,12 +312,12 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
 
     out["grid_count"] = np.zeros(len(grid), dtype=int)
     out["grid_count_W1"] = np.zeros(len(grid), dtype=int)
-    cache1 = {}
+    cache1, start = {}, None
     for i, (a1, a2) in enumerate(grid):
         e1, e2 = c1 * N ** a1, c2 * N ** a2
-        out["grid_count"][i] = count_outliers(top_values(family.W2(e1, e2), n_top), edge, margin)
+        out["grid_count"][i], start = count(family.W2(e1, e2), start)
         if a1 not in cache1:
-            cache1[a1] = count_outliers(top_values(family.W1(e1), n_top), edge, margin)
+            cache1[a1] = count(family.W1(e1))[0]
         out["grid_count_W1"][i] = cache1[a1]
     return out
 

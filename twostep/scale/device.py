@@ -8,7 +8,7 @@ terms :math:`T_k` and the signal parts :math:`S_k` are the formulas of
 :mod:`twostep.analysis.decomposition`, all written against the array API standard, so they
 run unchanged on numpy, CuPy and PyTorch arrays. Only the top of a spectrum needs a device
 algorithm of its own: ARPACK runs on the host, so :func:`top_singular_on` is block Lanczos
-with thick restarts (:mod:`twostep.scale.lanczos`: thin matrix products on the device, the
+with thick restarts (:mod:`twostep.analysis.lanczos`: thin matrix products on the device, the
 small eigenproblems on the host), stopped by a residual test and warm-started where
 successive spectra share a subspace.
 
@@ -38,7 +38,7 @@ from ..model.activations import PolynomialActivation, as_activation, host_array,
 from ..model.steps import BATCHES, Problem, TwoStepRun, draw_problem, two_steps
 from ..model.targets import Teacher, target_links
 from .backend import Backend, check_fits, device_bytes, get_backend
-from .lanczos import array_dtype, block_lanczos, top_singular_on
+from ..analysis.lanczos import array_dtype, block_lanczos, top_singular_on
 
 
 def _backend(backend) -> Backend:
