@@ -971,24 +971,26 @@ def plot_lambda(lam: LambdaData, limits: Limits, target: str = "odd"):
 
 
 def lambda_table(lam: LambdaData):
-    r"""Table of :func:`lambda_data`: per :math:`\Lambda` (with its :math:`\alpha_2` and
-    :math:`e_2`) and batch, the overlap ± standard error of the learned subspace
+    r"""Table of :func:`lambda_data`: per :math:`\Lambda` (the caption gives each
+    :math:`\alpha_2`) and batch, the overlap ± standard error of the learned subspace
     (memorised inputs set aside) at each size, and the chance level :math:`\sqrt{(1+\Lambda)/d}`."""
     _check_type(lam, "lam", LambdaData)
     rows = []
     for a2 in lam.alpha2s:
-        head = [f"{lam.n_spikes[a2]} ({a2}, {lam.exponent(a2):+.2f})"]
+        head = [str(lam.n_spikes[a2])]
         for b in BATCHES:
             rows.append(head + [b] + [f"{lam.at(a2, b, N):.3f} ± {lam.at(a2, b, N, sem=True):.3f}"
                                       for N in lam.Ns])
         rows.append(head + ["chance"] + [f"{lam.chance(a2, N):.3f}" for N in lam.Ns])
+    counts = ", ".join(str(lam.n_spikes[a2]) for a2 in lam.alpha2s)
+    settings = ", ".join(f"{a2}" for a2 in lam.alpha2s)
     return markdown_table(
         "Overlap with $\\beta^\\star$ of the learned subspace (span of $W_2$'s top $1+\\Lambda$ "
-        f"right singular vectors, memorised inputs set aside), $\\alpha_1 = {lam.alpha1}$: mean ± "
-        "standard error over seeds, and the chance level of a random subspace of that dimension. "
-        "$e_2$: the exponent of the aligned spike's size.",
+        "right singular vectors, memorised inputs set aside): mean ± standard error over seeds, "
+        "and the chance level of a random subspace of that dimension. "
+        f"$\\alpha_1 = {lam.alpha1}$; $\\Lambda = $ {counts} at $\\alpha_2 = $ {settings}.",
         "tab-reuse-lambda",
-        ["$\\Lambda$ ($\\alpha_2$, $e_2$)", "batch"] + [f"$N = {N}$" for N in lam.Ns], rows)
+        ["$\\Lambda$", "batch"] + [f"$N = {N}$" for N in lam.Ns], rows)
 
 
 # --------------------------------------------------------------------------- paired runs
