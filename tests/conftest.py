@@ -124,7 +124,7 @@ class BookBuilder:
         code, log = bookbuild.strict_build(self.root, jupyter_book, force_all=True)
         seconds = time.perf_counter() - start
         after = nbchapters.cache_records(self.root)
-        added = sorted(nbchapters.docname_of_uri(self.root, uri)
+        added = sorted(bookbuild.docname_of_uri(self.root, uri)
                        for pk, (uri, created) in after.items() if before.get(pk) != (uri, created))
         self.result = BuildResult(code, log, seconds, added, len(before), len(after))
         self.summary.append(

@@ -187,7 +187,7 @@ def test_executed_notebook_is_cached_under_the_chapters_own_key(tmp_path):
     outputs = [c.outputs for c in merged.cells if c.cell_type == "code"]
     assert [o[0]["data"]["text/plain"] for o in outputs] == ["2", "3"]
     records = nbchapters.cache_records(tmp_path)
-    assert nbchapters.docname_of_uri(tmp_path, records[pk][0]) == "book/toy"
+    assert bookbuild.docname_of_uri(tmp_path, records[pk][0]) == "book/toy"
 
 
 # --- what tools/bookbuild.py does to the pages (unit tests, no build) -------------------

@@ -1,4 +1,10 @@
-"""Stale-cache protection (tools/bookbuild.py), exercised on a copy of the tree."""
+"""Stale-cache protection (tools/bookbuild.py), exercised on a copy of the tree.
+
+Each chapter has its own fingerprint (``bookbuild.chapter_fingerprints``): the package files
+its code runs, the pins, the results files, the ``execute:`` settings and the installed
+distributions. What only changes how pages are rendered (``_toc.yml``, the rest of
+``_config.yml``, the build's tools, a page's prose) re-executes nothing; an edit to one page's
+module re-executes the chapters that import it, and only those."""
 
 import shutil
 import sys
@@ -19,7 +25,20 @@ def tree(tmp_path, root):
     (tmp_path / "tools").mkdir()
     for name in bookbuild.BUILD_TOOLS:
         shutil.copy(root / "tools" / name, tmp_path / "tools" / name)
+    shutil.copytree(root / "book", tmp_path / "book")
     return tmp_path
+
+
+def stale_after(tree, change, monkeypatch):
+    """The chapters whose cached outputs ``change`` makes stale: those ensure_fresh_cache
+    asks to forget (a real cache is not needed to see which)."""
+    bookbuild.ensure_fresh_cache(tree)
+    forgotten = []
+    monkeypatch.setattr(bookbuild, "_forget", lambda root, cache, docs: forgotten.extend(docs))
+    fill_cache(tree)
+    change(tree)
+    bookbuild.ensure_fresh_cache(tree)
+    return sorted(forgotten)
 
 
 def fill_cache(tree):
@@ -34,7 +53,10 @@ def test_first_use_stamps_and_clears(tree):
     assert bookbuild.ensure_fresh_cache(tree)
     assert not cache.exists()
     stamp = bookbuild.stamp_path(cache)
-    assert stamp.read_text().strip() == bookbuild.source_hash(tree)
+    import json
+
+    assert json.loads(stamp.read_text()) == bookbuild.chapter_fingerprints(tree)
+    assert sorted(json.loads(stamp.read_text())) == sorted(bookbuild.toc_chapters(tree))
 
 
 def test_unchanged_sources_keep_the_cache(tree):
@@ -84,33 +106,69 @@ def _append(path, text="\n# edited\n"):
     path.write_text((path.read_text() if path.is_file() else "") + text)
 
 
+CHAPTERS = ["book/at_scale", "book/index", "book/one_step", "book/readout", "book/reuse",
+            "book/setting", "book/two_steps"]
+
+
 @pytest.mark.parametrize("change", [
     lambda t: _append(t / "twostep" / "__init__.py"),
-    lambda t: (t / "twostep" / "new_module.py").write_text("X = 1\n"),
-    lambda t: _append(t / "twostep" / "sub" / "m.py", ""),
+    lambda t: _append(t / "twostep" / "model" / "steps.py"),
+    lambda t: _append(t / "twostep" / "chapters" / "figures.py"),
     lambda t: (t / "requirements.txt").write_text("numpy==0.0\n"),
-    lambda t: _append(t / "_config.yml"),
-    lambda t: _append(t / "_toc.yml"),
     lambda t: _append(t / "pyproject.toml"),
+    lambda t: _append(t / "results" / "two_steps.json", "{}"),
+    lambda t: _append(t / "results" / "at_scale" / "reuse_he2.json", "{}"),
+    lambda t: (t / "_config.yml").write_text(
+        (t / "_config.yml").read_text().replace("timeout: 900", "timeout: 901")),
+], ids=["package-init", "model", "shared-page-helpers", "requirements", "pyproject",
+        "results-file", "results-subfolder", "execute-settings"])
+def test_what_every_chapter_runs_re_executes_every_chapter(tree, change, monkeypatch):
+    assert stale_after(tree, change, monkeypatch) == CHAPTERS
+
+
+@pytest.mark.parametrize("change", [
+    lambda t: _append(t / "_toc.yml"),
+    lambda t: _append(t / "_config.yml", "\n# a comment\n"),
+    lambda t: (t / "_config.yml").write_text(
+        (t / "_config.yml").read_text().replace("execute:", "launch_note: x\nexecute:", 1)),
     lambda t: _append(t / "tools" / "bookbuild.py"),
     lambda t: _append(t / "tools" / "upstream_internals.py"),
     lambda t: _append(t / "tools" / "prf_claim.py"),
-    lambda t: _append(t / "results" / "two_steps.json", "{}"),
-    lambda t: _append(t / "results" / "at_scale" / "reuse_he2.json", "{}"),
-], ids=["edit", "add-module", "add-subpackage-module", "requirements", "config", "toc",
-        "pyproject", "bookbuild", "upstream_internals", "prf_claim", "results-file",
-        "results-subfolder"])
-def test_every_build_input_clears_the_cache(tree, change):
-    # The fingerprint is the key of every chapter's cache entry (the whole cache is
-    # emptied when it moves), so each input that changes it re-executes every chapter.
-    bookbuild.ensure_fresh_cache(tree)
+    lambda t: _append(t / "book" / "one_step.md", "\nA new closing sentence.\n"),
+    lambda t: (t / "twostep" / "unused_module.py").write_text("X = 1\n"),
+], ids=["toc", "config-comment", "config-rendering-key", "bookbuild", "upstream_internals",
+        "prf_claim", "prose", "module-nothing-imports"])
+def test_what_only_changes_rendering_re_executes_nothing(tree, change, monkeypatch):
+    assert stale_after(tree, change, monkeypatch) == []
+
+
+@pytest.mark.parametrize("page, chapters", [
+    ("readout", ["book/readout"]),
+    ("one_step", ["book/one_step"]),
+    ("landing", ["book/index"]),
+    ("reuse", ["book/at_scale", "book/reuse", "book/two_steps"]),   # imported by both
+    ("at_scale", ["book/at_scale", "book/two_steps"]),
+])
+def test_an_edit_to_one_page_module_re_executes_the_chapters_that_import_it(tree, page,
+                                                                           chapters, monkeypatch):
+    change = lambda t: _append(t / "twostep" / "chapters" / f"{page}.py")   # noqa: E731
+    assert stale_after(tree, change, monkeypatch) == chapters
+
+
+def test_a_chapters_files_follow_its_imports(tree):
+    graph = bookbuild.package_graph(tree)
+    files = {p.relative_to(tree).as_posix() for p in bookbuild.chapter_files(tree, "book/readout", graph)}
+    assert "twostep/chapters/readout.py" in files and "twostep/experiments/readout.py" in files
+    assert "twostep/__init__.py" in files and "twostep/chapters/__init__.py" in files
+    assert "twostep/chapters/two_steps.py" not in files and "twostep/scale/cli.py" not in files
+    assert bookbuild.code_cells("```{code-cell} ipython3\n:tags: [hide-input]\nimport x\n```\n"
+                                "text\n```{code-cell}\n%time y = 1\n```") == ["import x", ""]
+
+
+def test_a_stamp_of_the_old_single_hash_empties_the_whole_cache(tree):
     cache = fill_cache(tree)
-    change(tree)
-    assert bookbuild.ensure_fresh_cache(tree)
-    assert not cache.exists()
-    # ... and only once: the new stamp matches the new sources.
-    fill_cache(tree)
-    assert not bookbuild.ensure_fresh_cache(tree)
+    bookbuild.stamp_path(cache).write_text(bookbuild.source_hash(tree) + "\n")
+    assert bookbuild.ensure_fresh_cache(tree) and not cache.exists()
 
 
 def test_the_interpreter_and_installed_versions_count(tree, monkeypatch):
@@ -150,3 +208,21 @@ def test_a_stale_site_is_seen_after_a_results_file_changes(tmp_path):
         os.utime(log, (later + 1, later + 1))
         assert not builder.is_stale()
     time.sleep(0)
+
+
+def test_forgetting_a_chapter_removes_its_records_only(tmp_path):
+    import nbformat
+    from jupyter_cache import get_cache
+
+    cache_dir = tmp_path / "_build" / ".jupyter_cache"
+    cache = get_cache(str(cache_dir))
+    for name in ("a", "b"):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"x = '{name}'")])
+        path = tmp_path / f"{name}.ipynb"
+        nbformat.write(nb, path)
+        cache.cache_notebook_file(str(path), uri=str(tmp_path / "book" / f"{name}.md"),
+                                  check_validity=False)
+    assert bookbuild._forget(tmp_path, cache_dir, {"book/a"}) == 1
+    left = [bookbuild.docname_of_uri(tmp_path, r.uri) for r in cache.list_cache_records()]
+    assert left == ["book/b"]
+    assert bookbuild.record_data(tmp_path, "book/b", cache_dir) == {}

@@ -15,7 +15,7 @@ from twostep.analysis.sweep import rng_for
 from twostep.analysis.verdicts import count_verdict
 from twostep.chapters import count as cnt
 from twostep.chapters.report import VERDICT_SYMBOLS
-from twostep.chapters.two_steps import spike_experiment
+from twostep.experiments.spikes import spike_experiment
 from twostep.scale.backend import get_backend
 from twostep.scale.device import count_on
 

@@ -18,6 +18,7 @@ from twostep.analysis.sweep import loglog_slope, rng_for  # noqa: E402
 from twostep.analysis.theory import finite_size_overlap, one_step_overlap, spike_strength  # noqa: E402
 from twostep.analysis.verdicts import mean_sem  # noqa: E402
 from twostep.chapters import one_step as ch, report  # noqa: E402
+from twostep.experiments import first_step as ex
 from twostep.model.activations import get_activation  # noqa: E402
 from twostep.model.hermite import gaussian_expectation  # noqa: E402
 from twostep.model.network import gaussian_inputs, initialise  # noqa: E402
@@ -110,14 +111,14 @@ def test_residual_data_shapes_and_direct_computation(residual):
     assert [len(v) for v in res.summary.values()] == [4, 4]
     assert res.summary["poly4"][0]["top1"].shape == (3,)
     # the first row is the mean over seeds of first_step_diagnostics with each seed's generator
-    direct = [ch.first_step_diagnostics(rng_for(s), N=24, n=24, d=24, activation=POLY4, target=HE1,
+    direct = [ex.first_step_diagnostics(rng_for(s), N=24, n=24, d=24, activation=POLY4, target=HE1,
                                         steps=res.steps, top=2, dtype=np.float32) for s in range(2)]
     e = res.summary["poly4"][0]
     assert e["residual"] == pytest.approx(np.mean([d["residual"] for d in direct]), rel=1e-6)
     assert e["top2"] == pytest.approx(np.mean([d["top"][:, 1] for d in direct], axis=0), rel=1e-6)
     rem = np.mean([d["eta"] * d["residual"] * d["update_norm"] for d in direct], axis=0)
     assert e["remainder"] == pytest.approx(rem, rel=1e-6)
-    tail = [ch.first_step_diagnostics(rng_for(s), N=32, n=32, d=32, activation=POLY4, target=HE3,
+    tail = [ex.first_step_diagnostics(rng_for(s), N=32, n=32, d=32, activation=POLY4, target=HE3,
                                       dtype=np.float32) for s in range(2)]
     assert res.tail_summary["He_3"][1]["max_label"] == pytest.approx(np.mean([t["max_label"] for t in tail]))
     res_poly = [r["residual"] for r in res.summary["poly4"]]
@@ -151,7 +152,7 @@ def test_residual_tables_show_the_spread_of_the_seeds(residual):
     res = residual
     # every seed's diagnostics, drawn again: (activation, N) -> list over the seeds
     acts = {"poly4": POLY4, "tanh": TANH}
-    direct = {(act, N): [ch.first_step_diagnostics(
+    direct = {(act, N): [ex.first_step_diagnostics(
         rng_for(s), N=int(N), activation=acts[act], target=HE1,
         steps=res.steps if act == "poly4" else (), top=2, dtype=np.float32) for s in range(2)]
         for act in acts for N in res.sizes}
@@ -173,7 +174,7 @@ def test_residual_tables_show_the_spread_of_the_seeds(residual):
     assert f"{report.sig(100 * s1)}% of the entry for $s_1$, {report.sig(100 * s2)}% for $s_2$" in text
     assert text.endswith(f"{report.sig(100 * rem)}% for $\\lVert\\Delta_1\\rVert_{{op}}$")
     # tab-remainder-tails: every measured cell "mean ± standard error", He_3 at N = 32
-    tail = [ch.first_step_diagnostics(rng_for(s), N=32, activation=POLY4, target=HE3,
+    tail = [ex.first_step_diagnostics(rng_for(s), N=32, activation=POLY4, target=HE3,
                                       dtype=np.float32) for s in range(2)]
     header, rows = ch.tail_table(res)
     he3 = rows[[r[0] for r in rows].index(ch.TARGET_LABELS["He_3"])]
@@ -235,7 +236,7 @@ def test_bbp_data_shapes_direct_computation_and_figure():
     bbp = ch.bbp_data(32, cs, {"He_1": HE1, "He_3": HE3}, range(2), POLY4)
     e = bbp.summary["He_1"]
     assert e["top1"].shape == (4,) and e["right_v_overlap"].shape == (4,)
-    direct = [ch.first_step_diagnostics(rng_for(s), N=32, n=32, d=32, activation=POLY4, target=HE1,
+    direct = [ex.first_step_diagnostics(rng_for(s), N=32, n=32, d=32, activation=POLY4, target=HE1,
                                         steps=[(c, 0.0) for c in cs], dtype=np.float32) for s in range(2)]
     np.testing.assert_allclose(e["top1"], np.mean([d["top"][:, 0] for d in direct], axis=0), rtol=1e-6)
     assert bbp.eta_c["He_1"] == pytest.approx(1 / np.sqrt(2)) and bbp.eta_c["He_3"] == pytest.approx(1.0)
@@ -281,13 +282,13 @@ def test_overlap_data_shapes_direct_computation_and_figure():
     assert list(ov.psis) == [1.0, 2.0]
     st = ov.stats["He_2"]
     assert st["v"].shape == (2,) and st["z"].shape == (2,)
-    direct = [ch.first_step_diagnostics(rng_for(s), N=30, n=30, d=30, activation=POLY4, target=HE2,
+    direct = [ex.first_step_diagnostics(rng_for(s), N=30, n=30, d=30, activation=POLY4, target=HE2,
                                         steps=[(1.0, 0.25)], dtype=np.float32)["v_overlap"] ** 2
               for s in range(2)]
     assert st["v"][0] == pytest.approx(np.sqrt(np.mean(direct)), rel=1e-6)
     assert ov.stats["He_1"]["pred"][1] == pytest.approx(one_step_overlap(1.0, 1.0, 2.0))
     assert st["finite"][0] == pytest.approx(finite_size_overlap(0.0, 1.0, 5.0, 30, 30), rel=1e-6)
-    dim = [ch.learned_direction_overlaps(32, 16, [targets[k] for k in keys], rng_for(s), dtype=np.float32)
+    dim = [ex.learned_direction_overlaps(32, 16, [targets[k] for k in keys], rng_for(s), dtype=np.float32)
            for s in range(2)]
     assert ov.dim_stats["He_3"]["v"][0] == pytest.approx(np.sqrt(np.mean([o[2] ** 2 for o in dim])), rel=1e-6)
     nums = ch.overlap_numbers(ov)
@@ -356,9 +357,9 @@ def test_feature_spike_data_counts_table_and_figure():
     assert nums["fs_N"] == 60 and nums["fs_max_pred"] == 2
     _labelled(ch.plot_feature_spikes(data))
     with pytest.raises(ValueError, match="alphas"):
-        ch.feature_spikes(np.random.default_rng(0), 60, [0.5], POLY4, HE1)
+        ex.feature_spikes(np.random.default_rng(0), 60, [0.5], POLY4, HE1)
     with pytest.raises(ValueError, match="top"):
-        ch.feature_spikes(np.random.default_rng(0), 20, [0.1], POLY4, HE1, top=19)
+        ex.feature_spikes(np.random.default_rng(0), 20, [0.1], POLY4, HE1, top=19)
     with pytest.raises(ValueError, match="orders"):
         ch.feature_spike_table(data, orders=(5,))
 

@@ -12,6 +12,7 @@ import twostep as ts  # noqa: E402
 from twostep.analysis.readout import RELATIVE_LAMBDAS  # noqa: E402
 from twostep.analysis.verdicts import mean_sem  # noqa: E402
 from twostep.chapters import readout as ch  # noqa: E402
+from twostep.experiments import readout as ex
 
 D = 16
 A1S = [0.3, 0.4]
@@ -214,7 +215,7 @@ def test_alpha_plot_tables_and_numbers(runs):
     assert 0 <= g["tw_n_sig_worse"] + g["tw_n_sig_better"] <= g["tw_n"]
     odd = [r for r in rec1 if r["target"] == "odd"]
     assert g["odd_vs_zero"] == pytest.approx(
-        max(np.max(np.abs(r[f"err_{s}"] - 1)) for r in odd for s in ch.SCHEMES))
+        max(np.max(np.abs(r[f"err_{s}"] - 1)) for r in odd for s in ex.SCHEMES))
     assert g["odd_spread"] == pytest.approx(
         max(np.max(np.abs(r[f"err_{a}"] - r[f"err_{b}"])) for r in odd
             for a, b in ch.PAIRED_DIFFERENCES.values()))
@@ -350,7 +351,7 @@ def test_config_data_and_table(runs):
     assert len(header) <= 8   # narrow enough for the text column; the rest in config_errors_table
     h_all, r_all = ch.config_errors_table(data)
     _table(h_all, r_all)
-    assert h_all[1:] == [r[0] for r in rows] and len(r_all) == len(ch.SCHEMES) + 2
+    assert h_all[1:] == [r[0] for r in rows] and len(r_all) == len(ex.SCHEMES) + 2
     assert data.labels["small_c"] == r"$\kappa = 0.25$"
     # The reference configuration is the alpha2 sweep's problem at the same seed: same numbers.
     ref = [r for r in runs["rec1"] if r["target"] == "he1" and r["alpha1"] == REF[0]]

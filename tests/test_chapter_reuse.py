@@ -14,6 +14,7 @@ from numpy.polynomial.hermite_e import hermegauss
 
 import twostep as ts
 from twostep.chapters import report, reuse as ch
+from twostep.experiments import reuse as ex
 
 SIGMA = ts.get_activation("poly4")
 TARGETS = {"odd": "odd bounded", "he3": "He3"}
@@ -223,7 +224,7 @@ def test_paired_runs_are_the_reuse_experiment_of_either_batch_on_one_draw():
     # Same generator: the fresh run draws W0, a, X1, X2 as reuse_experiment(batch="fresh")
     # does, and the reused run uses the same W0, a, X1 as reuse_experiment(batch="reused")
     # (its X2, drawn after them, is never used). Both in float64, so the values agree exactly.
-    out = ch.paired_reuse_experiment(ts.rng_for(4), N=60, **STEP_KW, dtype="float64")
+    out = ex.paired_reuse_experiment(ts.rng_for(4), N=60, **STEP_KW, dtype="float64")
     for batch in ("reused", "fresh"):
         ref = ts.reuse_experiment(ts.rng_for(4), N=60, target="odd", batch=batch, **STEP_KW, top=3)
         assert out[f"term_overlap_{batch}"] == pytest.approx(ref["term_overlap"][0], rel=1e-9)
@@ -234,10 +235,10 @@ def test_paired_runs_are_the_reuse_experiment_of_either_batch_on_one_draw():
 
 
 def test_paired_runs_rescale_and_measure_a_bounded_activation():
-    out = ch.paired_reuse_experiment(ts.rng_for(0), N=40, activation="tanh", alpha2s=[0.05, 0.35])
+    out = ex.paired_reuse_experiment(ts.rng_for(0), N=40, activation="tanh", alpha2s=[0.05, 0.35])
     assert list(out["K"]) == [3, 1, 4]
     assert np.isnan(out["term_overlap_reused"])        # no exact terms for tanh
-    for key in ch.EXPONENT_KEYS:
+    for key in ex.EXPONENT_KEYS:
         assert out[f"{key}_reused"].shape == out[f"{key}_fresh"].shape == (3,)
     # the rescaled W2' at the reference exponent is W2 itself: its top ratio matches
     assert out["top_ratio_reused"][0] > 1 and np.all(out["row_ratio_fresh"] >= 1)
@@ -255,14 +256,14 @@ def test_paired_runs_reject_bad_input(kw, error, match):
     args = dict(N=20)
     args.update(kw)
     with pytest.raises(error, match=match):
-        ch.paired_reuse_experiment(ts.rng_for(0), **args)
+        ex.paired_reuse_experiment(ts.rng_for(0), **args)
 
 
 def test_paired_data_table_and_figure(limits):
     pd = ch.paired_data(PAIRED, {"odd": [30, 40], "tanh": [40]}, [0, 1], 0.4, 0.25, [0.05])
     assert pd.alpha2s == (0.25, 0.05) and pd.n_spikes == (2, 0)
     assert pd.Ns("odd") == [30, 40] and pd.Ns("tanh") == [40]
-    direct = ch.paired_reuse_experiment(ts.rng_for(1), N=40, activation="tanh", c1=1.0, c2=1.0,
+    direct = ex.paired_reuse_experiment(ts.rng_for(1), N=40, activation="tanh", c1=1.0, c2=1.0,
                                         alpha2s=[0.05])
     diff = pd.values("tanh", 40, "subspace_unmemorised", "diff", 0)
     assert diff[1] == pytest.approx(direct["subspace_unmemorised_reused"][0]
@@ -340,7 +341,7 @@ def test_term_evidence_numbers_verdicts_table_and_figure():
     configs = {"odd": ch.PairedConfig("sigma4, odd", "poly4", "odd", 0.5),
                "he2": ch.PairedConfig("sigma4, He2", "poly4", "he2", 0.5)}
     pd = ch.paired_data(configs, {"odd": [40, 60], "he2": [60]}, [0, 1, 2], 0.4, 0.25)
-    for key in ch.TERM_KEYS:
+    for key in ex.TERM_KEYS:
         assert np.all(np.isfinite(pd.values("odd", 60, key, "reused")))
     numbers = ch.term_evidence_numbers(pd, limits, "odd", "he2")
     assert numbers["ev_N_lo"] == 40 and numbers["ev_N_hi"] == 60

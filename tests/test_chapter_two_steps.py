@@ -15,6 +15,7 @@ from twostep.analysis import phases
 from twostep.analysis.rescaling import StepFamily
 from twostep.analysis.spikes import power_cosine, term_diagnostics, width_to_reach
 from twostep.chapters import report, two_steps as ch
+from twostep.experiments import spikes as ex
 from twostep.chapters.report import VERDICT_SYMBOLS, VERDICT_WIDTHS
 
 C, REF = 0.2, (0.4, 0.25)
@@ -506,9 +507,9 @@ def test_order_count_verdict():
 
 def test_spike_experiment_checks_margin_and_takes_numpy_dtypes():
     with pytest.raises(ValueError, match="margin must be in"):
-        ch.spike_experiment(ts.rng_for(0), N=12, n_top=3, margin=-1)
+        ex.spike_experiment(ts.rng_for(0), N=12, n_top=3, margin=-1)
     with pytest.raises(ValueError, match="dtype must be one of"):
-        ch.spike_experiment(ts.rng_for(0), N=12, n_top=3, dtype="foo")
-    a = ch.spike_experiment(ts.rng_for(0), N=12, n_top=3, dtype=np.float32)
-    b = ch.spike_experiment(ts.rng_for(0), N=12, n_top=3, dtype="float32")
+        ex.spike_experiment(ts.rng_for(0), N=12, n_top=3, dtype="foo")
+    a = ex.spike_experiment(ts.rng_for(0), N=12, n_top=3, dtype=np.float32)
+    b = ex.spike_experiment(ts.rng_for(0), N=12, n_top=3, dtype="float32")
     np.testing.assert_array_equal(a["top"], b["top"])

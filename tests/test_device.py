@@ -262,7 +262,7 @@ def test_reuse_on_matches_the_host_reuse_experiment():
     # vectors of W2 by 40 subspace iterations against ARPACK: values within 1e-6 relative and
     # the overlaps of the leading vectors within 1e-6 at N = 120 (measured); the 8th vector
     # sits in the bulk, where both methods may pick a different vector, so only K <= 3 compared.
-    from twostep.chapters.reuse import reuse_experiment
+    from twostep.experiments.reuse import reuse_experiment
     from twostep.scale.device import reuse_on
     ref = reuse_experiment(np.random.default_rng(0), N=120, target="odd", batch="reused", term=2, top=8)
     dev = reuse_on("numpy", 120, "odd", "reused", term=2, top=8, seed=0, dtype="float64")

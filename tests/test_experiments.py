@@ -5,7 +5,7 @@ import pytest
 
 from twostep.scale.registry import (EXPERIMENTS, check_memory, estimate_bytes, get_experiment,
                                  run_experiment)
-from twostep.chapters.one_step import first_step_diagnostics
+from twostep.experiments.first_step import first_step_diagnostics
 from twostep import get_activation, get_link, run_two_steps, top_singular
 
 

@@ -8,7 +8,7 @@ from twostep.analysis.alignment import overlap
 from twostep.model.activations import PolynomialActivation
 from twostep.analysis.decomposition import first_step_spike
 from twostep.analysis.theory import spike_strength
-from twostep.chapters.one_step import _residual_top, first_step_diagnostics
+from twostep.experiments.first_step import _residual_top, first_step_diagnostics
 
 
 def rank_one_residual(G, spike):

@@ -5,7 +5,7 @@ import pytest
 
 import twostep as ts
 from twostep.analysis.decomposition import signal_direction
-from twostep.chapters.readout import (SCHEMES, learned_directions, measured_directions,
+from twostep.experiments.readout import (SCHEMES, learned_directions, measured_directions,
                                       train_schemes)
 from twostep.model.targets import make_teacher
 

@@ -15,7 +15,7 @@ from twostep.analysis.spikes import (core_singular_values, own_bulk_edge, outlie
                                      rank_one_sum_singular_values, spike_core, spike_sum_factors)
 from twostep.analysis.sweep import rng_for
 from twostep.analysis.theory import n_spikes
-from twostep.chapters.two_steps import spike_experiment
+from twostep.experiments.spikes import spike_experiment
 from twostep.model.activations import get_activation
 from twostep.model.steps import two_steps
 from twostep.scale.backend import get_backend

@@ -9,7 +9,7 @@ from twostep.analysis.decomposition import signal_direction
 from twostep.analysis.decomposition import signal_directions
 from twostep.analysis.population import population_signal
 from twostep.analysis.alignment import unmemorised_overlap
-from twostep.chapters.reuse import reuse_experiment, signal_overlap_experiment
+from twostep.experiments.reuse import reuse_experiment, signal_overlap_experiment
 from twostep.model.targets import target_links
 
 STEPS = ((0.5, 0.4), (0.5, 0.25))

@@ -7,7 +7,7 @@ import pytest
 
 import twostep as ts
 from twostep.analysis import spikes
-from twostep.chapters.two_steps import spike_experiment
+from twostep.experiments.spikes import spike_experiment
 from twostep.analysis.bbp import bbp_threshold, spiked_outlier
 
 STEPS = ((0.2, 0.4), (0.2, 0.25))

@@ -3,10 +3,13 @@
 The jupyter cache (``_build/.jupyter_cache``, myst-nb's ``cache`` execution
 mode) keys each chapter on its own code cells only. A chapter that calls into
 ``twostep`` would keep showing outputs of an older ``twostep`` after the package
-changes, so every input of the build (the package sources, ``requirements.txt``,
-``_config.yml``, ``_toc.yml``, ``pyproject.toml``, the ``tools/`` modules the build imports,
-the files under ``results/``, the interpreter and the installed versions) is fingerprinted
-and the cache is thrown away when the fingerprint moves.
+changes, so each chapter also has a fingerprint of what its outputs depend on
+(:func:`chapter_fingerprints`: the package files its code runs, followed through their
+imports, ``requirements.txt``, ``pyproject.toml``, the files under ``results/``, the
+``execute:`` settings, the interpreter and the installed versions), and its cache records
+are removed when that fingerprint moves. What only changes the rendering (``_toc.yml``, the
+rest of ``_config.yml``, the ``tools/`` modules the build imports) re-executes nothing:
+Sphinx re-reads every page when :func:`source_hash`, the fingerprint of all inputs, moves.
 
 It also finishes the pages for their readers (see ``setup``): each executed
 chapter in its page's download menu, the package itself (a wheel) and the pins a
@@ -107,22 +110,189 @@ def stamp_path(cache_dir: Path) -> Path:
     return cache_dir.with_name(cache_dir.name + STAMP_SUFFIX)
 
 
-def ensure_fresh_cache(root: Path, cache_dir: Path | None = None) -> bool:
-    """Delete ``cache_dir`` unless it was filled with the current sources.
+# --- what a chapter's outputs depend on: its own fingerprint -----------------------------
 
-    Returns True when the cache was cleared (or had no stamp yet).
+#: Root files that change what a chapter computes. The others of :data:`ROOT_INPUTS`
+#: (``_config.yml`` but for its ``execute:`` block, ``_toc.yml``) and the :data:`BUILD_TOOLS`
+#: change only how pages are rendered: Sphinx re-reads the pages, nothing is executed again.
+RESULT_INPUTS = ("requirements.txt", "pyproject.toml")
+
+
+def execute_settings(root: Path) -> str:
+    """The ``execute:`` block of ``_config.yml`` (myst-nb's execution settings: a timeout or
+    ``allow_errors`` changes what a chapter's run gives), as text."""
+    lines = (Path(root) / "_config.yml").read_text().splitlines()
+    block, inside = [], False
+    for line in lines:
+        if re.match(r"^\S", line):
+            inside = line.startswith("execute:")
+        if inside and line.strip() and not line.lstrip().startswith("#"):
+            block.append(line.rstrip())
+    return "\n".join(block)
+
+
+def _module_imports(path: Path, name: list[str]) -> set[str]:
+    # Dotted names of the twostep modules a module imports (functions' imports included).
+    import ast
+
+    package = name if path.name == "__init__.py" else name[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - (node.level - 1)]
+                target = base + (node.module.split(".") if node.module else [])
+            elif node.module and node.module.split(".")[0] == "twostep":
+                target = node.module.split(".")
+            else:
+                continue
+            found.add(".".join(target))
+            found.update(".".join(target + [alias.name]) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names
+                         if alias.name.split(".")[0] == "twostep")
+    return found
+
+
+def package_graph(root: Path) -> dict[str, tuple[Path, set[str]]]:
+    """``{"twostep.x.y": (file, imported twostep modules)}`` for every module of the package."""
+    package = Path(root) / "twostep"
+    graph = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = ["twostep", *path.relative_to(package).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        graph[".".join(parts)] = (path, _module_imports(path, parts))
+    return graph
+
+
+def code_cells(text: str) -> list[str]:
+    """The code of a MyST notebook's ``{code-cell}`` blocks (cell options and magics left out)."""
+    cells, current = [], None
+    for line in text.splitlines():
+        if current is None:
+            if re.match(r"^`{3,}\{code-cell\}", line):
+                current = []
+        elif re.match(r"^`{3,}\s*$", line):
+            cells.append("\n".join(current))
+            current = None
+        elif not re.match(r"^(:\w[\w-]*:|%|!)", line):
+            current.append(line)
+    return cells
+
+
+def chapter_files(root: Path, docname: str, graph: dict | None = None) -> list[Path]:
+    """The package files a chapter's code runs: every module its cells import, the modules
+    those import, and so on, with the packages above each (importing ``twostep.a.b`` runs
+    ``twostep/__init__.py`` and ``twostep/a/__init__.py``)."""
+    import ast
+
+    graph = package_graph(root) if graph is None else graph
+    wanted = set()
+    for cell in code_cells((Path(root) / f"{docname}.md").read_text(encoding="utf8")):
+        for node in ast.walk(ast.parse(cell)):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "twostep":
+                wanted.add(node.module)
+                wanted.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                wanted.update(a.name for a in node.names if a.name.split(".")[0] == "twostep")
+    seen, todo = set(), [w for w in wanted if w in graph]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        parents = [".".join(parts[:i]) for i in range(1, len(parts))]
+        todo += [m for m in graph[name][1] | set(parents) if m in graph and m not in seen]
+    return sorted(graph[name][0] for name in seen)
+
+
+def toc_chapters(root: Path) -> list[str]:
+    """The docnames of ``_toc.yml``: its ``root`` and every ``file``, in order."""
+    text = (Path(root) / "_toc.yml").read_text()
+    return re.findall(r"^\s*(?:root|-\s*file):\s*(\S+)", text, re.M)
+
+
+def chapter_fingerprints(root: Path) -> dict[str, str]:
+    """``{docname: fingerprint}`` of every chapter: the files its code runs
+    (:func:`chapter_files`), :data:`RESULT_INPUTS`, the files under ``results/``, the
+    ``execute:`` settings and the installed distributions. A chapter's cached outputs are kept
+    while its fingerprint stays; a page's prose, ``_toc.yml`` or the build's tools are not in
+    it, and an edit to one page's module moves the fingerprints of the chapters that import it."""
+    root = Path(root)
+    graph = package_graph(root)
+    shared = hashlib.sha256()
+    results = root / "results"
+    for path in ([root / name for name in RESULT_INPUTS]
+                 + sorted(p for p in results.rglob("*") if p.is_file()
+                          and not p.name.endswith(".tmp") and "__pycache__" not in p.parts)):
+        if path.is_file():
+            shared.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    shared.update(execute_settings(root).encode() + b"\0" + environment_fingerprint().encode())
+    out = {}
+    for docname in toc_chapters(root):
+        digest = shared.copy()
+        if (root / f"{docname}.md").is_file():
+            for path in chapter_files(root, docname, graph):
+                digest.update(path.relative_to(root).as_posix().encode() + b"\0"
+                              + path.read_bytes() + b"\0")
+        out[docname] = digest.hexdigest()
+    return out
+
+
+def docname_of_uri(root: Path, uri: str) -> str:
+    """The docname (``book/one_step``) of a cache record's source path."""
+    path = Path(uri)
+    if not path.is_absolute():
+        path = Path(root) / path
+    try:
+        return path.resolve().relative_to(Path(root).resolve()).with_suffix("").as_posix()
+    except ValueError:
+        return uri
+
+
+def _forget(root: Path, cache_dir: Path, docnames) -> int:
+    # Remove the cache records of these chapters (jupyter-cache's public API).
+    from jupyter_cache import get_cache
+
+    cache, removed = get_cache(str(cache_dir)), 0
+    for record in cache.list_cache_records():
+        if docname_of_uri(root, record.uri) in docnames:
+            cache.remove_cache(record.pk)
+            removed += 1
+    return removed
+
+
+def ensure_fresh_cache(root: Path, cache_dir: Path | None = None) -> bool:
+    """Keep each chapter's cached outputs only while its fingerprint
+    (:func:`chapter_fingerprints`) is the one they were made with.
+
+    The stamp beside the cache holds the fingerprints. Without a readable stamp the whole cache
+    is emptied; otherwise the records of the chapters whose fingerprint moved are removed.
+    Returns True when anything was removed (or the cache had no stamp yet).
     """
+    import json
+
+    root = Path(root)
     cache_dir = Path(cache_dir) if cache_dir else default_cache_dir(root)
     stamp = stamp_path(cache_dir)
-    current = source_hash(root)
-    previous = stamp.read_text().strip() if stamp.is_file() else None
+    current = chapter_fingerprints(root)
+    try:
+        previous = json.loads(stamp.read_text())
+    except (OSError, ValueError):
+        previous = None
     if previous == current:
         return False
-    if cache_dir.exists():
-        shutil.rmtree(cache_dir)
+    stale = ([] if not isinstance(previous, dict) else
+             sorted(d for d in current if previous.get(d) != current[d]))
+    if not isinstance(previous, dict):
+        shutil.rmtree(cache_dir, ignore_errors=True)
+    elif stale and (cache_dir / "global.db").is_file():
+        _forget(root, cache_dir, set(stale))
     stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(current + "\n")
-    return True
+    stamp.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n")
+    return not isinstance(previous, dict) or bool(stale)
 
 
 def strict_build(root: Path, jupyter_book: str, *, force_all=False, echo=False):
@@ -676,21 +846,33 @@ def _chapter_role(name, rawtext, text, lineno, inliner, options=None, content=No
     return [inliner.problematic(rawtext, rawtext, message)], [message]
 
 
+def record_data(root: Path, docname: str, cache_dir: Path | None = None) -> dict:
+    """The data of the newest execution-cache record of a chapter (``execution_seconds``,
+    and ``executed_by``, ``cpu_count`` when nbmake executed it); ``{}`` when there is none."""
+    cache_dir = Path(cache_dir) if cache_dir else default_cache_dir(root)
+    if not (cache_dir / "global.db").is_file():
+        return {}
+    from jupyter_cache import get_cache
+
+    records = [r for r in get_cache(str(cache_dir)).list_cache_records()
+               if docname_of_uri(root, r.uri) == docname]
+    return dict(max(records, key=lambda r: r.created).data or {}) if records else {}
+
+
 def _execution_time(app, doctree):
-    """Under an executed page's title, how long executing it took when this site was built
-    (from the execution cache's record of the page's code) and on how many cores."""
-    import nbchapters
+    """Under an executed page's title, how long executing it took when this site was built and
+    on how many cores: the newest cache record's ``execution_seconds``, which myst-nb itself
+    writes for a run of its own and reads back as the page's runtime on a cache hit (nbmake's
+    records carry the same key, and the machine's cores)."""
     from docutils import nodes
 
     docname = app.env.docname
-    if not nbchapters.is_notebook(Path(app.env.doc2path(docname))):
-        return
-    data = nbchapters.execution_data(Path(app.srcdir), docname)
-    seconds = (data or {}).get("execution_seconds")
+    data = record_data(Path(app.srcdir), docname, cache_dir_of(app))
+    seconds = data.get("execution_seconds")
     section = doctree.next_node(nodes.section)
     if seconds is None or section is None or not isinstance(section[0], nodes.title):
         return
-    # nbmake records its machine's cores; a record of myst-nb's own is this build's.
+    # nbmake records its machine's cores; a run of myst-nb's own is this build's.
     cores = data.get("cpu_count") or (None if data.get("executed_by") else os.cpu_count())
     took = f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
     text = (f"Re-executing this page took {took} when this site was built"

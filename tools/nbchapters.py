@@ -294,28 +294,3 @@ def cache_records(root: Path) -> dict[int, tuple[str, str]]:
     from jupyter_cache import get_cache
 
     return {r.pk: (r.uri, str(r.created)) for r in get_cache(str(directory)).list_cache_records()}
-
-
-def execution_data(root: Path, docname: str) -> dict | None:
-    """The cache record's data (``execution_seconds``, and ``cpu_count`` when nbmake
-    executed it) of the chapter's current code, or None when the cache has no such record."""
-    directory = cache_dir(root)
-    if not directory.is_dir():
-        return None
-    from jupyter_cache import get_cache
-
-    try:
-        record = get_cache(str(directory)).match_cache_notebook(read_chapter(root, docname))
-    except KeyError:
-        return None
-    return dict(record.data or {})
-
-
-def docname_of_uri(root: Path, uri: str) -> str:
-    path = Path(uri)
-    if not path.is_absolute():
-        path = Path(root) / path
-    try:
-        return path.resolve().relative_to(Path(root).resolve()).with_suffix("").as_posix()
-    except ValueError:
-        return uri

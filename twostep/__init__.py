@@ -1,7 +1,8 @@
 """twostep: two steps of gradient descent in linear-width two-layer networks.
 
-The package behind the book *Two steps of gradient descent*, in four layers; each
-imports only from the layers above it in this list (``tests/test_layers.py``):
+The package behind the book *Two steps of gradient descent*, in five layers; each
+imports only from the layers above it in this list (chapters and scale side by side,
+neither importing the other) (``tests/test_layers.py``):
 
 model      ``twostep.model``: Hermite tools, activations, targets, the network and its
            gradient, one and two gradient steps.
@@ -9,8 +10,10 @@ analysis   ``twostep.analysis``: spectra and the Marchenko--Pastur bulk, the BBP
            model, alignments, the theory and its phase diagram, the exact decomposition
            of the second update, the step-size rescaling, the population limits, the
            gradient check, the ridge readout, seeds and sweeps.
-chapters   ``twostep.chapters``: one module per chapter with its experiments, and the
-           figure and report helpers the chapters share.
+experiments ``twostep.experiments``: the single-run experiments (numpy only), which
+           the chapters sweep and the scale-out side runs by name.
+chapters   ``twostep.chapters``: one page module per chapter (its sweeps, figures and
+           tables), and the figure and report helpers the chapters share.
 scale      ``twostep.scale``: the experiment registry, results files, the command line
            (``python -m twostep``), memory checks and array backends (CuPy, PyTorch).
 
@@ -35,11 +38,11 @@ from .analysis.spectra import (bulk_edge, count_outliers, ks_distance, marchenko
 from .analysis.sweep import linear_slope, loglog_slope, rng_for, summarise, sweep
 from .analysis.theory import (finite_size_overlap, n_spikes, one_step_overlap, phase_boundaries,
                               spike_exponent, spike_strength, spike_terms)
-from .chapters.one_step import first_step_diagnostics, learned_direction_overlaps
-from .chapters.readout import (learned_directions, neuron_memorisation, payoff_experiment,
+from .experiments.first_step import first_step_diagnostics, learned_direction_overlaps
+from .experiments.readout import (learned_directions, neuron_memorisation, payoff_experiment,
                                train_schemes)
-from .chapters.reuse import reuse_experiment, signal_overlap_experiment
-from .chapters.two_steps import spike_experiment
+from .experiments.reuse import reuse_experiment, signal_overlap_experiment
+from .experiments.spikes import spike_experiment
 
 from ._version import __version__
 

@@ -37,7 +37,7 @@ from .spikes import (core_singular_values, outlier_strength, power_law_constant,
 from .sweep import linear_fit, loglog_slope
 from .theory import n_spikes, spike_exponent
 
-#: Keys a record needs (from :func:`twostep.chapters.two_steps.spike_experiment`).
+#: Keys a record needs (from :func:`twostep.experiments.spikes.spike_experiment`).
 RECORD_KEYS = ("N", "seed", "top_free", "core_left", "core_right", "core_free")
 
 

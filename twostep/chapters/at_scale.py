@@ -875,7 +875,8 @@ def paired_from_files(data: AtScale):
     given, ``"reuse_he2"``), pairing the reused and the fresh record of each seed, so that the
     chapter's test of :math:`T_2^\top a^{\circ3}` (:func:`~twostep.chapters.reuse.term_verdicts`,
     :func:`~twostep.chapters.reuse.plot_term_evidence`) reads the files unchanged."""
-    from .reuse import TERM_KEYS, PairedConfig, PairedData
+    from ..experiments.reuse import TERM_KEYS
+    from .reuse import PairedConfig, PairedData
 
     d = _check(data)
     configs, records = {}, []

@@ -1,12 +1,13 @@
-r"""Chapter *Two steps, several spikes*: its experiments, tables and figures.
+r"""Chapter *Two steps, several spikes*: its sweeps, tables and figures.
 
 The second update splits exactly into one term per order of the Taylor expansion of
 :math:`\sigma'`, :math:`W_2 - W_1 = \sum_{k=0}^{L-1}T_k`, and each term is predicted to be the
 rank-one spike :math:`S_k\propto a^{\circ(k+1)}u_k^\top` of size :math:`N^{e_k}`,
 :math:`e_k = \alpha_2 - k(1/2-\alpha_1)` (:mod:`twostep.analysis.decomposition`,
-:mod:`twostep.analysis.theory`). This module holds everything the chapter computes:
+:mod:`twostep.analysis.theory`). This module holds everything the chapter computes but its
+single runs, which are in :mod:`twostep.experiments.spikes`:
 
-* :func:`spike_experiment`: one draw at :math:`N = n = d`, the term diagnostics
+* ``spike_experiment`` (in :mod:`twostep.experiments.spikes`): one draw at :math:`N = n = d`, the term diagnostics
   (:func:`twostep.analysis.spikes.term_diagnostics`) and, through the exact step-size
   rescaling of :class:`~twostep.analysis.rescaling.StepFamily`, the spectrum of :math:`W_2`
   at many :math:`(\alpha_1, \alpha_2)` on the same draw; :func:`scaling_study` runs it over
@@ -36,29 +37,26 @@ from functools import partial
 
 import numpy as np
 
-from .._validation import (check_array, check_choice, check_int, check_pairs, check_real,
-                           check_rng)
-from ..analysis.alignment import chance_maximum, overlap, overlaps
+from .._validation import check_array, check_choice, check_int, check_pairs, check_real
+from ..analysis.alignment import chance_maximum
 from ..analysis.bbp import bbp_threshold
 from ..analysis.decomposition import RankOne, first_step_spike, second_step_terms, signal_part
 from ..analysis.phases import ALIGNED, empirical_boundary, empirical_count, is_spike, theory_count
-from ..analysis.lanczos import block_lanczos
 from ..analysis.plane import extrapolated_width
 from ..analysis.population import population_signal
 from ..analysis.rescaling import StepFamily
-from ..analysis.spectra import (SVDS_TOL, bulk_edge, count_outliers, singular_values,
-                                top_singular)
-from ..analysis.spikes import (own_bulk_edge, outlier_strength, power_law_constant, power_projections,
+from ..analysis.spectra import count_outliers, singular_values, top_singular
+from ..analysis.spikes import (outlier_strength, power_law_constant, power_projections,
                                power_projections_null, predicted_spikes,
-                               rank_one_sum_singular_values, spike_core, term_diagnostics,
-                               width_to_reach)
+                               rank_one_sum_singular_values, term_diagnostics, width_to_reach)
 from ..analysis.sweep import loglog_slope, rng_for, summarise, sweep
 from ..analysis.verdicts import count_verdict, mean_sem, verdict, worst
 from ..analysis.theory import (n_spikes, phase_boundaries, spike_exponent, spike_strength,
                                spike_terms)
+from ..experiments.spikes import (_check_alpha_pair, _check_ints, _check_settings, _polynomial,
+                                  spike_experiment, _steps, _target)
 from ..model.activations import PolynomialActivation, as_activation, get_activation
 from ..model.steps import run_two_steps
-from ..model.targets import Link, get_link
 from . import figures as plotting
 from .figures import COLORS
 from .report import markdown_table, minus_sign, pm, sci, sig, width_verdicts
@@ -76,250 +74,6 @@ SUMMARY_KEYS = ["signal", "top", "residual", "rel", "left", "right", "memorisati
 SLOPE_KEYS = ("signal", "top", "residual", "rel", "top_free")
 
 
-# --------------------------------------------------------------------------- checks
-
-def _check_alpha_pair(pair, name):
-    (a1, a2), = check_pairs([pair], name, "an (alpha1, alpha2) pair")
-    return (check_real(a1, f"{name}[0]", low=0.0, high=0.5, high_open=True),
-            check_real(a2, f"{name}[1]", low=0.0, high=0.5, high_open=True))
-
-
-def _check_settings(settings, name):
-    return [(check_real(a1, f"{name}[{i}][0]", low=0.0, high=0.5, high_open=True),
-             check_real(a2, f"{name}[{i}][1]", low=0.0, high=0.5, high_open=True))
-            for i, (a1, a2) in enumerate(check_pairs(settings, name, "an (alpha1, alpha2) pair"))]
-
-
-def _check_ints(values, name, minimum):
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{name} must be a sequence of integers >= {minimum}, got {values!r}")
-    out = [check_int(v, f"{name}[{i}]", minimum) for i, v in enumerate(values)]
-    if not out:
-        raise ValueError(f"{name} must not be empty")
-    return out
-
-
-def _target(target):
-    if isinstance(target, str):
-        return get_link(target)
-    if not isinstance(target, Link):
-        raise TypeError(f"target must be a link name such as 'he1' or a Link, got {type(target).__name__}")
-    return target
-
-
-def _polynomial(activation, name="activation"):
-    act = as_activation(activation)
-    if not getattr(act, "degree", None):
-        raise ValueError(f"{name} must be a polynomial activation (e.g. 'poly4'), got {act!r}")
-    return act
-
-
-def _steps(c, ref):
-    return ((c, ref[0]), (c, ref[1]))
-
-
-# --------------------------------------------------------------------------- the experiment
-
-def two_step_spectrum(rng: np.random.Generator, *, N: int, n: int | None = None,
-                      d: int | None = None, activation="poly4", target="he1",
-                      batch: str = "reused", c1: float = 0.2, alpha1: float = 0.4,
-                      c2: float = 0.2, alpha2: float = 0.25, top: int = 4,
-                      dtype="float64") -> dict:
-    r"""Two steps, then the top of :math:`W_2`'s spectrum and where its right vectors point.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    N, n, d : int
-        Width, batch size and dimension (``n`` and ``d`` default to ``N``).
-    activation, target : names or objects (see :func:`twostep.run_two_steps`)
-    batch : {"reused", "fresh"}
-    c1, alpha1, c2, alpha2 : float
-        Step sizes :math:`\eta_t = \kappa_tN^{\alpha_t}`.
-    top : int
-        Number of singular values, ``1 <= top < min(N, d)``.
-    dtype : {"float64", "float32"}
-
-    Returns
-    -------
-    dict
-        ``top``: :math:`s_1 \ge \dots \ge s_{\rm top}` of :math:`W_2`, ``(top,)``;
-        ``overlap``: :math:`|\langle v_i, \beta_j^*\rangle|` of their right vectors,
-        ``(top, r)``; ``eta1``, ``eta2``.
-    """
-    N = check_int(N, "N")
-    n, d = (N if n is None else n), (N if d is None else d)
-    top = check_int(top, "top", 1)
-    run = run_two_steps(N, n, d, as_activation(activation), target, ((c1, alpha1), (c2, alpha2)),
-                        batch, rng, dtype=np.dtype(check_choice(dtype, "dtype",
-                                                                ("float64", "float32"))))
-    if top >= min(run.W2.shape):
-        raise ValueError(f"top must be in [1, min(N, d) - 1] = [1, {min(run.W2.shape) - 1}], "
-                         f"got {top}")
-    s, _, Vt = top_singular(run.W2, top)
-    return {"top": s.astype(float), "overlap": overlaps(Vt.astype(float), run.teacher.directions),
-            "eta1": run.eta1, "eta2": run.eta2}
-
-
-def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
-                     activation="poly4", target="he1", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
-                     alpha2: float = 0.25, settings=(), grid=(), n_top: int = 6,
-                     margin: float = 0.05, dtype="float32", corrected: bool = False) -> dict:
-    r"""One draw, :math:`N = n = d`: the term diagnostics and the spectrum of :math:`W_2` at many step sizes.
-
-    Runs two steps with :math:`\eta_t = \kappa_tN^{\alpha_t}` (reference exponents ``alpha1``,
-    ``alpha2``), measures :func:`term_diagnostics`, and then, using the exact step-size
-    rescaling of :class:`~twostep.analysis.rescaling.StepFamily` on the same draw (same
-    constants :math:`c_1, c_2`):
-
-    * for every :math:`(\alpha_1,\alpha_2)` in ``settings``: the top ``n_top`` singular values
-      and the raw outlier counts of :math:`W_2` and :math:`W_1`; the singular values of the
-      predicted spike part :math:`\eta_1\mu_1av^\top + \sum_kS_k` (:func:`rank_one_sum_singular_values`;
-      reuse-aware :math:`\tilde S_k` for a reused batch); and the comparison of :math:`W_2` with
-      :math:`W_{\rm lin} = W_1 + T_0` (one step of size :math:`\eta_1+\eta_2` when reused):
-      :math:`\|W_2 - W_{\rm lin}\|_{op} = \|\sum_{k\ge1}T_k\|_{op}` and cosines of top right
-      singular vectors with each other and with :math:`\beta^*`;
-    * for every point of ``grid``: the raw outlier counts of :math:`W_2` and :math:`W_1` only.
-
-    Per setting it also counts :math:`W_2`'s outliers against its own bulk edge
-    (:func:`twostep.analysis.spikes.own_bulk_edge`: the predicted spikes' left span projected
-    out) instead of :math:`W_0`'s edge 2. With ``corrected`` the term diagnostics also compare
-    with :math:`S_k^{\rm corr}` and the predicted spike strengths are recomputed with it.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    N : int
-        Width, batch size and dimension (:math:`\psi = \phi = 1`).
-    batch : {"reused", "fresh"}
-    activation : str or PolynomialActivation
-    target : str, Link, sequence of Link or Teacher
-        The target (e.g. ``"he1"``); :math:`\beta^*` is its first direction.
-    c1, alpha1, c2, alpha2 : float
-        Reference step sizes :math:`\kappa_t N^{\alpha_t}`.
-    settings, grid : sequence of (alpha1, alpha2)
-    n_top : int
-        Number of top singular values computed per matrix (a count equal to ``n_top`` means
-        "at least").
-    margin : float
-        Passed to :func:`twostep.count_outliers` (edge :math:`2(1+\text{margin})`).
-    dtype : {"float32", "float64"}
-    corrected : bool
-        Also measure against the corrected signal parts :math:`S_k^{\rm corr}`.
-
-    Returns
-    -------
-    dict
-        The arrays of :func:`term_diagnostics` (shape ``(L,)``) and the step-free sizes
-        ``top_free``, ``signal_free``, ``residual_free`` (divided by ``scale``); per setting
-        (leading axis ``len(settings)``): ``settings_top`` ``(., n_top)``, ``settings_count``,
-        ``settings_count_W1``, ``settings_spikes`` ``(., L + 1)``, ``settings_higher``,
-        ``settings_lin_overlap``, ``settings_beta_two``, ``settings_beta_lin``,
-        ``settings_edge_own``, ``settings_count_own`` (and ``settings_spikes_corrected`` with
-        ``corrected``); per grid point: ``grid_count``, ``grid_count_W1``; and the spike sum's
-        step-free core (:func:`~twostep.analysis.spikes.spike_core` of the first spike per unit
-        :math:`\eta_1` and each :math:`S_k` per unit :math:`\eta_2\eta_1^k`, corrected with
-        ``corrected``): ``core_left``, ``core_right`` ``(L + 1, L + 1)``, ``core_free`` ``(L + 1,)``.
-    """
-    check_rng(rng)
-    N = check_int(N, "N", 8)
-    activation = as_activation(activation)
-    settings = _check_settings(settings, "settings")
-    grid = _check_settings(grid, "grid")
-    n_top = check_int(n_top, "n_top", 1)
-    if n_top >= N - 1:
-        raise ValueError(f"n_top must be < N - 1 = {N - 1}, got {n_top}")
-    margin = check_real(margin, "margin", low=0.0)
-    try:   # a numpy dtype (np.float32) or its name
-        dtype = np.dtype(dtype).name
-    except TypeError:
-        raise ValueError(f"dtype must be one of ['float32', 'float64'], got {dtype!r}") from None
-    dtype = check_choice(dtype, "dtype", ("float32", "float64"))
-    if not isinstance(corrected, bool):
-        raise TypeError(f"corrected must be a bool, got {type(corrected).__name__}")
-    run = run_two_steps(N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)), batch, rng,
-                        dtype=np.dtype(dtype))
-    terms = second_step_terms(run)
-    out = term_diagnostics(run, terms=terms, corrected=corrected)
-    for key in ("top", "signal", "residual"):
-        out[key + "_free"] = out[key] / out["scale"]
-    L = run.activation.degree
-    first = first_step_spike(run.a, run.X1, run.y1, run.activation)   # per unit eta1
-    parts_free = [signal_part(run, k) for k in range(L)]               # at the reference steps
-    parts_corr = [signal_part(run, k, corrected=True) for k in range(L)] if corrected else []
-    # The spike sum's core per unit step sizes: its singular values at any (eta1, eta2) cost a
-    # (L+1) x (L+1) SVD (the map over the (alpha1, alpha2) plane, twostep.analysis.plane).
-    out["core_left"], out["core_right"], out["core_free"] = spike_core(
-        [first] + [p.scaled(1.0 / (run.eta2 * run.eta1 ** k))
-                   for k, p in enumerate(parts_corr or parts_free)])
-    a = run.a
-    beta = run.teacher.directions[0].astype(float)
-    eta1_ref, eta2_ref = run.eta1, run.eta2
-    family = StepFamily(run, terms)  # rescales the terms in place
-    del run, terms
-    edge = bulk_edge(1.0)
-
-    def right_vector(M):
-        return top_singular(M, 1, vectors="right", tol=SVDS_TOL)[1][0].astype(float)
-
-    def top_values(M, k):
-        return top_singular(M, k, vectors=False, tol=SVDS_TOL)
-
-    threshold = (1 + margin) * edge
-
-    def count(M, start=None):
-        # Outliers among the top n_top, decided by block Lanczos's count test (a Ritz value
-        # above the threshold is final at once, one below it once its interval lies below):
-        # the values are not needed, and a count of values at a bulk's edge costs ARPACK ten
-        # times more (1.5 s against 0.14 s at N = 4000). Returns the count and the top Ritz
-        # vectors, which warm-start the next matrix of a sweep.
-        s, _, _, Q, _ = block_lanczos(M, n_top, vectors=False, above=threshold, start=start)
-        return int(np.sum(s > threshold)), Q.T
-
-    m = len(settings)
-    for key, shape in (("settings_top", (m, n_top)), ("settings_spikes", (m, L + 1))):
-        out[key] = np.zeros(shape)
-    for key in ("settings_higher", "settings_lin_overlap", "settings_beta_two", "settings_beta_lin"):
-        out[key] = np.zeros(m)
-    out["settings_count"] = np.zeros(m, dtype=int)
-    out["settings_count_W1"] = np.zeros(m, dtype=int)
-    out["settings_count_own"] = np.zeros(m, dtype=int)
-    out["settings_edge_own"] = np.zeros(m)
-    if corrected:
-        out["settings_spikes_corrected"] = np.zeros((m, L + 1))
-    for i, (a1, a2) in enumerate(settings):
-        e1, e2 = c1 * N ** a1, c2 * N ** a2
-        W2 = family.W2(e1, e2)
-        s = top_values(W2, n_top)
-        out["settings_top"][i] = s
-        out["settings_count"][i] = count_outliers(s, edge, margin)
-        out["settings_count_W1"][i] = count(family.W1(e1))[0]
-        parts = [first.scaled(e1)] + [p.scaled(e2 * e1 ** k / (eta2_ref * eta1_ref ** k))
-                                      for k, p in enumerate(parts_free)]
-        out["settings_spikes"][i] = rank_one_sum_singular_values(parts)
-        if corrected:
-            out["settings_spikes_corrected"][i] = rank_one_sum_singular_values(
-                [first.scaled(e1)] + [p.scaled(e2 * e1 ** k / (eta2_ref * eta1_ref ** k))
-                                      for k, p in enumerate(parts_corr)])
-        out["settings_edge_own"][i] = own_bulk_edge(W2, a, L)
-        out["settings_count_own"][i] = count_outliers(s, out["settings_edge_own"][i], margin)
-        out["settings_higher"][i] = top_values(family.higher_orders(e1, e2), 1)[0]
-        r2, rlin = right_vector(W2), right_vector(family.linearised(e1, e2))
-        del W2
-        out["settings_lin_overlap"][i] = overlap(r2, rlin)
-        out["settings_beta_two"][i] = overlap(r2, beta)
-        out["settings_beta_lin"][i] = overlap(rlin, beta)
-
-    out["grid_count"] = np.zeros(len(grid), dtype=int)
-    out["grid_count_W1"] = np.zeros(len(grid), dtype=int)
-    cache1, start = {}, None
-    for i, (a1, a2) in enumerate(grid):
-        e1, e2 = c1 * N ** a1, c2 * N ** a2
-        out["grid_count"][i], start = count(family.W2(e1, e2), start)
-        if a1 not in cache1:
-            cache1[a1] = count(family.W1(e1))[0]
-        out["grid_count_W1"][i] = cache1[a1]
-    return out
 
 
 def parameter_numbers(c: float, ref, settings, L: int, Ns, seeds, n_grid: int) -> dict:

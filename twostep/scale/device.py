@@ -385,7 +385,7 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
              top: int = 8, seed: int = 0, dtype="float32", iterations: int = 100) -> dict:
     r"""The reuse experiment on the device (:math:`N = n = d`): where the learned directions point.
 
-    The same quantities as :func:`twostep.chapters.reuse.reuse_experiment` (without its
+    The same quantities as :func:`twostep.experiments.reuse.reuse_experiment` (without its
     ``alpha2s`` rescaling), from a problem drawn on the device: ``signal`` (overlaps of
     :math:`u_0..u_{L-1}` with the target directions, ``(L, r)``), ``signal_reuse``,
     ``term_value``, ``term_overlap``, ``term_memorisation`` and ``term_input_overlap`` (the

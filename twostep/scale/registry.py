@@ -4,7 +4,7 @@ A registry maps a name to an existing experiment routine of the package, so that
 ``python -m twostep`` (:mod:`twostep.cli`) and a chapter run the same code:
 
 =============  ==============================================================
-``two_steps``  :func:`twostep.chapters.two_steps.two_step_spectrum`: the top singular
+``two_steps``  :func:`twostep.experiments.spikes.two_step_spectrum`: the top singular
                values of :math:`W_2` and the overlaps of their right vectors with :math:`\beta^*`
 ``first_step`` :func:`twostep.first_step_diagnostics`
 ``spike``      :func:`twostep.spike_experiment`
@@ -42,10 +42,10 @@ from typing import Callable
 import numpy as np
 
 from .._validation import check_int, check_real
-from ..chapters.one_step import first_step_diagnostics
-from ..chapters.readout import payoff_experiment
-from ..chapters.reuse import reuse_experiment
-from ..chapters.two_steps import spike_experiment, two_step_spectrum
+from ..experiments.first_step import first_step_diagnostics
+from ..experiments.readout import payoff_experiment
+from ..experiments.reuse import reuse_experiment
+from ..experiments.spikes import spike_experiment, two_step_spectrum
 from .device import reuse_on, spike_on
 from .memory import available_memory, format_bytes
 

@@ -1,0 +1,17 @@
+r"""The single-run experiments: one draw of a problem, the steps, and what is measured on it.
+
+Each takes a ``numpy.random.Generator`` first and returns a dict of arrays (numpy only, no
+figures), validated where it is called. The chapters' page modules (:mod:`twostep.chapters`)
+sweep them over widths and seeds and draw the results; the scale-out side
+(:mod:`twostep.scale`: the CLI, the results files, the GPU backends) runs them by name. Neither
+imports the other.
+
+* :mod:`.first_step`: the first update against its spike (:func:`~.first_step.first_step_diagnostics`),
+  the data direction per target, the spikes of the feature matrix;
+* :mod:`.spikes`: two steps, the exact terms against their spikes and the spectrum of
+  :math:`W_2` at many step sizes (:func:`~.spikes.spike_experiment`);
+* :mod:`.reuse`: where the learned directions point with a reused or fresh second batch
+  (:func:`~.reuse.reuse_experiment`, :func:`~.reuse.paired_reuse_experiment`);
+* :mod:`.readout`: five first layers from one problem and their test errors
+  (:func:`~.readout.payoff_experiment`).
+"""

@@ -1,0 +1,259 @@
+r"""Single runs of the first step (chapter *One step*): the update against its spike, the data direction per target, and the spikes of the feature matrix."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from scipy.sparse.linalg import LinearOperator
+
+from .._validation import check_dtype, check_int, check_pairs, check_real, check_rng
+from ..analysis.alignment import overlap
+from ..analysis.decomposition import first_step_spike
+from ..analysis.spectra import SVDS_TOL, top_singular
+from ..model.activations import Activation, as_activation, check_activation
+from ..model.network import gaussian_inputs, gradient, initialise
+from ..model.steps import draw_problem, step_size
+from ..model.targets import Link
+
+
+def _check_link(link, name: str) -> Link:
+    if not isinstance(link, Link):
+        raise TypeError(f"{name} must be a Link (e.g. twostep.hermite_link(1)), got {type(link).__name__}")
+    return link
+
+
+def _residual_top(G, spike, seed):
+    # Top singular value and right vector of G - spike, applied matrix-free.
+    N, d = G.shape
+    lv = G.dtype.type(spike.value) * spike.left.astype(G.dtype, copy=False)
+    right = spike.right.astype(G.dtype, copy=False)
+
+    def matvec(x):
+        x = np.ravel(x)
+        return G @ x - lv * (right @ x)
+
+    def rmatvec(x):
+        x = np.ravel(x)
+        return G.T @ x - right * (lv @ x)
+
+    R = LinearOperator((N, d), matvec=matvec, rmatvec=rmatvec, dtype=G.dtype)
+    s, Vt = top_singular(R, 1, vectors="right", tol=SVDS_TOL, seed=seed)
+    return float(s[0]), Vt[0].astype(float)
+
+
+def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = None,
+                           d: int | None = None, activation="poly4", target="he1",
+                           steps: Sequence = (), top: int = 1, noise: float = 0.0,
+                           dtype="float64") -> dict:
+    r"""Draw a problem, take the first gradient, and measure how close it is to a spike.
+
+    The problem is drawn by :func:`twostep.model.steps.draw_problem` (teacher directions,
+    ``W0``, ``a``, ``X``, label noise), so for the same generator state
+    :math:`W_0+\eta G` is :func:`twostep.run_two_steps`'s ``W1``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    N, n, d : int
+        Width, batch size, input dimension (``n`` and ``d`` default to ``N``).
+    activation : Activation or str
+    target : Link, sequence of Link, Teacher or link names (``"he1"``)
+        The first direction ``teacher.directions[0]`` is :math:`\beta^*`.
+    steps : sequence of (c, alpha)
+        Step sizes :math:`\eta = cN^\alpha` at which :math:`W_1 = W_0+\eta G` is examined.
+    top : int
+        How many top singular values of each :math:`W_1` to return (``1 <= top < min(N, d)``).
+    noise : float
+        Label-noise standard deviation (ignored when a Teacher is given).
+    dtype : float64 or float32
+
+    Returns
+    -------
+    dict
+        ``residual``: :math:`\|G-\mu_1av^\top\|_{op}/\|G\|_{op}`;
+        ``remainder_sample_overlap``: cosine between the top right singular vector of
+        :math:`G-\mu_1av^\top` and the input :math:`x_{j^*}` with the largest label,
+        :math:`j^* = \arg\max_j|y_j|` (near 1 when single extreme labels dominate the remainder);
+        ``max_label``: :math:`\max_j|y_j|`;
+        ``best_residual``: :math:`s_2(G)/s_1(G)` (what the best rank-one approximation leaves);
+        ``update_norm``: :math:`\|G\|_{op}`; ``spike``: :math:`|\mu_1|\|a\|\|v\|`;
+        ``v_overlap``: :math:`|\langle v/\|v\|,\beta^*\rangle|`;
+        ``eta``: shape ``(len(steps),)``;
+        ``top``: shape ``(len(steps), top)``, the largest singular values of each :math:`W_1`;
+        ``right_overlap``: shape ``(len(steps),)``, cosine of the top right singular vector of
+        :math:`W_1` with :math:`\beta^*`; ``right_v_overlap``: the same with :math:`v`.
+    """
+    N = check_int(N, "N")
+    n, d = check_int(N if n is None else n, "n"), check_int(N if d is None else d, "d")
+    activation = as_activation(activation)
+    steps = check_pairs(steps, "steps", "a (c, alpha) pair")
+    top = check_int(top, "top", 1)
+    if top >= min(N, d) - 1 or min(N, d) < 3:
+        raise ValueError(f"top must be in [1, min(N, d) - 2] = [1, {min(N, d) - 2}], got {top}")
+    dt = check_dtype(dtype)
+    etas = np.array([step_size(c, alpha, N) for c, alpha in steps], dtype=float)
+    problem = draw_problem(N, n, d, target, "reused", rng, noise, dt)
+    W0, a, X, y = problem.W0, problem.a, problem.X1, problem.y1
+    beta = problem.teacher.directions[0]
+
+    G = gradient(W0, a, X, y, activation)
+    G *= -1
+    spike = first_step_spike(a, X, y, activation)
+    sG = top_singular(G, 2, vectors=False, tol=SVDS_TOL)
+    remainder, r1 = _residual_top(G, spike, 0)
+    extreme = X[int(np.argmax(np.abs(y)))].astype(float)
+    out = {
+        "residual": remainder / float(sG[0]),
+        "remainder_sample_overlap": overlap(r1, extreme),
+        "max_label": float(np.max(np.abs(y))),
+        "best_residual": float(sG[1] / sG[0]),
+        "update_norm": float(sG[0]),
+        "spike": spike.value,
+        "v_overlap": overlap(spike.right, beta) if spike.value > 0 else 0.0,
+        "eta": etas,
+        "top": np.zeros((len(steps), top)),
+        "right_overlap": np.zeros(len(steps)),
+        "right_v_overlap": np.zeros(len(steps)),
+    }
+    W1 = np.empty_like(W0)
+    for i, eta in enumerate(etas):
+        np.multiply(G, dt.type(eta), out=W1)
+        W1 += W0
+        s, Vt = top_singular(W1, top, vectors="right", tol=SVDS_TOL)
+        out["top"][i] = s
+        out["right_overlap"][i] = overlap(Vt[0].astype(float), beta)
+        if spike.value > 0:
+            out["right_v_overlap"][i] = overlap(Vt[0].astype(float), spike.right.astype(float))
+    return out
+
+
+def learned_direction_overlaps(n: int, d: int, links, rng: np.random.Generator,
+                               noise: float = 0.0, dtype=np.float64) -> np.ndarray:
+    r"""Overlaps :math:`|\langle v_k/\|v_k\|,\beta^*\rangle|` of the one-step directions
+    :math:`v_k = X^\top y_k/n` for several single-index targets sharing one batch.
+
+    Draws :math:`\beta^*` (uniform on the sphere), then :math:`X` (``n x d``), then the
+    label noise of each link in turn; :math:`y_k = g_k(X\beta^*) + \varepsilon_k`.
+    No network is involved: :math:`v` is the data's own first-step direction.
+
+    Returns
+    -------
+    ndarray, shape (len(links),)
+    """
+    n, d = check_int(n, "n"), check_int(d, "d")
+    if isinstance(links, Link):
+        links = [links]
+    if isinstance(links, (str, bytes)) or not isinstance(links, Sequence) or not links \
+            or not all(isinstance(g, Link) for g in links):
+        raise TypeError("links must be a Link or a non-empty sequence of Link")
+    check_rng(rng)
+    noise = check_real(noise, "noise", low=0.0)
+    dt = check_dtype(dtype)
+    beta = rng.standard_normal(d)
+    beta /= np.linalg.norm(beta)
+    X = gaussian_inputs(n, d, rng, dt)
+    z = X @ beta.astype(dt)
+    out = np.empty(len(links))
+    for k, g in enumerate(links):
+        y = np.asarray(g(z), dtype=dt)
+        if noise > 0:
+            y = y + (noise * rng.standard_normal(n)).astype(dt)
+        v = X.T @ y
+        nv = np.linalg.norm(v)
+        out[k] = abs(float(v @ beta)) / nv if nv > 0 else 0.0
+    return out
+def _unit(x):
+    x = np.asarray(x, dtype=np.float64)
+    return x / np.linalg.norm(x)
+
+
+def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activation,
+                   link: Link, margin: float = 0.05, top: int = 8, kmax: int = 4,
+                   dtype=np.float64) -> dict:
+    r"""The spikes of the feature matrix :math:`F_1 = \sigma(\tilde XW_1^\top)` after one step
+    :math:`\eta_1 = N^{\alpha_1}`, for every :math:`\alpha_1` of ``alphas`` on one draw.
+
+    :math:`N = n = d`. Draws (from ``rng``) a teacher, :math:`W_0` and :math:`a` (the book's
+    initialisation), a batch :math:`(X, y)` for the step, a fresh batch :math:`\tilde X` for
+    the features and a random unit direction :math:`u`; only the step size changes between
+    the :math:`\alpha_1`. The bulk edge is the top singular value of what is left of
+    :math:`F_1` once the rank-one terms :math:`\mu_k s^{\circ k}(\theta^{\circ k})^\top/k!`,
+    :math:`s = \tilde Xv`, :math:`\theta = \eta_1\mu_1 a`, of its Taylor expansion are taken
+    out (every order :math:`k` with :math:`\mu_k\ne0`, up to the degree of a polynomial
+    :math:`\sigma`, else ``kmax``); a spike is a singular value of :math:`F_1` above
+    :math:`(1 + \text{margin})` times that edge. (:math:`F_0 = \sigma(\tilde XW_0^\top)` has
+    no spike: the step widens the bulk too, so its edge :math:`s_1(F_0)` would count the
+    widened bulk.) For every :math:`k\le` ``kmax`` it records the norm of
+    the projection of :math:`m_k = (\tilde X\beta^\star)^{\circ k}/\|\cdot\|` on the span of the
+    spikes' left singular vectors (``proj_beta``), the same for
+    :math:`(\tilde X\hat v)^{\circ k}` with :math:`v = X^\top y/n` (``proj_v``) and for
+    :math:`(\tilde Xu)^{\circ k}` (``proj_chance``, the chance level), and the largest
+    cosine of :math:`m_k` with one of the ``top`` left singular vectors (``best_beta``).
+
+    Returns a dict of arrays: ``count`` ``(A,)``, ``top`` singular values ``(A, top)``,
+    ``edge`` (float), ``proj_beta``, ``proj_v``, ``proj_chance``, ``best_beta``
+    ``(A, kmax)``, the bulk ``edge`` ``(A,)``, ``edge0`` (:math:`s_1(F_0)`), and ``v_overlap`` :math:`|\langle\hat v,\beta^\star\rangle|`.
+    """
+    import math
+
+    from scipy.linalg import svd
+
+    from ..analysis.readout import features
+    from ..model.steps import one_step
+    from ..model.targets import Teacher
+
+    check_rng(rng)
+    N = check_int(N, "N", 8)
+    alphas = [check_real(a, f"alphas[{i}]", low=0.0, high=0.5, high_open=True)
+              for i, a in enumerate(alphas)]
+    if not alphas:
+        raise ValueError("alphas must be a non-empty sequence in [0, 1/2)")
+    check_activation(activation)
+    _check_link(link, "link")
+    margin = check_real(margin, "margin", low=0.0)
+    top = check_int(top, "top", 1)
+    kmax = check_int(kmax, "kmax", 1)
+    if top >= N - 1:
+        raise ValueError(f"top must be smaller than N - 1 = {N - 1}, got {top}")
+    dt = check_dtype(dtype)
+    L = activation.degree
+    n = d = N
+    teacher = Teacher(link, d, rng)
+    W0, a = initialise(N, d, rng, dt)
+    X, y = teacher.sample(n, rng, dt)
+    Xf = gaussian_inputs(n, d, rng, dt)
+    u = _unit(rng.standard_normal(d))
+    beta = teacher.directions[0]
+    v = X.T.astype(np.float64) @ y.astype(np.float64) / n
+    zb, zv, zu = Xf @ beta, Xf @ _unit(v), Xf @ u
+    powers = {name: np.stack([_unit(z ** k) for k in range(1, kmax + 1)], axis=1)
+              for name, z in (("beta", zb), ("v", zv), ("chance", zu))}
+    mu = activation.hermite_coefficients(kmax if L is None else max(kmax, L))
+    s_v = (Xf @ v.astype(dt)).astype(np.float64)
+    orders = [k for k in range(1, mu.size) if abs(mu[k]) > 1e-12 and (L is None or k <= L)]
+    edge0 = float(svd(features(W0, Xf, activation).astype(np.float64), compute_uv=False)[0])
+    out = {key: [] for key in ("count", "top", "edge", "proj_beta", "proj_v", "proj_chance",
+                               "best_beta")}
+    for al in alphas:
+        eta = float(N) ** al
+        W1 = one_step(W0, a, X, y, activation, eta)
+        F1 = features(W1, Xf, activation).astype(np.float64)
+        U, s, _ = svd(F1, full_matrices=False)
+        theta = eta * mu[1] * a.astype(np.float64)
+        R = F1.copy()
+        for k in orders:
+            R -= (mu[k] / math.factorial(k)) * np.outer(s_v ** k, theta ** k)
+        edge = float(svd(R, compute_uv=False)[0])
+        count = int(np.sum(s > (1 + margin) * edge))
+        out["count"].append(count)
+        out["top"].append(s[:top])
+        out["edge"].append(edge)
+        Us = U[:, :count]
+        for name in ("beta", "v", "chance"):
+            out["proj_" + name].append(np.linalg.norm(Us.T @ powers[name], axis=0))
+        out["best_beta"].append(np.max(np.abs(U[:, :top].T @ powers["beta"]), axis=0))
+    res = {k: np.array(val) for k, val in out.items()}
+    res["edge0"] = edge0
+    res["v_overlap"] = float(abs(_unit(v) @ beta))
+    return res

@@ -1,0 +1,301 @@
+r"""Single runs of the readout comparison (chapter *What the features buy*): five first layers from one problem, their test errors and the directions they learned."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validation import check_alpha, check_dtype, check_int, check_real, check_rng
+from ..model.activations import Activation, as_activation
+from ..analysis.alignment import overlaps
+from ..analysis.decomposition import weighted_direction
+from ..analysis.readout import SCALINGS, best_linear_error, paired_readout, subspace_error
+from ..analysis.spectra import SVDS_TOL, top_singular
+from ..model.targets import Teacher
+from ..analysis.theory import spike_terms
+from ..model.steps import draw_problem, one_step, step_size
+
+
+SCHEMES = ("W0", "W1", "W1_total", "W2_reused", "W2_fresh")
+
+#: The schemes whose weights depend on :math:`\alpha_2`.
+SECOND_STEP_SCHEMES = ("W1_total", "W2_reused", "W2_fresh")
+
+
+@dataclass
+class TrainedSchemes:
+    r"""The five first layers of one problem (see the module docstring).
+
+    ``W0, W1`` are ``(N, d)``; ``W1_total, W2_reused, W2_fresh`` are lists with one
+    ``(N, d)`` matrix per entry of ``alpha2s``. ``X1, X2`` are ``(n, d)``.
+    """
+
+    W0: np.ndarray
+    a: np.ndarray
+    W1: np.ndarray
+    W1_total: list
+    W2_reused: list
+    W2_fresh: list
+    X1: np.ndarray
+    y1: np.ndarray
+    X2: np.ndarray
+    y2: np.ndarray
+    eta1: float
+    eta2s: tuple
+    alpha1: float
+    alpha2s: tuple
+    activation: Activation
+    teacher: Teacher
+    params: dict = field(default_factory=dict)
+
+    def weights(self, i: int) -> dict:
+        """The five first layers for ``alpha2s[i]``, by scheme name."""
+        i = check_int(i, "i", 0)
+        if i >= len(self.alpha2s):
+            raise ValueError(f"i must be < len(alpha2s) = {len(self.alpha2s)}, got {i}")
+        return {"W0": self.W0, "W1": self.W1, "W1_total": self.W1_total[i],
+                "W2_reused": self.W2_reused[i], "W2_fresh": self.W2_fresh[i]}
+
+
+def _alpha2s(alpha2s) -> tuple:
+    if isinstance(alpha2s, (int, float)):
+        alpha2s = (alpha2s,)
+    if not isinstance(alpha2s, (Sequence, np.ndarray)) or len(alpha2s) == 0:
+        raise TypeError("alpha2s must be a non-empty sequence of exponents in [0, 1/2)")
+    return tuple(check_alpha(float(a), "alpha2") for a in alpha2s)
+
+
+def train_schemes(rng: np.random.Generator, *, N: int, n: int | None = None,
+                  d: int | None = None, activation="poly4", target="he1", c: float = 0.5,
+                  alpha1: float = 0.4, alpha2s=(0.25,), dtype="float64") -> TrainedSchemes:
+    r"""Draw one problem and build the five first layers.
+
+    The problem is drawn by :func:`twostep.model.steps.draw_problem` with a fresh second
+    batch: the teacher's directions (unless ``target`` is a Teacher), ``W0``, ``a``,
+    ``X1``, ``y1``'s noise, ``X2``, ``y2``'s noise, from ``rng`` in that order, so that
+    all schemes and all ``alpha2s`` share every draw. ``n`` and ``d`` default to ``N``.
+    The step sizes are :math:`\eta_1 = cN^{\alpha_1}` and :math:`\eta_2 = cN^{\alpha_2}`
+    for every :math:`\alpha_2` in ``alpha2s`` (the same ``c`` for both steps). ``dtype``
+    (float64 or float32) is that of the draws and of the steps.
+    Cost: :math:`1 + 3\,|\alpha_2\text{s}|` gradient steps.
+    """
+    check_rng(rng)
+    N = check_int(N, "N")
+    n = N if n is None else check_int(n, "n")
+    d = N if d is None else check_int(d, "d")
+    activation = as_activation(activation)
+    c = check_real(c, "c", low=0.0, low_open=True)
+    alpha1 = check_alpha(alpha1, "alpha1")
+    alpha2s = _alpha2s(alpha2s)
+    p = draw_problem(N, n, d, target, "fresh", rng, dtype=check_dtype(dtype))
+    eta1 = step_size(c, alpha1, N)
+    eta2s = tuple(step_size(c, a2, N) for a2 in alpha2s)
+    W1 = one_step(p.W0, p.a, p.X1, p.y1, activation, eta1)
+    W1_total = [one_step(p.W0, p.a, p.X1, p.y1, activation, eta1 + e2) for e2 in eta2s]
+    W2_reused = [one_step(W1, p.a, p.X1, p.y1, activation, e2) for e2 in eta2s]
+    W2_fresh = [one_step(W1, p.a, p.X2, p.y2, activation, e2) for e2 in eta2s]
+    params = dict(N=N, n=n, d=d, c=c, alpha1=alpha1, alpha2s=alpha2s,
+                  activation=activation.name, links=[g.name for g in p.teacher.links])
+    return TrainedSchemes(p.W0, p.a, W1, W1_total, W2_reused, W2_fresh, p.X1, p.y1, p.X2,
+                          p.y2, eta1, eta2s, alpha1, alpha2s, activation, p.teacher, params)
+
+
+def learned_directions(schemes: TrainedSchemes, i: int) -> dict:
+    r"""The directions each first layer has learned according to the spectral picture.
+
+    With :math:`v_t = X_t^\top y_t/n` and :math:`u_k = X_2^\top(y_2\odot(X_2v_1)^{\circ k})/n`
+    (:math:`X_2 = X_1` under reuse), for ``alpha2s[i]`` and
+    :math:`k\in` :func:`twostep.spike_terms` (:math:`1\le k\le\Lambda`, :math:`\mu_{k+1}\ne0`):
+
+    * ``W0``: none (shape ``(0, d)``);
+    * ``W1``, ``W1_total``: :math:`v_1` (one spike, left vector :math:`a`);
+    * ``W2_reused``: :math:`v_1` and :math:`u_k` (left vectors :math:`a^{\circ(k+1)}`);
+    * ``W2_fresh``: :math:`\eta_1v_1+\eta_2v_2` (both first-order terms have left
+      vector :math:`a`, so they add into one spike) and the fresh :math:`u_k`.
+
+    Returns a dict of arrays of shape ``(k, d)``.
+    """
+    if not isinstance(schemes, TrainedSchemes):
+        raise TypeError(f"schemes must be a TrainedSchemes, got {type(schemes).__name__}")
+    i = check_int(i, "i", 0)
+    if i >= len(schemes.alpha2s):
+        raise ValueError(f"i must be < len(alpha2s) = {len(schemes.alpha2s)}, got {i}")
+    act = schemes.activation
+    L = act.degree if act.degree is not None else 8
+    ks = spike_terms(schemes.alpha1, schemes.alpha2s[i], act.hermite_coefficients(L))
+    n = schemes.X1.shape[0]
+    v1 = schemes.X1.T @ schemes.y1 / n
+    v2 = schemes.X2.T @ schemes.y2 / n
+    d = v1.size
+    reused = [v1] + [weighted_direction(schemes.X1, schemes.y1, (schemes.X1 @ v1) ** k) for k in ks]
+    fresh = [schemes.eta1 * v1 + schemes.eta2s[i] * v2] + [
+        weighted_direction(schemes.X2, schemes.y2, (schemes.X2 @ v1) ** k) for k in ks]
+    return {"W0": np.zeros((0, d)), "W1": v1[None, :], "W1_total": v1[None, :],
+            "W2_reused": np.array(reused), "W2_fresh": np.array(fresh)}
+
+
+def measured_directions(schemes: TrainedSchemes, i: int, counts: dict | None = None) -> dict:
+    r"""The measured counterpart of :func:`learned_directions`: for every first layer, the
+    top right singular vectors of its weights :math:`W` (not of the update), as many as
+    ``counts[scheme]`` (default: as many as :func:`learned_directions` lists, so both
+    ideal readouts see subspaces of the same dimension). ``W0`` gets none.
+
+    Returns a dict of arrays of shape ``(k, d)``, the vectors by decreasing singular value
+    (:func:`twostep.top_singular`).
+    """
+    if not isinstance(schemes, TrainedSchemes):
+        raise TypeError(f"schemes must be a TrainedSchemes, got {type(schemes).__name__}")
+    W = schemes.weights(i)
+    if counts is None:
+        counts = {s: v.shape[0] for s, v in learned_directions(schemes, i).items()}
+    if not isinstance(counts, dict) or set(counts) != set(SCHEMES):
+        raise TypeError(f"counts must be a dict with the keys {list(SCHEMES)}")
+    d = schemes.W0.shape[1]
+    out = {}
+    for s in SCHEMES:
+        k = check_int(counts[s], f"counts[{s!r}]", 0)
+        if k > min(W[s].shape):
+            raise ValueError(f"counts[{s!r}] must be in [0, {min(W[s].shape)}], got {k}")
+        out[s] = (np.zeros((0, d)) if k == 0
+                  else top_singular(np.asarray(W[s], dtype=np.float64), k, vectors="right",
+                                    tol=SVDS_TOL)[1])
+    return out
+
+
+def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
+                      d: int | None = None, activation="poly4", target="he1", c: float = 0.5,
+                      alpha1: float = 0.4, alpha2s=(0.25,), n_train: int | None = None,
+                      n_test: int | None = None, scalings=("standardised",),
+                      dtype="float64", measured_ideal: bool = False) -> dict:
+    r"""One problem: train the five first layers, read each out on shared data, and score.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Drawn in this order: :func:`train_schemes` (the teacher's directions unless
+        ``target`` is a Teacher, the network, both batches), then
+        :func:`twostep.paired_readout`.
+    N, n, d : int
+        Width, batch size of the gradient steps, input dimension; ``n`` and ``d``
+        default to ``N``.
+    activation : Activation or name
+    target : Teacher, Link, sequence of Link, or str such as ``"he1+odd"``
+    c, alpha1 : float
+        Step sizes :math:`\eta_t = cN^{\alpha_t}`.
+    alpha2s : sequence of float
+        Second-step exponents; ``W0``, ``W1`` and all data are shared across them.
+    n_train, n_test : int, optional
+        Sizes of the readout's fresh training and test sets (default ``d`` and ``2d``).
+    scalings : sequence of {"standardised", "raw"}
+    dtype : {"float64", "float32"}
+        Of every draw, the steps and the features; the ridge solves are in float64
+        either way. float32 draws a different stream from the same ``rng``.
+    measured_ideal : bool
+        Also the ideal readout of each first layer's *measured* top right singular
+        vectors (:func:`measured_directions`), as ``ideal_svd_<scheme>``.
+
+    Returns
+    -------
+    dict
+        Test errors are divided by the test error of the zero predictor on the
+        same test set (the test mean of :math:`y^2`), so 1 means "no better than
+        predicting 0"; population quantities (``best_linear``, ``ideal_*``) are
+        divided by :math:`\mathbb{E}[y^2]`. For scaling ``s`` (suffix ``""`` for standardised, ``"_raw"``
+        for raw): ``err_<scheme><suffix>`` and ``edge_<scheme><suffix>`` (+1.0 or -1.0 if
+        the chosen penalty is the largest or smallest of the grid, else 0.0), a float for ``W0``, ``W1`` and
+        ``linear`` (ridge on the raw inputs) and an array over ``alpha2s`` for the
+        other schemes; ``ideal_<scheme>``: normalised :func:`twostep.subspace_error`
+        of :func:`learned_directions`; ``max_row_<scheme>``: largest row norm of the
+        weights; ``best_linear``: normalised :func:`twostep.best_linear_error`;
+        ``overlap_v``: overlaps of :math:`v_1` with each :math:`\beta^*_r`, shape ``(r,)``;
+        ``overlap_u_reused``, ``overlap_u_fresh``: overlaps of :math:`u_k`,
+        :math:`k = 1..L-1`, with each :math:`\beta^*_r`, shape ``(L-1, r)``.
+    """
+    check_rng(rng)
+    N = check_int(N, "N")
+    n = N if n is None else check_int(n, "n")
+    d = N if d is None else check_int(d, "d")
+    activation = as_activation(activation)
+    n_train = d if n_train is None else check_int(n_train, "n_train", 2)
+    n_test = 2 * d if n_test is None else check_int(n_test, "n_test", 1)
+    if isinstance(scalings, str):
+        scalings = (scalings,)
+    scalings = tuple(scalings)
+    if not scalings or any(s not in SCALINGS for s in scalings):
+        raise ValueError(f"scalings must be a non-empty sequence of {list(SCALINGS)}, got {scalings!r}")
+    dt = check_dtype(dtype)
+    if not isinstance(measured_ideal, (bool, np.bool_)):
+        raise TypeError(f"measured_ideal must be True or False, got {measured_ideal!r}")
+    sch = train_schemes(rng, N=N, n=n, d=d, activation=activation, target=target, c=c,
+                        alpha1=alpha1, alpha2s=alpha2s, dtype=dt)
+    teacher = sch.teacher
+    m = len(sch.alpha2s)
+    weights = {"W0": sch.W0, "W1": sch.W1}
+    for name in SECOND_STEP_SCHEMES:
+        for i, W in enumerate(getattr(sch, name)):
+            weights[f"{name}[{i}]"] = W
+    res = paired_readout(weights, activation, teacher, n_train, n_test, rng, scalings=scalings,
+                         dtype=dt)
+    m2 = teacher.second_moment
+    out = {"best_linear": best_linear_error(teacher) / m2}
+    for s in scalings:
+        suffix = "" if s == "standardised" else "_raw"
+        r = res[s]
+        unit = r["zero"].test_mse
+        for name in ("W0", "W1", "linear"):
+            out[f"err_{name}{suffix}"] = r[name].test_mse / unit
+            out[f"edge_{name}{suffix}"] = float(r[name].edge)
+        for name in SECOND_STEP_SCHEMES:
+            out[f"err_{name}{suffix}"] = np.array([r[f"{name}[{i}]"].test_mse / unit
+                                                   for i in range(m)])
+            out[f"edge_{name}{suffix}"] = np.array([float(r[f"{name}[{i}]"].edge)
+                                                    for i in range(m)])
+    ideal = [learned_directions(sch, i) for i in range(m)]
+    measured = [measured_directions(sch, i) for i in range(m)] if measured_ideal else None
+    for name in ("W0", "W1"):
+        out[f"ideal_{name}"] = subspace_error(teacher, ideal[0][name]) / m2
+        if measured_ideal:
+            out[f"ideal_svd_{name}"] = subspace_error(teacher, measured[0][name]) / m2
+        out[f"max_row_{name}"] = float(np.linalg.norm(weights[name], axis=1).max())
+    for name in SECOND_STEP_SCHEMES:
+        out[f"ideal_{name}"] = np.array([subspace_error(teacher, ideal[i][name]) / m2
+                                         for i in range(m)])
+        if measured_ideal:
+            out[f"ideal_svd_{name}"] = np.array([subspace_error(teacher, measured[i][name]) / m2
+                                                 for i in range(m)])
+        out[f"max_row_{name}"] = np.array([np.linalg.norm(W, axis=1).max()
+                                           for W in getattr(sch, name)])
+    B = teacher.directions
+    v1 = sch.X1.T @ sch.y1 / n
+    out["overlap_v"] = overlaps(v1, B)[0]
+    L = activation.degree if activation.degree is not None else 4
+    ks = range(1, L)
+    out["overlap_u_reused"] = overlaps(np.array([weighted_direction(sch.X1, sch.y1, (sch.X1 @ v1) ** k) for k in ks]), B)
+    out["overlap_u_fresh"] = overlaps(np.array([weighted_direction(sch.X2, sch.y2, (sch.X2 @ v1) ** k) for k in ks]), B)
+    return out
+
+
+def neuron_memorisation(D, X) -> np.ndarray:
+    r"""For every row :math:`d_i` of ``D`` (``(N, d)``), :math:`\max_j |\cos(d_i, x_j)|`
+    over the rows of ``X`` (``(n, d)``); shape ``(N,)``.
+
+    The row-wise version of :func:`twostep.memorisation`: applied to a per-neuron
+    update :math:`w^{(2)}_i - w^{(1)}_i` it is close to 1 when the update is one
+    training input, and about :math:`\sqrt{2\log n/d}` for a direction unrelated
+    to the inputs. Zero rows get 0.
+    """
+    D = np.asarray(D, dtype=float)
+    X = np.asarray(X, dtype=float)
+    if D.ndim != 2 or X.ndim != 2 or D.shape[1] != X.shape[1]:
+        raise ValueError(f"D and X must be (N, d) and (n, d) with the same d, got {D.shape} and {X.shape}")
+    nd = np.linalg.norm(D, axis=1)
+    nx = np.linalg.norm(X, axis=1)
+    if np.any(nx == 0):
+        raise ValueError("rows of X must be non-zero")
+    C = np.abs(D @ X.T) / nx[None, :]
+    out = np.zeros(D.shape[0])
+    ok = nd > 0
+    out[ok] = C[ok].max(axis=1) / nd[ok]
+    return out

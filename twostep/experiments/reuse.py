@@ -1,0 +1,279 @@
+r"""Single runs of the reuse experiments (chapter *Reuse*): where the learned directions point with a reused or a fresh second batch."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Sequence
+
+import numpy as np
+
+from .._validation import check_alpha, check_choice, check_int, check_rng
+from ..analysis.alignment import (memorisation, memorisations, nested_unmemorised_overlaps,
+                                  overlaps, subspace_overlap, unmemorised_overlap)
+from ..analysis.decomposition import (pre_activations, second_step_term, signal_directions,
+                                      signal_part)
+from ..analysis.projection import PROJECTED_KEYS, projected_alignment
+from ..analysis.spectra import top_singular
+from ..analysis.theory import n_spikes
+from ..model.activations import as_activation
+from ..model.steps import BATCHES, draw_problem, run_two_steps, step_size, two_steps
+from ..model.targets import make_teacher
+
+
+def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, batch: str,
+                              ks=(0, 1, 2, 3), activation=None) -> dict:
+    r"""Draw a teacher and data and measure the overlaps of :math:`u_k` with the target directions.
+
+    No network is needed: :math:`u_k` depends on the data only. For :func:`twostep.sweep`.
+
+    Returns
+    -------
+    dict
+        ``overlaps`` (``(len(ks), r)``) and ``norms`` (``(len(ks),)``) of the :math:`u_k`;
+        with ``activation`` given, also ``overlaps_reuse`` (``(len(ks), r)``) of the
+        reuse-aware :math:`\tilde u_k` (see :func:`signal_directions`).
+    """
+    check_rng(rng)
+    n, d = check_int(n, "n"), check_int(d, "d")
+    batch = check_choice(batch, "batch", BATCHES)
+    teacher = make_teacher(target, d, rng)
+    X1, y1 = teacher.sample(n, rng)
+    second = teacher.sample(n, rng) if batch == "fresh" else (None, None)
+    U = signal_directions(X1, y1, ks, *second)
+    out = {"overlaps": overlaps(U, teacher.directions), "norms": np.linalg.norm(U, axis=1)}
+    if activation is not None:
+        Ur = signal_directions(X1, y1, ks, *second, activation=activation)
+        out["overlaps_reuse"] = overlaps(Ur, teacher.directions)
+    return out
+
+
+def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: str = "reused",
+                     activation="poly4", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
+                     alpha2: float = 0.25, term: int | None = 2, top: int = 8,
+                     alpha2s=(), dtype="float64") -> dict:
+    r"""Two steps at :math:`N = n = d`, and where the learned directions point.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    N : int
+        Width, batch size and dimension.
+    target : see :func:`target_links`
+    batch : {"reused", "fresh"}
+    c1, alpha1, c2, alpha2 : float
+        Step sizes :math:`\eta_t = c_tN^{\alpha_t}`.
+    activation : PolynomialActivation or str
+    term : int or None
+        Order :math:`k` of the exact term :math:`T_k` whose top right singular vector is
+        measured, and of the reuse-aware direction :math:`\tilde u_k`; ``None`` skips both
+        (they cost one more :math:`N\times n\times d` product).
+    top : int
+        Number of top right singular vectors of :math:`W_2` to measure.
+    alpha2s : sequence of float
+        Other second-step exponents :math:`\alpha_2'` (same :math:`c_2`, same
+        :math:`\alpha_1`) at which to measure the learned subspace of the *same draw*. Since
+        :math:`W_2 - W_1 = \eta_2\sum_k\eta_1^k\hat T_k` (:mod:`twostep.rescaling`), at fixed
+        :math:`\eta_1` the whole second update scales with :math:`\eta_2`:
+        :math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)` exactly, so no new run is needed.
+    dtype : {"float64", "float32"}
+        Of the draws and the two steps. In float32 the products cost half, and the measured
+        overlaps differ from float64 on the same draws by far less than their spread over
+        seeds (tests/test_chapter_reuse.py); its draws are another stream of the generator,
+        as for every float32 experiment of the package.
+
+    Returns
+    -------
+    dict
+        ``signal``: overlaps of :math:`u_0..u_{L-1}` with the directions, ``(L, r)``;
+        ``top_values``: top singular values of :math:`W_2`, ``(top,)``;
+        ``top_overlap``: their right vectors' overlaps, ``(top, r)``;
+        ``top_memorisation``: their :func:`twostep.memorisation`, ``(top,)``;
+        ``subspace`` and ``subspace_unmemorised``: overlap of the span of the first
+        :math:`K` vectors, :math:`K = 1..top`, without and with memorised inputs set
+        aside (:func:`unmemorised_overlap`), ``(top, r)``; if ``term`` is given
+        ``signal_reuse`` (``(r,)``), ``term_value``, ``term_overlap`` (``(r,)``),
+        ``term_memorisation``; if ``alpha2s`` is given, ``rescaled_subspace`` and
+        ``rescaled_subspace_unmemorised``, ``(len(alpha2s), top, r)``, the same two
+        quantities for :math:`W_2'` at each :math:`\alpha_2'`.
+    """
+    check_rng(rng)
+    N = check_int(N, "N")
+    top = check_int(top, "top")
+    if top > N:
+        raise ValueError(f"top must be in [1, N] = [1, {N}], got {top}")
+    alpha2s = [check_alpha(a2, "alpha2s") for a2 in _check_sequence(alpha2s, "alpha2s")]
+    activation = as_activation(activation)
+    if activation.degree is None:
+        raise ValueError(f"activation must be a polynomial (e.g. 'poly4'): reuse_experiment "
+                         f"measures the exact terms T_k, got {activation.name!r} (for tanh use "
+                         "paired_reuse_experiment, which measures W_2 only)")
+    dt = np.dtype(check_choice(dtype, "dtype", ("float32", "float64")))
+    teacher = make_teacher(target, N, rng)
+    run = run_two_steps(N, N, N, activation, teacher, ((c1, alpha1), (c2, alpha2)), batch, rng,
+                        dtype=dt)
+    B = teacher.directions
+    L = activation.degree
+    second = (None, None) if run.batch == "reused" else (run.X2, run.y2)
+    out = {"signal": overlaps(signal_directions(run.X1, run.y1, range(L), *second), B)}
+    if term is not None:
+        term = check_int(term, "term", 0)
+        out["signal_reuse"] = overlaps(signal_part(run, term, "auto").right, B)[0]
+        T = second_step_term(run, term)
+        s, _, Vt = top_singular(T, 1)
+        del T
+        out["term_value"] = float(s[0])
+        out["term_overlap"] = overlaps(Vt, B)[0]
+        out["term_memorisation"] = memorisation(Vt[0], run.X2)[0]
+    s, _, Vt = top_singular(run.W2, top)
+    out["top_values"] = s
+    out["top_overlap"] = overlaps(Vt, B)
+    out["top_memorisation"] = memorisations(Vt, run.X2)[0]
+    out["subspace"], out["subspace_unmemorised"] = _learned_subspace(Vt, B, run.X2)
+    if alpha2s:
+        update = run.W2 - run.W1
+        sub, unm = [], []
+        for a2 in alpha2s:
+            _, _, Vt = top_singular(_rescaled_second_step(run, update, a2), top)
+            sub_a2, unm_a2 = _learned_subspace(Vt, B, run.X2)
+            sub.append(sub_a2)
+            unm.append(unm_a2)
+        out["rescaled_subspace"], out["rescaled_subspace_unmemorised"] = np.array(sub), np.array(unm)
+    return out
+
+
+#: The per-scheme quantities of the exact term in :func:`paired_reuse_experiment`.
+TERM_KEYS = ("term_overlap", "term_memorisation", "term_input_overlap", "signal_reuse",
+             *(f"projected_{k}" for k in PROJECTED_KEYS))
+#: The per-scheme quantities of :math:`W_2'`, one per second-step exponent.
+EXPONENT_KEYS = ("subspace", "subspace_unmemorised", "top_memorisation", "row_ratio", "top_ratio")
+#: Quantities :func:`paired_reuse_experiment` measures for each batch scheme (suffix
+#: ``_reused`` / ``_fresh``).
+PAIRED_KEYS = TERM_KEYS + EXPONENT_KEYS
+
+
+def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
+                            activation="poly4", c1: float = 0.5, alpha1: float = 0.4,
+                            c2: float = 0.5, alpha2: float = 0.25, alpha2s=(),
+                            term: int | None = 2, dtype="float32") -> dict:
+    r"""Reused and fresh second batches on the *same* draw of :math:`W_0, a, X_1`: paired runs.
+
+    One problem is drawn by :func:`twostep.model.steps.draw_problem` (teacher, ``W0``, ``a``,
+    ``X1``, ``X2``); the reused run takes its second step on :math:`X_1`, the fresh run on
+    :math:`X_2`, so the difference of any quantity between the two schemes carries no
+    variation of the network or of the first batch. Then a random :math:`K`-dimensional
+    subspace, drawn last, gives the memorisation correction's null.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    N : int
+        Width, batch size and dimension (:math:`N = n = d`).
+    target, activation : names or objects
+        A polynomial activation also gives the exact term :math:`T_{\rm term}`; any other
+        (``"tanh"``) gives the :math:`W_2` quantities only.
+    c1, alpha1, c2, alpha2 : float
+        Step sizes :math:`\eta_t = c_tN^{\alpha_t}`.
+    alpha2s : sequence of float
+        Second-step exponents at which :math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)` is
+        also measured (exact, :mod:`twostep.analysis.rescaling`); ``alpha2`` is always first.
+    term : int or None
+        The order :math:`k` of the exact term measured (polynomial activations only).
+    dtype : {"float32", "float64"}
+
+    Returns
+    -------
+    dict
+        For ``s`` in ``reused``, ``fresh`` (NaN without a polynomial activation):
+        ``term_overlap_s`` and ``term_memorisation_s`` (:math:`|\langle v_1(T_k),\beta^*\rangle|`
+        and its memorisation), ``term_input_overlap_s`` (the overlap of the input it memorises
+        most), ``signal_reuse_s`` (of the reuse-aware :math:`\tilde u_k` of the same run), and
+        ``projected_<key>_s`` for each key of
+        :func:`twostep.analysis.projection.projected_alignment` (:math:`T_k` seen through
+        :math:`a^{\circ(k+1)}`, its random-sign control drawn once per pair, the
+        memorised-input null); per exponent of ``(alpha2, *alpha2s)`` (leading axis) with
+        :math:`K = 1 + \Lambda(\alpha_1, \alpha_2')`: ``subspace_s`` and
+        ``subspace_unmemorised_s`` (overlap of the span of :math:`W_2'`'s top :math:`K` right
+        vectors with :math:`\beta^*`, raw and with memorised inputs set aside),
+        ``top_memorisation_s`` (of the top right vector), ``row_ratio_s``
+        (:math:`\max_i\|w_i\|/\operatorname{median}_i\|w_i\|`: runaway neurons),
+        ``top_ratio_s`` (:math:`s_1(W_2')/s_1(W_0)`); ``null_subspace`` and
+        ``null_unmemorised``: the same two overlaps for a uniformly random :math:`K`-dimensional
+        subspace, memorisation measured against :math:`X_1`; ``K``, shape ``(len(alpha2s)+1,)``.
+    """
+    N = check_int(N, "N", 8)
+    activation = as_activation(activation)
+    a2s = [alpha2] + [check_alpha(a, "alpha2s") for a in _check_sequence(alpha2s, "alpha2s")]
+    Ks = [1 + n_spikes(alpha1, a2, activation.degree) for a2 in a2s]
+    dt = np.dtype(check_choice(dtype, "dtype", ("float32", "float64")))
+    problem = draw_problem(N, N, N, target, "fresh", rng, dtype=dt)
+    B = problem.teacher.directions
+    steps = ((c1, alpha1), (c2, alpha2))
+    out = {"K": np.array(Ks)}
+    s0 = float(top_singular(problem.W0, 1, vectors=False)[0])
+    null_raw, null_clean = [], []
+    for K in Ks:
+        R = rng.standard_normal((K, N))
+        null_raw.append(subspace_overlap(R, B)[0])
+        null_clean.append(unmemorised_overlap(R, B, problem.X1)[0])
+    out["null_subspace"], out["null_unmemorised"] = np.array(null_raw), np.array(null_clean)
+    # Drawn after everything else, so adding them left every earlier number unchanged.
+    signs = rng.choice(np.array([-1.0, 1.0], dtype=dt), size=N)
+    exact = term is not None and activation.degree is not None
+    for batch in BATCHES:
+        p = problem if batch == "fresh" else replace(problem, X2=problem.X1, y2=problem.y1)
+        run = two_steps(p, activation, steps)
+        if exact:
+            out.update({f"{k}_{batch}": v for k, v in
+                        _term_evidence(run, check_int(term, "term", 0), signs).items()})
+        else:
+            out.update({f"{k}_{batch}": float("nan") for k in TERM_KEYS})
+        update = run.W2 - run.W1
+        rows = {k: [] for k in EXPONENT_KEYS}
+        for a2, K in zip(a2s, Ks):
+            W = _rescaled_second_step(run, update, a2)
+            s, _, Vt = top_singular(W, K)
+            Vt = Vt.astype(float)
+            rows["subspace"].append(subspace_overlap(Vt, B)[0])
+            rows["subspace_unmemorised"].append(unmemorised_overlap(Vt, B, run.X2)[0])
+            rows["top_memorisation"].append(memorisation(Vt[0], run.X2)[0])
+            norms = np.linalg.norm(W, axis=1)
+            rows["row_ratio"].append(float(norms.max() / np.median(norms)))
+            rows["top_ratio"].append(float(s[0]) / s0)
+        out.update({f"{k}_{batch}": np.array(v, dtype=float) for k, v in rows.items()})
+    return out
+
+
+def _term_evidence(run, k: int, signs) -> dict:
+    # T_k's top right vector (overlap, memorisation, and the memorised input's own overlap),
+    # the reuse-aware direction of the same run, and T_k seen through a^(k+1) with its controls.
+    B = run.teacher.directions
+    pre = pre_activations(run)
+    T = second_step_term(run, k, pre=pre)
+    _, _, Vt = top_singular(T, 1)
+    del T
+    memo, j = memorisation(Vt[0], run.X2)
+    out = {"term_overlap": float(overlaps(Vt, B)[0, 0]), "term_memorisation": memo,
+           "term_input_overlap": float(overlaps(run.X2[j], B)[0, 0]),
+           "signal_reuse": float(overlaps(signal_part(run, k, "auto").right, B)[0, 0])}
+    proj = projected_alignment(run, k, signs=signs, pre=pre)
+    out.update({f"projected_{key}": float(np.asarray(v).ravel()[0]) for key, v in proj.items()})
+    return out
+
+
+def _rescaled_second_step(run, update, alpha2):
+    # W2' = W1 + (eta2'/eta2)(W2 - W1), update = W2 - W1: exactly the same draw trained with
+    # second-step exponent alpha2 (same c2 and eta1; twostep.analysis.rescaling).
+    return run.W1 + (step_size(run.params["c2"], alpha2, run.W1.shape[0]) / run.eta2) * update
+
+
+def _check_sequence(values, name: str) -> list:
+    if isinstance(values, (str, bytes, int, float)) or not isinstance(values, Sequence):
+        raise TypeError(f"{name} must be a sequence of exponents in [0, 1/2), got {values!r}")
+    return list(values)
+
+
+def _learned_subspace(Vt, B, X):
+    # Overlaps of the spans of the first K rows of Vt, K = 1..len(Vt): raw and with memorised
+    # inputs set aside; each (len(Vt), r).
+    raw = np.array([subspace_overlap(Vt[:K], B) for K in range(1, len(Vt) + 1)])
+    return raw, nested_unmemorised_overlaps(Vt, B, X)
