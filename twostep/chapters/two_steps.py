@@ -488,7 +488,7 @@ def memorised_pair(N: int, activation="poly4", target="he1", c: float = 0.2, ref
     seed = check_int(seed, "seed", 0)
     k = act.degree - 1
     run = run_two_steps(N, N, N, act, _target(target), _steps(c, ref), "reused", rng_for(seed),
-                        dtype=np.float32)
+                        dtype=np.float32, keep_pre=True)
     terms = second_step_terms(run)
     diag = term_diagnostics(run, terms=terms, vectors=True)
     i_star = int(np.argmax(np.abs(diag["U"][k])))
@@ -572,7 +572,7 @@ def spectra_data(N: int, activation="poly4", target="he1", c: float = 0.2, ref=(
         raise ValueError("settings must hold at least one (alpha1, alpha2) pair")
     L = act.degree
     run = run_two_steps(N, N, N, act, _target(target), _steps(c, ref), "fresh", rng_for(seed),
-                        dtype=np.float32)
+                        dtype=np.float32, keep_pre=True)
     terms = second_step_terms(run)
     diag = term_diagnostics(run, terms=terms, vectors=True)
     a = run.a.astype(float)
@@ -1651,7 +1651,7 @@ def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seed
     for i, N in enumerate(Ns):
         for s in range(seeds):
             run = run_two_steps(N, N, N, activation, "he1", ((c, 0.4), (c, 0.25)), batch,
-                                np.random.default_rng(s), dtype=np.float32)
+                                np.random.default_rng(s), dtype=np.float32, keep_pre=True)
             out = term_diagnostics(run)
             top[i, s], ratio[i, s] = out["top"] / out["scale"], out["signal"] / out["residual"]
             left[i, s], right[i, s] = out["left"], out["right"]

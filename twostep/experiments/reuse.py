@@ -110,7 +110,7 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
     dt = np.dtype(check_choice(dtype, "dtype", ("float32", "float64")))
     teacher = make_teacher(target, N, rng)
     run = run_two_steps(N, N, N, activation, teacher, ((c1, alpha1), (c2, alpha2)), batch, rng,
-                        dtype=dt)
+                        dtype=dt, keep_pre=term is not None)
     B = teacher.directions
     L = activation.degree
     second = (None, None) if run.batch == "reused" else (run.X2, run.y2)
@@ -221,7 +221,7 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
     exact = term is not None and activation.degree is not None
     for batch in BATCHES:
         p = problem if batch == "fresh" else replace(problem, X2=problem.X1, y2=problem.y1)
-        run = two_steps(p, activation, steps)
+        run = two_steps(p, activation, steps, keep_pre=exact)
         if exact:
             out.update({f"{k}_{batch}": v for k, v in
                         _term_evidence(run, check_int(term, "term", 0), signs).items()})

@@ -179,7 +179,7 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     if not isinstance(corrected, bool):
         raise TypeError(f"corrected must be a bool, got {type(corrected).__name__}")
     run = run_two_steps(N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)), batch, rng,
-                        dtype=np.dtype(dtype))
+                        dtype=np.dtype(dtype), keep_pre=True)
     terms = second_step_terms(run)
     out = term_diagnostics(run, terms=terms, corrected=corrected)
     for key in ("top", "signal", "residual"):

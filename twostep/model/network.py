@@ -163,17 +163,23 @@ def _block_rows(N, n, block_elements=BLOCK_ELEMENTS):
     return max(1, min(N, block_elements // max(n, 1)))
 
 
-def _gradient(W, a, X, y, activation, block_elements: int = BLOCK_ELEMENTS):
+def _gradient(W, a, X, y, activation, block_elements: int = BLOCK_ELEMENTS, pre_out=None):
     # Unchecked core, shared with the training loop and the device backends: per block
     # of neurons, one product for the pre-activations, sigma' and the label/readout
-    # scalings in place, one product into the block's rows of G.
+    # scalings in place, one product into the block's rows of G. With ``pre_out`` (numpy,
+    # (N, n)) the pre-activations W X^T are kept there: the exact terms of the second step
+    # need W_0 X_2^T and W_1 X_2^T, which the steps have just computed.
     xp, W = namespace(W)
     N, n = W.shape[0], X.shape[0]
     rows = _block_rows(N, n, block_elements)
     G = xp.empty_like(W)
     for start in range(0, N, rows):
         block = slice(start, min(N, start + rows))
-        M = activation.derivative(W[block, :] @ X.T, 1)
+        if pre_out is None:
+            Z = W[block, :] @ X.T
+        else:
+            Z = np.matmul(W[block, :], X.T, out=pre_out[block, :])
+        M = activation.derivative(Z, 1)
         M *= y[None, :]
         M *= (a[block] * (-1.0 / n))[:, None]
         if xp is np:

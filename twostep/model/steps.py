@@ -53,7 +53,12 @@ def one_step(W, a, X, y, activation: Activation, eta: float, *, loss: str = "cor
     check_choice(loss, "loss", LOSSES)
     if loss == "squared":
         y = residuals(W, a, X, y, activation)
-    G = _gradient(W, a, X, y, activation)
+    return _step(W, a, X, y, activation, eta)
+
+
+def _step(W, a, X, y, activation, eta, pre_out=None):
+    # W - eta grad, in the gradient's buffer; pre_out as in twostep.model.network._gradient.
+    G = _gradient(W, a, X, y, activation, pre_out=pre_out)
     G *= -eta
     G += W
     return G
@@ -81,6 +86,9 @@ class TwoStepRun:
     activation: Activation
     teacher: Teacher
     params: dict = field(default_factory=dict)
+    #: ``(P, D)`` with :math:`P = W_0X_2^\top`, :math:`D = (W_1 - W_0)X_2^\top` (``(N, n)``),
+    #: kept by :func:`two_steps` with ``keep_pre=True``; None otherwise.
+    pre: tuple | None = None
 
     @property
     def N(self) -> int:
@@ -141,7 +149,7 @@ def draw_problem(N: int, n: int, d: int, target, batch: str, rng: np.random.Gene
 
 def run_two_steps(N: int, n: int, d: int, activation: Activation, target, steps,
                   batch: str, rng: np.random.Generator, noise: float = 0.0,
-                  dtype=np.float64) -> TwoStepRun:
+                  dtype=np.float64, keep_pre: bool = False) -> TwoStepRun:
     r"""Draw a problem and take two gradient steps.
 
     Parameters
@@ -160,6 +168,8 @@ def run_two_steps(N: int, n: int, d: int, activation: Activation, target, steps,
     noise : float
         Label-noise standard deviation (ignored when a Teacher is given).
     dtype : float64 or float32
+    keep_pre : bool
+        Keep the second step's pre-activations as ``run.pre`` (see :func:`two_steps`).
 
     Returns
     -------
@@ -168,29 +178,55 @@ def run_two_steps(N: int, n: int, d: int, activation: Activation, target, steps,
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_activation(activation)
     steps = check_steps(steps)
-    return two_steps(draw_problem(N, n, d, target, batch, rng, noise, dtype), activation, steps)
+    return two_steps(draw_problem(N, n, d, target, batch, rng, noise, dtype), activation, steps,
+                     keep_pre=keep_pre)
 
 
-def two_steps(problem: Problem, activation: Activation, steps) -> TwoStepRun:
+def two_steps(problem: Problem, activation: Activation, steps,
+              keep_pre: bool = False) -> TwoStepRun:
     r"""The two gradient steps on a drawn :class:`Problem`, whatever array library holds it.
 
     :math:`\eta_t = c_tN^{\alpha_t}` for ``steps = ((c1, alpha1), (c2, alpha2))``; the batch
     is reused when ``problem.X2 is problem.X1``. With the arrays on a GPU (CuPy, PyTorch;
     see :mod:`twostep.scale.device`) the steps run there, through the same gradient.
+
+    With ``keep_pre`` (numpy arrays only) the run also keeps ``pre = (P, D)``,
+    :math:`P = W_0X_2^\top` and :math:`D = (W_1 - W_0)X_2^\top = W_1X_2^\top - P`, which every
+    exact term :math:`T_k` needs (:func:`twostep.analysis.decomposition.pre_activations`): the
+    steps compute :math:`W_1X_2^\top`, and :math:`W_0X_1^\top`, which is :math:`P` for a
+    reused batch, so the terms then cost no product for a reused batch and one for a fresh one
+    (two without). It holds two more ``(N, n)`` arrays.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a Problem (from draw_problem), got {type(problem).__name__}")
     check_activation(activation)
     (c1, al1), (c2, al2) = check_steps(steps)
+    if not isinstance(keep_pre, bool):
+        raise TypeError(f"keep_pre must be a bool, got {type(keep_pre).__name__}")
     p = problem
+    if keep_pre and not isinstance(p.W0, np.ndarray):
+        raise ValueError("keep_pre=True needs numpy arrays (the pre-activations stay on the host)")
     N, d = p.W0.shape
     n = p.X1.shape[0]
     batch = "reused" if p.X2 is p.X1 else "fresh"
     eta1, eta2 = step_size(c1, al1, N), step_size(c2, al2, N)
-    W1 = one_step(p.W0, p.a, p.X1, p.y1, activation, eta1)
-    W2 = one_step(W1, p.a, p.X2, p.y2, activation, eta2)
+    pre = None
+    if keep_pre:
+        check_network(p.W0, p.a, p.X1, p.y1)
+        check_network(p.W0, p.a, p.X2, p.y2)
+        Z1 = np.empty((N, n), dtype=np.result_type(p.W0, p.X1))
+        Z2 = np.empty_like(Z1)
+        W1 = _step(p.W0, p.a, p.X1, p.y1, activation, eta1, Z1)
+        W2 = _step(W1, p.a, p.X2, p.y2, activation, eta2, Z2)
+        P = Z1 if batch == "reused" else p.W0 @ p.X2.T
+        del Z1
+        Z2 -= P
+        pre = (P, Z2)
+    else:
+        W1 = one_step(p.W0, p.a, p.X1, p.y1, activation, eta1)
+        W2 = one_step(W1, p.a, p.X2, p.y2, activation, eta2)
     params = dict(N=N, n=n, d=d, c1=c1, alpha1=al1, c2=c2, alpha2=al2, batch=batch,
                   activation=activation.name, links=[g.name for g in p.teacher.links],
                   noise=p.teacher.noise, dtype=str(p.W0.dtype).rsplit(".", 1)[-1])
     return TwoStepRun(p.W0, p.a, W1, W2, p.X1, p.y1, p.X2, p.y2, eta1, eta2, batch, activation,
-                      p.teacher, params)
+                      p.teacher, params, pre)
