@@ -152,6 +152,20 @@ def test_payoff_summary_averages_over_seeds_and_adds_paired_differences(runs):
     np.testing.assert_allclose(e["d_reused_total_sem"], np.std(d, axis=0, ddof=1) / np.sqrt(2))
     assert e["d_total_W1"].shape == (len(A2S),) and np.ndim(e["err_W1"]) == 0
     assert "err_W2_fresh_raw" in e
+    # Raw-feature errors only where the records hold them (the chapter fits them at two of its
+    # six points): the raw means are over the same records, the standardised ones unchanged.
+    trimmed = [r if (r["target"], r["alpha1"]) == ("he1", 0.4)
+               else {k: v for k, v in r.items() if not k.endswith("_raw")} for r in rec1]
+    S = ch.payoff_summary(trimmed, by=["target", "alpha1"])
+    for key in S1:
+        assert ("err_W2_reused_raw" in S[key]) == (key == ("he1", 0.4))
+        np.testing.assert_array_equal(S[key]["err_W2_reused"], S1[key]["err_W2_reused"])
+    np.testing.assert_array_equal(S["he1", 0.4]["err_W2_reused_raw_sem"], e["err_W2_reused_raw_sem"])
+    assert S["he1", 0.4]["count"] == len(SEEDS)
+    partial = [dict(r) for r in trimmed]
+    next(r for r in partial if (r["target"], r["alpha1"]) == ("he1", 0.4)).pop("err_W0_raw")
+    with pytest.raises(ValueError, match="raw-feature errors for 1 of its 2 records"):
+        ch.payoff_summary(partial, by=["target", "alpha1"])
     with pytest.raises(TypeError, match="records"):
         ch.payoff_summary({}, by=["target"])
     with pytest.raises(TypeError, match="by"):

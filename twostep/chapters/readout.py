@@ -188,7 +188,8 @@ def payoff_summary(records, by, raw: bool = True) -> dict:
 
     Adds the paired differences (:func:`add_paired_differences`) and averages every
     error, ideal error, largest row norm, edge flag, overlap and difference
-    (:func:`twostep.summarise`); with ``raw`` also the raw-feature errors, and the ideal
+    (:func:`twostep.summarise`); with ``raw`` also the raw-feature errors of the groups whose
+    records hold them (runs with ``"raw"`` among their ``scalings``), and the ideal
     errors of the measured directions (``ideal_svd_*``) where the records hold them. Returns a
     dict keyed by the tuple of the ``by`` values of each group (e.g.
     ``(target, alpha1)``), each entry as :func:`twostep.summarise` gives it.
@@ -199,11 +200,21 @@ def payoff_summary(records, by, raw: bool = True) -> dict:
     by = list(by)
     add_paired_differences(records)
     values = ([f"err_{s}" for s in SCHEMES] + [f"ideal_{s}" for s in SCHEMES]
-              + ["err_linear", "best_linear"] + ([f"err_{s}_raw" for s in SCHEMES] if raw else [])
+              + ["err_linear", "best_linear"]
               + [f"max_row_{s}" for s in SCHEMES] + [f"edge_{s}" for s in SCHEMES]
               + ["overlap_v", "overlap_u_reused", "overlap_u_fresh"] + list(PAIRED_DIFFERENCES)
               + [f"ideal_svd_{s}" for s in SCHEMES if f"ideal_svd_{s}" in records[0]])
-    return {tuple(e[k] for k in by): e for e in summarise(records, by=by, values=values)}
+    out = {tuple(e[k] for k in by): e for e in summarise(records, by=by, values=values)}
+    # Raw features are fitted only where the chapter shows them (a sweep passes scalings per
+    # point), so they are summarised over the records that hold them.
+    with_raw = [r for r in records if "err_W0_raw" in r] if raw else []
+    for e in summarise(with_raw, by=by, values=[f"err_{s}_raw" for s in SCHEMES]):
+        key = tuple(e[k] for k in by)
+        if e["count"] != out[key]["count"]:
+            raise ValueError(f"group {key} holds raw-feature errors for {e['count']} of its "
+                             f"{out[key]['count']} records")
+        out[key].update({k: v for k, v in e.items() if k not in by and k != "count"})
+    return out
 
 
 def restrict_alpha2(record: dict, i: int) -> dict:
