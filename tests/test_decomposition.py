@@ -52,6 +52,17 @@ def test_kept_pre_activations_are_the_products(batch, dtype):
         ts.run_two_steps(*args, np.random.default_rng(1), keep_pre=1)
 
 
+def test_kept_pre_activations_need_numpy_arrays():
+    xp = pytest.importorskip("array_api_strict")
+    from dataclasses import replace
+    from twostep.model.steps import draw_problem, two_steps
+    p = draw_problem(30, 20, 25, ts.hermite_link(1), "fresh", np.random.default_rng(0))
+    on_device = replace(p, W0=xp.asarray(p.W0), a=xp.asarray(p.a), X1=xp.asarray(p.X1),
+                        y1=xp.asarray(p.y1), X2=xp.asarray(p.X2), y2=xp.asarray(p.y2))
+    with pytest.raises(ValueError, match="keep_pre=True needs numpy arrays"):
+        two_steps(on_device, ts.get_activation("poly4"), STEPS, keep_pre=True)
+
+
 def test_mean_signal_part_formula():
     r = run("fresh")
     mu = r.activation.mu

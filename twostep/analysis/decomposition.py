@@ -67,7 +67,8 @@ def _check_k(run, k):
 
 def pre_activations(run: TwoStepRun) -> tuple:
     r""":math:`P = W_0X_2^\top` and :math:`\Delta = (W_1 - W_0)X_2^\top`, both ``(N, n)``: the two
-    products every exact term needs, computed once and passed on as ``pre=(P, D)``."""
+    products every exact term needs, computed once and passed on as ``pre=(P, D)``; a run of
+    ``two_steps(..., keep_pre=True)`` already holds them (``run.pre``)."""
     run = _check_run(run)
     return _pre_activations(run)
 

@@ -46,8 +46,7 @@ def one_step(W, a, X, y, activation: Activation, eta: float, *, loss: str = "cor
     Like :func:`twostep.model.network.gradient`, it runs on numpy (validated input) and on
     CuPy or PyTorch arrays, on their device.
     """
-    if not is_array_api_obj(W) or isinstance(W, np.ndarray):
-        W, a, X, y = check_network(W, a, X, y)
+    W, a, X, y = _host_checked(W, a, X, y)
     check_activation(activation)
     eta = check_real(eta, "eta", low=0.0)
     check_choice(loss, "loss", LOSSES)
@@ -56,8 +55,16 @@ def one_step(W, a, X, y, activation: Activation, eta: float, *, loss: str = "cor
     return _step(W, a, X, y, activation, eta)
 
 
+def _host_checked(W, a, X, y):
+    # numpy input is validated (check_network); device arrays are used as they are.
+    if not is_array_api_obj(W) or isinstance(W, np.ndarray):
+        return check_network(W, a, X, y)
+    return W, a, X, y
+
+
 def _step(W, a, X, y, activation, eta, pre_out=None):
-    # W - eta grad, in the gradient's buffer; pre_out as in twostep.model.network._gradient.
+    # W - eta grad on checked arrays, in the gradient's buffer; pre_out as in
+    # twostep.model.network._gradient.
     G = _gradient(W, a, X, y, activation, pre_out=pre_out)
     G *= -eta
     G += W
@@ -210,21 +217,18 @@ def two_steps(problem: Problem, activation: Activation, steps,
     n = p.X1.shape[0]
     batch = "reused" if p.X2 is p.X1 else "fresh"
     eta1, eta2 = step_size(c1, al1, N), step_size(c2, al2, N)
+    W0, a, X1, y1 = _host_checked(p.W0, p.a, p.X1, p.y1)
+    Z1 = np.empty((N, n), dtype=W0.dtype) if keep_pre else None
+    Z2 = np.empty_like(Z1) if keep_pre else None
+    W1 = _step(W0, a, X1, y1, activation, eta1, Z1)
+    W1, a, X2, y2 = _host_checked(W1, a, p.X2, p.y2)
+    W2 = _step(W1, a, X2, y2, activation, eta2, Z2)
     pre = None
     if keep_pre:
-        check_network(p.W0, p.a, p.X1, p.y1)
-        check_network(p.W0, p.a, p.X2, p.y2)
-        Z1 = np.empty((N, n), dtype=np.result_type(p.W0, p.X1))
-        Z2 = np.empty_like(Z1)
-        W1 = _step(p.W0, p.a, p.X1, p.y1, activation, eta1, Z1)
-        W2 = _step(W1, p.a, p.X2, p.y2, activation, eta2, Z2)
-        P = Z1 if batch == "reused" else p.W0 @ p.X2.T
+        P = Z1 if batch == "reused" else W0 @ X2.T
         del Z1
         Z2 -= P
         pre = (P, Z2)
-    else:
-        W1 = one_step(p.W0, p.a, p.X1, p.y1, activation, eta1)
-        W2 = one_step(W1, p.a, p.X2, p.y2, activation, eta2)
     params = dict(N=N, n=n, d=d, c1=c1, alpha1=al1, c2=c2, alpha2=al2, batch=batch,
                   activation=activation.name, links=[g.name for g in p.teacher.links],
                   noise=p.teacher.noise, dtype=str(p.W0.dtype).rsplit(".", 1)[-1])
