@@ -58,7 +58,7 @@ import pytest
 import bookbuild
 import nbchapters
 
-# The book style's smallest font (twostep.chapters.figures), for PNG figures.
+# The book style's smallest font (twostep.pages.figures), for PNG figures.
 SMALLEST_FONT_PT = 9.0
 
 pytestmark = pytest.mark.book

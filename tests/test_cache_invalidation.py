@@ -113,7 +113,7 @@ CHAPTERS = ["book/at_scale", "book/index", "book/one_step", "book/readout", "boo
 @pytest.mark.parametrize("change", [
     lambda t: _append(t / "twostep" / "__init__.py"),
     lambda t: _append(t / "twostep" / "model" / "steps.py"),
-    lambda t: _append(t / "twostep" / "chapters" / "figures.py"),
+    lambda t: _append(t / "twostep" / "pages" / "figures.py"),
     lambda t: (t / "requirements.txt").write_text("numpy==0.0\n"),
     lambda t: _append(t / "pyproject.toml"),
     lambda t: _append(t / "results" / "two_steps.json", "{}"),
@@ -151,16 +151,16 @@ def test_what_only_changes_rendering_re_executes_nothing(tree, change, monkeypat
 ])
 def test_an_edit_to_one_page_module_re_executes_the_chapters_that_import_it(tree, page,
                                                                            chapters, monkeypatch):
-    change = lambda t: _append(t / "twostep" / "chapters" / f"{page}.py")   # noqa: E731
+    change = lambda t: _append(t / "twostep" / "pages" / f"{page}.py")   # noqa: E731
     assert stale_after(tree, change, monkeypatch) == chapters
 
 
 def test_a_chapters_files_follow_its_imports(tree):
     graph = bookbuild.package_graph(tree)
     files = {p.relative_to(tree).as_posix() for p in bookbuild.chapter_files(tree, "book/readout", graph)}
-    assert "twostep/chapters/readout.py" in files and "twostep/experiments/readout.py" in files
-    assert "twostep/__init__.py" in files and "twostep/chapters/__init__.py" in files
-    assert "twostep/chapters/two_steps.py" not in files and "twostep/scale/cli.py" not in files
+    assert "twostep/pages/readout.py" in files and "twostep/experiments/readout.py" in files
+    assert "twostep/__init__.py" in files and "twostep/pages/__init__.py" in files
+    assert "twostep/pages/two_steps.py" not in files and "twostep/scale/cli.py" not in files
     assert bookbuild.code_cells("```{code-cell} ipython3\n:tags: [hide-input]\nimport x\n```\n"
                                 "text\n```{code-cell}\n%time y = 1\n```") == ["import x", ""]
 

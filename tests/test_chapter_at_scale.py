@@ -1,4 +1,4 @@
-"""The functions of the appendix *At scale* (``twostep.chapters.at_scale``) on small synthetic
+"""The functions of the appendix *At scale* (``twostep.pages.at_scale``) on small synthetic
 results documents: shapes, the numbers they give, and bad input named in the error."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from twostep.analysis.plane import extrapolated_width
 from twostep.analysis.verdicts import mean_sem
-from twostep.chapters import at_scale as ch, report
+from twostep.pages import at_scale as ch, report
 
 ALPHAS = (0.05, 0.14, 0.23, 0.32, 0.41)
 GRID = [[a1, a2] for a1 in ALPHAS for a2 in ALPHAS]
@@ -311,7 +311,7 @@ def test_reuse(data):
 
 
 def test_files_read_as_the_reuse_chapters_paired_runs():
-    from twostep.chapters import reuse as reuse_ch
+    from twostep.pages import reuse as reuse_ch
 
     control = copy.deepcopy(_reuse_doc())
     control["experiment"] = "reuse_he2"

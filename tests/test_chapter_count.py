@@ -1,4 +1,4 @@
-"""The page functions of the count sections of *Two steps* (twostep.chapters.count), on small
+"""The page functions of the count sections of *Two steps* (twostep.pages.count), on small
 draws: the map over the plane, and the count test read from a results document."""
 
 from types import SimpleNamespace
@@ -13,8 +13,8 @@ from matplotlib.figure import Figure
 
 from twostep.analysis.sweep import rng_for
 from twostep.analysis.verdicts import count_verdict
-from twostep.chapters import count as cnt
-from twostep.chapters.report import VERDICT_SYMBOLS
+from twostep.pages import count as cnt
+from twostep.pages.report import VERDICT_SYMBOLS
 from twostep.experiments.spikes import spike_experiment
 from twostep.scale.backend import get_backend
 from twostep.scale.device import count_on

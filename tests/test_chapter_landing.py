@@ -6,7 +6,7 @@ import pytest
 import twostep as ts
 
 from twostep.analysis.spectra import singular_values
-from twostep.chapters import landing
+from twostep.pages import landing
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The compute, plot and table functions of the chapter *One step* (twostep/chapters/one_step.py),
+"""The compute, plot and table functions of the chapter *One step* (twostep/pages/one_step.py),
 at tiny sizes: shapes, agreement with a direct computation, labelled figures, bad input."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from twostep.analysis.spectra import singular_values  # noqa: E402
 from twostep.analysis.sweep import loglog_slope, rng_for  # noqa: E402
 from twostep.analysis.theory import finite_size_overlap, one_step_overlap, spike_strength  # noqa: E402
 from twostep.analysis.verdicts import mean_sem  # noqa: E402
-from twostep.chapters import one_step as ch, report  # noqa: E402
+from twostep.pages import one_step as ch, report  # noqa: E402
 from twostep.experiments import first_step as ex
 from twostep.model.activations import get_activation  # noqa: E402
 from twostep.model.hermite import gaussian_expectation  # noqa: E402

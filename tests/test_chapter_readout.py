@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 import twostep as ts  # noqa: E402
 from twostep.analysis.readout import RELATIVE_LAMBDAS  # noqa: E402
 from twostep.analysis.verdicts import mean_sem  # noqa: E402
-from twostep.chapters import readout as ch  # noqa: E402
+from twostep.pages import readout as ch  # noqa: E402
 from twostep.experiments import readout as ex
 
 D = 16

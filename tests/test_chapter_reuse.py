@@ -1,5 +1,5 @@
 """The compute, table and plot functions of the chapter *Reused versus fresh batches*
-(``twostep.chapters.reuse``), at tiny sizes."""
+(``twostep.pages.reuse``), at tiny sizes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from numpy.polynomial.hermite_e import hermegauss
 
 import twostep as ts
-from twostep.chapters import report, reuse as ch
+from twostep.pages import report, reuse as ch
 from twostep.experiments import reuse as ex
 
 SIGMA = ts.get_activation("poly4")

@@ -1,5 +1,5 @@
 """The compute, plot and table functions of the chapter *The setting*
-(twostep/chapters/setting.py), at tiny sizes."""
+(twostep/pages/setting.py), at tiny sizes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from twostep.analysis.spectra import bulk_edge, ks_distance, singular_values, top_singular  # noqa: E402
 from twostep.analysis.verdicts import mean_sem  # noqa: E402
-from twostep.chapters import setting as ch  # noqa: E402
+from twostep.pages import setting as ch  # noqa: E402
 from twostep.model.activations import Tanh, get_activation  # noqa: E402
 from twostep.model.network import gaussian_inputs, initialise  # noqa: E402
 from twostep.model.steps import one_step, step_size  # noqa: E402

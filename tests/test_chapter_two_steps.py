@@ -14,9 +14,9 @@ import twostep as ts
 from twostep.analysis import phases
 from twostep.analysis.rescaling import StepFamily
 from twostep.analysis.spikes import power_cosine, term_diagnostics, width_to_reach
-from twostep.chapters import report, two_steps as ch
+from twostep.pages import report, two_steps as ch
 from twostep.experiments import spikes as ex
-from twostep.chapters.report import VERDICT_SYMBOLS, VERDICT_WIDTHS
+from twostep.pages.report import VERDICT_SYMBOLS, VERDICT_WIDTHS
 
 C, REF = 0.2, (0.4, 0.25)
 SETTINGS = [(0.2, 0.2), (0.3, 0.3), (0.4, 0.25), (0.45, 0.3)]

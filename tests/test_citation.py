@@ -1,5 +1,5 @@
 """CITATION.cff: valid Citation File Format, describing this book, and the one source of the
-landing page's "How to cite" (``twostep.chapters.landing.citation``).
+landing page's "How to cite" (``twostep.pages.landing.citation``).
 
 ``cffconvert --validate`` runs in a virtual environment of its own, made here from
 ``tests/data/cffconvert-requirements.txt``: cffconvert 2.0.0 needs jsonschema < 4, which the
@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 import twostep
-from twostep.chapters import landing
+from twostep.pages import landing
 
 ROOT = Path(__file__).resolve().parent.parent
 CFF = ROOT / "CITATION.cff"

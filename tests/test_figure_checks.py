@@ -1,4 +1,4 @@
-"""The two checks a figure of the book must pass (twostep.chapters.figure_checks): no two
+"""The two checks a figure of the book must pass (twostep.pages.figure_checks): no two
 tick labels of an axis collide, and no series is hidden under another. Each check is shown
 to fire on the defect it names (the faults found in the book's own figures, rebuilt small)
 and to stay quiet on the repaired figure."""
@@ -15,8 +15,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from twostep.chapters import figure_checks as fc  # noqa: E402
-from twostep.chapters.figures import use_book_style  # noqa: E402
+from twostep.pages import figure_checks as fc  # noqa: E402
+from twostep.pages.figures import use_book_style  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

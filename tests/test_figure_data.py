@@ -1,4 +1,4 @@
-"""The numbers behind every figure (``twostep.chapters.figure_data``): a tidy CSV read from the
+"""The numbers behind every figure (``twostep.pages.figure_data``): a tidy CSV read from the
 figure's own artists, from which the figure replots with the same points.
 
 Checked on a figure with every kind of artist the chapters draw, and on real page figures
@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from twostep.chapters import figure_data as fd  # noqa: E402
+from twostep.pages import figure_data as fd  # noqa: E402
 
 
 def _every_kind():
@@ -132,7 +132,7 @@ def test_labels_units_and_bad_input():
 
 
 def _page_figures():
-    from twostep.chapters import at_scale, landing, setting, two_steps
+    from twostep.pages import at_scale, landing, setting, two_steps
     from twostep.scale.results import read_results
 
     yield "setting", setting.plot_w0_spectrum(setting.w0_spectrum_data([(40, 80), (80, 40)]))
@@ -178,7 +178,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.formatters import format_display_data
 import matplotlib.pyplot as plt
 shell = InteractiveShell.instance()
-from twostep.chapters import figure_data, figures
+from twostep.pages import figure_data, figures
 figures.use_book_style()
 fig, ax = plt.subplots()
 ax.plot([1, 2], [3, 4], label="a")

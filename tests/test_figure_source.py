@@ -2,7 +2,7 @@
 dropdown that shows the source of the function drawing it.
 
 A chapter's figure cell calls one drawing function, ``<alias>.plot_<name>(...)``, of a page
-module it imports (``from twostep.chapters import two_steps as ch``), and glues its result.
+module it imports (``from twostep.pages import two_steps as ch``), and glues its result.
 Right under the figure's caption, a ``{dropdown}`` holds ``{literalinclude}`` of that
 module with ``:pyobject:`` naming that function: a renamed or moved function then fails the
 strict build (Sphinx warns that the object is not found), and a figure cell that starts to
@@ -23,7 +23,7 @@ import nbchapters
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = nbchapters.chapters(ROOT)
 
-_IMPORT = re.compile(r"^from twostep\.chapters import (.+)$", re.MULTILINE)
+_IMPORT = re.compile(r"^from twostep\.pages import (.+)$", re.MULTILINE)
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 _FIGURE = re.compile(r"^```\{glue:figure\}[ \t]+(\S+)[^\n]*\n(.*?)^```[ \t]*\n",
                      re.DOTALL | re.MULTILINE)
@@ -32,7 +32,7 @@ _SOURCE = re.compile(r"\s*:::\{dropdown\}[^\n]*\n```\{literalinclude\}[ \t]+(\S+
 
 
 def _aliases(text: str) -> dict[str, str]:
-    """{name a chapter uses: page module} from its ``from twostep.chapters import`` lines."""
+    """{name a chapter uses: page module} from its ``from twostep.pages import`` lines."""
     found = {}
     for line in _IMPORT.findall(text):
         for part in line.split(","):
@@ -54,7 +54,7 @@ def _figure_cells(text: str) -> dict[str, tuple[str, list[tuple[str, str]]]]:
 
 
 def _functions(module: str) -> set[str]:
-    path = ROOT / "twostep" / "chapters" / f"{module}.py"
+    path = ROOT / "twostep" / "pages" / f"{module}.py"
     tree = ast.parse(path.read_text(encoding="utf8"))
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
 
@@ -81,9 +81,9 @@ def test_every_figure_shows_the_function_that_draws_it(docname):
             problems.append(f"{key}: no source dropdown right under the figure")
             continue
         options = dict(re.findall(r":([\w-]+):[ \t]*(\S*)", source.group(2)))
-        if source.group(1) != f"/twostep/chapters/{module}.py":
+        if source.group(1) != f"/twostep/pages/{module}.py":
             problems.append(f"{key}: the dropdown includes {source.group(1)}, "
-                            f"not /twostep/chapters/{module}.py")
+                            f"not /twostep/pages/{module}.py")
         if options.get("pyobject") != function:
             problems.append(f"{key}: the dropdown shows {options.get('pyobject')}, "
                             f"not {function}, which draws it")
@@ -93,15 +93,15 @@ def test_every_figure_shows_the_function_that_draws_it(docname):
 
 
 def test_the_check_finds_a_missing_or_wrong_dropdown():
-    text = ('from twostep.chapters import two_steps as ch\n\n'
+    text = ('from twostep.pages import two_steps as ch\n\n'
             '```{code-cell} ipython3\nglue("fig_x", ch.plot_terms(s), display=False)\n```\n\n'
             '```{glue:figure} fig_x\n:name: fig-x\n\nCaption.\n```\n')
     cells = _figure_cells(text)
     assert cells["fig_x"][1] == [("two_steps", "plot_terms")]
     match = next(_FIGURE.finditer(text))
     assert _SOURCE.match(text, match.end()) is None
-    good = text + ("\n:::{dropdown} Code\n```{literalinclude} /twostep/chapters/two_steps.py\n"
+    good = text + ("\n:::{dropdown} Code\n```{literalinclude} /twostep/pages/two_steps.py\n"
                    ":pyobject: plot_terms\n:lineno-match:\n```\n:::\n")
     source = _SOURCE.match(good, next(_FIGURE.finditer(good)).end())
-    assert source is not None and source.group(1) == "/twostep/chapters/two_steps.py"
+    assert source is not None and source.group(1) == "/twostep/pages/two_steps.py"
     assert "plot_terms" in _functions("two_steps")

@@ -1,7 +1,7 @@
 """The package's layers: every import inside ``twostep/`` points down (or sideways within a layer).
 
 Order, lowest first: the base modules (``_validation``, ``_version``), ``model``,
-``analysis``, ``experiments``, then ``chapters`` (the pages) and ``scale`` side by side, and
+``analysis``, ``experiments``, then ``pages`` and ``scale`` side by side, and
 the top-level namespace (``__init__``, ``__main__``). A page module may import the model, the
 analysis and the experiments, never the scale-out, and the scale-out never imports a page;
 the model imports nothing above itself. The test parses every module with
@@ -18,9 +18,9 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "twostep"
 LAYERS = {"_validation": 0, "_version": 0, "model": 1, "analysis": 2, "experiments": 3,
-          "chapters": 4, "scale": 4, "__init__": 5, "__main__": 5}
+          "pages": 4, "scale": 4, "__init__": 5, "__main__": 5}
 #: Layers of one level that must not import each other.
-SIDE_BY_SIDE = ("chapters", "scale")
+SIDE_BY_SIDE = ("pages", "scale")
 
 
 def _module_name(path: Path) -> list[str]:
@@ -84,7 +84,7 @@ def _upward(text: str, relative: Path) -> list[str]:
 
 
 def test_every_layer_is_a_folder_and_the_checker_sees_upward_imports():
-    for name in ("model", "analysis", "experiments", "chapters", "scale"):
+    for name in ("model", "analysis", "experiments", "pages", "scale"):
         assert (PACKAGE / name / "__init__.py").is_file(), f"twostep/{name}/ is missing"
     model = Path("model/network.py")
     assert _upward("from .hermite import gauss_nodes\nfrom .._validation import check_int\n", model) == []
@@ -92,13 +92,13 @@ def test_every_layer_is_a_folder_and_the_checker_sees_upward_imports():
         "line 1: imports twostep.analysis.spectra"]
     assert _upward("def f():\n    from twostep.scale import cli\n", model) == [
         "line 2: imports twostep.scale"]
-    assert _upward("import twostep\n", Path("chapters/reuse.py")) == ["line 1: imports twostep."]
+    assert _upward("import twostep\n", Path("pages/reuse.py")) == ["line 1: imports twostep."]
     # the pages and the scale-out sit side by side: neither imports the other
-    assert _upward("from ..chapters.reuse import network_data\n", Path("scale/registry.py")) == [
-        "line 1: imports twostep.chapters.reuse"]
-    assert _upward("from ..scale import results\n", Path("chapters/at_scale.py")) == [
+    assert _upward("from ..pages.reuse import network_data\n", Path("scale/registry.py")) == [
+        "line 1: imports twostep.pages.reuse"]
+    assert _upward("from ..scale import results\n", Path("pages/at_scale.py")) == [
         "line 1: imports twostep.scale"]
     assert _upward("from ..experiments.reuse import reuse_experiment\n",
                    Path("scale/registry.py")) == []
-    assert _upward("from ..chapters import report\n", Path("experiments/reuse.py")) == [
-        "line 1: imports twostep.chapters"]
+    assert _upward("from ..pages import report\n", Path("experiments/reuse.py")) == [
+        "line 1: imports twostep.pages"]

@@ -10,7 +10,7 @@ from scipy.integrate import quad
 
 from twostep.analysis.readout import ridge
 from twostep.analysis.theory import feature_spike_count
-from twostep.chapters import one_step as ch
+from twostep.pages import one_step as ch
 from twostep.model.activations import Tanh, get_activation
 from twostep.model.network import gradient, initialise, squared_loss
 from twostep.model.steps import one_step

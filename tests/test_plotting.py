@@ -9,7 +9,7 @@ import pytest  # noqa: E402
 import warnings  # noqa: E402
 
 import twostep as ts  # noqa: E402
-from twostep.chapters import figures as plotting  # noqa: E402
+from twostep.pages import figures as plotting  # noqa: E402
 
 
 #: The rcParams before any test here changed them.
@@ -100,7 +100,7 @@ def test_every_chapter_figure_is_drawn_for_the_column():
     import re
     from pathlib import Path
 
-    from twostep.chapters import figures
+    from twostep.pages import figures
 
     wide = []
     for path in sorted((Path(figures.__file__).parent).glob("*.py")):

@@ -86,7 +86,7 @@ def test_names_in_prose_are_found_outside_code_and_directives():
     text = ("---\nkernelspec: {}\n---\nThe margin (`ch.kink_margin`) and `population_signal(x)`;"
             " `spike.json`, `tools/at_scale.py`, `--resume` and {doc}`one_step` are fine.\n\n"
             "```{code-cell} ipython3\n`ts.hidden`\n```\n\n"
-            ":::{dropdown} The code that draws it: `plot_x` in `twostep/chapters/x.py`\n:::\n")
+            ":::{dropdown} The code that draws it: `plot_x` in `twostep/pages/x.py`\n:::\n")
     assert names_in_prose(text, known) == ["ch.kink_margin", "population_signal(x)"]
 
 

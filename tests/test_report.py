@@ -6,8 +6,8 @@ import types
 import numpy as np
 import pytest
 
-from twostep.chapters import report
-from twostep.chapters.report import glue_numbers, markdown_table, minus_sign, num, quoted, sci
+from twostep.pages import report
+from twostep.pages.report import glue_numbers, markdown_table, minus_sign, num, quoted, sci
 
 MINUS = "\u2212"
 

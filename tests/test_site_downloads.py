@@ -1,11 +1,11 @@
 """What the built site offers beyond its pages: the numbers behind every figure, and the
 citation from CITATION.cff; and what every figure of the executed chapters must survive: no
-colliding tick labels, no hidden series (``twostep.chapters.figure_checks``).
+colliding tick labels, no hidden series (``twostep.pages.figure_checks``).
 
 After the strict build (the ``built_site`` fixture, tests/conftest.py): every ``{glue:figure}``
 of every chapter has its CSV in ``_build/html/_downloads/data/``, linked under the figure and
 in the page's download menu; the CSV is the one the executed notebook glued beside the
-figure's image (``text/csv``, ``twostep.chapters.figure_data``), and the figure replots from
+figure's image (``text/csv``, ``twostep.pages.figure_data``), and the figure replots from
 it with the same points. The landing page's "How to cite" shows CITATION.cff's entries. The
 unit tests at the bottom check ``tools/figure_downloads.py`` without a build.
 """
@@ -24,9 +24,9 @@ import yaml
 
 import figure_downloads
 import nbchapters
-from twostep.chapters import figure_checks as fc
-from twostep.chapters import figure_data as fd
-from twostep.chapters import landing
+from twostep.pages import figure_checks as fc
+from twostep.pages import figure_data as fd
+from twostep.pages import landing
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -205,7 +205,7 @@ def test_the_package_declares_the_csv_renderer():
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     (target,) = project["entry-points"]["myst_nb.mime_renderers"].values()
-    assert target == "twostep.chapters.figure_data:CSVRenderPlugin"
+    assert target == "twostep.pages.figure_data:CSVRenderPlugin"
     data = SimpleNamespace(mime_type="text/csv")
     assert fd.CSVRenderPlugin.handle_mime(None, data, False) == []
     assert fd.CSVRenderPlugin.handle_mime(None, SimpleNamespace(mime_type=fc.MIME), False) == []

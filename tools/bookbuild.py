@@ -755,7 +755,7 @@ def min_shown_width(width: float, smallest_pt: float | None) -> int:
     """The narrowest an image may be shown with its smallest text still 8 pt (PNG, or
     an SVG without text: as if its smallest text were the book style's)."""
     if smallest_pt is None:
-        from twostep.chapters.figures import SMALLEST_FONT_PT
+        from twostep.pages.figures import SMALLEST_FONT_PT
 
         smallest_pt = SMALLEST_FONT_PT
     return int(-(-width * min(1.0, MIN_READABLE_PT / smallest_pt) // 1))

@@ -2,7 +2,7 @@
 ``bookbuild``).
 
 Every figure a chapter glues carries its data as CSV (``text/csv``, written in the kernel by
-``twostep.chapters.figure_data`` from the figure's own artists; ``figures.use_book_style``
+``twostep.pages.figure_data`` from the figure's own artists; ``figures.use_book_style``
 registers it). For each ``{glue:figure}`` of a page, at ``doctree-read``, this reads the
 glued output from the book's execution cache (jupyter-cache's public API: the page's
 executed notebook), keeps the CSV in the build environment, and puts a link to it right
@@ -99,7 +99,7 @@ def _on_doctree_read(app, doctree) -> None:
         figure = by_name.get(label.lower()) or by_name.get(label)
         if text is None:
             logger.warning(f"glued figure {key!r} has no data ({CSV}): draw it after "
-                           "twostep.chapters.figures.use_book_style()", location=docname)
+                           "twostep.pages.figures.use_book_style()", location=docname)
             continue
         kept.append((label, text))
         if figure is None:

@@ -16,7 +16,7 @@ which, as soon as an upgrade changes a version or removes a name used here:
    modules. (Changing the repr in the kernel instead would need a configuration
    in every environment that builds the book, and would change chapter outputs.)
    The same wrapper gives every glued text a true minus sign and no negative
-   zero (``twostep.chapters.report.minus_sign``): ``{glue:text}`x:.2f``` of
+   zero (``twostep.pages.report.minus_sign``): ``{glue:text}`x:.2f``` of
    -0.001 reads "0.00", of -0.25 "−0.25".
 2. The executed notebook in a page's download menu. sphinx-book-theme offers it
    when the template context has ``ipynb_source``, which only its launch-button
@@ -109,7 +109,7 @@ def glue_reads_numpy_scalars() -> None:
     if getattr(original, "unwraps_numpy_scalars", False):
         return
 
-    from twostep.chapters.report import minus_sign
+    from twostep.pages.report import minus_sign
 
     def format_plain_text(text: str, fmt_spec: str) -> str:
         text = {"np.True_": "True", "np.False_": "False"}.get(text.strip(), text)

@@ -1,7 +1,7 @@
 """twostep: two steps of gradient descent in linear-width two-layer networks.
 
 The package behind the book *Two steps of gradient descent*, in five layers; each
-imports only from the layers above it in this list (chapters and scale side by side,
+imports only from the layers above it in this list (pages and scale side by side,
 neither importing the other) (``tests/test_layers.py``):
 
 model      ``twostep.model``: Hermite tools, activations, targets, the network and its
@@ -12,7 +12,7 @@ analysis   ``twostep.analysis``: spectra and the Marchenko--Pastur bulk, the BBP
            gradient check, the ridge readout, seeds and sweeps.
 experiments ``twostep.experiments``: the single-run experiments (numpy only), which
            the chapters sweep and the scale-out side runs by name.
-chapters   ``twostep.chapters``: one page module per chapter (its sweeps, figures and
+pages      ``twostep.pages``: one page module per chapter (its sweeps, figures and
            tables), and the figure and report helpers the chapters share.
 scale      ``twostep.scale``: the experiment registry, results files, the command line
            (``python -m twostep``), memory checks and array backends (CuPy, PyTorch).

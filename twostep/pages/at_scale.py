@@ -23,7 +23,7 @@ chapter reads both with :func:`twostep.scale.results.read_results` and hands the
 * :func:`reuse_data`: :math:`T_2`'s top vector's overlap with :math:`\beta^\star`, reused and
   fresh, the paired difference per seed; :func:`paired_from_files`: the reuse files as the reuse
   chapter's paired runs, so that its test of :math:`T_2^\top a^{\circ3}`, figure and table
-  (:func:`twostep.chapters.reuse.plot_term_evidence`) read them; :func:`widest_projection`;
+  (:func:`twostep.pages.reuse.plot_term_evidence`) read them; :func:`widest_projection`;
 * the numbers glued into the prose (``*_numbers``) and :func:`provenance_numbers`,
   :func:`wall_table`.
 
@@ -430,7 +430,7 @@ def terms_width_numbers(data: AtScale, orders=(2, 3), prefix: str = "vwf_terms")
     file, the rule's verdict (:func:`twostep.analysis.verdicts.verdict`) that each fresh
     :math:`T_k`, ``k`` in ``orders``, is its corrected spike (:math:`s_1(T_k)/\|S_k\|` against 1,
     the remainder :math:`\|T_k - S_k\|/\|S_k\|` as the paired null), the worst over the
-    orders (:func:`twostep.chapters.report.width_verdicts`)."""
+    orders (:func:`twostep.pages.report.width_verdicts`)."""
     d = _check(data)
     labels = {}
     for N in d.Ns("spike"):
@@ -824,7 +824,7 @@ class Reuse:
 
 def reuse_data(data: AtScale, psi: float = 1.0) -> Reuse:
     r"""The reuse file's :math:`T_2` overlaps, paired by seed, with the population values of
-    :func:`twostep.chapters.reuse.population_limits` (target and activation of the file)."""
+    :func:`twostep.pages.reuse.population_limits` (target and activation of the file)."""
     from .reuse import population_limits
 
     d = _check(data)
@@ -871,10 +871,10 @@ PAIRED_LABELS = {"reuse": r"$\sigma_4$, odd link", "reuse_he2": r"$\sigma_4$, He
 
 def paired_from_files(data: AtScale):
     r"""The reuse files as the reuse chapter's paired runs
-    (:class:`twostep.chapters.reuse.PairedData`, one configuration per file: ``"reuse"`` and, if
+    (:class:`twostep.pages.reuse.PairedData`, one configuration per file: ``"reuse"`` and, if
     given, ``"reuse_he2"``), pairing the reused and the fresh record of each seed, so that the
-    chapter's test of :math:`T_2^\top a^{\circ3}` (:func:`~twostep.chapters.reuse.term_verdicts`,
-    :func:`~twostep.chapters.reuse.plot_term_evidence`) reads the files unchanged."""
+    chapter's test of :math:`T_2^\top a^{\circ3}` (:func:`~twostep.pages.reuse.term_verdicts`,
+    :func:`~twostep.pages.reuse.plot_term_evidence`) reads the files unchanged."""
     from ..experiments.reuse import TERM_KEYS
     from .reuse import PairedConfig, PairedData
 

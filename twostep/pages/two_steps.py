@@ -22,8 +22,8 @@ single runs, which are in :mod:`twostep.experiments.spikes`:
   (:func:`count_margins`: the window of measured exponents that leaves the count of the phase
   diagram unchanged; :func:`power_gram`: cosines between the powers :math:`a^{\circ k}`);
 * the numbers glued into the prose (``*_numbers``, dicts for
-  :func:`twostep.chapters.report.glue_numbers`) and the tables (``*_table``, MyST ``{table}``
-  directives from :func:`twostep.chapters.report.markdown_table`).
+  :func:`twostep.pages.report.glue_numbers`) and the tables (``*_table``, MyST ``{table}``
+  directives from :func:`twostep.pages.report.markdown_table`).
 
 Every random draw goes through :func:`twostep.analysis.sweep.rng_for` with an explicit seed, so
 the order in which the chapter calls these functions does not change any number.

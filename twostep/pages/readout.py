@@ -35,7 +35,7 @@ compute and one plot function per figure: :func:`ideal_data` / :func:`plot_ideal
 :func:`paired_table`, :func:`alpha_numbers`, :func:`u2_consistency`,
 :func:`residual_table`, :func:`psi_table`, :func:`memorisation_table`,
 :func:`raw_table` (rows of cell strings for
-:func:`twostep.chapters.report.markdown_table`).
+:func:`twostep.pages.report.markdown_table`).
 """
 
 from __future__ import annotations

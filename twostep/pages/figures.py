@@ -8,7 +8,9 @@ chapters stay a narrative and the figures look alike.
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.lines import Line2D
 
 from .._validation import check_array, check_int, check_real
 from ..analysis.spectra import bulk_edge, bulk_edges, marchenko_pastur_density
@@ -16,6 +18,12 @@ from ..analysis.spectra import bulk_edge, bulk_edges, marchenko_pastur_density
 #: Colours for reused / fresh batches and for theory lines, used book-wide.
 COLORS = {"reused": "#c0392b", "fresh": "#2471a3", "theory": "0.15", "chance": "0.55",
           "one-step": "#7d3c98"}
+#: One colour per order :math:`k` (of a term :math:`T_k`, a spike, a direction :math:`u_k`).
+K_COLORS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a")
+#: The order in which every page draws and tabulates the two batch schemes.
+BATCH_ORDER = ("fresh", "reused")
+#: The label of a width axis.
+WIDTH_LABEL = "$N$ ($= n = d$)"
 
 
 #: The smallest font of the book style, in points at the drawn size; a figure shown at
@@ -160,3 +168,30 @@ def legend_below(fig, ax, ncol: int):
     ncol = check_int(ncol, "ncol")
     handles, labels = ax.get_legend_handles_labels()
     return fig.legend(handles, labels, loc="outside lower center", ncol=ncol)
+
+
+def width_axis(ax, Ns, label: str | None = WIDTH_LABEL, thousands: bool | None = None) -> None:
+    """A log-scaled width axis with one labelled tick per simulated width ``Ns``.
+
+    From :math:`10^4` on (or with ``thousands=True``) the ticks are in thousands, where
+    16000 and 24000 in full would run into each other, and the label says so."""
+    thousands = max(Ns) >= 10_000 if thousands is None else thousands
+    ax.set_xscale("log")
+    ax.set_xticks(list(Ns), [f"{N / 1000:g}" if thousands else str(N) for N in Ns])
+    ax.xaxis.set_minor_locator(plt.NullLocator())
+    if label:
+        ax.set_xlabel(label + (" (thousands)" if thousands else ""))
+
+
+def legend_from(where, entries, **kwargs):
+    """A legend of ``where`` (an axes or a figure) from ``(label, style)`` pairs, ``style`` the
+    keywords of a :class:`matplotlib.lines.Line2D` (``color``, ``ls``, ``marker``, ...), for
+    series whose artists carry no label of their own. ``kwargs`` go to ``legend``."""
+    handles = [Line2D([], [], **{"color": "0.3", **style}) for _, style in entries]
+    return where.legend(handles, [label for label, _ in entries], **kwargs)
+
+
+def finished(fig):
+    """Close ``fig`` (so that a notebook shows it once, where it is glued) and return it."""
+    plt.close(fig)
+    return fig

@@ -1097,7 +1097,7 @@ def width_numbers(data: PairedData, limits: Limits, main: str, control: str,
                   prefix: str = "vw") -> dict:
     r"""Glue values of :func:`verdicts_by_width` for the landing page's table of verdicts at
     each width: ``<prefix>_reuse_<N>``, ``<prefix>_fresh_<N>``, ``<prefix>_even_<N>``
-    (:func:`twostep.chapters.report.width_verdicts`)."""
+    (:func:`twostep.pages.report.width_verdicts`)."""
     out = {}
     for row, labels in verdicts_by_width(data, limits, main, control).items():
         out.update(width_verdicts(f"{prefix}_{row}", labels))
