@@ -311,7 +311,8 @@ def test_reuse(data):
 
 
 def test_files_read_as_the_reuse_chapters_paired_runs():
-    from twostep.pages import reuse as reuse_ch
+    from twostep.analysis.population import population_limits
+    from twostep.pages import paired as reuse_ch
 
     control = copy.deepcopy(_reuse_doc())
     control["experiment"] = "reuse_he2"
@@ -324,7 +325,7 @@ def test_files_read_as_the_reuse_chapters_paired_runs():
     diff = paired.values("reuse", 200, "projected_overlap", "diff")
     assert diff[1] == pytest.approx(by[200, "reused", 1]["projected_overlap"][0]
                                     - by[200, "fresh", 1]["projected_overlap"][0])
-    limits = reuse_ch.population_limits(["odd", "he2"], 1.0, [2], "poly4")
+    limits = population_limits(["odd", "he2"], 1.0, [2], "poly4")
     assert isinstance(reuse_ch.plot_term_evidence(paired, limits, "reuse", "reuse_he2"), Figure)
     table = reuse_ch.term_evidence_table(paired, limits, ["reuse"], label="tab-x").data
     assert ":name: tab-x" in table and table.count("\n| ") == 1 + len(NS)

@@ -15,8 +15,11 @@ recorded as ``<figure>``. Two values agree when they are equal as text, or when 
 the same words and every number in one is within a relative ``1e-4`` (absolute ``1e-9``)
 of the matching number in the other: the same draws through reorganised code differ only
 by floating-point rounding (BLAS order, float32 norms), far below the 2-3 digits a chapter
-prints. ``compare`` exits 1 if any kept value disagrees and lists the names of values that
-are in the snapshot but no longer glued (dropped on purpose, or renamed).
+prints. Every table a chapter shows (a ``{table}`` directive in a cell's Markdown output) is
+recorded too, as ``table:<its label>``, caption and cells: a refactor that moves a caption
+from a page module into the page must leave the table as it was. ``compare`` exits 1 if any
+kept value disagrees and lists the names of values that are in the snapshot but no longer
+glued (dropped on purpose, or renamed).
 Stdlib only.
 """
 
@@ -45,15 +48,32 @@ def _text(output: dict) -> str:
     return data.get("text/markdown", data.get("text/plain", ""))
 
 
+TABLE_LABEL = re.compile(r"^:name:\s*(\S+)", re.MULTILINE)
+
+
+def notebook_tables(path: Path) -> dict:
+    """The tables one executed notebook shows, as ``table:<label>``: their Markdown text."""
+    tables = {}
+    for cell in json.loads(path.read_text()).get("cells", []):
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/markdown", "")
+            if isinstance(text, list):
+                text = "".join(text)
+            if "{table}" in text and not output.get("metadata", {}).get("scrapbook"):
+                for label in TABLE_LABEL.findall(text):
+                    tables["table:" + label] = text
+    return tables
+
+
 def notebook_glue(path: Path) -> dict:
-    """The glued values of one executed notebook, by name."""
+    """The glued values and the tables of one executed notebook, by name."""
     values = {}
     for cell in json.loads(path.read_text()).get("cells", []):
         for output in cell.get("outputs", []):
             name = output.get("metadata", {}).get("scrapbook", {}).get("name")
             if name:
                 values[name] = _text(output)
-    return values
+    return {**values, **notebook_tables(path)}
 
 
 def snapshot(folder: Path = EXECUTED) -> dict:
@@ -61,6 +81,9 @@ def snapshot(folder: Path = EXECUTED) -> dict:
     for path in sorted(folder.glob("*.glue.json")):
         chapter = path.name[: -len(".glue.json")]
         out[chapter] = {name: _text(o) for name, o in json.loads(path.read_text()).items()}
+        executed = folder / f"{chapter}.ipynb"
+        if executed.is_file():
+            out[chapter].update(notebook_tables(executed))
     if not out:
         sys.exit(f"no *.glue.json in {folder}: build the book first (python3 tools/dev.py book)")
     return out

@@ -51,7 +51,9 @@ from scipy.special import erf
 from .._validation import check_choice, check_int, check_real
 from ..model.hermite import gauss_nodes
 from ..model.steps import BATCHES
-from ..model.targets import target_links
+from ..model.activations import check_activation, get_activation
+from ..model.hermite import gaussian_expectation
+from ..model.targets import Link, get_link, target_links
 from .decomposition import corrected_weight, polynomial_activation, reuse_weight
 from .theory import fluctuation_variance_limit
 
@@ -200,3 +202,71 @@ def population_signal(target, psi: float, k: int, batch: str = "reused", kind: s
     return PopulationSignal(k=k, batch=batch, kind=kind, psi=psi, along=along,
                             along_v=float(along_v), rest=float(max(rest, 0.0)),
                             sampling_var=second - along ** 2)
+
+
+def cubed_link_moment(target) -> float:
+    r""":math:`\mathbb E[g(z)^3z] = c_1(g^3)`, :math:`z\sim N(0,1)`: the first Hermite coefficient
+    of the cubed link, which sets the reused batch's :math:`A_2 = \mathbb E[g^3z]/\psi^2`.
+
+    ``target`` is a single-index link or its name (:func:`twostep.get_link`).
+    """
+    link = get_link(target) if isinstance(target, str) else target
+    if not isinstance(link, Link):
+        raise TypeError(f"target must be a Link or a link name, got {type(target).__name__}")
+    return link.moment(lambda z, g: g ** 3 * z)
+
+
+def self_term_moment(activation) -> float:
+    r""":math:`\mathbb E[\sigma'''(z)\sigma'(z)^2]`, :math:`z\sim N(0,1)`.
+
+    Under reuse the self-term of :math:`\Delta_{ij}` carries the neuron's own
+    :math:`\sigma'(P_{ij})`, so the component of :math:`\tilde u_2` along :math:`\beta^\star`
+    is :math:`\mathbb E[\sigma'''\sigma'^2]\,\mathbb E[g^3z]/\psi^2` instead of
+    :math:`\mu_3\mu_1^2\,\mathbb E[g^3z]/\psi^2`.
+    """
+    act = get_activation(activation) if isinstance(activation, str) else check_activation(activation)
+    return gaussian_expectation(lambda z: act.derivative(z, 3) * act.derivative(z, 1) ** 2)
+
+
+@dataclass
+class Limits:
+    r"""Large-:math:`n` limits of the signal directions (:func:`population_limits`).
+
+    ``plain[target, batch, k]`` is the :class:`PopulationSignal` of :math:`u_k`,
+    ``aware[target, batch]`` that of the reuse-aware :math:`\tilde u_{k}` at ``aware_order``.
+    """
+
+    psi: float
+    orders: tuple
+    aware_order: int
+    plain: dict
+    aware: dict
+
+    def overlap(self, target: str, batch: str, k: int | None = None, n: int | None = None,
+                index: int = 0, aware: bool = False) -> float:
+        r"""Overlap with :math:`\beta^\star_{\text{index}}`: the limit, or with ``n`` the mean at
+        batch size ``n``; of :math:`u_k`, or with ``aware=True`` of :math:`\tilde u_2`."""
+        sig = self.aware[target, batch] if aware else self.plain[target, batch, k]
+        return float((sig.overlaps if n is None else sig.expected_overlaps(int(n)))[index])
+
+
+def population_limits(targets, psi: float, orders, activation, aware_order: int = 2) -> Limits:
+    r"""Large-:math:`n` overlaps of :math:`u_k` (each order in ``orders``) and of the reuse-aware
+    :math:`\tilde u_{\text{aware\_order}}` with the target directions, for both batches.
+
+    The limit of :math:`u_k` is :math:`|A_k|/\sqrt{A_k^2 + B_k^2 + \|r_k\|^2}` with
+    :math:`A_k = \mathbb E[g(z)zs^k]`, :math:`s = c_1z + \rho y/\psi + \tau\zeta`
+    (:func:`twostep.population_signal`, Gauss--Hermite quadrature).
+    """
+    if isinstance(targets, str) or not all(isinstance(t, str) for t in targets):
+        raise TypeError(f"targets must be a sequence of target names, got {targets!r}")
+    targets = list(targets)
+    psi = check_real(psi, "psi", low=0.0, low_open=True)
+    orders = tuple(check_int(k, "orders[k]", 0) for k in orders)
+    aware_order = check_int(aware_order, "aware_order", 0)
+    act = get_activation(activation) if isinstance(activation, str) else check_activation(activation)
+    plain = {(t, b, k): population_signal(t, psi, k, b)
+             for t in targets for b in BATCHES for k in orders}
+    aware = {(t, b): population_signal(t, psi, aware_order, b, kind="reuse", activation=act)
+             for t in targets for b in BATCHES}
+    return Limits(psi, orders, aware_order, plain, aware)

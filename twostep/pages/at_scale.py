@@ -23,7 +23,7 @@ chapter reads both with :func:`twostep.scale.results.read_results` and hands the
 * :func:`reuse_data`: :math:`T_2`'s top vector's overlap with :math:`\beta^\star`, reused and
   fresh, the paired difference per seed; :func:`paired_from_files`: the reuse files as the reuse
   chapter's paired runs, so that its test of :math:`T_2^\top a^{\circ3}`, figure and table
-  (:func:`twostep.pages.reuse.plot_term_evidence`) read them; :func:`widest_projection`;
+  (:func:`twostep.pages.paired.plot_term_evidence`) read them; :func:`widest_projection`;
 * the numbers glued into the prose (``*_numbers``) and :func:`provenance_numbers`,
   :func:`wall_table`.
 
@@ -48,7 +48,9 @@ from ..analysis.theory import n_spikes, spike_exponent
 from ..analysis.verdicts import CONFIDENCE, count_verdict, mean_sem, verdict, worst
 from ..model.activations import get_activation
 from . import figures as plotting
+from ..analysis.population import population_limits
 from .figures import COLORS
+from .paired import PairedConfig, PairedData
 from .report import markdown_table, sci, sig, width_verdicts
 
 #: The files the appendix reads, under :func:`results_folder`: the spike file, the reuse file
@@ -824,8 +826,7 @@ class Reuse:
 
 def reuse_data(data: AtScale, psi: float = 1.0) -> Reuse:
     r"""The reuse file's :math:`T_2` overlaps, paired by seed, with the population values of
-    :func:`twostep.pages.reuse.population_limits` (target and activation of the file)."""
-    from .reuse import population_limits
+    :func:`twostep.pages.paired.population_limits` (target and activation of the file)."""
 
     d = _check(data)
     psi = check_real(psi, "psi", low=0.0, low_open=True)
@@ -871,12 +872,11 @@ PAIRED_LABELS = {"reuse": r"$\sigma_4$, odd link", "reuse_he2": r"$\sigma_4$, He
 
 def paired_from_files(data: AtScale):
     r"""The reuse files as the reuse chapter's paired runs
-    (:class:`twostep.pages.reuse.PairedData`, one configuration per file: ``"reuse"`` and, if
+    (:class:`twostep.pages.paired.PairedData`, one configuration per file: ``"reuse"`` and, if
     given, ``"reuse_he2"``), pairing the reused and the fresh record of each seed, so that the
-    chapter's test of :math:`T_2^\top a^{\circ3}` (:func:`~twostep.pages.reuse.term_verdicts`,
-    :func:`~twostep.pages.reuse.plot_term_evidence`) reads the files unchanged."""
+    chapter's test of :math:`T_2^\top a^{\circ3}` (:func:`~twostep.pages.paired.term_verdicts`,
+    :func:`~twostep.pages.paired.plot_term_evidence`) reads the files unchanged."""
     from ..experiments.reuse import TERM_KEYS
-    from .reuse import PairedConfig, PairedData
 
     d = _check(data)
     configs, records = {}, []
@@ -918,7 +918,6 @@ def top_vector_split(paired, threshold: float = 0.5) -> dict:
     a sentence with the unmemorised count per width ("2 of 10 at N = 4000, ...") and the mean
     overlap with :math:`\beta^\star` of each group. The top vector is the larger of two competitors, a
     memorised input and the spike: where no input wins, its overlap is the spike's."""
-    from .reuse import PairedData
 
     if not isinstance(paired, PairedData):
         raise TypeError(f"paired must be a PairedData (from paired_from_files), "

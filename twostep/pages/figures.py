@@ -183,6 +183,12 @@ def width_axis(ax, Ns, label: str | None = WIDTH_LABEL, thousands: bool | None =
         ax.set_xlabel(label + (" (thousands)" if thousands else ""))
 
 
+def width_grid(Ns, points: int = 60) -> np.ndarray:
+    r"""Widths for a theory curve drawn beside simulated widths ``Ns``: ``points`` values,
+    geometric from :math:`0.8N_{min}` to :math:`1.25N_{max}`, shape ``(points,)``."""
+    return np.geomspace(0.8 * min(Ns), 1.25 * max(Ns), points)
+
+
 def legend_from(where, entries, **kwargs):
     """A legend of ``where`` (an axes or a figure) from ``(label, style)`` pairs, ``style`` the
     keywords of a :class:`matplotlib.lines.Line2D` (``color``, ``ls``, ``marker``, ...), for

@@ -163,6 +163,14 @@ def markdown_table(caption: str, label: str, header, rows):
     return Markdown(f"```{{table}} {caption}\n:name: {label}\n\n" + "\n".join(lines) + "\n```")
 
 
+def tables(*shown):
+    """Several :func:`markdown_table` outputs as one cell output: tables that each fit the
+    column and together hold every column of a wider table they replace."""
+    from IPython.display import Markdown
+
+    return Markdown("\n\n".join(t.data for t in shown))
+
+
 #: The widths of the landing page's table of verdicts at each width (the chapters' and the
 #: results files' widths together).
 VERDICT_WIDTHS = (500, 1000, 2000, 4000, 8000, 16000, 24000)
