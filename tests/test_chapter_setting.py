@@ -14,8 +14,8 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from twostep.analysis.spectra import bulk_edge, ks_distance, singular_values, top_singular  # noqa: E402
 from twostep.analysis.verdicts import mean_sem  # noqa: E402
-from twostep.pages import setting as ch  # noqa: E402
-from twostep.model.activations import Tanh, get_activation  # noqa: E402
+from twostep.pages import report, setting as ch  # noqa: E402
+from twostep.model.activations import get_activation  # noqa: E402
 from twostep.model.network import gaussian_inputs, initialise  # noqa: E402
 from twostep.model.steps import one_step, step_size  # noqa: E402
 from twostep.model.targets import Teacher, hermite_link, odd_bounded_link  # noqa: E402
@@ -36,10 +36,6 @@ def test_kink_margin_is_the_direct_minimum_and_maximum():
     pre, shift = ch.kink_margin(W, X, 1e-5)
     assert pre == pytest.approx(np.min(np.abs(W @ X.T)))
     assert shift == pytest.approx(1e-5 * np.max(np.abs(X)))
-    with pytest.raises(ValueError, match="X must have shape"):
-        ch.kink_margin(W, X[:, :3], 1e-5)
-    with pytest.raises(ValueError, match="h must be in"):
-        ch.kink_margin(W, X, 0.0)
 
 
 def test_gradient_check_table():
@@ -47,10 +43,6 @@ def test_gradient_check_table():
     assert len(header) == 2 and rows[0][0] == r"$\sigma_2$" and rows[1][0] == "centred ReLU"
     assert "10" in rows[0][1]
     _pipe_free(header, rows)
-    with pytest.raises(TypeError):
-        ch.gradient_check_table({})
-    with pytest.raises(ValueError):
-        ch.gradient_check_table({"poly2": -1.0})
 
 
 def test_displacement_matches_a_direct_step():
@@ -62,42 +54,38 @@ def test_displacement_matches_a_direct_step():
     D = one_step(W0, a, X, teacher.labels(X, rng), POLY4, step_size(1.0, 0.25, 20)) - W0
     assert row == pytest.approx(np.median(np.linalg.norm(D, axis=1)))
     assert op == pytest.approx(top_singular(D, 1)[0][0])
-    with pytest.raises(TypeError, match="target"):
-        ch.displacement(20, 1, 1.0, 0.25, POLY4, "he1")
 
 
 def test_step_scaling_data_numbers_and_table():
     data = ch.step_scaling_data([16, 32], 2, 1.0, 0.25, POLY4)
     moves = [ch.displacement(32, s, 1.0, 0.25, POLY4, hermite_link(1)) for s in range(2)]
-    assert data.matrix_move[32] == pytest.approx(np.mean([m[1] for m in moves]))
+    assert data.matrix_moves[32] == pytest.approx([m[1] for m in moves])
+    assert data.row_moves[32] == pytest.approx([m[0] for m in moves])
     nums = ch.scaling_numbers(data)
-    assert nums["move_gap_large"] == pytest.approx(data.matrix_move[32] / data.row_move[32])
+    assert nums["move_gap_large"] == pytest.approx(np.mean([m[1] for m in moves])
+                                                   / np.mean([m[0] for m in moves]))
     assert nums["scale_edge"] == pytest.approx(2.0)
     header, rows = ch.scaling_table(data)
     assert len(rows) == 4
     eta, move, op, per_step = rows
     assert float(move[4].split()[0]) == pytest.approx(2 ** (0.25 - 0.5), abs=5e-3)
-    assert float(op[3].split()[0]) == pytest.approx(data.matrix_move[32] / data.matrix_move[16],
-                                                    abs=5e-3)
+    assert float(op[3].split()[0]) == pytest.approx(
+        data.matrix_moves[32].mean() / data.matrix_moves[16].mean(), abs=5e-3)
     assert float(per_step[2].split()[0]) == pytest.approx(
-        data.matrix_move[32] / step_size(1.0, 0.25, 32), abs=5e-3)
+        data.matrix_moves[32].mean() / step_size(1.0, 0.25, 32), abs=5e-3)
     # mean ± standard error over the seeds; the ratio's error propagated from both widths
     small = [ch.displacement(16, s, 1.0, 0.25, POLY4, hermite_link(1)) for s in range(2)]
     (m_s, se_s), (m_l, se_l) = mean_sem([m[1] for m in small]), mean_sem([m[1] for m in moves])
     assert se_s > 0 and se_l > 0
-    assert op[1] == f"{m_s:.2f} ± {se_s:.2f}" and op[2] == f"{m_l:.2f} ± {se_l:.2f}"
+    assert op[1] == report.pm(m_s, se_s) and op[2] == report.pm(m_l, se_l)
     r = m_l / m_s
-    assert op[3] == f"{r:.2f} ± {r * np.sqrt((se_l / m_l) ** 2 + (se_s / m_s) ** 2):.2f}"
+    assert op[3] == report.pm(r, r * np.sqrt((se_l / m_l) ** 2 + (se_s / m_s) ** 2))
     m, se = mean_sem([m[0] for m in moves])
-    assert move[2] == f"{m:.3f} ± {se:.3f}"
+    assert move[2] == report.pm(m, se, 3)
     eta_l = step_size(1.0, 0.25, 32)
-    assert per_step[2] == f"{m_l / eta_l:.2f} ± {se_l / eta_l:.2f}"
+    assert per_step[2] == report.pm(m_l / eta_l, se_l / eta_l)
     assert "±" not in "".join(eta)
     _pipe_free(header, rows)
-    with pytest.raises(ValueError, match="widths"):
-        ch.step_scaling_data([16], 2, 1.0, 0.25, POLY4)
-    with pytest.raises(ValueError, match="alpha"):
-        ch.step_scaling_data([16, 32], 2, 1.0, 0.5, POLY4)
 
 
 def test_hermite_tables():
@@ -109,16 +97,6 @@ def test_hermite_tables():
     assert len(header) == 8 and rows[0][1:] == ["1.0000", "0", "1.0000", "0", "0", "0", "1"]
     assert rows[1][-1] == "3"
     assert ch.coefficient_text(1e-13) == "0" and ch.coefficient_text(0.5) == "0.5000"
-    with pytest.raises(TypeError):
-        ch.target_table({"g": "he1"})
-    with pytest.raises(ValueError):
-        ch.activation_table(["no-such-activation"])
-
-
-def test_stein_gap_is_tiny_for_tanh():
-    assert 0 <= ch.stein_gap(Tanh(), 3) < 1e-8
-    with pytest.raises(ValueError, match="kmax"):
-        ch.stein_gap(Tanh(), 0)
 
 
 def test_w0_spectrum_data_numbers_table_and_figure():
@@ -126,19 +104,15 @@ def test_w0_spectrum_data_numbers_table_and_figure():
     s = singular_values(initialise(40, 80, np.random.default_rng(120))[0])
     np.testing.assert_allclose(data.singular[0], s)
     assert data.singular[1].shape == (40,)
-    assert data.ks[0] == pytest.approx(ks_distance(s, 0.5))
-    assert data.top_gap[0] == pytest.approx(s[0] - bulk_edge(0.5))
     nums = ch.w0_spectrum_numbers(data)
     assert nums == {"w0_Na": 40, "w0_da": 80, "w0_Nb": 80, "w0_db": 40}
     header, rows = ch.w0_spectrum_table(data)
     assert len(rows) == 2
     assert rows[1][2] == "2" and float(rows[0][5]) == pytest.approx(40 ** (-2 / 3), abs=5e-4)
+    assert rows[0][3] == f"{ks_distance(s, 0.5):.4f}"
+    assert rows[0][4] == f"{s[0] - bulk_edge(0.5):+.4f}"
     _pipe_free(header, rows)
     fig = ch.plot_w0_spectrum(data)
     assert isinstance(fig, Figure)
     assert all(ax.get_xlabel() and ax.get_ylabel() for ax in fig.get_axes())
     plt.close(fig)
-    with pytest.raises(TypeError, match="shapes"):
-        ch.w0_spectrum_data([40, 80])
-    with pytest.raises(TypeError, match="data must be the SpectrumData"):
-        ch.plot_w0_spectrum([1, 2])

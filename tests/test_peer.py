@@ -1,6 +1,7 @@
 """The peer settings of the one-step literature (Cui et al. 2024, Moniri et al. 2024) in the
-package: the options of the model that reproduce them, the formulas against the peer's own
-expressions, and a reduced-size simulation against the peer's stored numbers."""
+package (twostep/analysis/peer.py and the chapter's peer_data): the options of the model that
+reproduce them, the formulas against the peer's own expressions, and a reduced-size simulation
+against the peer's stored numbers."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
+from twostep.analysis import peer
 from twostep.analysis.readout import ridge
 from twostep.analysis.theory import feature_spike_count
 from twostep.pages import one_step as ch
-from twostep.model.activations import Tanh, get_activation
+from twostep.model.activations import Tanh
 from twostep.model.network import gradient, initialise, squared_loss
 from twostep.model.steps import one_step
 
@@ -119,10 +121,10 @@ SETTINGS = [("tanh", 0.5, 1.0), ("sin", 20.0, 3.0), ("sin", 2.0, 0.5)]
 
 @pytest.mark.parametrize("teacher, alpha0, eta_tilde", SETTINGS)
 def test_book_formulas_equal_the_peers_expressions(teacher, alpha0, eta_tilde):
-    # theory.ipynb, cell 7: gamma, r and c = cW^2 (transcribed in ch.cui_cell7_parameters)
-    link = ch.peer_link(teacher)
-    book = ch.cui_parameters(link, TANH, alpha0, eta_tilde)
-    cell = ch.cui_cell7_parameters(link.func, np.tanh, lambda z: 1 - np.tanh(z) ** 2, alpha0,
+    # theory.ipynb, cell 7: gamma, r and c = cW^2 (transcribed in peer.cui_cell7_parameters)
+    link = peer.peer_link(teacher)
+    book = peer.cui_parameters(link, TANH, alpha0, eta_tilde)
+    cell = peer.cui_cell7_parameters(link.func, np.tanh, lambda z: 1 - np.tanh(z) ** 2, alpha0,
                                    eta_tilde)
     assert book["gamma"] == pytest.approx(cell["gamma"], abs=1e-10)
     assert book["r"] == pytest.approx(cell["r"], abs=1e-10)
@@ -134,15 +136,13 @@ def test_book_formulas_equal_the_peers_expressions(teacher, alpha0, eta_tilde):
     assert cell["c"] - 1 == pytest.approx(cell["mu1"] ** 2 * (book["c"] - 1), abs=1e-10)
 
 
-def test_peer_parameters_reject_bad_input():
-    with pytest.raises(ValueError, match="alpha0"):
-        ch.cui_parameters(ch.peer_link("tanh"), TANH, 0.0, 1.0)
-    with pytest.raises(ValueError, match="eta_tilde"):
-        ch.cui_cell7_parameters(np.tanh, np.tanh, np.cos, 1.0, -1.0)
-    with pytest.raises(TypeError, match="teacher"):
-        ch.cui_cell7_parameters(1.0, np.tanh, np.cos, 1.0, 1.0)
-    with pytest.raises(ValueError, match="name"):
-        ch.peer_link("relu")
+def test_peer_first_layer_measures_the_sRF_parameters():
+    W1, teacher, m = peer.peer_first_layer(np.random.default_rng(0), 200, peer.peer_link("tanh"),
+                                           TANH, 0.5, 1.0, dtype=np.float64)
+    assert W1.shape == (200, 200) and teacher.d == 200
+    book = peer.cui_parameters(peer.peer_link("tanh"), TANH, 0.5, 1.0)
+    assert abs(m["c"] - book["c"]) < 0.02 and abs(m["r"] - book["r"]) < 0.1
+    assert abs(m["gamma"] - book["gamma"]) < 0.15
 
 
 def test_feature_spike_count_intervals():
@@ -170,8 +170,8 @@ SPREAD_SIN_300 = np.array([0.0069, 0.0022, 0.0020])
 
 
 def test_reduced_size_simulation_agrees_with_the_peers_simulation():
-    data = ch.peer_data(ch.CUI_SETTING_1, 400, [0.2, 1.6, 3.0], range(SEEDS), ch.CUI_SIMULATED,
-                        "simulation")
+    data = ch.peer_data(peer.CUI_SETTING_1, 400, [0.2, 1.6, 3.0], range(SEEDS),
+                        peer.CUI_SIMULATED, "simulation")
     cmp = ch.peer_comparison(data)
     assert np.all(np.abs(cmp["diff"]) <= 4 * SPREAD_TANH_400 / np.sqrt(SEEDS))
     # the measured bulk scale is the book's c, not cell 7's
@@ -180,7 +180,7 @@ def test_reduced_size_simulation_agrees_with_the_peers_simulation():
 
 
 def test_reduced_size_simulation_agrees_with_the_peers_theory():
-    data = ch.peer_data(ch.CUI_SETTING_2, 300, [0.2, 1.6, 3.0], range(SEEDS), ch.CUI_THEORY,
+    data = ch.peer_data(peer.CUI_SETTING_2, 300, [0.2, 1.6, 3.0], range(SEEDS), peer.CUI_THEORY,
                         "theory")
     cmp = ch.peer_comparison(data)
     assert np.all(np.abs(cmp["diff"]) <= 4 * SPREAD_SIN_300 / np.sqrt(SEEDS))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep.analysis.bbp import bbp_threshold, spiked_outlier, spiked_overlaps
+from twostep.analysis.bbp import bbp_threshold, critical_step, spiked_outlier, spiked_overlaps
 
 
 @pytest.mark.parametrize("ratio", [0.5, 1.0, 2.0])
@@ -20,6 +20,13 @@ def test_continuous_at_threshold_and_large_theta(ratio):
     # far above the threshold the outlier is the spike itself
     assert spiked_outlier(1e4, ratio) == pytest.approx(1e4, rel=1e-6)
     assert all(x == pytest.approx(1.0, abs=1e-6) for x in spiked_overlaps(1e4, ratio))
+
+
+def test_critical_step_reaches_the_threshold():
+    eta = critical_step(1.0, 1.0, 1.0, 1.0, 1.0)
+    assert eta == pytest.approx(1 / np.sqrt(2))
+    assert ts.spike_strength(eta, 1.0, 1.0, 1.0, 1.0) == pytest.approx(bbp_threshold(1.0))
+    assert critical_step(2.0, 0.0, 1.0, 2.0, 0.5) == pytest.approx(0.5 ** 0.25 / (2 * np.sqrt(0.5)))
 
 
 def test_vectorised_and_increasing():

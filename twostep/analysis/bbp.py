@@ -24,7 +24,7 @@ and its singular vectors :math:`(\tilde u, \tilde w)` keep the cosines
 above the threshold :math:`\theta_c = \gamma^{1/4}`, and zero below it.
 The formulas are symmetric under :math:`W_0\mapsto W_0^\top` (which maps
 :math:`\gamma\mapsto1/\gamma` and rescales by :math:`\sqrt\gamma`), so they hold for
-every aspect ratio.
+every aspect ratio. For the first step the threshold is a critical step size (:func:`critical_step`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_real
+from .theory import spike_strength
 
 
 def _check_theta(theta):
@@ -101,3 +102,13 @@ def spiked_overlaps(theta, ratio: float):
     left = np.where(above, np.sqrt(np.clip(left2, 0.0, None)), 0.0)
     right = np.where(above, np.sqrt(np.clip(right2, 0.0, None)), 0.0)
     return _out(t, left), _out(t, right)
+
+
+def critical_step(mu1: float, c1: float, second_moment: float, psi: float, ratio: float) -> float:
+    r"""Critical first step at :math:`\alpha_1 = 0`, where :math:`\theta` of
+    :func:`twostep.spike_strength` reaches the threshold :math:`\gamma^{1/4}` (``ratio`` = :math:`\gamma`):
+
+    .. math::
+        \eta_c = \frac{\gamma^{1/4}}{|\mu_1|\sqrt{c_1^2 + \mathbb E[y^2]/\psi}}.
+    """
+    return bbp_threshold(ratio) / spike_strength(1.0, mu1, c1, second_moment, psi)

@@ -14,57 +14,39 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import matplotlib.pyplot as plt
 import numpy as np
 
-from .._validation import check_array, check_int, check_pairs, check_real
 from ..analysis.spectra import bulk_edge, ks_distance, singular_values, top_singular
 from ..analysis.verdicts import mean_sem
-from ..model.activations import Activation, check_activation, get_activation
+from ..model.activations import Activation, get_activation
 from ..model.network import gaussian_inputs, initialise
 from ..model.steps import one_step, step_size
 from ..model.targets import Link, Teacher, hermite_link
-
-
-def _check_data(data, cls, name="data"):
-    if not isinstance(data, cls):
-        raise TypeError(f"{name} must be the {cls.__name__} returned by the matching *_data "
-                        f"function, got {type(data).__name__}")
-    return data
+from .figures import finished, plot_spectrum
+from .report import pm, sci
 
 
 def coefficient_text(x: float) -> str:
     """A Hermite coefficient for a table: ``"0"`` when ``|x| < 1e-12``, else four decimals."""
-    x = check_real(x, "x")
     return "0" if abs(x) < 1e-12 else f"{x:.4f}"
 
 
 # --- the gradient check -------------------------------------------------------------------
 
 def kink_margin(W, X, h: float) -> tuple[float, float]:
-    r"""How far the finite differences of step ``h`` stay from the kink of a ReLU at 0.
-
-    Perturbing :math:`W_{ik}` by :math:`\pm h` moves the pre-activation
-    :math:`\langle w_i, x_j\rangle` by :math:`h|x_{jk}|`. Returns
-    ``(min_pre, max_shift)`` with :math:`\text{min\_pre} = \min_{ij}|\langle w_i,x_j\rangle|`
-    (``W``: ``(N, d)``, ``X``: ``(n, d)``) and :math:`\text{max\_shift} = h\max_{jk}|x_{jk}|`; no
-    difference quotient straddles the kink when ``min_pre > max_shift``.
-    """
-    W = check_array(W, "W", ndim=2)
-    X = check_array(X, "X", ndim=2, shape=(None, W.shape[1]))
-    h = check_real(h, "h", low=0.0, low_open=True)
+    r"""How far the finite differences of step ``h`` stay from the kink of a ReLU at 0:
+    ``(min_pre, max_shift)``, :math:`\min_{ij}|\langle w_i,x_j\rangle|` (``W``: ``(N, d)``, ``X``:
+    ``(n, d)``) and :math:`h\max_{jk}|x_{jk}|`, the most a perturbation :math:`\pm h` of one
+    :math:`W_{ik}` moves a pre-activation; no difference quotient straddles the kink when
+    ``min_pre > max_shift``."""
     return float(np.abs(W @ X.T).min()), float(h * np.abs(X).max())
 
 
-def gradient_check_table(errors: dict, labels: dict | None = None) -> tuple[list, list]:
+def gradient_check_table(errors: dict) -> tuple[list, list]:
     """Header and rows of the finite-difference check: one row per activation with its
     relative discrepancy ``errors[name]`` (see :func:`twostep.gradient_check`) in scientific notation."""
-    from .report import sci
-
-    if not isinstance(errors, dict) or not errors:
-        raise TypeError("errors must be a non-empty dict of activation name -> error")
-    labels = ACTIVATION_LABELS if labels is None else labels
-    rows = [[labels.get(k, k), sci(check_real(v, f"errors[{k!r}]", low=0.0), 2)]
-            for k, v in errors.items()]
+    rows = [[ACTIVATION_LABELS.get(k, k), sci(v, 2)] for k, v in errors.items()]
     # no "|" inside a cell: it would end the cell of a pipe table
     return ["activation", r"$\max\lvert\nabla - \widehat\nabla\rvert / \max\lvert\nabla\rvert$"], rows
 
@@ -76,14 +58,10 @@ class ScalingData:
     """Sizes of one step at several widths (see :func:`step_scaling_data`)."""
 
     widths: list          # N = n = d
-    n_seeds: int
-    c: float
     alpha: float
     eta: dict             # N -> step size c N^alpha
-    row_move: dict        # N -> mean over seeds of the median row norm of W_1 - W_0
-    matrix_move: dict     # N -> mean over seeds of ||W_1 - W_0||_op
-    row_moves: dict       # N -> (n_seeds,) the median row norm of each seed
-    matrix_moves: dict    # N -> (n_seeds,) ||W_1 - W_0||_op of each seed
+    row_moves: dict       # N -> (n_seeds,) the median row norm of W_1 - W_0, per seed
+    matrix_moves: dict    # N -> (n_seeds,) ||W_1 - W_0||_op, per seed
 
 
 def displacement(N: int, seed: int, c: float, alpha: float, activation: Activation,
@@ -95,10 +73,6 @@ def displacement(N: int, seed: int, c: float, alpha: float, activation: Activati
     :math:`D = W_1 - W_0` and its operator norm :math:`\|D\|_{op}`, with
     :math:`\eta = \kappa N^\alpha` (``c`` is :math:`\kappa`).
     """
-    N, seed = check_int(N, "N", 2), check_int(seed, "seed", 0)
-    check_activation(activation)
-    if not isinstance(target, Link):
-        raise TypeError(f"target must be a Link, got {type(target).__name__}")
     rng = np.random.default_rng([N, seed])
     teacher = Teacher(target, N, rng)
     W0, a = initialise(N, N, rng)
@@ -110,54 +84,27 @@ def displacement(N: int, seed: int, c: float, alpha: float, activation: Activati
 
 def step_scaling_data(widths, n_seeds: int, c: float, alpha: float, activation: Activation,
                       target: Link | None = None) -> ScalingData:
-    r"""Per-neuron and whole-matrix size of one step, averaged over seeds ``0..n_seeds-1``, at each
-    width (:func:`displacement`); the target defaults to :math:`\mathrm{He}_1`. The values of
-    each seed are kept too (``row_moves``, ``matrix_moves``), for the standard errors.
+    r"""Per-neuron and whole-matrix size of one step for the seeds ``0..n_seeds-1`` at each
+    width (:func:`displacement`); the target defaults to :math:`\mathrm{He}_1`.
 
     The scaling argument predicts that the median row moves like :math:`N^{\alpha-1/2}` and the
     matrix like :math:`N^{\alpha}` (see :func:`scaling_table`).
     """
-    if isinstance(widths, (str, bytes)) or not hasattr(widths, "__iter__"):
-        raise TypeError(f"widths must be a sequence of integers >= 2, got {widths!r}")
-    widths = [check_int(N, f"widths[{i}]", 2) for i, N in enumerate(widths)]
-    if len(widths) < 2:
-        raise ValueError("widths must hold at least two widths")
-    n_seeds = check_int(n_seeds, "n_seeds")
-    c = check_real(c, "c", low=0.0, low_open=True)
-    alpha = check_real(alpha, "alpha", low=0.0, high=0.5, high_open=True)
     target = hermite_link(1) if target is None else target
-    row, matrix, rows, matrices = {}, {}, {}, {}
-    for N in widths:
-        moves = [displacement(N, s, c, alpha, activation, target) for s in range(n_seeds)]
-        row[N], matrix[N] = np.mean(moves, axis=0)
-        rows[N], matrices[N] = np.array(moves).T
-    return ScalingData(widths=widths, n_seeds=n_seeds, c=c, alpha=alpha,
+    moves = {N: np.array([displacement(N, s, c, alpha, activation, target)
+                          for s in range(n_seeds)]).T for N in widths}
+    return ScalingData(widths=list(widths), alpha=alpha,
                        eta={N: step_size(c, alpha, N) for N in widths},
-                       row_move={N: float(v) for N, v in row.items()},
-                       matrix_move={N: float(v) for N, v in matrix.items()},
-                       row_moves=rows, matrix_moves=matrices)
-
-
-def _scaling_values(data: ScalingData) -> dict:
-    # The first and the last width compared: step sizes, moves, their ratios and the ratios
-    # the scaling predicts, the gradient norm per unit step (the table's cells).
-    small, large = data.widths[0], data.widths[-1]
-    r, m, e = data.row_move, data.matrix_move, data.eta
-    return dict(scale_small=small, scale_large=large, row_small=r[small], row_large=r[large],
-                op_small=m[small], op_large=m[large], row_ratio=r[large] / r[small],
-                row_ratio_pred=(large / small) ** (data.alpha - 0.5),
-                op_ratio=m[large] / m[small], op_ratio_pred=(large / small) ** data.alpha,
-                grad_small=m[small] / e[small], grad_large=m[large] / e[large],
-                eta_small=e[small], eta_large=e[large])
+                       row_moves={N: m[0] for N, m in moves.items()},
+                       matrix_moves={N: m[1] for N, m in moves.items()})
 
 
 def scaling_numbers(data: ScalingData) -> dict:
     r"""Named values for the prose: ``move_gap_large``, :math:`\|W_1-W_0\|_{op}` over the median
     neuron move at the last width, and ``scale_edge``, the bulk edge of :math:`W_0` at
     :math:`N = d`."""
-    _check_data(data, ScalingData)
     large = data.widths[-1]
-    return dict(move_gap_large=data.matrix_move[large] / data.row_move[large],
+    return dict(move_gap_large=data.matrix_moves[large].mean() / data.row_moves[large].mean(),
                 scale_edge=bulk_edge(1.0))
 
 
@@ -165,38 +112,33 @@ def scaling_table(data: ScalingData) -> tuple[list, list]:
     r"""Header and rows: per quantity (step size, median neuron move, :math:`\|W_1-W_0\|_{op}`, the
     same per unit step) its value at the first and last width, their ratio and the predicted ratio.
 
-    The measured values are written "mean ± standard error over seeds" (``"0.261 ± 0.003"``);
-    the ratio :math:`r = \bar m_L/\bar m_S` of two means from independent draws gets the
-    propagated standard error
-    :math:`r\sqrt{(\mathrm{se}_L/\bar m_L)^2 + (\mathrm{se}_S/\bar m_S)^2}`. The step sizes
-    and the predicted ratios are exact."""
-    _check_data(data, ScalingData)
-    v = _scaling_values(data)
-    small, large = v["scale_small"], v["scale_large"]
+    The measured values are written "mean ± standard error over seeds" (``"0.261 ± 0.003"``),
+    the ratio :math:`r = \bar m_L/\bar m_S` of two means with the propagated standard error
+    :math:`r\sqrt{(\mathrm{se}_L/\bar m_L)^2 + (\mathrm{se}_S/\bar m_S)^2}`."""
+    small, large = data.widths[0], data.widths[-1]
     e_small, e_large = data.eta[small], data.eta[large]
+    op_pred = f"{(large / small) ** data.alpha:.2f} ($N^{{\\alpha}}$)"
     # per quantity: (mean, standard error) at each width, per unit step for the last row
     row = [mean_sem(data.row_moves[N]) for N in (small, large)]
     op = [mean_sem(data.matrix_moves[N]) for N in (small, large)]
     grad = [(m / e, s / e) for (m, s), e in zip(op, (e_small, e_large))]
 
-    def pm(mean_se, spec):
-        return f"{mean_se[0]:{spec}} ± {mean_se[1]:{spec}}"
-
     def ratio(pair):
         (ms, ss), (ml, sl) = pair
         r = ml / ms
-        return f"{r:.2f} ± {r * np.hypot(sl / ml, ss / ms):.2f}"
+        return pm(r, r * np.hypot(sl / ml, ss / ms))
 
     header = ["", f"$N = {small}$", f"$N = {large}$", "ratio", "predicted ratio"]
     rows = [
         [r"step $\eta = \kappa N^\alpha$", f"{e_small:.2f}", f"{e_large:.2f}",
-         f"{e_large / e_small:.2f}", f"{v['op_ratio_pred']:.2f} ($N^{{\\alpha}}$)"],
-        [r"median neuron move $\lVert w_i^{(1)} - w_i^{(0)}\rVert$", pm(row[0], ".3f"),
-         pm(row[1], ".3f"), ratio(row), f"{v['row_ratio_pred']:.2f} ($N^{{\\alpha - 1/2}}$)"],
-        [r"matrix move $\lVert W_1 - W_0\rVert_{op}$", pm(op[0], ".2f"), pm(op[1], ".2f"),
-         ratio(op), f"{v['op_ratio_pred']:.2f} ($N^{{\\alpha}}$)"],
-        [r"per unit step $\lVert W_1 - W_0\rVert_{op}/\eta$", pm(grad[0], ".2f"),
-         pm(grad[1], ".2f"), ratio(grad), "1"],
+         f"{e_large / e_small:.2f}", op_pred],
+        [r"median neuron move $\lVert w_i^{(1)} - w_i^{(0)}\rVert$", pm(*row[0], 3),
+         pm(*row[1], 3), ratio(row),
+         f"{(large / small) ** (data.alpha - 0.5):.2f} ($N^{{\\alpha - 1/2}}$)"],
+        [r"matrix move $\lVert W_1 - W_0\rVert_{op}$", pm(*op[0]), pm(*op[1]),
+         ratio(op), op_pred],
+        [r"per unit step $\lVert W_1 - W_0\rVert_{op}/\eta$", pm(*grad[0]),
+         pm(*grad[1]), ratio(grad), "1"],
     ]
     return header, rows
 
@@ -210,9 +152,6 @@ ACTIVATION_LABELS = {"poly2": r"$\sigma_2$", "poly3": r"$\sigma_3$", "poly4": r"
 def activation_table(names=tuple(ACTIVATION_LABELS), kmax: int = 4) -> tuple[list, list]:
     r"""Header and rows of :math:`\mu_0, \dots, \mu_{k_{max}}` and the degree, one row per
     activation name (:func:`twostep.get_activation`)."""
-    kmax = check_int(kmax, "kmax", 1)
-    if isinstance(names, str) or not names:
-        raise TypeError("names must be a non-empty sequence of activation names")
     rows = []
     for key in names:
         act = get_activation(key)
@@ -225,9 +164,6 @@ def activation_table(names=tuple(ACTIVATION_LABELS), kmax: int = 4) -> tuple[lis
 def target_table(targets: dict, kmax: int = 4) -> tuple[list, list]:
     r"""Header and rows of :math:`\mathbb E[y^2]`, :math:`c_0, \dots, c_{k_{max}}` and the
     information exponent, one row per ``label -> Link`` of ``targets``."""
-    kmax = check_int(kmax, "kmax", 1)
-    if not isinstance(targets, dict) or not targets or not all(isinstance(g, Link) for g in targets.values()):
-        raise TypeError("targets must be a non-empty dict of label -> Link")
     rows = []
     for label, g in targets.items():
         c = g.coefficients
@@ -235,18 +171,6 @@ def target_table(targets: dict, kmax: int = 4) -> tuple[list, list]:
         rows.append([label, coefficient_text(g.second_moment)] + coeffs + [str(g.information_exponent)])
     return (["link $g$", "$\\mathbb{E}[y^2]$"] + [f"$c_{k}$" for k in range(kmax + 1)] + ["inf. exp."],
             rows)
-
-
-def stein_gap(activation: Activation, kmax: int) -> float:
-    r"""Largest :math:`|\mathbb E[\sigma(z)\mathrm{He}_k(z)] - \mathbb E[\sigma^{(k)}(z)]|` over
-    :math:`1\le k\le k_{max}`, both sides by Gauss--Hermite quadrature (Stein's identity)."""
-    from ..model.hermite import gaussian_expectation
-
-    check_activation(activation)
-    kmax = check_int(kmax, "kmax", 1)
-    return float(max(abs(activation.hermite_coefficients(k)[k]
-                         - gaussian_expectation(lambda z, k=k: activation.derivative(z, k)))
-                     for k in range(1, kmax + 1)))
 
 
 # --- the spectrum at initialisation --------------------------------------------------------
@@ -257,60 +181,43 @@ class SpectrumData:
 
     shapes: list          # (N, d) per panel
     singular: list        # per shape: singular values, shape (min(N, d),), descending
-    ks: list              # Kolmogorov-Smirnov distance to Marchenko-Pastur
-    top_gap: list         # largest singular value minus the bulk edge 1 + sqrt(N/d)
 
 
 def w0_spectrum_data(shapes) -> SpectrumData:
     r"""Singular values of :math:`W_0` (:math:`\mathcal N(0,1/d)` entries) drawn from
-    ``default_rng(N + d)`` for each ``(N, d)``, their KS distance to the Marchenko--Pastur law of
-    :math:`\gamma = N/d` and the gap :math:`s_1 - (1+\sqrt\gamma)`."""
-    shapes = [(check_int(N, f"shapes[{i}][0]", 2), check_int(d, f"shapes[{i}][1]", 2))
-              for i, (N, d) in enumerate(check_pairs(shapes, "shapes", "an (N, d) pair"))]
-    if not shapes:
-        raise ValueError("shapes must hold at least one (N, d) pair")
-    singular, ks, gap = [], [], []
-    for N, d in shapes:
-        s = singular_values(initialise(N, d, np.random.default_rng(N + d))[0])
-        singular.append(s)
-        ks.append(float(ks_distance(s, N / d)))
-        gap.append(float(s[0] - bulk_edge(N / d)))
-    return SpectrumData(shapes=shapes, singular=singular, ks=ks, top_gap=gap)
+    ``default_rng(N + d)`` for each ``(N, d)`` of ``shapes``."""
+    shapes = [tuple(shape) for shape in shapes]
+    return SpectrumData(shapes=shapes, singular=[
+        singular_values(initialise(N, d, np.random.default_rng(N + d))[0]) for N, d in shapes])
 
 
 def plot_w0_spectrum(data: SpectrumData):
     """The chapter's figure of the spectrum at initialisation: one histogram per shape
     against the Marchenko--Pastur density and the bulk edge. Returns a ``matplotlib.figure.Figure``."""
-    import matplotlib.pyplot as plt
-
-    from .figures import plot_spectrum
-
-    _check_data(data, SpectrumData)
     fig, axes = plt.subplots(1, len(data.shapes), figsize=(6.6, 3.0), squeeze=False)
     for ax, (N, d), s in zip(axes[0], data.shapes, data.singular):
         plot_spectrum(ax, s, N / d)
         ax.set_title(f"N = {N}, d = {d} (N/d = {N / d:g})")
         ax.set_ylim(0, 1.5 * ax.get_ylim()[1])
         ax.legend(loc="upper right", fontsize=9)
-    return fig
+    return finished(fig)
 
 
 def w0_spectrum_numbers(data: SpectrumData) -> dict:
     """The first two shapes for the caption: ``w0_Na``, ``w0_da``, ``w0_Nb``, ``w0_db`` (the
     KS distances and gaps are in :func:`w0_spectrum_table`)."""
-    _check_data(data, SpectrumData)
-    if len(data.shapes) < 2:
-        raise ValueError("w0_spectrum_numbers needs two shapes")
     (N_a, d_a), (N_b, d_b) = data.shapes[:2]
     return dict(w0_Na=N_a, w0_da=d_a, w0_Nb=N_b, w0_db=d_b)
 
 
 def w0_spectrum_table(data: SpectrumData) -> tuple[list, list]:
-    r"""Header and rows per shape: :math:`N`, :math:`d`, :math:`N/d`, the KS distance, the gap
-    of :math:`s_1` to the edge and the edge-fluctuation scale :math:`\min(N,d)^{-2/3}`."""
-    _check_data(data, SpectrumData)
+    r"""Header and rows per shape: :math:`N`, :math:`d`, :math:`N/d`, the Kolmogorov--Smirnov
+    distance to the Marchenko--Pastur law of :math:`\gamma = N/d`, the gap
+    :math:`s_1 - (1+\sqrt\gamma)` of the largest value to the bulk edge and the
+    edge-fluctuation scale :math:`\min(N,d)^{-2/3}`."""
     header = ["$N$", "$d$", "$N/d$", "KS distance", r"$s_1 - (1+\sqrt{N/d})$",
               r"$\min(N, d)^{-2/3}$"]
-    rows = [[f"{N}", f"{d}", f"{N / d:g}", f"{k:.4f}", f"{g:+.4f}", f"{min(N, d) ** (-2 / 3):.3f}"]
-            for (N, d), k, g in zip(data.shapes, data.ks, data.top_gap)]
+    rows = [[f"{N}", f"{d}", f"{N / d:g}", f"{ks_distance(s, N / d):.4f}",
+             f"{s[0] - bulk_edge(N / d):+.4f}", f"{min(N, d) ** (-2 / 3):.3f}"]
+            for (N, d), s in zip(data.shapes, data.singular)]
     return header, rows
