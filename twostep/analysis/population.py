@@ -49,10 +49,9 @@ import numpy as np
 from scipy.special import erf
 
 from .._validation import check_choice, check_int, check_real
-from ..model.hermite import gauss_nodes
-from ..model.steps import BATCHES
 from ..model.activations import check_activation, get_activation
-from ..model.hermite import gaussian_expectation
+from ..model.hermite import gauss_nodes, gaussian_expectation
+from ..model.steps import BATCHES
 from ..model.targets import Link, get_link, target_links
 from .decomposition import corrected_weight, polynomial_activation, reuse_weight
 from .theory import fluctuation_variance_limit
@@ -248,6 +247,12 @@ class Limits:
         batch size ``n``; of :math:`u_k`, or with ``aware=True`` of :math:`\tilde u_2`."""
         sig = self.aware[target, batch] if aware else self.plain[target, batch, k]
         return float((sig.overlaps if n is None else sig.expected_overlaps(int(n)))[index])
+
+    def paired_difference(self, target: str, N):
+        r"""The theory's reused-minus-fresh overlap of :math:`T_2`'s top vector at width ``N`` (a
+        number or an array): the limit of :math:`\tilde u_2` minus the fresh batch's chance
+        level :math:`1/\sqrt N`."""
+        return self.overlap(target, "reused", aware=True) - 1 / np.sqrt(N)
 
 
 def population_limits(targets, psi: float, orders, activation, aware_order: int = 2) -> Limits:

@@ -1,4 +1,9 @@
-r"""Single runs of the reuse experiments (chapter *Reuse*): where the learned directions point with a reused or a fresh second batch."""
+r"""Single runs of the reuse experiments (chapter *Reuse*): where the learned directions point
+with a reused or a fresh second batch.
+
+Each experiment checks its arguments once, where it is called; the helpers it calls with them
+trust them.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ from ..analysis.projection import PROJECTED_KEYS, projected_alignment
 from ..analysis.spectra import top_singular
 from ..analysis.theory import n_spikes
 from ..model.activations import as_activation
-from ..model.steps import BATCHES, draw_problem, run_two_steps, step_size, two_steps
+from ..model.steps import BATCHES, draw_problem, step_size, two_steps
 from ..model.targets import make_teacher
 
 
@@ -108,20 +113,17 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
                          f"measures the exact terms T_k, got {activation.name!r} (for tanh use "
                          "paired_reuse_experiment, which measures W_2 only)")
     dt = np.dtype(check_choice(dtype, "dtype", ("float32", "float64")))
-    teacher = make_teacher(target, N, rng)
-    run = run_two_steps(N, N, N, activation, teacher, ((c1, alpha1), (c2, alpha2)), batch, rng,
-                        dtype=dt, keep_pre=term is not None)
-    B = teacher.directions
-    L = activation.degree
+    term = None if term is None else check_int(term, "term", 0)
+    # The teacher first, then W0, a and the batches: the draws of run_two_steps.
+    run = two_steps(draw_problem(N, N, N, target, batch, rng, dtype=dt), activation,
+                    ((c1, alpha1), (c2, alpha2)), keep_pre=term is not None)
+    B = run.teacher.directions
     second = (None, None) if run.batch == "reused" else (run.X2, run.y2)
-    out = {"signal": overlaps(signal_directions(run.X1, run.y1, range(L), *second), B)}
+    out = {"signal": overlaps(signal_directions(run.X1, run.y1, range(activation.degree),
+                                                *second), B)}
     if term is not None:
-        term = check_int(term, "term", 0)
-        out["signal_reuse"] = overlaps(signal_part(run, term, "auto").right, B)[0]
-        T = second_step_term(run, term)
-        s, _, Vt = top_singular(T, 1)
-        del T
-        out["term_value"] = float(s[0])
+        value, Vt, right = _top_term(run, term)
+        out["signal_reuse"], out["term_value"] = overlaps(right, B)[0], value
         out["term_overlap"] = overlaps(Vt, B)[0]
         out["term_memorisation"] = memorisation(Vt[0], run.X2)[0]
     s, _, Vt = top_singular(run.W2, top)
@@ -131,13 +133,9 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
     out["subspace"], out["subspace_unmemorised"] = _learned_subspace(Vt, B, run.X2)
     if alpha2s:
         update = run.W2 - run.W1
-        sub, unm = [], []
-        for a2 in alpha2s:
-            _, _, Vt = top_singular(_rescaled_second_step(run, update, a2), top)
-            sub_a2, unm_a2 = _learned_subspace(Vt, B, run.X2)
-            sub.append(sub_a2)
-            unm.append(unm_a2)
-        out["rescaled_subspace"], out["rescaled_subspace_unmemorised"] = np.array(sub), np.array(unm)
+        spans = [_learned_subspace(top_singular(_rescaled_second_step(
+            run, update, step_size(c2, a2, N)), top)[2], B, run.X2) for a2 in alpha2s]
+        out["rescaled_subspace"], out["rescaled_subspace_unmemorised"] = map(np.array, zip(*spans))
     return out
 
 
@@ -146,9 +144,6 @@ TERM_KEYS = ("term_overlap", "term_memorisation", "term_input_overlap", "signal_
              *(f"projected_{k}" for k in PROJECTED_KEYS))
 #: The per-scheme quantities of :math:`W_2'`, one per second-step exponent.
 EXPONENT_KEYS = ("subspace", "subspace_unmemorised", "top_memorisation", "row_ratio", "top_ratio")
-#: Quantities :func:`paired_reuse_experiment` measures for each batch scheme (suffix
-#: ``_reused`` / ``_fresh``).
-PAIRED_KEYS = TERM_KEYS + EXPONENT_KEYS
 
 
 def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
@@ -204,7 +199,10 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
     activation = as_activation(activation)
     a2s = [alpha2] + [check_alpha(a, "alpha2s") for a in _check_sequence(alpha2s, "alpha2s")]
     Ks = [1 + n_spikes(alpha1, a2, activation.degree) for a2 in a2s]
+    etas = [step_size(c2, a2, N) for a2 in a2s]
     dt = np.dtype(check_choice(dtype, "dtype", ("float32", "float64")))
+    exact = term is not None and activation.degree is not None
+    term = check_int(term, "term", 0) if exact else None
     problem = draw_problem(N, N, N, target, "fresh", rng, dtype=dt)
     B = problem.teacher.directions
     steps = ((c1, alpha1), (c2, alpha2))
@@ -218,19 +216,18 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
     out["null_subspace"], out["null_unmemorised"] = np.array(null_raw), np.array(null_clean)
     # Drawn after everything else, so adding them left every earlier number unchanged.
     signs = rng.choice(np.array([-1.0, 1.0], dtype=dt), size=N)
-    exact = term is not None and activation.degree is not None
     for batch in BATCHES:
         p = problem if batch == "fresh" else replace(problem, X2=problem.X1, y2=problem.y1)
         run = two_steps(p, activation, steps, keep_pre=exact)
         if exact:
             out.update({f"{k}_{batch}": v for k, v in
-                        _term_evidence(run, check_int(term, "term", 0), signs).items()})
+                        _term_evidence(run, term, signs).items()})
         else:
             out.update({f"{k}_{batch}": float("nan") for k in TERM_KEYS})
         update = run.W2 - run.W1
         rows = {k: [] for k in EXPONENT_KEYS}
-        for a2, K in zip(a2s, Ks):
-            W = _rescaled_second_step(run, update, a2)
+        for eta, K in zip(etas, Ks):
+            W = _rescaled_second_step(run, update, eta)
             s, _, Vt = top_singular(W, K)
             Vt = Vt.astype(float)
             rows["subspace"].append(subspace_overlap(Vt, B)[0])
@@ -243,27 +240,34 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
     return out
 
 
+def _top_term(run, k: int, pre=None) -> tuple:
+    # T_k's top singular value and right vector (T_k, N x d, freed at once), and the
+    # reuse-aware direction of the same run.
+    T = second_step_term(run, k, pre=pre)
+    s, _, Vt = top_singular(T, 1)
+    del T
+    return float(s[0]), Vt, signal_part(run, k, "auto").right
+
+
 def _term_evidence(run, k: int, signs) -> dict:
     # T_k's top right vector (overlap, memorisation, and the memorised input's own overlap),
     # the reuse-aware direction of the same run, and T_k seen through a^(k+1) with its controls.
     B = run.teacher.directions
     pre = pre_activations(run)
-    T = second_step_term(run, k, pre=pre)
-    _, _, Vt = top_singular(T, 1)
-    del T
+    _, Vt, right = _top_term(run, k, pre)
     memo, j = memorisation(Vt[0], run.X2)
     out = {"term_overlap": float(overlaps(Vt, B)[0, 0]), "term_memorisation": memo,
            "term_input_overlap": float(overlaps(run.X2[j], B)[0, 0]),
-           "signal_reuse": float(overlaps(signal_part(run, k, "auto").right, B)[0, 0])}
+           "signal_reuse": float(overlaps(right, B)[0, 0])}
     proj = projected_alignment(run, k, signs=signs, pre=pre)
     out.update({f"projected_{key}": float(np.asarray(v).ravel()[0]) for key, v in proj.items()})
     return out
 
 
-def _rescaled_second_step(run, update, alpha2):
+def _rescaled_second_step(run, update, eta2):
     # W2' = W1 + (eta2'/eta2)(W2 - W1), update = W2 - W1: exactly the same draw trained with
-    # second-step exponent alpha2 (same c2 and eta1; twostep.analysis.rescaling).
-    return run.W1 + (step_size(run.params["c2"], alpha2, run.W1.shape[0]) / run.eta2) * update
+    # the second step eta2' (same eta1; twostep.analysis.rescaling).
+    return run.W1 + (eta2 / run.eta2) * update
 
 
 def _check_sequence(values, name: str) -> list:

@@ -5,18 +5,21 @@ fresh batch and, from the same :math:`W_1`, on the first batch again, and measur
 outliers of :math:`W_1` and of both :math:`W_2`; :func:`terms_data` measures, over several
 seeds, whether each exact term :math:`T_k` of the second update is its predicted spike;
 :func:`plot_summary` draws the phase diagram of :math:`\Lambda(\alpha_1, \alpha_2)`, the
-exact terms against their predictions, and the two raw spectra.
+exact terms against their predictions, and the two raw spectra. The ``*_table`` functions
+return ``(header, rows)``; the page writes the captions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import BoundaryNorm, ListedColormap
 
-from .._validation import check_alpha, check_int, check_real
 from ..analysis.alignment import chance_maximum, memorisations
 from ..analysis.spikes import term_diagnostics
+from ..analysis.summary import Summary
 from ..analysis.spectra import (bulk_edge, count_outliers, marchenko_pastur_density,
                                 singular_values, top_singular)
 from ..analysis.theory import n_spikes, phase_boundaries, spike_exponent
@@ -24,13 +27,13 @@ from ..analysis.verdicts import rule_rows
 from ..model.activations import get_activation
 from ..model.steps import one_step, run_two_steps
 from ..model.targets import hermite_link
-from .figures import COLORS
-from .report import markdown_table, num
+from .figures import COLORS, finished
+from .report import num
 
 
 @dataclass
-class Summary:
-    """What the landing figure shows (one draw; see :func:`summary_data`)."""
+class Draw:
+    """What the landing figure's spectra show (one draw; see :func:`summary_data`)."""
 
     N: int
     c: float
@@ -60,17 +63,11 @@ class Summary:
 
 
 def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
-                 seed: int = 0, margin: float = 0.05, n_marked: int = 6) -> Summary:
+                 seed: int = 0, margin: float = 0.05, n_marked: int = 6) -> Draw:
     r"""One network, :math:`N = n = d`, :math:`\sigma_4`, target :math:`\mathrm{He}_1`,
     :math:`\eta_t = cN^{\alpha_t}`: the second step on a fresh batch and, from the same
     :math:`W_1`, on the first batch again; outliers counted beyond ``(1 + margin)`` times the
     bulk edge :math:`1 + \sqrt{N/d}`."""
-    N = check_int(N, "N", 8)
-    c = check_real(c, "c", low=0.0, low_open=True)
-    alpha1, alpha2 = check_alpha(alpha1, "alpha1"), check_alpha(alpha2, "alpha2")
-    seed = check_int(seed, "seed", 0)
-    margin = check_real(margin, "margin", low=0.0)
-    n_marked = check_int(n_marked, "n_marked", 1)
     activation = get_activation("poly4")
     run = run_two_steps(N, N, N, activation, hermite_link(1), ((c, alpha1), (c, alpha2)),
                         "fresh", np.random.default_rng(seed))
@@ -85,48 +82,30 @@ def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: flo
         raise RuntimeError("W1 has more outliers than computed")
     _, _, V = top_singular(W2_reused, max(min(count["W2r"], n_marked), 1))
     memo = memorisations(V, run.X1)[0]
-    return Summary(N, c, alpha1, alpha2, seed, activation.degree, margin, n_marked, edge,
-                   s_W1, s_W2, s_W2r, count, memo, chance_maximum(N, N))
-
-
-@dataclass
-class Terms:
-    r"""Per order :math:`k = 0..L-1` (arrays of shape ``(seeds, L)``): ``ratio`` =
-    :math:`s_1(T_k)/\|S_k^{\rm corr}\|` and ``left`` = :math:`|\cos(\hat\ell_k, a^{\circ(k+1)})|`
-    (:func:`twostep.analysis.spikes.term_diagnostics` with ``corrected=True``), fresh batch."""
-
-    N: int
-    seeds: tuple
-    ratio: np.ndarray
-    left: np.ndarray
-
-    def mean_sem(self, key: str) -> tuple:
-        """Mean and standard error over the seeds of ``ratio`` or ``left``, each ``(L,)``."""
-        x = getattr(self, key)
-        return x.mean(axis=0), x.std(axis=0, ddof=1) / np.sqrt(len(x))
+    return Draw(N, c, alpha1, alpha2, seed, activation.degree, margin, n_marked, edge,
+                s_W1, s_W2, s_W2r, count, memo, chance_maximum(N, N))
 
 
 def terms_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
-               seeds=(0, 1, 2)) -> Terms:
+               seeds=(0, 1, 2)) -> Summary:
     r"""The exact terms :math:`T_k` of the second update (fresh batch, the settings of
     :func:`summary_data`) against their corrected spikes, one draw per seed
-    (``numpy.random.default_rng(seed)``, as :func:`summary_data` draws)."""
-    N = check_int(N, "N", 8)
-    seeds = tuple(check_int(s, "seeds[i]", 0) for s in seeds)
-    if len(seeds) < 2:
-        raise ValueError(f"seeds must hold at least two seeds (for a standard error), got {seeds}")
+    (``numpy.random.default_rng(seed)``, as :func:`summary_data` draws), summarised over the
+    seeds by ``("N",)``: per order :math:`k = 0..L-1` (shape ``(L,)``), ``ratio`` =
+    :math:`s_1(T_k)/\|S_k^{\rm corr}\|` and ``left`` = :math:`|\cos(\hat\ell_k, a^{\circ(k+1)})|`
+    (:func:`twostep.analysis.spikes.term_diagnostics` with ``corrected=True``)."""
     activation = get_activation("poly4")
-    ratio, left = [], []
+    records = []
     for seed in seeds:
         run = run_two_steps(N, N, N, activation, hermite_link(1), ((c, alpha1), (c, alpha2)),
                             "fresh", np.random.default_rng(seed))
         diag = term_diagnostics(run, corrected=True)
-        ratio.append(diag["top"] / diag["signal_corrected"])
-        left.append(diag["left"])
-    return Terms(N, seeds, np.array(ratio), np.array(left))
+        records.append({"N": N, "seed": seed, "ratio": diag["top"] / diag["signal_corrected"],
+                        "left": diag["left"]})
+    return Summary(records, ("N",), ("ratio", "left"))
 
 
-def plot_summary(data: Summary, terms: Terms | None = None):
+def plot_summary(data: Draw, terms: Summary | None = None):
     r"""(a) :math:`\Lambda(\alpha_1, \alpha_2)` with the lines :math:`\alpha_2 = k(1/2-\alpha_1)`
     and the simulated point; with ``terms``, (b) each exact term's top singular value over its
     predicted spike, and its left vector's cosine with :math:`a^{\circ(k+1)}`, against 1 and
@@ -136,12 +115,7 @@ def plot_summary(data: Summary, terms: Terms | None = None):
     Drawn for the text column (7 in wide): the theory and the terms side by side on top,
     the two spectra side by side below (without ``terms``, the phase diagram is alone on top).
     """
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import BoundaryNorm, ListedColormap
-
     L = data.L
-    if terms is not None and not isinstance(terms, Terms):
-        raise TypeError(f"terms must be a Terms (from terms_data) or None, got {type(terms).__name__}")
     fig = plt.figure(figsize=(7.0, 6.6))
     grid = fig.add_gridspec(2, 2, height_ratios=[1.1, 1])
     ax_phase = fig.add_subplot(grid[0, 0] if terms is not None else grid[0, :])
@@ -191,20 +165,21 @@ def plot_summary(data: Summary, terms: Terms | None = None):
         ax.legend(loc="upper right", handlelength=1.4, borderaxespad=0.3)
     ax_rows[0].set_ylabel("density")
     ax_rows[1].tick_params(labelleft=False)
-    plt.close(fig)
-    return fig
+    return finished(fig)
 
 
-def _plot_terms(ax, terms: Terms) -> None:
+def _plot_terms(ax, terms: Summary) -> None:
     # Measured ratio and cosine per order k, mean and standard error over seeds, against the
     # prediction 1 and the cosine's chance level.
-    k = np.arange(terms.ratio.shape[1])
+    N = terms.axis()[0]
     for key, label, color, shift in (("ratio", r"$s_1(T_k)\,/\,\|S_k^{\rm corr}\|$", COLORS["fresh"], -0.08),
                                      ("left", r"$|\cos(\hat\ell_k, a^{\circ(k+1)})|$", COLORS["reused"], 0.08)):
-        mean, sem = terms.mean_sem(key)
-        ax.errorbar(k + shift, mean, yerr=sem, fmt="o", ms=5, capsize=3, color=color, label=label)
+        mean = terms.at(key, N=N)
+        k = np.arange(mean.size)
+        ax.errorbar(k + shift, mean, yerr=terms.at(key, sem=True, N=N), fmt="o", ms=5, capsize=3,
+                    color=color, label=label)
     ax.axhline(1.0, color=COLORS["theory"], lw=1.2, label="prediction")
-    chance = 1 / np.sqrt(terms.N)
+    chance = 1 / np.sqrt(N)
     ax.axhline(chance, color=COLORS["chance"], ls=":", lw=1.2, label=r"chance $1/\sqrt{N}$")
     # The axis starts below zero so that the chance line, near 0, stands clear of the spine;
     # its value is written beside it.
@@ -212,41 +187,26 @@ def _plot_terms(ax, terms: Terms) -> None:
                 xytext=(-3, 3), textcoords="offset points", ha="right", va="bottom",
                 color=COLORS["chance"])
     ax.set(xticks=k, xlabel="order $k$ of the exact term", ylabel="ratio; |cosine|",
-           ylim=(-0.15, 1.45), title=f"(b) exact terms, {len(terms.seeds)} seeds")
+           ylim=(-0.15, 1.45), title=f"(b) exact terms, {terms.count(N=N)} seeds")
     ax.legend(loc="lower left", borderaxespad=0.3)
 
 
-def spectra_table(data: Summary):
-    r"""Table *tab-summary-spectra*: for :math:`W_1` and both :math:`W_2` of one draw, the number
-    of singular values beyond ``(1 + margin)`` times the bulk edge, the two largest values, and
-    the theory's count as :math:`N\to\infty` (1 for :math:`W_1`, :math:`1+\Lambda` for
-    :math:`W_2`)."""
-    if not isinstance(data, Summary):
-        raise TypeError(f"data must be a Summary (from summary_data), got {type(data).__name__}")
-    threshold = data.edge * (1 + data.margin)
+def spectra_table(data: Draw) -> tuple:
+    r"""``(header, rows)``: for :math:`W_1` and both :math:`W_2` of one draw, the number of
+    singular values beyond ``(1 + margin)`` times the bulk edge, the two largest values, and the theory's count as :math:`N\to\infty` (1 for :math:`W_1`,
+    :math:`1+\Lambda` for :math:`W_2`)."""
     rows = [["$W_1$ (one step)", data.s_W1, data.count["W1"], 1],
             ["$W_2$, fresh batch", data.s_W2, data.count["W2"], 1 + data.n_spikes],
             ["$W_2$, reused batch", data.s_W2r, data.count["W2r"], 1 + data.n_spikes]]
-    return markdown_table(
-        f"The raw spectra of the figure above, one draw (seed {data.seed}), $N = n = d = {data.N}$: "
-        f"singular values beyond {num(1 + data.margin)} times the bulk edge {num(data.edge)} "
-        f"(the threshold {num(threshold)}), the two largest values, and the theory's count as "
-        r"$N\to\infty$.",
-        "tab-summary-spectra",
-        ["matrix", "beyond the threshold", "$s_1$", "$s_2$", "theory"],
-        [[name, str(count), num(s[0]), num(s[1], ".3f"), str(theory)] for name, s, count, theory in rows])
+    return (["matrix", "beyond the threshold", "$s_1$", "$s_2$", "theory"],
+            [[name, str(count), num(s[0]), num(s[1], ".3f"), str(theory)]
+             for name, s, count, theory in rows])
 
 
-def rules_table():
-    r"""Table *tab-verdict-rules*: what each verdict means, the margin and its reason, and the
-    interval, from the constants of :mod:`twostep.analysis.verdicts`
-    (:func:`~twostep.analysis.verdicts.rule_rows`)."""
-    return markdown_table(
-        "The rule behind the verdicts, from the constants of the code that applies it "
-        "(twostep.analysis.verdicts): each verdict is computed from a chapter's measurements "
-        "over seeds, the claim's prediction and a null (the value without the effect: chance, "
-        "a control, a single spike).",
-        "tab-verdict-rules", ["verdict", "when"], rule_rows())
+def rules_table() -> tuple:
+    """``(header, rows)``: each verdict and when it is given, from the constants of
+    :mod:`twostep.analysis.verdicts` (:func:`~twostep.analysis.verdicts.rule_rows`)."""
+    return ["verdict", "when"], rule_rows()
 
 
 # --- How to cite: rendered from CITATION.cff, the one source --------------------------------

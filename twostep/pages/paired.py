@@ -3,26 +3,27 @@ r"""Paired reused/fresh runs: both batch schemes on one draw, and the test of th
 
 Shared by the chapters *Reused versus fresh batches* (runs at the build's widths) and *At scale*
 (the same records read from the results files): :class:`PairedData` holds them, the figures and
-tables below draw them.
+tables below draw them. The ``*_table`` functions return ``(header, rows)`` and the chapter
+writes the caption, except :func:`term_evidence_table` and :func:`term_controls_table`, whose
+captions both chapters share.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import matplotlib.pyplot as plt
 import numpy as np
 
-from .._validation import check_alpha, check_int, check_real
 from ..analysis.alignment import chance_overlap
 from ..analysis.population import Limits
 from ..analysis.sweep import sweep
 from ..analysis.theory import n_spikes, spike_exponent
 from ..analysis.verdicts import mean_sem, verdict
-from ..experiments.reuse import (_check_sequence, paired_reuse_experiment)
-from ..model.activations import as_activation
+from ..experiments.reuse import paired_reuse_experiment
 from ..model.steps import BATCHES
-from .figures import COLORS, errorbars, width_axis, width_grid
-from .report import markdown_table, sig, tables, width_verdicts
+from .figures import COLORS, errorbars, finished, legend_from, width_axis, width_grid
+from .report import markdown_table, pm, sig, width_verdicts
 
 # --------------------------------------------------------------------------- paired runs
 
@@ -39,7 +40,9 @@ class PairedConfig:
 
 @dataclass
 class PairedData:
-    r"""Paired reused/fresh runs over seeds (:func:`paired_data`).
+    r"""Paired reused/fresh runs over seeds (:func:`paired_data`). Not a
+    :class:`~twostep.analysis.summary.Summary`: the pages compare the paired difference (reused
+    minus fresh) seed by seed, whose standard error is that of the per-seed differences.
 
     ``records`` are :func:`paired_reuse_experiment` rows with ``config`` (a key of
     ``configs``), ``N`` and ``seed``; ``alpha2s`` the second-step exponents measured (the
@@ -71,6 +74,14 @@ class PairedData:
         """The widths simulated for ``config``, increasing."""
         return sorted({r["N"] for r in self.records if r["config"] == config})
 
+    def series(self, config: str, key: str, batch: str | None = None, index: int | None = None,
+               Ns=None) -> tuple:
+        """Means and standard errors over the seeds of :meth:`values` at each width of ``Ns``
+        (default: every width of ``config``): two lists."""
+        stats = [mean_sem(self.values(config, N, key, batch, index))
+                 for N in (self.Ns(config) if Ns is None else Ns)]
+        return [m for m, _ in stats], [s for _, s in stats]
+
 
 def paired_data(configs: dict, sizes: dict, seeds, alpha1: float, alpha2: float, alpha2s=(),
                 n_jobs: int = 1, dtype="float32") -> PairedData:
@@ -79,54 +90,17 @@ def paired_data(configs: dict, sizes: dict, seeds, alpha1: float, alpha2: float,
     ``configs`` maps a key to a :class:`PairedConfig`; ``sizes`` maps the same keys to the
     widths :math:`N = n = d` run for that configuration.
     """
-    if not isinstance(configs, dict) or not configs or not all(
-            isinstance(c, PairedConfig) for c in configs.values()):
-        raise TypeError("configs must be a non-empty dict of key -> PairedConfig")
-    if not isinstance(sizes, dict) or set(sizes) != set(configs):
-        raise ValueError(f"sizes must be a dict with the keys of configs, {sorted(configs)}")
-    a2s = (check_alpha(alpha2, "alpha2"),) + tuple(
-        check_alpha(a, "alpha2s") for a in _check_sequence(alpha2s, "alpha2s"))
+    a2s = (alpha2, *alpha2s)
     grid = [dict(config=key, N=N, activation=cfg.activation, target=cfg.target, c1=cfg.c,
                  alpha1=alpha1, c2=cfg.c, alpha2=alpha2, alpha2s=list(a2s[1:]), dtype=dtype)
             for key, cfg in configs.items() for N in sizes[key]]
     tasks = [{k: v for k, v in g.items() if k != "config"} for g in grid]
-    records = sweep(paired_reuse_experiment, tasks, seeds=seeds, n_jobs=check_int(n_jobs, "n_jobs"))
+    records = sweep(paired_reuse_experiment, tasks, seeds=seeds, n_jobs=n_jobs)
     # sweep keeps the grid's order, seeds innermost: label each record with its configuration
     labels = [g["config"] for g in grid for _ in seeds]
     for r, key in zip(records, labels):
         r["config"] = key
     return PairedData(dict(configs), a2s, tuple(n_spikes(alpha1, a) for a in a2s), records)
-
-
-def fading_width(exponent: float, N0: int, factor: float = 2.0) -> float:
-    r"""Width at which a spike whose size scales like :math:`N^{e}` has changed by ``factor``
-    relative to width ``N0``: :math:`N_0\,\text{factor}^{1/|e|}`."""
-    e = check_real(exponent, "exponent")
-    if e == 0:
-        raise ValueError("exponent must be non-zero (a spike of constant size never fades)")
-    return check_int(N0, "N0", 1) * check_real(factor, "factor", low=1.0, low_open=True) ** (1 / abs(e))
-
-
-def matched_constant(reference, activation, c: float, order: int = 2) -> float:
-    r"""The step constant :math:`c'` at which ``activation`` gives its order-``order`` term the
-    weight ``reference`` gives it at ``c``.
-
-    The order-:math:`k` term of :math:`W_2` carries :math:`\mu_{k+1}\mu_1^k c^{k+1}` (model
-    notes), so :math:`c' = c\,\bigl(|\mu_1^k\mu_{k+1}|_{\rm ref} /
-    |\mu_1^k\mu_{k+1}|\bigr)^{1/(k+1)}`, with :math:`\mu_j = \mathbb E[\sigma(z)\mathrm{He}_j(z)]`.
-    """
-    k = check_int(order, "order", 1)
-    c = check_real(c, "c", low=0.0, low_open=True)
-
-    def weight(act):
-        mu = as_activation(act).hermite_coefficients(k + 1)
-        w = abs(mu[1] ** k * mu[k + 1])
-        if w < 1e-12:   # quadrature leaves ~1e-17 where a coefficient vanishes by symmetry
-            raise ValueError(f"activation {as_activation(act).name!r} has mu_1^{k} mu_{k + 1} = 0: "
-                             f"no order-{k} term to match")
-        return w
-
-    return c * (weight(reference) / weight(activation)) ** (1 / (k + 1))
 
 
 def paired_numbers(data: PairedData, limits: Limits, main: str, control: str, bounded: str,
@@ -140,26 +114,22 @@ def paired_numbers(data: PairedData, limits: Limits, main: str, control: str, bo
     (the differences themselves are in :func:`paired_lambda_table`).
     """
     v, Ns = data.values, data.Ns(main)
-    t2 = [mean_sem(v(main, N, "term_overlap", "diff")) for N in Ns]
-    lam_index = {lam: i for i, lam in enumerate(data.n_spikes)}
-    lam_stats = {lam: mean_sem(v(main, Ns[-1], "subspace_unmemorised", "diff", i))
-                 for lam, i in lam_index.items()}
+    t2 = data.series(main, "term_overlap", "diff")[0]
     he2 = mean_sem(v(control, width, "term_overlap", "diff"))
     K = int(np.asarray(data.records[0]["K"])[0])
-    out = {"p_N_lo": Ns[0], "p_N_hi": Ns[-1], "p_ctrl": width,
-           "p_t2_lo": min(m for m, _ in t2), "p_t2_hi": max(m for m, _ in t2),
-           "p_t2_theory": limits.overlap(data.configs[main].target, "reused", aware=True)
-           - 1 / np.sqrt(Ns[-1]),
-           "p_he2_t2": he2[0], "p_he2_t2_sem": he2[1],
-           "p_null": float(np.mean(v(main, width, "null_unmemorised", None, 0)
-                                   - v(main, width, "null_subspace", None, 0))),
-           "p_tanh_mem": v(bounded, width, "top_memorisation", "reused", 0).mean(),
-           "p_tanh_rows": v(bounded, width, "row_ratio", "reused", 0).mean(),
-           "p_s4_rows": v(main, width, "row_ratio", "reused", 0).mean(),
-           "p_tanh_sub": v(bounded, width, "subspace_unmemorised", "reused", 0).mean(),
-           "p_tanh_chance": np.sqrt(K / width),
-           "p_lam_sem": max(s for _, s in lam_stats.values())}
-    return out
+    return {"p_N_lo": Ns[0], "p_N_hi": Ns[-1], "p_ctrl": width, "p_t2_lo": min(t2),
+            "p_t2_hi": max(t2),
+            "p_t2_theory": limits.paired_difference(data.configs[main].target, Ns[-1]),
+            "p_he2_t2": he2[0], "p_he2_t2_sem": he2[1],
+            "p_null": float(np.mean(v(main, width, "null_unmemorised", None, 0)
+                                    - v(main, width, "null_subspace", None, 0))),
+            "p_tanh_mem": v(bounded, width, "top_memorisation", "reused", 0).mean(),
+            "p_tanh_rows": v(bounded, width, "row_ratio", "reused", 0).mean(),
+            "p_s4_rows": v(main, width, "row_ratio", "reused", 0).mean(),
+            "p_tanh_sub": v(bounded, width, "subspace_unmemorised", "reused", 0).mean(),
+            "p_tanh_chance": chance_overlap(width, K),
+            "p_lam_sem": max(mean_sem(v(main, Ns[-1], "subspace_unmemorised", "diff", i))[1]
+                             for i in range(len(data.n_spikes)))}
 
 
 #: Single seeds behind a mean: visible on white, lighter than the mean's marker.
@@ -176,8 +146,6 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
     set aside) at the reference exponent for ``main`` and each of ``controls`` at width
     ``null_N``, next to the correction applied to random subspaces; right, the same paired
     difference against :math:`\Lambda` (the rescaled exponents) for ``main`` at each width."""
-    import matplotlib.pyplot as plt
-
     # Two rows: the T_2 and Lambda panels above, the controls (long category names) below at
     # the column's full width; one legend under all three.
     fig, axd = plt.subplot_mosaic([["t2", "lam"], ["ctrl", "ctrl"]], figsize=(7.0, 6.4),
@@ -188,12 +156,10 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
         x = data.values(main, N, "term_overlap", "diff")
         ax1.plot(np.full(x.size, N) * np.exp(np.linspace(-0.06, 0.06, x.size)), x, "o",
                  color=COLORS["reused"], alpha=SEED_ALPHA, ms=3.5, mew=0)
-    stats = [mean_sem(data.values(main, N, "term_overlap", "diff")) for N in Ns]
-    errorbars(ax1, Ns, [m for m, _ in stats], [s for _, s in stats], color=COLORS["reused"])
+    errorbars(ax1, Ns, *data.series(main, "term_overlap", "diff"), color=COLORS["reused"])
     grid = width_grid(Ns)
     cfg = data.configs[main]
-    ax1.plot(grid, limits.overlap(cfg.target, "reused", aware=True) - 1 / np.sqrt(grid),
-             color=COLORS["theory"], lw=1.2)
+    ax1.plot(grid, limits.paired_difference(cfg.target, grid), color=COLORS["theory"], lw=1.2)
     ax1.axhline(0, color=COLORS["chance"], ls=":", lw=1.2)
     width_axis(ax1, Ns, "$N$")
     ax1.set(ylabel=r"difference, $|\langle v_1(T_2), \beta^\star\rangle|$",
@@ -226,111 +192,86 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
     shades = [plt.cm.Reds(0.35 + 0.65 * j / max(1, len(Ns) - 1)) for j in range(len(Ns))]
     looks = [WIDTH_LOOKS[j % len(WIDTH_LOOKS)] for j in range(len(Ns))]
     for j, N in enumerate(Ns):
-        stats = [mean_sem(data.values(main, N, "subspace_unmemorised", "diff", int(i)))
-                 for i in order]
-        ax3.errorbar(lams + 0.08 * (j - (len(Ns) - 1) / 2), [m for m, _ in stats],
-                     yerr=[s for _, s in stats], marker=looks[j][0], ls=looks[j][1], ms=4.5,
-                     capsize=2, color=shades[j])
+        stats = np.array([mean_sem(data.values(main, N, "subspace_unmemorised", "diff", int(i)))
+                          for i in order])
+        ax3.errorbar(lams + 0.08 * (j - (len(Ns) - 1) / 2), stats[:, 0], yerr=stats[:, 1],
+                     marker=looks[j][0], ls=looks[j][1], ms=4.5, capsize=2, color=shades[j])
     ax3.axhline(0, color=COLORS["chance"], ls=":", lw=1.2)
     ax3.set_xticks(lams)
     ax3.set(xlabel=r"$\Lambda(\alpha_1, \alpha_2')$", ylabel="difference, learned subspace",
             title=f"{cfg.label}: $W_2$")
-    handles = [plt.Line2D([], [], color=COLORS["reused"], marker="o", alpha=SEED_ALPHA, ls="none",
-                          ms=3.5, mew=0, label="single seeds"),
-               plt.Line2D([], [], color=COLORS["reused"], marker="o", ms=4,
-                          label="mean ± s.e. (upper left)"),
-               plt.Line2D([], [], color="k", marker="s", ms=5, ls="none",
-                          label="mean ± s.e. (lower)"),
-               plt.Line2D([], [], color=COLORS["theory"], lw=1.2,
-                          label=r"theory: $\tilde u_2$ limit $-$ chance"),
-               plt.Line2D([], [], color=COLORS["chance"], ls=":", lw=1.2, label="no effect of reuse")]
-    handles += [plt.Line2D([], [], color=shades[j], marker=looks[j][0], ls=looks[j][1], ms=4.5,
-                           label=f"$N = {N}$ (upper right)") for j, N in enumerate(Ns)]
-    fig.legend(handles=handles, loc="outside lower center", ncol=3)
-    plt.close(fig)
-    return fig
+    legend_from(fig, [
+        ("single seeds", dict(color=COLORS["reused"], marker="o", alpha=SEED_ALPHA, ls="none",
+                              ms=3.5, mew=0)),
+        ("mean ± s.e. (upper left)", dict(color=COLORS["reused"], marker="o", ms=4)),
+        ("mean ± s.e. (lower)", dict(color="k", marker="s", ms=5, ls="none")),
+        (r"theory: $\tilde u_2$ limit $-$ chance", dict(color=COLORS["theory"], lw=1.2)),
+        ("no effect of reuse", dict(color=COLORS["chance"], ls=":", lw=1.2))] + [
+        (f"$N = {N}$ (upper right)", dict(color=shades[j], marker=looks[j][0], ls=looks[j][1],
+                                          ms=4.5)) for j, N in enumerate(Ns)],
+        loc="outside lower center", ncol=3)
+    return finished(fig)
 
 
-def paired_table(data: PairedData):
+def _difference(x) -> str:
+    # A paired difference's mean ± standard error over the seeds, signed: "+0.012 ± 0.004".
+    text = pm(*mean_sem(x), 3)
+    return text if text.startswith("-") else "+" + text
+
+
+def paired_table(data: PairedData) -> tuple:
     r"""Two tables of :func:`paired_data` at the reference exponent, one row per configuration and
-    width. *tab-reuse-paired*: the paired difference (reused minus fresh, mean ± standard error)
-    of the overlap of :math:`T_2`'s top right vector with :math:`\beta^\star` and of the learned
-    subspace's overlap (memorised inputs set aside, and raw). *tab-reuse-paired-rows*: the
-    memorisation of :math:`W_2`'s top vector and the largest row norm of :math:`W_2` over the
-    median, reused and fresh (mean ± standard error). Returned as one Markdown output."""
-
-    def cell(x):
-        m, s = mean_sem(x)
-        return f"{m:+.3f} ± {s:.3f}"
-
-    diff_rows, row_rows, seeds = [], [], set()
-    # the rows table's spread, for its caption: the largest standard error of a memorisation,
-    # and of a row ratio relative to its mean (the ratios run from about 1 to 1000)
-    memo_sem = ratio_rel = 0.0
+    width. The first (*tab-reuse-paired*): the paired difference (reused minus fresh, mean ±
+    standard error) of the overlap of :math:`T_2`'s top right vector with :math:`\beta^\star`
+    and of the learned subspace's overlap (memorised inputs set aside, and raw). The second
+    (*tab-reuse-paired-rows*): the mean memorisation of :math:`W_2`'s top vector and the largest
+    row norm of :math:`W_2` over the median, reused and fresh (their spread:
+    :func:`paired_table_spread`). Returns ``((header, rows), (header, rows))``."""
+    diff_rows, row_rows = [], []
     for key, cfg in data.configs.items():
         for N in data.Ns(key):
             v = lambda name, b, i=None: data.values(key, N, name, b, i)  # noqa: E731
             term = v("term_overlap", "diff")
-            seeds.add(term.size)
             diff_rows.append([cfg.label, str(N),
-                              cell(term) if np.all(np.isfinite(term)) else "n/a",
-                              cell(v("subspace_unmemorised", "diff", 0)),
-                              cell(v("subspace", "diff", 0))])
-            memo = [mean_sem(v("top_memorisation", b, 0)) for b in BATCHES]
-            ratio = [mean_sem(v("row_ratio", b, 0)) for b in BATCHES]
-            memo_sem = max(memo_sem, *(sem for _, sem in memo))
-            ratio_rel = max(ratio_rel, *(sem / abs(m) for m, sem in ratio if m))
-            row_rows.append([cfg.label, str(N)] + [f"{m:.2f}" for m, _ in memo]
-                            + [f"{m:.1f}" for m, _ in ratio])
-    n_seeds = f"{min(seeds)} to {max(seeds)}" if len(seeds) > 1 else str(seeds.pop())
-    diff = markdown_table(
-        "Paired runs: reused minus fresh on the same $W_0$, $a$ and first batch, at the reference "
-        f"step sizes; mean ± standard error over {n_seeds} seeds. $T_2$: overlap of its top right "
-        "singular vector with $\\beta^\\star$ (polynomial activations only). $W_2$: overlap of its "
-        "learned subspace (top $1+\\Lambda$ right vectors), with memorised inputs set aside and raw.",
-        "tab-reuse-paired", ["configuration", "$N$", "$T_2$", "$W_2$", "$W_2$ raw"], diff_rows)
-    rows = markdown_table(
-        "The same paired runs: memorisation of $W_2$'s top right vector, and the largest row norm "
-        f"of $W_2$ over the median row norm, reused and fresh; means over {n_seeds} seeds, with "
-        f"standard errors at most {sig(memo_sem)} for a memorisation and "
-        f"{sig(100 * ratio_rel)}% of the entry for a row ratio.",
-        "tab-reuse-paired-rows",
-        ["configuration", "$N$", "mem., reused", "mem., fresh", "rows, reused", "rows, fresh"],
-        row_rows)
-    return tables(diff, rows)
+                              _difference(term) if np.all(np.isfinite(term)) else "n/a",
+                              _difference(v("subspace_unmemorised", "diff", 0)),
+                              _difference(v("subspace", "diff", 0))])
+            row_rows.append([cfg.label, str(N)]
+                            + [f"{v('top_memorisation', b, 0).mean():.2f}" for b in BATCHES]
+                            + [f"{v('row_ratio', b, 0).mean():.1f}" for b in BATCHES])
+    return ((["configuration", "$N$", "$T_2$", "$W_2$", "$W_2$ raw"], diff_rows),
+            (["configuration", "$N$", "mem., reused", "mem., fresh", "rows, reused",
+              "rows, fresh"], row_rows))
 
 
-def paired_lambda_table(data: PairedData, config: str, alpha1: float, N: int | None = None):
-    r"""Table *tab-reuse-paired-lambda*: for ``config`` at width ``N`` (default its largest), the
-    paired difference (reused minus fresh, mean ± standard error) of the learned subspace's
-    overlap (memorised inputs set aside) at each second-step exponent, with :math:`\Lambda` and
-    the exponent :math:`e_2` of the aligned spike; ``alpha1`` is the runs' first-step exponent."""
-    N = data.Ns(config)[-1] if N is None else check_int(N, "N")
-    alpha1 = check_alpha(alpha1, "alpha1")
-    rows = []
-    for i in np.argsort(data.n_spikes):
-        m, s = mean_sem(data.values(config, N, "subspace_unmemorised", "diff", int(i)))
-        a2 = data.alpha2s[i]
-        rows.append([str(data.n_spikes[i]), f"{a2}", f"{spike_exponent(2, alpha1, a2):+.2f}",
-                     f"{m:+.3f} ± {s:.3f}"])
-    return markdown_table(
-        f"Paired runs, {data.configs[config].label}, $N = {N}$: reused minus fresh overlap of the "
-        "learned subspace (top $1+\\Lambda$ right vectors of $W_2$, memorised inputs set aside) at "
-        "each second-step exponent, mean ± standard error over the seeds; $e_2$ is the exponent "
-        "of the aligned spike's size.",
-        "tab-reuse-paired-lambda", ["$\\Lambda$", "$\\alpha_2$", "$e_2$", "difference"], rows)
+def paired_table_spread(data: PairedData) -> str:
+    r"""The spread over seeds of the second table of :func:`paired_table`, for its caption: the
+    largest standard error of a memorisation, and of a row ratio relative to its mean (the
+    ratios run from about 1 to 1000), over every configuration, width and batch."""
+    stats = {name: [mean_sem(data.values(key, N, name, b, 0)) for key in data.configs
+                    for N in data.Ns(key) for b in BATCHES]
+             for name in ("top_memorisation", "row_ratio")}
+    memo = max(s for _, s in stats["top_memorisation"])
+    ratio = max(s / abs(m) for m, s in stats["row_ratio"] if m)
+    return (f"standard errors at most {sig(memo)} for a memorisation and {sig(100 * ratio)}% of "
+            "the entry for a row ratio")
+
+
+def paired_lambda_table(data: PairedData, config: str, alpha1: float,
+                        N: int | None = None) -> tuple:
+    r"""``(header, rows)``: for ``config`` at width ``N`` (default its largest), the paired
+    difference (reused minus fresh, mean ± standard error) of the learned subspace's overlap
+    (memorised inputs set aside) at each second-step exponent, with :math:`\Lambda` and the
+    exponent :math:`e_2` of the aligned spike; ``alpha1`` is the runs' first-step exponent."""
+    N = data.Ns(config)[-1] if N is None else N
+    rows = [[str(data.n_spikes[i]), f"{data.alpha2s[i]}",
+             f"{spike_exponent(2, alpha1, data.alpha2s[i]):+.2f}",
+             _difference(data.values(config, N, "subspace_unmemorised", "diff", int(i)))]
+            for i in np.argsort(data.n_spikes)]
+    return ["$\\Lambda$", "$\\alpha_2$", "$e_2$", "difference"], rows
 
 
 # --------------------------------------------------------------------------- T_2 seen through a^(k+1)
-
-def _per_seed_null(data: PairedData, config: str, N: int) -> np.ndarray:
-    # The strongest control of each seed: the fresh run's projection, the random-sign projection
-    # and the memorised inputs' own span, whichever is largest (a conservative null).
-    v = data.values
-    return np.max([v(config, N, "projected_overlap", "fresh"),
-                   v(config, N, "projected_random_sign", "reused"),
-                   v(config, N, "projected_memorised_null", "reused")], axis=0)
-
 
 def term_verdicts(data: PairedData, limits: Limits, main: str, control: str,
                   N: int | None = None) -> dict:
@@ -349,9 +290,13 @@ def term_verdicts(data: PairedData, limits: Limits, main: str, control: str,
     target, even = data.configs[main].target, data.configs[control].target
     sampling = limits.overlap(target, "fresh", n=N, aware=True)
     predicted = limits.overlap(target, "reused", aware=True)
+    # The reuse null: the strongest control of each seed (the fresh run's projection, the
+    # random-sign projection, the memorised inputs' own span), a conservative null.
+    null = np.max([v(main, N, "projected_overlap", "fresh"),
+                   v(main, N, "projected_random_sign", "reused"),
+                   v(main, N, "projected_memorised_null", "reused")], axis=0)
     out = {
-        "reuse": verdict(v(main, N, "projected_overlap", "reused"), predicted,
-                         _per_seed_null(data, main, N)),
+        "reuse": verdict(v(main, N, "projected_overlap", "reused"), predicted, null),
         "fresh": verdict(v(main, N, "projected_overlap", "fresh"), sampling, sampling,
                          predicts_null=True, alternative=predicted),
         "even": None,
@@ -364,28 +309,20 @@ def term_verdicts(data: PairedData, limits: Limits, main: str, control: str,
     return out
 
 
-def verdicts_by_width(data: PairedData, limits: Limits, main: str, control: str) -> dict:
-    r"""The labels of :func:`term_verdicts` at every width of ``main``: ``{row: {N: label}}``
-    for the rows ``reuse``, ``fresh`` and ``even`` (the control only at its own widths)."""
-    out = {"reuse": {}, "fresh": {}, "even": {}}
-    control_Ns = set(data.Ns(control))
-    for N in data.Ns(main):
-        vd = term_verdicts(data, limits, main, control, N)
-        out["reuse"][N], out["fresh"][N] = vd["reuse"].label, vd["fresh"].label
-        if N in control_Ns:
-            out["even"][N] = vd["even"].label
-    return out
-
-
 def width_numbers(data: PairedData, limits: Limits, main: str, control: str,
                   prefix: str = "vw") -> dict:
-    r"""Glue values of :func:`verdicts_by_width` for the landing page's table of verdicts at
-    each width: ``<prefix>_reuse_<N>``, ``<prefix>_fresh_<N>``, ``<prefix>_even_<N>``
-    (:func:`twostep.pages.report.width_verdicts`)."""
-    out = {}
-    for row, labels in verdicts_by_width(data, limits, main, control).items():
-        out.update(width_verdicts(f"{prefix}_{row}", labels))
-    return out
+    r"""Glue values of the labels of :func:`term_verdicts` at every width of ``main``, for the
+    landing page's table of verdicts at each width: ``<prefix>_reuse_<N>``,
+    ``<prefix>_fresh_<N>``, ``<prefix>_even_<N>`` (the control only at its own widths;
+    :func:`twostep.pages.report.width_verdicts`)."""
+    labels = {"reuse": {}, "fresh": {}, "even": {}}
+    for N in data.Ns(main):
+        vd = term_verdicts(data, limits, main, control, N)
+        labels["reuse"][N], labels["fresh"][N] = vd["reuse"].label, vd["fresh"].label
+        if N in data.Ns(control):
+            labels["even"][N] = vd["even"].label
+    return {k: v for row, by_N in labels.items()
+            for k, v in width_verdicts(f"{prefix}_{row}", by_N).items()}
 
 
 def term_evidence_numbers(data: PairedData, limits: Limits, main: str, control: str) -> dict:
@@ -395,7 +332,7 @@ def term_evidence_numbers(data: PairedData, limits: Limits, main: str, control: 
     projection ``proj_re``, ``proj_fr`` (reused, fresh, with standard errors ``*_sem``), the
     participation ``proj_part`` and :math:`\tilde u_2` of the same runs, ``proj_ut``; the theory
     ``proj_theory``; the verdicts ``verdict_*`` as text, with the numbers they rest on. The
-    controls (random signs, memorised inputs) are in :func:`term_evidence_table`."""
+    controls (random signs, memorised inputs) are in :func:`term_controls_table`."""
     v = data.values
     Ns = data.Ns(main)
     N = Ns[-1]
@@ -426,23 +363,16 @@ def plot_term_evidence(data: PairedData, limits: Limits, main: str, control: str
     reused and fresh, with the random-sign and memorised-input controls, :math:`\tilde u_2` of
     the same runs, the ``control`` link, the theory (:math:`\tilde u_2` at finite :math:`n` and
     its limit) and chance. Means and standard errors over the paired seeds."""
-    import matplotlib.pyplot as plt
-
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.0, 5.2), layout="constrained")
     Ns = data.Ns(main)
     target = data.configs[main].target
-
-    def series(config, key, batch, Ns=Ns):
-        stats = [mean_sem(data.values(config, N, key, batch)) for N in Ns]
-        return [m for m, _ in stats], [s for _, s in stats]
-
     for key, label, style in (
             ("term_memorisation", r"memorisation of $v_1(T_2)$", dict(color="k", mfc="w")),
             ("term_overlap", r"$|\langle v_1(T_2), \beta^\star\rangle|$",
              dict(color=COLORS["reused"])),
             ("term_input_overlap", "the memorised input's own overlap",
              dict(color=COLORS["reused"], mfc="w", ls="--"))):
-        errorbars(ax1, Ns, *series(main, key, "reused"), label=label, **style)
+        errorbars(ax1, Ns, *data.series(main, key, "reused"), label=label, **style)
     ax1.plot(Ns, [chance_overlap(N) for N in Ns], ":", color=COLORS["chance"],
              label=r"chance $1/\sqrt{d}$")
     width_axis(ax1, Ns, "$N$")
@@ -464,10 +394,10 @@ def plot_term_evidence(data: PairedData, limits: Limits, main: str, control: str
              dict(color=COLORS["reused"], mfc="w", ls=":")),
             ("projected_memorised_null", "reused", "memorised inputs alone",
              dict(color=COLORS["chance"], marker="s", ls="--"))):
-        errorbars(ax2, Ns, *series(main, key, batch), label=label, **style)
+        errorbars(ax2, Ns, *data.series(main, key, batch), label=label, **style)
     Nc = data.Ns(control)
     for batch, mark in (("reused", "^"), ("fresh", "v")):
-        errorbars(ax2, Nc, *series(control, "projected_overlap", batch, Nc), ls="none",
+        errorbars(ax2, Nc, *data.series(control, "projected_overlap", batch), ls="none",
                   marker=mark, color=COLORS[batch], mfc="w", ms=5,
                   label=f"{data.configs[control].label.split(',')[-1].strip()}, {batch}")
     ax2.plot(grid, 1 / np.sqrt(grid), ":", color=COLORS["chance"], label="chance")
@@ -479,8 +409,7 @@ def plot_term_evidence(data: PairedData, limits: Limits, main: str, control: str
     # Below both panels ("outside" needs the book style's constrained layout).
     fig.legend(h1 + h2, ["left: " + t for t in l1] + l2, loc="outside lower center", ncol=2,
                frameon=False)
-    plt.close(fig)
-    return fig
+    return finished(fig)
 
 
 def _term_rows(data: PairedData, configs, columns):
@@ -490,12 +419,8 @@ def _term_rows(data: PairedData, configs, columns):
     for key in configs:
         # The link only: the activation and step sizes are the caption's.
         name = data.configs[key].label.split(",")[-1].strip()
-        for N in data.Ns(key):
-            cells = []
-            for column, batch in columns:
-                m, s = mean_sem(data.values(key, N, column, batch))
-                cells.append(f"{m:.3f} ± {s:.3f}")
-            rows.append([name, str(N), *cells])
+        rows += [[name, str(N)] + [pm(*mean_sem(data.values(key, N, column, batch)), 3)
+                                   for column, batch in columns] for N in data.Ns(key)]
     return rows
 
 
@@ -507,10 +432,9 @@ def term_evidence_table(data: PairedData, limits: Limits, configs,
     :math:`\tilde u_2` at that :math:`n`. Its controls are :func:`term_controls_table`."""
     rows = _term_rows(data, configs, [("projected_overlap", "reused"),
                                       ("projected_overlap", "fresh"), ("signal_reuse", "reused")])
-    targets = [data.configs[key].target for key in configs for _ in data.Ns(key)]
-    sizes = [N for key in configs for N in data.Ns(key)]
-    for row, t, N in zip(rows, targets, sizes):
-        row.append(f"{limits.overlap(t, 'reused', n=N, aware=True):.3f}")
+    theory = [f"{limits.overlap(data.configs[key].target, 'reused', n=N, aware=True):.3f}"
+              for key in configs for N in data.Ns(key)]
+    rows = [row + [cell] for row, cell in zip(rows, theory)]
     return markdown_table(
         "The exact term seen through its predicted left vector: overlap of $T_2^\\top a^{\\circ3}$ "
         "with $\\beta^\\star$, reused and fresh batch, and of the reuse-aware direction "
@@ -535,10 +459,10 @@ def term_controls_table(data: PairedData, configs, label: str = "tab-reuse-proje
         label, ["link", "$N$", "$T_2^\\top a^{\\circ3}$", "random signs", "memorised inputs"], rows)
 
 
-def term_summary_table(data: PairedData, main: str, control: str):
-    r"""Table *tab-reuse-projected-summary*: at the largest width of ``main``, each quantity of the
-    exact-term test in one row (mean ± standard error over the paired seeds): the reused and the
-    fresh projection, its random-sign control, the memorised inputs alone, the projection without
+def term_summary_table(data: PairedData, main: str, control: str) -> tuple:
+    r"""``(header, rows)``: at the largest width of ``main``, each quantity of the exact-term test
+    in one row (mean ± standard error over the paired seeds): the reused and the fresh
+    projection, its random-sign control, the memorised inputs alone, the projection without
     them, :math:`\tilde u_2` of the same runs, and the ``control`` link's projection (reused)."""
     N, Nc = data.Ns(main)[-1], data.Ns(control)[-1]
     rows = [(r"$T_2^\top a^{\circ3}$", main, N, "projected_overlap", "reused"),
@@ -550,11 +474,6 @@ def term_summary_table(data: PairedData, main: str, control: str):
             (r"$\tilde u_2$, same runs", main, N, "signal_reuse", "reused"),
             (f"{data.configs[control].label}, $N = {Nc}$", control, Nc, "projected_overlap",
              "reused")]
-    cells = []
-    for label, config, width, key, batch in rows:
-        m, s = mean_sem(data.values(config, width, key, batch))
-        cells.append([label, f"{m:.3f} ± {s:.3f}"])
-    return markdown_table(
-        f"The exact-term test at $N = {N}$, {data.configs[main].label} (reused batch unless marked): "
-        "overlap with the target direction, mean ± standard error over the paired seeds.",
-        "tab-reuse-projected-summary", ["quantity", "overlap with $\\beta^\\star$"], cells)
+    return (["quantity", "overlap with $\\beta^\\star$"],
+            [[label, pm(*mean_sem(data.values(config, width, key, batch)), 3)]
+             for label, config, width, key, batch in rows])
