@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep.analysis.readout import mse, ridge, ridge_path
+from twostep.analysis.readout import (asymptotic_ideal, explained_fraction, mse, ridge,
+                                      ridge_path)
 from twostep.model.hermite import hermite_polynomial
 
 
@@ -190,3 +191,55 @@ def test_subspace_error_matches_monte_carlo_of_the_conditional_mean():
     # sd 0.0018, extremes -0.0031 and 0.0034 (this draw: -0.0010). abs=6e-3, 3.3 sd.
     assert ts.subspace_error(teacher, u) == pytest.approx(mc, abs=6e-3)
     assert ts.subspace_error(teacher, u) < 0.95  # overlap 0.8 explains 0.166 of E[y^2] = 1
+
+
+# --- the ideal readout of one direction and of a first-order spike ---------------------
+
+def test_explained_fraction_is_rho_squared_for_he1_and_rho6_leading_for_he3():
+    he1 = ts.make_teacher("he1", 5, np.random.default_rng(0))
+    he3 = ts.make_teacher("he3", 5, np.random.default_rng(0))
+    rho = np.array([0.0, 0.1, 0.5, 1.0])
+    np.testing.assert_allclose(explained_fraction(he1, rho), rho ** 2, atol=1e-12)
+    assert isinstance(explained_fraction(he1, 0.5), float)
+    # He_3/sqrt(6): c_3^2/3! = 1, so the fraction is exactly rho^6.
+    np.testing.assert_allclose(explained_fraction(he3, rho), rho ** 6, atol=1e-12)
+
+
+def test_explained_fraction_rejects_bad_input():
+    two = ts.make_teacher("he1+odd", 5, np.random.default_rng(0))
+    one = ts.make_teacher("he1", 5, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="single-index"):
+        explained_fraction(two, 0.5)
+    with pytest.raises(ValueError, match="rho"):
+        explained_fraction(one, 1.5)
+    with pytest.raises(TypeError, match="teacher"):
+        explained_fraction("he1", 0.5)
+
+
+def test_asymptotic_ideal_matches_closed_forms_and_the_one_step_overlap():
+    he1 = ts.make_teacher("he1", 5, np.random.default_rng(0))
+    psis = np.array([0.5, 1.0, 4.0])
+    np.testing.assert_allclose(asymptotic_ideal(he1, psis), 1 / (1 + psis), rtol=1e-12)
+    # Two equal steps on independent batches: twice the data.
+    np.testing.assert_allclose(asymptotic_ideal(he1, psis, (1.0, 1.0)), 1 / (1 + 2 * psis),
+                               rtol=1e-12)
+    # A general link: the overlap of v_1 is the one-step theory's.
+    mix = ts.make_teacher("he1+odd", 5, np.random.default_rng(0))
+    c1 = np.array([g.coefficients[1] for g in mix.links])
+    rho = c1 / np.sqrt(c1 @ c1 + mix.second_moment / 2.0)
+    want = ts.projected_error(mix, np.outer(rho, rho)) / mix.second_moment
+    assert asymptotic_ideal(mix, 2.0) == pytest.approx(want, rel=1e-12)
+    # More weight on the second step than equal weights gives a worse direction.
+    assert asymptotic_ideal(he1, 1.0, (1.0, 3.0)) > asymptotic_ideal(he1, 1.0, (1.0, 1.0))
+
+
+def test_asymptotic_ideal_rejects_bad_input():
+    he1 = ts.make_teacher("he1", 5, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="psi"):
+        asymptotic_ideal(he1, 0.0)
+    with pytest.raises(ValueError, match="psi"):
+        asymptotic_ideal(he1, [1.0, -1.0])
+    with pytest.raises(ValueError, match="weights"):
+        asymptotic_ideal(he1, 1.0, (0.0, 0.0))
+    with pytest.raises(TypeError, match="psi"):
+        asymptotic_ideal(he1, "1")

@@ -16,7 +16,9 @@ the full training set and scored on held-out data.
 paired comparison), optionally on standardised features, with a penalty grid
 relative to the features' scale. :func:`subspace_error` is the population
 error of the best predictor that sees the input only through a given
-subspace: what a perfect readout of the learned directions would achieve.
+subspace: what a perfect readout of the learned directions would achieve;
+:func:`explained_fraction` and :func:`asymptotic_ideal` are that error for one direction of
+a given overlap and for a first-order spike at its large-:math:`n` overlap.
 """
 
 from __future__ import annotations
@@ -365,6 +367,57 @@ def projected_error(teacher: Teacher, M) -> float:
     return float(teacher.second_moment - c0 * c0 - explained)
 
 
+def explained_fraction(teacher: Teacher, rho):
+    r"""Fraction of :math:`\mathbb{E}[y^2]` an ideal readout of one direction explains.
+
+    For a single-index ``teacher`` and a direction with overlap :math:`\rho` with
+    :math:`\beta^*`, :func:`projected_error` with :math:`M = \rho^2` gives
+    :math:`1 - \mathcal E/\mathbb E[y^2] = \big(c_0^2 + \sum_{k\ge1}c_k^2\rho^{2k}/k!\big)/\mathbb E[y^2]`.
+    ``rho`` is a float in ``[0, 1]`` (returns a float) or a 1-d array of them (returns an
+    array of the same shape).
+    """
+    if not isinstance(teacher, Teacher):
+        raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
+    if len(teacher.links) != 1:
+        raise ValueError(f"teacher must be single-index, got {len(teacher.links)} directions")
+    r = check_array(rho, "rho", ndim=min(np.ndim(rho), 1))
+    if np.any(r < 0) or np.any(r > 1):
+        raise ValueError("rho must lie in [0, 1]")
+    if r.ndim:
+        return np.array([explained_fraction(teacher, x) for x in rho])
+    return 1 - projected_error(teacher, [[rho * rho]]) / teacher.second_moment
+
+
+def asymptotic_ideal(teacher: Teacher, psi, weights=(1.0,)):
+    r"""Large-:math:`n` ideal error :math:`\mathcal E/\mathbb E[y^2]` of a first-order spike.
+
+    The spike :math:`\sum_t w_t v_t`, :math:`v_t = X_t^\top y_t/n` on independent batches
+    of size :math:`n = \psi d`, has overlaps with the target directions
+
+    .. math:: \rho_r = \frac{(\sum_t w_t)\,c_1(g_r)}
+              {\sqrt{(\sum_t w_t)^2\sum_s c_1(g_s)^2 + (\sum_t w_t^2)\,\mathbb E[y^2]/\psi}},
+
+    and :func:`projected_error` with :math:`M = \rho\rho^\top` gives the error.
+    ``weights=(1,)`` is one step (:math:`v_1`; for :math:`\mathrm{He}_1` the error is
+    :math:`1/(1+\psi)`), ``(eta1, eta2)`` the merged spike of a fresh second step. ``psi``
+    is a positive float (returns a float) or a 1-d array of them (returns an array).
+    """
+    if not isinstance(teacher, Teacher):
+        raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
+    w = check_array(weights, "weights", ndim=1)
+    if w.size == 0 or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError("weights must be a non-empty sequence of non-negative numbers, not all 0")
+    p = check_array(psi, "psi", ndim=min(np.ndim(psi), 1))
+    if np.any(p <= 0):
+        raise ValueError("psi must be positive")
+    if p.ndim:
+        return np.array([asymptotic_ideal(teacher, x, weights) for x in psi])
+    c1 = np.array([g.coefficients[1] for g in teacher.links])
+    m2 = teacher.second_moment
+    rho = w.sum() * c1 / np.sqrt(w.sum() ** 2 * (c1 @ c1) + (w @ w) * m2 / psi)
+    return projected_error(teacher, np.outer(rho, rho)) / m2
+
+
 def subspace_error(teacher: Teacher, V) -> float:
     r""":func:`projected_error` for the span of the rows of ``V`` (``(k, d)``, ``k >= 0``).
 
@@ -374,14 +427,9 @@ def subspace_error(teacher: Teacher, V) -> float:
     """
     if not isinstance(teacher, Teacher):
         raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
-    V = np.asarray(V, dtype=float)
-    if V.ndim == 1:
-        V = V[None, :]
-    if V.ndim != 2 or V.shape[1] != teacher.d:
-        raise ValueError(f"V must have shape (k, {teacher.d}), got {V.shape}")
+    V = check_array(np.atleast_2d(V), "V", shape=(None, teacher.d))
     if V.shape[0] == 0:
         return projected_error(teacher, np.zeros((teacher.rank, teacher.rank)))
-    V = check_array(V, "V", ndim=2)
     if V.shape[0] > V.shape[1]:
         raise ValueError(f"V must have at most d rows, got shape {V.shape}")
     Q, R = np.linalg.qr(V.T)

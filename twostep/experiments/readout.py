@@ -1,17 +1,33 @@
-r"""Single runs of the readout comparison (chapter *What the features buy*): five first layers from one problem, their test errors and the directions they learned."""
+r"""Single runs of the readout comparison (chapter *What the features buy*).
+
+One problem is a teacher, an initialisation :math:`(W_0, a)` and two batches
+:math:`(X_1, y_1)`, :math:`(X_2, y_2)`; with :math:`\eta_t = cN^{\alpha_t}`,
+:func:`train_schemes` builds five first layers from it:
+
+============  ================================================================
+``W0``        the initialisation (random features, a kernel-like baseline)
+``W1``        one step of size :math:`\eta_1` on batch 1
+``W1_total``  one step of size :math:`\eta_1+\eta_2` on batch 1 (same total step)
+``W2_reused`` a second step of size :math:`\eta_2` on batch 1 again
+``W2_fresh``  a second step of size :math:`\eta_2` on batch 2
+============  ================================================================
+
+:func:`payoff_experiment` scores each by a ridge readout on shared data, next to the ideal
+readout of the directions it learned (:func:`learned_directions`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_alpha, check_dtype, check_int, check_real, check_rng
+from .._validation import check_alpha, check_dtype, check_int
 from ..model.activations import Activation, as_activation
 from ..analysis.alignment import overlaps
 from ..analysis.decomposition import weighted_direction
-from ..analysis.readout import SCALINGS, best_linear_error, paired_readout, subspace_error
+from ..analysis.readout import best_linear_error, paired_readout, subspace_error
 from ..analysis.spectra import SVDS_TOL, top_singular
 from ..model.targets import Teacher
 from ..analysis.theory import spike_terms
@@ -48,7 +64,6 @@ class TrainedSchemes:
     alpha2s: tuple
     activation: Activation
     teacher: Teacher
-    params: dict = field(default_factory=dict)
 
     def weights(self, i: int) -> dict:
         """The five first layers for ``alpha2s[i]``, by scheme name."""
@@ -60,8 +75,7 @@ class TrainedSchemes:
 
 
 def _alpha2s(alpha2s) -> tuple:
-    if isinstance(alpha2s, (int, float)):
-        alpha2s = (alpha2s,)
+    alpha2s = (alpha2s,) if isinstance(alpha2s, (int, float)) else alpha2s
     if not isinstance(alpha2s, (Sequence, np.ndarray)) or len(alpha2s) == 0:
         raise TypeError("alpha2s must be a non-empty sequence of exponents in [0, 1/2)")
     return tuple(check_alpha(float(a), "alpha2") for a in alpha2s)
@@ -81,14 +95,9 @@ def train_schemes(rng: np.random.Generator, *, N: int, n: int | None = None,
     (float64 or float32) is that of the draws and of the steps.
     Cost: :math:`1 + 3\,|\alpha_2\text{s}|` gradient steps.
     """
-    check_rng(rng)
-    N = check_int(N, "N")
-    n = N if n is None else check_int(n, "n")
-    d = N if d is None else check_int(d, "d")
+    n, d = N if n is None else n, N if d is None else d
     activation = as_activation(activation)
-    c = check_real(c, "c", low=0.0, low_open=True)
-    alpha1 = check_alpha(alpha1, "alpha1")
-    alpha2s = _alpha2s(alpha2s)
+    alpha1, alpha2s = check_alpha(alpha1, "alpha1"), _alpha2s(alpha2s)
     p = draw_problem(N, n, d, target, "fresh", rng, dtype=check_dtype(dtype))
     eta1 = step_size(c, alpha1, N)
     eta2s = tuple(step_size(c, a2, N) for a2 in alpha2s)
@@ -96,10 +105,8 @@ def train_schemes(rng: np.random.Generator, *, N: int, n: int | None = None,
     W1_total = [one_step(p.W0, p.a, p.X1, p.y1, activation, eta1 + e2) for e2 in eta2s]
     W2_reused = [one_step(W1, p.a, p.X1, p.y1, activation, e2) for e2 in eta2s]
     W2_fresh = [one_step(W1, p.a, p.X2, p.y2, activation, e2) for e2 in eta2s]
-    params = dict(N=N, n=n, d=d, c=c, alpha1=alpha1, alpha2s=alpha2s,
-                  activation=activation.name, links=[g.name for g in p.teacher.links])
     return TrainedSchemes(p.W0, p.a, W1, W1_total, W2_reused, W2_fresh, p.X1, p.y1, p.X2,
-                          p.y2, eta1, eta2s, alpha1, alpha2s, activation, p.teacher, params)
+                          p.y2, eta1, eta2s, alpha1, alpha2s, activation, p.teacher)
 
 
 def learned_directions(schemes: TrainedSchemes, i: int) -> dict:
@@ -136,32 +143,20 @@ def learned_directions(schemes: TrainedSchemes, i: int) -> dict:
             "W2_reused": np.array(reused), "W2_fresh": np.array(fresh)}
 
 
-def measured_directions(schemes: TrainedSchemes, i: int, counts: dict | None = None) -> dict:
-    r"""The measured counterpart of :func:`learned_directions`: for every first layer, the
-    top right singular vectors of its weights :math:`W` (not of the update), as many as
-    ``counts[scheme]`` (default: as many as :func:`learned_directions` lists, so both
-    ideal readouts see subspaces of the same dimension). ``W0`` gets none.
+def measured_directions(schemes: TrainedSchemes, i: int) -> dict:
+    r"""The measured counterpart of :func:`learned_directions`: for every first layer, as many
+    top right singular vectors of its weights :math:`W` (not of the update) as
+    :func:`learned_directions` lists, so that both ideal readouts see subspaces of the same
+    dimension (``W0`` gets none).
 
     Returns a dict of arrays of shape ``(k, d)``, the vectors by decreasing singular value
     (:func:`twostep.top_singular`).
     """
-    if not isinstance(schemes, TrainedSchemes):
-        raise TypeError(f"schemes must be a TrainedSchemes, got {type(schemes).__name__}")
+    learned = learned_directions(schemes, i)
     W = schemes.weights(i)
-    if counts is None:
-        counts = {s: v.shape[0] for s, v in learned_directions(schemes, i).items()}
-    if not isinstance(counts, dict) or set(counts) != set(SCHEMES):
-        raise TypeError(f"counts must be a dict with the keys {list(SCHEMES)}")
-    d = schemes.W0.shape[1]
-    out = {}
-    for s in SCHEMES:
-        k = check_int(counts[s], f"counts[{s!r}]", 0)
-        if k > min(W[s].shape):
-            raise ValueError(f"counts[{s!r}] must be in [0, {min(W[s].shape)}], got {k}")
-        out[s] = (np.zeros((0, d)) if k == 0
-                  else top_singular(np.asarray(W[s], dtype=np.float64), k, vectors="right",
-                                    tol=SVDS_TOL)[1])
-    return out
+    return {s: v if v.shape[0] == 0 else top_singular(np.asarray(W[s], dtype=np.float64),
+                                                      v.shape[0], vectors="right", tol=SVDS_TOL)[1]
+            for s, v in learned.items()}
 
 
 def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
@@ -177,21 +172,13 @@ def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
         Drawn in this order: :func:`train_schemes` (the teacher's directions unless
         ``target`` is a Teacher, the network, both batches), then
         :func:`twostep.paired_readout`.
-    N, n, d : int
-        Width, batch size of the gradient steps, input dimension; ``n`` and ``d``
-        default to ``N``.
-    activation : Activation or name
-    target : Teacher, Link, sequence of Link, or str such as ``"he1+odd"``
-    c, alpha1 : float
-        Step sizes :math:`\eta_t = cN^{\alpha_t}`.
-    alpha2s : sequence of float
-        Second-step exponents; ``W0``, ``W1`` and all data are shared across them.
+    N, n, d, activation, target, c, alpha1, alpha2s, dtype
+        The problem and its first layers, as in :func:`train_schemes` (``target``: a Teacher,
+        Link(s) or a name such as ``"he1+odd"``; ``dtype``, float64 or float32, also that of
+        the features; the ridge solves are in float64 either way).
     n_train, n_test : int, optional
         Sizes of the readout's fresh training and test sets (default ``d`` and ``2d``).
     scalings : sequence of {"standardised", "raw"}
-    dtype : {"float64", "float32"}
-        Of every draw, the steps and the features; the ridge solves are in float64
-        either way. float32 draws a different stream from the same ``rng``.
     measured_ideal : bool
         Also the ideal readout of each first layer's *measured* top right singular
         vectors (:func:`measured_directions`), as ``ideal_svd_<scheme>``.
@@ -213,60 +200,42 @@ def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
         ``overlap_u_reused``, ``overlap_u_fresh``: overlaps of :math:`u_k`,
         :math:`k = 1..L-1`, with each :math:`\beta^*_r`, shape ``(L-1, r)``.
     """
-    check_rng(rng)
-    N = check_int(N, "N")
-    n = N if n is None else check_int(n, "n")
-    d = N if d is None else check_int(d, "d")
-    activation = as_activation(activation)
-    n_train = d if n_train is None else check_int(n_train, "n_train", 2)
-    n_test = 2 * d if n_test is None else check_int(n_test, "n_test", 1)
-    if isinstance(scalings, str):
-        scalings = (scalings,)
-    scalings = tuple(scalings)
-    if not scalings or any(s not in SCALINGS for s in scalings):
-        raise ValueError(f"scalings must be a non-empty sequence of {list(SCALINGS)}, got {scalings!r}")
-    dt = check_dtype(dtype)
     if not isinstance(measured_ideal, (bool, np.bool_)):
         raise TypeError(f"measured_ideal must be True or False, got {measured_ideal!r}")
+    # train_schemes and paired_readout check the arguments they are given.
     sch = train_schemes(rng, N=N, n=n, d=d, activation=activation, target=target, c=c,
-                        alpha1=alpha1, alpha2s=alpha2s, dtype=dt)
-    teacher = sch.teacher
+                        alpha1=alpha1, alpha2s=alpha2s, dtype=dtype)
+    teacher, activation, (n, d) = sch.teacher, sch.activation, sch.X1.shape
     m = len(sch.alpha2s)
     weights = {"W0": sch.W0, "W1": sch.W1}
     for name in SECOND_STEP_SCHEMES:
         for i, W in enumerate(getattr(sch, name)):
             weights[f"{name}[{i}]"] = W
-    res = paired_readout(weights, activation, teacher, n_train, n_test, rng, scalings=scalings,
-                         dtype=dt)
+    res = paired_readout(weights, activation, teacher, d if n_train is None else n_train,
+                         2 * d if n_test is None else n_test, rng, scalings=scalings, dtype=dtype)
     m2 = teacher.second_moment
     out = {"best_linear": best_linear_error(teacher) / m2}
-    for s in scalings:
+
+    def per_layer(name, value):
+        # value(i) at alpha2s[i]: one float for W0, W1 and linear, an array for the others
+        return np.array([value(i) for i in range(m)]) if name in SECOND_STEP_SCHEMES else value(0)
+
+    key = lambda name, i: f"{name}[{i}]" if name in SECOND_STEP_SCHEMES else name
+    for s, r in res.items():
         suffix = "" if s == "standardised" else "_raw"
-        r = res[s]
-        unit = r["zero"].test_mse
-        for name in ("W0", "W1", "linear"):
-            out[f"err_{name}{suffix}"] = r[name].test_mse / unit
-            out[f"edge_{name}{suffix}"] = float(r[name].edge)
-        for name in SECOND_STEP_SCHEMES:
-            out[f"err_{name}{suffix}"] = np.array([r[f"{name}[{i}]"].test_mse / unit
-                                                   for i in range(m)])
-            out[f"edge_{name}{suffix}"] = np.array([float(r[f"{name}[{i}]"].edge)
-                                                    for i in range(m)])
+        for name in ("W0", "W1", "linear") + SECOND_STEP_SCHEMES:
+            out[f"err_{name}{suffix}"] = per_layer(
+                name, lambda i: r[key(name, i)].test_mse / r["zero"].test_mse)
+            out[f"edge_{name}{suffix}"] = per_layer(name, lambda i: float(r[key(name, i)].edge))
     ideal = [learned_directions(sch, i) for i in range(m)]
     measured = [measured_directions(sch, i) for i in range(m)] if measured_ideal else None
-    for name in ("W0", "W1"):
-        out[f"ideal_{name}"] = subspace_error(teacher, ideal[0][name]) / m2
+    for name in SCHEMES:
+        out[f"ideal_{name}"] = per_layer(name, lambda i: subspace_error(teacher, ideal[i][name]) / m2)
         if measured_ideal:
-            out[f"ideal_svd_{name}"] = subspace_error(teacher, measured[0][name]) / m2
-        out[f"max_row_{name}"] = float(np.linalg.norm(weights[name], axis=1).max())
-    for name in SECOND_STEP_SCHEMES:
-        out[f"ideal_{name}"] = np.array([subspace_error(teacher, ideal[i][name]) / m2
-                                         for i in range(m)])
-        if measured_ideal:
-            out[f"ideal_svd_{name}"] = np.array([subspace_error(teacher, measured[i][name]) / m2
-                                                 for i in range(m)])
-        out[f"max_row_{name}"] = np.array([np.linalg.norm(W, axis=1).max()
-                                           for W in getattr(sch, name)])
+            out[f"ideal_svd_{name}"] = per_layer(
+                name, lambda i: subspace_error(teacher, measured[i][name]) / m2)
+        out[f"max_row_{name}"] = per_layer(
+            name, lambda i: float(np.linalg.norm(weights[key(name, i)], axis=1).max()))
     B = teacher.directions
     v1 = sch.X1.T @ sch.y1 / n
     out["overlap_v"] = overlaps(v1, B)[0]
