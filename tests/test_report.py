@@ -107,3 +107,16 @@ def test_spreads_and_mean_pm_sem_for_tables():
     assert report.pm(2.0512, 0.0049) == "2.051 ± 0.005"   # the spread must not read 0.00
     assert report.pm(1.0, 0.0) == "1.00 ± 0.00"
     assert report.sig(0.096) == "0.096" and report.sig(1.06) == "1.1"
+
+
+def test_pm_signs_a_difference_and_can_keep_its_decimals():
+    assert report.pm(0.012, 0.004, 3, signed=True) == "+0.012 ± 0.004"
+    assert report.pm(-0.012, 0.004, 3, signed=True) == "-0.012 ± 0.004"
+    assert report.pm(0.1, 0.001, 2) == "0.100 ± 0.001"
+    assert report.pm(0.1, 0.001, 2, adaptive=False) == "0.10 ± 0.00"
+
+
+def test_cell_formats_a_summary_point():
+    from twostep.analysis.summary import Summary
+    s = Summary([{"N": 10, "seed": i, "x": float(i)} for i in range(3)], ["N"], ["x"])
+    assert report.cell(s, "x", decimals=2, N=10) == report.pm(1.0, 1 / 3 ** 0.5, 2)

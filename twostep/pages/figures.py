@@ -11,6 +11,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from .._validation import check_array, check_int, check_real
 from ..analysis.spectra import bulk_edge, bulk_edges, marchenko_pastur_density
@@ -191,10 +192,24 @@ def width_grid(Ns, points: int = 60) -> np.ndarray:
 
 def legend_from(where, entries, **kwargs):
     """A legend of ``where`` (an axes or a figure) from ``(label, style)`` pairs, ``style`` the
-    keywords of a :class:`matplotlib.lines.Line2D` (``color``, ``ls``, ``marker``, ...), for
+    keywords of a :class:`matplotlib.lines.Line2D` (``color``, ``ls``, ``marker``, ...), or of a
+    filled :class:`matplotlib.patches.Patch` with ``patch=True`` (a histogram's entry), for
     series whose artists carry no label of their own. ``kwargs`` go to ``legend``."""
-    handles = [Line2D([], [], **{"color": "0.3", **style}) for _, style in entries]
-    return where.legend(handles, [label for label, _ in entries], **kwargs)
+    def handle(style):
+        style = {"color": "0.3", **style}
+        return Patch(**{k: v for k, v in style.items() if k != "patch"}) if style.get("patch") \
+            else Line2D([], [], **style)
+
+    return where.legend([handle(s) for _, s in entries], [label for label, _ in entries],
+                        **kwargs)
+
+
+def ticks_at(axis, values) -> None:
+    """Ticks of ``axis`` (``ax.xaxis`` or ``ax.yaxis``) at ``values`` only, written plainly
+    (``f"{v:g}"``), with no minor ticks: for a log axis of a few chosen values (the batch
+    ratios :math:`\psi`, step sizes) that is not a width axis (:func:`width_axis`)."""
+    axis.set_ticks(list(values), [f"{v:g}" for v in values])
+    axis.set_minor_locator(plt.NullLocator())
 
 
 def finished(fig):

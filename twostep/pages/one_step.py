@@ -20,7 +20,6 @@ from functools import partial
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from ..analysis import peer
 from ..analysis.alignment import chance_overlap
@@ -37,7 +36,7 @@ from ..model.network import gaussian_inputs, initialise
 from ..model.steps import one_step, step_size
 from ..model.targets import Link, Teacher
 from .figures import (COLORS, chance_line, errorbars, finished, legend_from, plot_spectrum,
-                      theory_power_law, width_axis)
+                      theory_power_law, ticks_at, width_axis)
 from .report import num, pm, sci, sig, width_verdicts
 
 #: Colours of the chapter's targets (red and blue stay reserved for reused / fresh batches).
@@ -68,12 +67,6 @@ def _theta(eta: float, mu1: float, link: Link) -> float:
 def _width_ticks(Ns) -> list:
     return [t for t in WIDTH_TICKS if t <= max(Ns)] or list(Ns)
 
-
-def _log_ticks(axis, ticks):
-    # fixed, plainly written ticks on a log axis that is not a width axis
-    axis.set_major_locator(FixedLocator(ticks))
-    axis.set_minor_locator(NullLocator())
-    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
 
 
 # --- the remainder and the growing outlier (fig-residual, fig-growth) -------------------
@@ -196,8 +189,8 @@ def plot_residual(data: ResidualData):
         axis.set_ylabel(r"$\|G-\mu_1 a v^\top\|_{op}\,/\,\|G\|_{op}$")
         axis.legend(fontsize=9, ncol=1, loc="upper center", bbox_to_anchor=(0.5, -0.2),
                     handlelength=1.8)
-    _log_ticks(ax.yaxis, [0.03, 0.05, 0.1, 0.2, 0.3])
-    _log_ticks(ax_t.yaxis, [0.1, 0.2, 0.3, 0.5, 0.7])
+    ticks_at(ax.yaxis, [0.03, 0.05, 0.1, 0.2, 0.3])
+    ticks_at(ax_t.yaxis, [0.1, 0.2, 0.3, 0.5, 0.7])
     return finished(fig)
 
 
@@ -232,7 +225,7 @@ def plot_growth(data: ResidualData):
         ax.axhline(bulk_edge(1.0), color=COLORS["chance"], ls=":", lw=1.2)
         ax.set_yscale("log")
         width_axis(ax, _width_ticks(sizes))
-        _log_ticks(ax.yaxis, yticks)
+        ticks_at(ax.yaxis, yticks)
     axes[0].set_ylabel("top two singular values of $W_1$")
     axes[1].set_ylabel(r"$\|\Delta_1\|_{op} = \eta_1\|G - \mu_1 a v^\top\|_{op}$")
     ink = COLORS["theory"]
@@ -324,7 +317,7 @@ def tail_table(data: ResidualData) -> tuple[list, list]:
     # no "|" inside a cell: it would end the cell of a pipe table
     header = ["target", r"cosine with $x_{j^\star}$", r"$\max_j \lvert y_j\rvert$",
               r"$\lVert G-\mu_1av^\top\rVert_{op}$", "one sample predicts"]
-    rows, cell = [], lambda m, se: f"{m:.2f} ± {se:.2f}"   # report.pm would add a decimal
+    rows, cell = [], lambda m, se: pm(m, se, 2, adaptive=False)
     for key in data.targets:
         e = data.tail.entry(target=key, N=N)
         one = [single_sample_norm(e[k], data.spread, N, N) for k in ("max_label", "max_label_sem")]
@@ -416,7 +409,7 @@ def plot_w1_spectrum(data: SpectrumData):
         ax.set_ylabel("")
     ink = COLORS["theory"]
     legend_from(fig, [
-        ("singular values of $W_1$", dict(color="0.6", alpha=0.8, lw=8)),
+        ("singular values of $W_1$", dict(color="0.6", alpha=0.8, patch=True)),
         ("Marchenko–Pastur density of $W_0$", dict(color=ink, lw=1.3)),
         (f"bulk edge {bulk_edge(1.0):.2f}", dict(color=ink, ls=":", lw=1)),
         (f"beyond {1 + data.margin:g} × edge", dict(color=TARGET_COLORS["He_1"], lw=1.6)),
@@ -662,7 +655,7 @@ def plot_overlap(data: OverlapData):
     axes[0].axhline(0.0, color=COLORS["theory"], lw=1.2)
     chance_line(axes[0], chance_overlap(data.d))
     axes[0].set_xscale("log")
-    _log_ticks(axes[0].xaxis, list(data.psis))
+    ticks_at(axes[0].xaxis, list(data.psis))
     axes[0].set_xlabel(r"$\psi = n/d$")
     axes[0].set_ylabel(r"overlap with $\beta^\star$ (r.m.s. over seeds)")
     axes[0].set_title(rf"$N = d = {data.d}$")
@@ -674,7 +667,7 @@ def plot_overlap(data: OverlapData):
     axes[1].plot(ds, 1 / np.sqrt(ds), color=COLORS["chance"], ls=":", lw=1.2)
     axes[1].set_yscale("log")
     width_axis(axes[1], list(ds), "input dimension $d$")
-    _log_ticks(axes[1].yaxis, [0.02, 0.05, 0.1, 0.2, 0.5, 1])
+    ticks_at(axes[1].yaxis, [0.02, 0.05, 0.1, 0.2, 0.5, 1])
     axes[1].set_ylabel(r"overlap of $v/\|v\|$ with $\beta^\star$ (r.m.s.)")
     axes[1].set_title(rf"$\psi = {data.dim_psi:g}$")
     ink = COLORS["theory"]
@@ -730,7 +723,7 @@ def overlap_table(data: OverlapData) -> tuple[list, list]:
         slope = data.dim_stats.get(key, {}).get("slope")
         rows.append([TARGET_LABELS[key], "0" if abs(c1) < 1e-12 else f"{c1:.3f}",
                      f"{st['m22']:.3g}", f"{np.max(st['v']):.3f}", f"{np.max(st['w']):.3f}", dev,
-                     "–" if slope is None else f"{slope[0]:.2f} ± {slope[1]:.2f}"])
+                     "–" if slope is None else pm(*slope, 2, adaptive=False)])
     return header, rows
 
 

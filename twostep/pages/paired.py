@@ -83,6 +83,11 @@ class PairedData:
         return [m for m, _ in stats], [s for _, s in stats]
 
 
+def _signed(x) -> str:
+    # a paired difference over the seeds: "+0.012 ± 0.004"
+    return pm(*mean_sem(x), 3, signed=True)
+
+
 def paired_data(configs: dict, sizes: dict, seeds, alpha1: float, alpha2: float, alpha2s=(),
                 n_jobs: int = 1, dtype="float32") -> PairedData:
     r""":func:`paired_reuse_experiment` for every configuration, its widths and every seed.
@@ -213,11 +218,6 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
     return finished(fig)
 
 
-def _difference(x) -> str:
-    # A paired difference's mean ± standard error over the seeds, signed: "+0.012 ± 0.004".
-    text = pm(*mean_sem(x), 3)
-    return text if text.startswith("-") else "+" + text
-
 
 def paired_table(data: PairedData) -> tuple:
     r"""Two tables of :func:`paired_data` at the reference exponent, one row per configuration and
@@ -233,9 +233,9 @@ def paired_table(data: PairedData) -> tuple:
             v = lambda name, b, i=None: data.values(key, N, name, b, i)  # noqa: E731
             term = v("term_overlap", "diff")
             diff_rows.append([cfg.label, str(N),
-                              _difference(term) if np.all(np.isfinite(term)) else "n/a",
-                              _difference(v("subspace_unmemorised", "diff", 0)),
-                              _difference(v("subspace", "diff", 0))])
+                              _signed(term) if np.all(np.isfinite(term)) else "n/a",
+                              _signed(v("subspace_unmemorised", "diff", 0)),
+                              _signed(v("subspace", "diff", 0))])
             row_rows.append([cfg.label, str(N)]
                             + [f"{v('top_memorisation', b, 0).mean():.2f}" for b in BATCHES]
                             + [f"{v('row_ratio', b, 0).mean():.1f}" for b in BATCHES])
@@ -266,7 +266,7 @@ def paired_lambda_table(data: PairedData, config: str, alpha1: float,
     N = data.Ns(config)[-1] if N is None else N
     rows = [[str(data.n_spikes[i]), f"{data.alpha2s[i]}",
              f"{spike_exponent(2, alpha1, data.alpha2s[i]):+.2f}",
-             _difference(data.values(config, N, "subspace_unmemorised", "diff", int(i)))]
+             _signed(data.values(config, N, "subspace_unmemorised", "diff", int(i)))]
             for i in np.argsort(data.n_spikes)]
     return ["$\\Lambda$", "$\\alpha_2$", "$e_2$", "difference"], rows
 

@@ -27,7 +27,7 @@ from ..experiments.readout import (SCHEMES, SECOND_STEP_SCHEMES, neuron_memorisa
                                    train_schemes)
 from ..model.network import gaussian_inputs
 from .figures import COLORS, errorbars, finished, legend_below, legend_from, width_axis
-from .report import pm, sci, sig
+from .report import cell, pm, sci, sig
 
 #: Label and colour of each first layer in the chapter's figures.
 SCHEME_STYLE = {
@@ -66,14 +66,6 @@ _PENALTIES = ("d_reused_fresh", "d_reused_total")
 _SHORT = {"W0": "0 steps", "W1": "1 step", "W1_total": r"$\eta_1+\eta_2$",
           "W2_reused": "reused", "W2_fresh": "fresh"}
 
-
-def _pm(s: Summary, value: str, index=(), decimals: int = 3, signed: bool = False,
-        **point) -> str:
-    """The cell "mean ± sem" of ``value[index]`` at one point of ``s`` (:func:`report.pm`),
-    with a "+" before a mean that is not negative where ``signed`` (a paired difference)."""
-    mean = s.at(value, index, **point)
-    cell = pm(mean, s.at(value, index, sem=True, **point), decimals)
-    return "+" + cell if signed and mean >= 0 else cell
 
 
 # -- Summaries over seeds -----------------------------------------------------------------
@@ -195,7 +187,7 @@ def u2_table(data: IdealData, teachers: dict) -> tuple:
     explains for each target in ``teachers``."""
     names = {"odd": "odd bounded", "he3": r"$\mathrm{He}_3$", "he1": r"$\mathrm{He}_1$"}
     header = ["$n = d$"] + [f"{m}" for m in data.sizes]
-    ov = lambda b: [_pm(data.u2, "overlaps", (0, 0), batch=b, n=m) for m in data.sizes]
+    ov = lambda b: [cell(data.u2, "overlaps", (0, 0), batch=b, n=m) for m in data.sizes]
     rows = [[r"overlap of $u_2$, reused"] + ov("reused"),
             [r"overlap of $u_2$, fresh"] + ov("fresh"),
             [r"chance $1/\sqrt d$"] + [f"{1 / np.sqrt(m):.3f}" for m in data.sizes],
@@ -347,7 +339,7 @@ def paired_table(summary: Summary, alpha1s, alpha2s, L: int, columns) -> tuple:
     header = [*("target", r"$\alpha_1$", r"$\alpha_2$", r"$\Lambda$"),
               *(PAIRED_DIFFERENCES[k][2] for k in columns)]
     return header, [[_PLAIN[t], f"{a1:g}", f"{a2:g}", f"{n_spikes(a1, a2, L)}"]
-                    + [_pm(summary, k, i, signed=True, target=t, alpha1=a1) for k in columns]
+                    + [cell(summary, k, i, signed=True, target=t, alpha1=a1) for k in columns]
                     for t in _PLOTTED for a1 in alpha1s for i, a2 in enumerate(alpha2s)]
 
 
@@ -561,7 +553,7 @@ def psi_table(data: PsiData, teachers: dict) -> tuple:
     header = [r"$\psi$", "1 step", r"ideal, $v_1$", "fresh", "ideal, merged",
               r"reused − $\eta_1{+}\eta_2$", "He₁ + odd, 1 step"]
     rows = [[f"{p:g}", f"{one[j]:.3f}", f"{v1[j]:.3f}", f"{fresh[j]:.3f}", f"{merged[j]:.3f}",
-             _pm(S, "d_reused_total", signed=True, target="he1", n=n),
+             cell(S, "d_reused_total", signed=True, target="he1", n=n),
              f"{S.at('err_W1', target='he1+odd', n=n):.3f}"] for j, (p, n) in enumerate(zip(psis, ns))]
     diff = fresh - np.array(merged)
     join = lambda ps: (", ".join(f"{p:g}" for p in ps[:-1]) + " and " if len(ps) > 1 else "") \
@@ -625,7 +617,7 @@ def config_table(data: ConfigData) -> tuple:
     for name, p in data.points.items():
         rows.append([data.labels[name]] + [f"{S.at(f'err_{s}', **p):.3f}"
                                            for s in ("W0", "W1", "W2_fresh")]
-                    + [_pm(S, k, signed=True, **p) for k in _PENALTIES])
+                    + [cell(S, k, signed=True, **p) for k in _PENALTIES])
         numbers.update({f"{name}_rt": S.at("d_reused_total", **p),
                         f"{name}_rt_sem": S.at("d_reused_total", sem=True, **p),
                         f"{name}_maxrow": S.at("max_row_W2_reused", **p),
@@ -689,7 +681,7 @@ def penalty_table(data: Summary) -> tuple:
     header = ["$N$", "seeds", *(PAIRED_DIFFERENCES[k][2] for k in _PENALTIES), "row, reused",
               "row, fresh"]
     rows = [[f"{N}", f"{data.count(N=N)}"]
-            + [_pm(data, k, signed=True, N=N) for k in _PENALTIES]
+            + [cell(data, k, signed=True, N=N) for k in _PENALTIES]
             + [f"{data.at(f'max_row_W2_{b}', N=N):.1f}" for b in ("reused", "fresh")]
             for N in Ns]
     numbers = dict(pen_N_lo=int(Ns[0]), pen_N_hi=int(Ns[-1]),
@@ -708,7 +700,7 @@ def penalty_errors_table(data: Summary) -> tuple:
     the seeds. Returns ``(header, rows)``."""
     shown = ("W1", "W1_total", "W2_reused", "W2_fresh")
     return (["$N$"] + [_SHORT[s] for s in shown],
-            [[f"{N}"] + [_pm(data, f"err_{s}", N=N) for s in shown] for N in data.axis()])
+            [[f"{N}"] + [cell(data, f"err_{s}", N=N) for s in shown] for N in data.axis()])
 
 
 def ideal_comparison_table(configs: ConfigData, widths: Summary) -> tuple:
@@ -727,7 +719,7 @@ def ideal_comparison_table(configs: ConfigData, widths: Summary) -> tuple:
     settings += [(f"$N = {N}$", widths, {"N": N}) for N in widths.axis()]
     cells = [(label, S, p, s) for label, S, p in settings for s in shown]
     kinds = ("err", "ideal", "ideal_svd")
-    rows = [[label if s == shown[0] else "", _SHORT[s]] + [_pm(S, f"{k}_{s}", **p) for k in kinds]
+    rows = [[label if s == shown[0] else "", _SHORT[s]] + [cell(S, f"{k}_{s}", **p) for k in kinds]
             for label, S, p, s in cells]
     m, th, sv = (np.array([S.at(f"{k}_{s}", **p) for _, S, p, s in cells]) for k in kinds)
     apart = np.abs(sv - th)[[s != "W2_reused" for *_, s in cells]]
@@ -844,7 +836,7 @@ def memorisation_table(data: MemorisationData, psi: PsiData, memo_cut: float = 0
             ["largest / median feature scale on fresh inputs"]
             + [sci(ratio[b], 2) if ratio[b] >= 1000 else f"{ratio[b]:.0f}" for b in bs]]
     rows += [[f"largest row norm of $W_2$, $\\psi = {p:g}$"]
-             + [_pm(psi.summary, f"max_row_W2_{b}", decimals=1, target="he1", n=n) for b in bs]
+             + [cell(psi.summary, f"max_row_W2_{b}", decimals=1, target="he1", n=n) for b in bs]
              for p, n in zip(psi.psis, psi.summary.axis(target="he1"))]
     numbers = dict(feat_ratio_re_txt=sci(ratio["reused"], 2), feat_ratio_fr=ratio["fresh"])
     return ["", "reused batch", "fresh batch"], rows, numbers

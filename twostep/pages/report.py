@@ -85,12 +85,24 @@ def sig(x: float) -> str:
     return f"{r:.{max(0, digits - 1 - math.floor(math.log10(r)))}f}"
 
 
-def pm(mean: float, sem: float, decimals: int = 2) -> str:
+def pm(mean: float, sem: float, decimals: int = 2, *, signed: bool = False,
+       adaptive: bool = True) -> str:
     """``0.46 ± 0.03``: a mean and its standard error over seeds for a table cell, with
-    ``decimals`` decimals, one more where a nonzero standard error would round to zero."""
-    if 0 < sem < 0.5 * 10.0 ** -decimals:
+    ``decimals`` decimals, one more where a nonzero standard error would round to zero (unless
+    ``adaptive=False``); ``signed`` puts "+" before a mean that is not negative (a paired
+    difference: ``pm(0.012, 0.004, 3, signed=True) == "+0.012 ± 0.004"``)."""
+    if adaptive and 0 < sem < 0.5 * 10.0 ** -decimals:
         decimals += 1
-    return f"{mean:.{decimals}f} ± {sem:.{decimals}f}"
+    text = f"{mean:.{decimals}f} ± {sem:.{decimals}f}"
+    return "+" + text if signed and not text.startswith("-") else text
+
+
+def cell(summary, value: str, index=(), decimals: int = 3, *, signed: bool = False,
+         **point) -> str:
+    """The table cell :func:`pm` of ``value[index]`` at one point of a
+    :class:`~twostep.analysis.summary.Summary`: its mean and standard error over seeds."""
+    return pm(summary.at(value, index, **point), summary.at(value, index, sem=True, **point),
+              decimals, signed=signed)
 
 
 def sci(x, digits: int = 1) -> str:

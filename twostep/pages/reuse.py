@@ -28,7 +28,7 @@ from ..model.steps import BATCHES
 from ..model.targets import get_link
 from .figures import (BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_below,
                       legend_from, width_axis, width_grid)
-from .report import pm
+from .report import cell
 
 #: The values of :func:`reuse_experiment` that :func:`network_data` summarises.
 NETWORK_VALUES = ("signal_reuse", "term_overlap", "term_memorisation", "top_values",
@@ -37,10 +37,6 @@ NETWORK_VALUES = ("signal_reuse", "term_overlap", "term_memorisation", "top_valu
 LAMBDA_VALUES = ("subspace", "subspace_unmemorised")
 _CHANCE = dict(color=COLORS["chance"], ls=":", lw=1.2)
 
-
-def _pm(summary: Summary, value: str, index=(), decimals: int = 3, **where) -> str:
-    # A table cell: the mean ± standard error over seeds of value[index] at one point.
-    return pm(summary.at(value, index, **where), summary.at(value, index, True, **where), decimals)
 
 
 def limits_table(limits: Limits, targets: dict) -> tuple:
@@ -141,13 +137,13 @@ def signal_table(data: Summary, limits: Limits, targets: dict) -> tuple:
         for i in range(r):
             name = label + (f", $\\beta_{i + 1}$" if r > 1 else "")
             for b in BATCHES:
-                cell = lambda k, key: _pm(data, key, (k, i), target=t, batch=b, n=N)  # noqa: E731
+                at = lambda k, key: cell(data, key, (k, i), target=t, batch=b, n=N)  # noqa: E731
                 theory = lambda k: f"{limits.overlap(t, b, k, n=N, index=i):.3f}"  # noqa: E731
-                main.append([name, b] + [cell(k, "overlaps") for k in main_orders]
-                            + [cell(ka, "overlaps_reuse")])
+                main.append([name, b] + [at(k, "overlaps") for k in main_orders]
+                            + [at(ka, "overlaps_reuse")])
                 main.append([name, "theory"] + [theory(k) for k in main_orders]
                             + [f"{limits.overlap(t, b, n=N, index=i, aware=True):.3f}"])
-                other.append([name, b] + [cell(k, "overlaps") for k in other_orders])
+                other.append([name, b] + [at(k, "overlaps") for k in other_orders])
                 other.append([name, "theory"] + [theory(k) for k in other_orders])
     return ((["target", "batch"] + [f"$u_{k}$" for k in main_orders] + [f"$\\tilde u_{ka}$"], main),
             (["target", "batch"] + [f"$u_{k}$" for k in other_orders], other))
@@ -304,14 +300,14 @@ def network_table(net: Summary, targets: dict, K: int) -> tuple:
         for b in BATCHES:
             for N in net.axis(target=t, batch=b):
                 p = dict(target=t, batch=b, N=N)
-                term_rows.append([label, b, str(N), _pm(net, "term_overlap", 0, **p),
-                                  _pm(net, "term_memorisation", (), 2, **p),
-                                  _pm(net, "signal_reuse", 0, **p)])
+                term_rows.append([label, b, str(N), cell(net, "term_overlap", 0, **p),
+                                  cell(net, "term_memorisation", (), 2, **p),
+                                  cell(net, "signal_reuse", 0, **p)])
                 w2_rows.append([label, b, str(N), f"{net.at('top_values', 0, **p):.1f}",
                                 f"{net.at('top_overlap', (0, 0), **p):.3f}",
                                 f"{net.at('top_memorisation', 0, **p):.2f}",
                                 f"{net.at('subspace', (K - 1, 0), **p):.3f}",
-                                _pm(net, "subspace_unmemorised", (K - 1, 0), **p)])
+                                cell(net, "subspace_unmemorised", (K - 1, 0), **p)])
     return ((["target", "batch", "$N$", "$T_2$ overlap", "$T_2$ mem.", "$\\tilde u_2$"], term_rows),
             (["target", "batch", "$N$", "$s_1(W_2)$", "overlap", "mem.", "span, raw",
               "span, set aside"], w2_rows))
@@ -414,7 +410,7 @@ def lambda_table(lam: LambdaData) -> tuple:
     Ns = lam.summary.axis()
     rows = []
     for a2, k in lam.n_spikes.items():
-        rows += [[str(k), b] + [_pm(lam.summary, "subspace_unmemorised", alpha2=a2, batch=b, N=N)
+        rows += [[str(k), b] + [cell(lam.summary, "subspace_unmemorised", alpha2=a2, batch=b, N=N)
                                 for N in Ns] for b in BATCHES]
         rows.append([str(k), "chance"] + [f"{chance_overlap(N, 1 + k):.3f}" for N in Ns])
     return ["$\\Lambda$", "batch"] + [f"$N = {N}$" for N in Ns], rows
