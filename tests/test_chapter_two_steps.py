@@ -14,7 +14,7 @@ import twostep as ts
 from twostep.analysis import phases
 from twostep.analysis.rescaling import StepFamily
 from twostep.analysis.spikes import outlier_strength, term_diagnostics, width_to_reach
-from twostep.pages import report, spikes as sp, two_steps as ch
+from twostep.pages import count as cnt, report, spikes as sp, two_steps as ch
 from twostep.experiments import spikes as ex
 from twostep.pages.report import VERDICT_SYMBOLS, VERDICT_WIDTHS
 
@@ -275,20 +275,18 @@ def test_extrapolation_and_first_spike(scaling):
     _table(ch.extrapolation_table(rows), "tab-extrapolation", len(rows))
     rows_corr = ch.extrapolation(scaling, theta, key="settings_spikes_corrected")
     _table(ch.nstar_table(rows, rows_corr), "tab-nstar-corr", len(rows))
-    first = ch.first_spike_threshold(scaling, "poly4", "he1")
     link = ts.get_link("he1")
-    assert first["theta"][36] == pytest.approx(
-        ts.spike_strength(C * 36 ** SETTINGS[0][0], 1.0, link.coefficients[1], link.second_moment, 1.0))
-    v = ch.extrapolation_numbers(rows, first)
-    assert v["first_count_4000"] == first["count"][36] and v["first_count_2000"] == first["count"][28]
+    v = ch.extrapolation_numbers(rows, scaling)
+    count = {N: np.mean([r["settings_count_W1"][0] for r in _seeds(scaling, "fresh", N)]) for N in NS}
+    assert v["first_count_4000"] == pytest.approx(count[36])
+    assert v["first_count_2000"] == pytest.approx(count[28])
     assert "nstar_31" in v and "nstar_second" in v
-    text = _table(ch.first_spike_table(first), "tab-first", len(NS))
+    text = _table(ch.first_spike_table(scaling, "poly4", "he1"), "tab-first", len(NS))
     for N in NS:
         counts = [r["settings_count_W1"][0] for r in _seeds(scaling, "fresh", N)]
-        assert first["count"][N] == pytest.approx(np.mean(counts))
-        assert first["count_sem"][N] == pytest.approx(_sem(counts))
-        assert (f"| {N} | {first['theta'][N]:.2f} | "
-                f"{report.pm(np.mean(counts), _sem(counts))} |") in text
+        theta = ts.spike_strength(C * N ** SETTINGS[0][0], 1.0, link.coefficients[1],
+                                  link.second_moment, 1.0)
+        assert f"| {N} | {theta:.2f} | {report.pm(np.mean(counts), _sem(counts))} |" in text
 
 
 def test_correction_compares_both_predictions(scaling):
@@ -349,11 +347,11 @@ def test_mean_and_spread_formats():
 
 
 def test_order_count_data_and_plot():
-    data = ch.order_count_data(L=5, alpha2=0.3, Ns=(40, 80), seeds=2, alpha1=np.linspace(0, 0.45, 10))
+    data = cnt.order_count_data(L=5, alpha2=0.3, Ns=(40, 80), seeds=2, alpha1=np.linspace(0, 0.45, 10))
     assert data.e_hat.shape == data.spike.shape == (5,) and data.spike.dtype == bool
     np.testing.assert_array_equal(data.theory, [ts.n_spikes(a, 0.3, 5) for a in data.alpha1])
     assert np.all(data.measured <= data.theory.max()) and np.all(np.diff(data.measured) >= 0)
-    _labelled(ch.plot_order_count(data))
+    _labelled(cnt.plot_order_count(data))
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -400,8 +398,8 @@ def test_nstar_range(scaling):
 def test_order_count_verdict():
     from twostep.analysis.verdicts import count_verdict
 
-    data = ch.order_count_data(L=5, alpha2=0.3, Ns=(40, 80), seeds=3, alpha1=np.linspace(0, 0.45, 10))
-    out = ch.order_count_verdict(data)
+    data = cnt.order_count_data(L=5, alpha2=0.3, Ns=(40, 80), seeds=3, alpha1=np.linspace(0, 0.45, 10))
+    out = cnt.order_count_verdict(data)
     assert data.measured_seeds.shape == (3, 10)
     # one alpha1 inside each interval of constant Lambda (boundaries 0.2, 0.35, 0.4, 0.425)
     cols = [int(np.argmin(np.abs(data.alpha1 - float(x)))) for x in out["c6_points"].split(", ")]

@@ -126,22 +126,11 @@ def count_margins(alphas, exponents, L: int) -> dict:
 
     At a grid point the order :math:`k` counts iff :math:`e_k + (\hat e_k + k/2)\ge0` with the
     theory's :math:`e_k = \alpha_2 - k(1/2-\alpha_1)`. So the count equals :math:`\Lambda` at every
-    point of ``alphas``:sup:`2` iff the deviation :math:`\delta_k = \hat e_k + k/2` lies in
-    :math:`[-\min_{e_k\ge0}e_k,\ -\max_{e_k<0}e_k)`.
-
-    Parameters
-    ----------
-    alphas : sequence of float in [0, 1/2)
-        The grid's values (both axes), at least one.
-    exponents : array_like, shape (L,)
-        :math:`\hat e_k`; entry 0 is ignored.
-    L : int
-
-    Returns
-    -------
-    dict
-        ``down``, ``up``, ``dev``, ``slack`` (distance of :math:`\delta_k` to the nearer end of the
-        window), each a list over :math:`k = 1..L-1` (``nan`` for a side without grid points).
+    point of ``alphas``:sup:`2` (the grid's values on both axes, in :math:`[0, 1/2)`) iff the
+    deviation :math:`\delta_k = \hat e_k + k/2` lies in :math:`[-\min_{e_k\ge0}e_k,\
+    -\max_{e_k<0}e_k)`. ``exponents``: :math:`\hat e_k`, shape ``(L,)`` (entry 0 ignored).
+    Returns ``down``, ``up`` (the window's sides, ``nan`` for a side without grid points) and
+    ``dev`` (:math:`\delta_k`), lists over :math:`k = 1..L-1`.
     """
     L = check_int(L, "L", 2)
     alphas = _alphas(alphas, "alphas")
@@ -155,5 +144,4 @@ def count_margins(alphas, exponents, L: int) -> dict:
         down.append(float(e_pts[e_pts >= 0].min()) if np.any(e_pts >= 0) else math.nan)
         up.append(float(-e_pts[e_pts < 0].max()) if np.any(e_pts < 0) else math.nan)
         dev.append(float(exponents[k] + k / 2))
-    slack = [md + dv if dv < 0 else mu_ - dv for md, mu_, dv in zip(down, up, dev)]
-    return dict(down=down, up=up, dev=dev, slack=slack)
+    return dict(down=down, up=up, dev=dev)

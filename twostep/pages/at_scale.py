@@ -32,8 +32,8 @@ from ..experiments.reuse import TERM_KEYS
 from ..model.activations import get_activation
 from .figures import BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_below, width_axis
 from .paired import PairedConfig, PairedData
-from .report import sig, width_verdicts
-from .spikes import nstar_text, series, signed_pm, terms_summary, terms_verdict
+from .report import sig
+from .spikes import nstar_text, series, signed_pm, terms_summary
 
 #: The files the appendix reads: the spike file, the reuse file (odd bounded link) and its
 #: control (the same runs with the even link He_2).
@@ -233,14 +233,6 @@ def terms_numbers(data: AtScale) -> dict:
             "fresh_right_min": float(s.at("right", batch="fresh", N=N).min()),
             f"reused_rel_{data.L - 1}": s.at("rel", data.L - 1, batch="reused",
                                              N=s.axis(batch="reused")[-1])}
-
-
-def terms_width_numbers(data: AtScale, orders=(2, 3), prefix: str = "vwf_terms") -> dict:
-    r"""Glue values for the landing page's verdicts at each width: at every width of the spike
-    file, :func:`~twostep.pages.spikes.terms_verdict` (each fresh :math:`T_k`, ``k`` in
-    ``orders``, is its corrected spike; :func:`twostep.pages.report.width_verdicts`)."""
-    s = data.runs["spike"]
-    return width_verdicts(prefix, {N: terms_verdict(s, N, orders) for N in s.axis()})
 
 
 def beta_limits(data: AtScale, psi: float = 1.0) -> dict:

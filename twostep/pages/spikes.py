@@ -21,7 +21,7 @@ from ..analysis.summary import Summary
 from ..analysis.verdicts import verdict, worst
 from .figures import (BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_from,
                       theory_power_law, width_axis)
-from .report import pm, sci
+from .report import pm, sci, width_verdicts
 
 #: The committed results files under :func:`results_folder`: the appendix's spike file, its
 #: reuse file (odd bounded link) and control (He_2), and the count test that *Two steps* reads.
@@ -62,16 +62,12 @@ def series(s: Summary, value: str, index=(), **where) -> tuple:
 
 
 def plot_terms(terms: Summary, predicted):
-    r"""Figures *fig-terms* and *fig-at-scale-terms*: each exact :math:`T_k` against its
-    predicted spike, by width (``terms`` from :func:`terms_summary`).
-
-    Columns: fresh, reused batch. Top row: :math:`s_1(T_k)` with a line of slope
-    :math:`e_k` (``predicted``, :math:`k = 0..L-1`) whose constant is fitted to every run;
-    middle row: :math:`\|T_k-S_k\|_{op}/\|S_k\|` with :math:`N^{-1/2}` through the :math:`k = 1`
-    point at the smallest width; bottom row: one minus the cosines of the top singular vectors
-    with :math:`a^{\circ(k+1)}` and :math:`u_k`, chance :math:`1-1/\sqrt N`. Means and standard
-    errors over seeds (none at a width of one run). 7.0 in wide.
-    """
+    r"""Figures *fig-terms* and *fig-at-scale-terms*: each exact :math:`T_k` against its spike
+    by width (``terms`` from :func:`terms_summary`), fresh and reused batch side by side. Rows:
+    :math:`s_1(T_k)` with a line of slope :math:`e_k` (``predicted``) fitted to every run;
+    :math:`\|T_k-S_k\|_{op}/\|S_k\|` with :math:`N^{-1/2}` through :math:`k = 1` at the smallest
+    width; one minus the cosines of the top vectors with :math:`a^{\circ(k+1)}` and :math:`u_k`,
+    chance :math:`1-1/\sqrt N`. Means and standard errors over seeds. 7.0 in wide."""
     Ns, L = terms.axis(), len(predicted)
     N = np.array(Ns, float)
     fig, axes = plt.subplots(3, 2, figsize=(7.0, 9.0))
@@ -122,6 +118,14 @@ def terms_verdict(terms: Summary, N: int, orders=(2, 3), size: str = "size",
     as the paired null; the worst over the orders."""
     return worst(verdict(terms.seed_values(size, k, batch="fresh", N=N), 1.0,
                          terms.seed_values(rel, k, batch="fresh", N=N)) for k in orders)
+
+
+def terms_width_verdicts(terms: Summary, prefix: str, orders=(2, 3), size: str = "size",
+                         rel: str = "rel") -> dict:
+    """Glue values ``<prefix>_<N>`` for the landing page's verdicts at each width
+    (:func:`twostep.pages.report.width_verdicts`): :func:`terms_verdict` at every width."""
+    return width_verdicts(prefix, {N: terms_verdict(terms, N, orders, size, rel)
+                                   for N in terms.axis()})
 
 
 def nstar_text(x: float) -> str:

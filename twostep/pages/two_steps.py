@@ -24,7 +24,7 @@ from matplotlib.colors import ListedColormap
 
 from ..analysis.alignment import chance_maximum
 from ..analysis.decomposition import RankOne, first_step_spike, second_step_terms, signal_part
-from ..analysis.phases import (ALIGNED, count_margins, empirical_boundary, empirical_count,
+from ..analysis.phases import (count_margins, empirical_boundary, empirical_count,
                                is_spike, theory_count)
 from ..analysis.plane import nstar_spread, power_gram, spike_widths
 from ..analysis.population import population_signal
@@ -37,14 +37,13 @@ from ..analysis.summary import Summary
 from ..analysis.sweep import loglog_slope, rng_for, sweep
 from ..analysis.theory import (n_spikes, phase_boundaries, spike_exponent, spike_strength,
                                spike_terms)
-from ..analysis.verdicts import count_verdict
 from ..experiments.spikes import _polynomial, _steps, _target, spike_experiment
-from ..model.activations import PolynomialActivation, as_activation, get_activation
+from ..model.activations import as_activation, get_activation
 from ..model.steps import run_two_steps
 from .figures import (BATCH_ORDER, COLORS, K_COLORS, chance_line, errorbars, finished,
                       legend_from, plot_spectrum, theory_power_law, width_axis)
-from .report import minus_sign, pm, sci, sig, width_verdicts
-from .spikes import nstar_text, signed_pm, terms_summary, terms_verdict
+from .report import minus_sign, pm, sci, sig
+from .spikes import nstar_text, signed_pm, terms_summary, terms_verdict, terms_width_verdicts
 
 #: Colour of the predicted spike strengths and projections, and of a count that differs.
 PRED = "#b8860b"
@@ -130,16 +129,11 @@ def _scaling_task(rng, N, batch, *, activation, target, c, ref, settings, grid, 
 
 @dataclass
 class Scaling:
-    r"""The scaling study: :func:`spike_experiment` over widths, seeds and both batch schemes.
-
-    ``summary``: the runs by ``("batch", "N")`` (:func:`~twostep.pages.spikes.terms_summary`;
-    ``summary.records`` are the runs, each with ``rel``, ``size``, ``rel_corr``
+    r"""The scaling study (:func:`scaling_study`): ``summary``, its runs by ``("batch", "N")``
+    (:func:`~twostep.pages.spikes.terms_summary`, each run with ``rel_corr``
     :math:`= \|T_k-S_k^{\rm corr}\|_{op}/\|S_k^{\rm corr}\|` and ``size_corr``
-    :math:`= s_1(T_k)/\|S_k^{\rm corr}\|`, shape ``(L,)``); ``Ns``, ``seeds``; ``c`` and ``ref``
-    :math:`(\alpha_1,\alpha_2)` of the step sizes; ``settings`` and the grid ``alphas``
-    :sup:`2` at which the spectrum of :math:`W_2` was recorded (the grid at :math:`N` =
-    ``n_grid`` only), ``n_top`` singular values each; ``L``, the activation's degree.
-    """
+    :math:`= s_1(T_k)/\|S_k^{\rm corr}\|` too, shape ``(L,)``), and the study's arguments; ``L``
+    is the activation's degree."""
 
     summary: Summary
     Ns: list
@@ -168,14 +162,10 @@ class Scaling:
 def scaling_study(Ns, seeds, activation="poly4", target="he1", c: float = 0.2, ref=(0.4, 0.25),
                   settings=(), alphas=(), n_grid: int = 0, n_top: int = 6,
                   n_jobs: int = 1) -> Scaling:
-    r"""Run :func:`spike_experiment` for both batch schemes, every width in ``Ns`` and every seed.
-
-    Step sizes :math:`\eta_t = \kappa N^{\alpha_t}` with ``ref`` :math:`= (\alpha_1,\alpha_2)`; the
-    spectrum of :math:`W_2` is also recorded at ``settings`` and, at :math:`N` = ``n_grid`` only,
-    on the grid ``alphas`` :math:`\times` ``alphas``. Tasks run in the order fresh then reused,
-    widths ascending, seeds ascending (:func:`twostep.analysis.sweep.sweep`; each task's
-    generator depends on its seed only).
-    """
+    r""":func:`spike_experiment` for both batch schemes (fresh first), every width in ``Ns`` and
+    every seed (:func:`~twostep.analysis.sweep.sweep`), at :math:`\eta_t = \kappa N^{\alpha_t}`,
+    ``ref`` :math:`= (\alpha_1,\alpha_2)`, with the spectrum of :math:`W_2` also at ``settings``
+    and, at :math:`N` = ``n_grid`` only, on the grid ``alphas`` :math:`\times` ``alphas``."""
     act = _polynomial(activation)
     grid = [(a1, a2) for a1 in alphas for a2 in alphas]
     task = partial(_scaling_task, activation=activation, target=target, c=c, ref=ref,
@@ -200,14 +190,11 @@ def slopes_table(scaling: Scaling) -> tuple:
 
 
 def terms_numbers(scaling: Scaling) -> dict:
-    r"""Glue values of the scaling study quoted in the prose (the rest is in the tables).
-
-    ``fr_left_min``, ``fr_right_min``: the smallest cosines over :math:`k` at the largest
-    width, fresh batch; ``fr_top_slope_dev``: :math:`\max_k|\text{slope of }s_1(T_k) - e_k|`,
-    fresh; ``ref_e{k}``, the predicted exponents, for :math:`k\ge2`; at the highest order
-    :math:`k = L-1`, reused batch, ``re_left{k}`` (top left cosine) and ``re_ratio{k}``
-    :math:`= s_1(T_k)/\|\tilde S_k\|`.
-    """
+    r"""Glue values of the scaling study: ``fr_left_min``, ``fr_right_min`` (the smallest
+    cosines at the largest width, fresh), ``fr_top_slope_dev``
+    :math:`= \max_k|\text{slope of }s_1(T_k) - e_k|` (fresh), ``ref_e{k}`` (:math:`e_k`,
+    :math:`k\ge2`) and, reused, ``re_left{k}`` and ``re_ratio{k}`` :math:`= s_1(T_k)/\|\tilde
+    S_k\|` at :math:`k = L-1` and the largest width."""
     s, N, k = scaling.summary, scaling.Ns[-1], scaling.L - 1
     out = dict(fr_left_min=float(min(s.at("left", batch="fresh", N=N))),
                fr_right_min=float(min(s.at("right", batch="fresh", N=N))),
@@ -338,13 +325,12 @@ def memorised_table(mem: Memorised) -> tuple:
 class Spectra:
     r"""One fresh draw at several step sizes (:func:`spectra_data`).
 
-    ``spec``: one dict per setting with ``a1, a2, lam``, ``sv2`` (all singular values of
-    :math:`W_2`), ``sv1`` (top 6 of :math:`W_1`), ``learned`` (top 8 of :math:`W_2-W_0`),
-    ``sizes`` :math:`\|S_k\|` ``(L,)``, ``strengths`` (top ``L`` singular values of the predicted
-    spike part), ``n2``, ``n1`` (outlier counts). ``W0``: singular values of :math:`W_0`;
-    ``a``: the second layer ``(N,)``; ``U``: top left vectors of the :math:`T_k` ``(L, N)``;
-    ``left``: their cosines with :math:`a^{\circ(k+1)}`; ``theta_star``; ``second_cos_a2``.
-    """
+    ``spec``: per setting ``a1, a2, lam``, ``sv2`` (the spectrum of :math:`W_2`), ``sv1`` (top 6
+    of :math:`W_1`), ``learned`` (top 8 of :math:`W_2-W_0`), ``sizes`` :math:`\|S_k\|` and
+    ``strengths`` (top ``L`` singular values of the predicted spike part), ``(L,)``, and the
+    outlier counts ``n2``, ``n1``. ``W0``: the spectrum of :math:`W_0`; ``a`` ``(N,)``; ``U``,
+    ``(L, N)``, the top left vectors of the :math:`T_k`, ``left`` their cosines with
+    :math:`a^{\circ(k+1)}`."""
 
     N: int
     spec: list
@@ -361,13 +347,11 @@ def spectra_data(N: int, activation="poly4", target="he1", c: float = 0.2, ref=(
                  settings=(), seed: int = 0) -> Spectra:
     r"""One fresh draw (``rng_for(seed)``, float32, :math:`N = n = d`) rescaled to each setting.
 
-    For every :math:`(\alpha_1,\alpha_2)` in ``settings`` (at least one; :math:`\eta_t = \kappa
-    N^{\alpha_t}`): the spectrum of :math:`W_2`, the top of :math:`W_1` and of :math:`W_2-W_0`,
-    and the singular values of the predicted spike part :math:`\eta_1\mu_1av^\top + \sum_kS_k`
-    (:func:`rank_one_sum_singular_values`). Also the cosine of the second left singular vector of
-    :math:`W_2` at the last setting with :math:`a^{\circ2}`, and :math:`\theta_\star`
-    (:func:`outlier_strength` at :math:`N/d = 1`).
-    """
+    At every :math:`(\alpha_1,\alpha_2)` of ``settings`` (at least one): the spectra, and the
+    singular values of the predicted spike part :math:`\eta_1\mu_1av^\top + \sum_kS_k`
+    (:func:`rank_one_sum_singular_values`); the cosine of :math:`W_2`'s second left singular
+    vector at the last setting with :math:`a^{\circ2}`, and :math:`\theta_\star`
+    (:func:`outlier_strength` at :math:`N/d = 1`)."""
     act = _polynomial(activation)
     L = act.degree
     run = run_two_steps(N, N, N, act, _target(target), _steps(c, ref), "fresh", rng_for(seed),
@@ -728,15 +712,13 @@ def shade_plane(ax, L: int, resolution: int = 300, lw: float = 1.0) -> None:
 def phase_data(scaling: Scaling, n_se: float = 2.0) -> dict:
     r"""The empirical phase diagram from the scaling study.
 
-    Per batch: ``e_hat``, ``e_se`` (log-log slope of :math:`s_1(\hat T_k)`), ``ratio_slope``,
-    ``ratio_se`` (slope of :math:`\|S_k\|/\|T_k-S_k\|_{op}`, minus that of the relative remainder)
-    and ``spike`` (:func:`twostep.analysis.phases.is_spike` with the ratio slope lowered by
-    ``n_se`` standard errors), all ``(L,)``; ``left``, ``right``, the cosines at the largest
-    width. On the grid ``scaling.alphas``:sup:`2`: ``theory`` :math:`\Lambda`, ``emp[batch]``
-    (:func:`empirical_count`), ``exp[batch]`` (the same count with every order taken as a
-    spike) and ``raw[batch]`` (mean raw outlier count of :math:`W_2` at :math:`N` =
-    ``scaling.n_grid``), each ``(len(alphas), len(alphas))``.
-    """
+    Per batch, each ``(L,)``: ``emp`` holds ``e_hat``, ``e_se`` (log-log slope of
+    :math:`s_1(\hat T_k)`), ``ratio_slope``, ``ratio_se`` (that of :math:`\|S_k\|/\|T_k-S_k\|_{op}`,
+    minus the relative remainder's) and ``spike`` (:func:`is_spike`, the ratio's slope lowered
+    by ``n_se`` standard errors); ``left``, ``right`` (cosines at the largest width). On the
+    grid ``scaling.alphas``:sup:`2`: ``theory`` :math:`\Lambda`, ``emp_grid`` and ``exp_grid``
+    (:func:`empirical_count`, the second with every order a spike), ``raw`` (mean raw outlier
+    count of :math:`W_2` at :math:`N` = ``scaling.n_grid``)."""
     s, L, N = scaling.summary, scaling.L, scaling.Ns[-1]
     A1, A2 = np.meshgrid(scaling.alphas, scaling.alphas, indexing="ij")
     n = len(scaling.alphas)
@@ -919,39 +901,26 @@ def nstar_range(scaling: Scaling, setting: int, k: int, margins=(0.02, 0.10),
                         margins)
 
 
-def first_spike_threshold(scaling: Scaling, activation="poly4", target="he1") -> dict:
-    r"""The first spike of :math:`W_1` at the first setting, where it crosses the threshold.
-
-    ``theta[N]`` :math:`= \eta_1|\mu_1|\sqrt{c_1^2+\mathbb E[y^2]/\psi}` (:func:`twostep.spike_strength`,
-    :math:`\eta_1 = \kappa N^{\alpha_1}`, :math:`\psi = 1`) and ``count[N]``, the mean raw outlier
-    count of :math:`W_1` in the fresh runs, with its standard error over seeds ``count_sem[N]``,
-    for every width of the study.
-    """
-    act, link, s = as_activation(activation), _target(target), scaling.summary
-    a1 = scaling.settings[0][0]
-    at = partial(s.at, "settings_count_W1", 0, batch="fresh")
-    return dict(theta={N: spike_strength(scaling.c * N ** a1, act.mu[1], link.coefficients[1],
-                                         link.second_moment, 1.0) for N in scaling.Ns},
-                count={N: at(N=N) for N in scaling.Ns},
-                count_sem={N: at(sem=True, N=N) for N in scaling.Ns})
+def extrapolation_numbers(rows: list, scaling: Scaling) -> dict:
+    r"""Glue values: :func:`nstar_numbers` of :func:`extrapolation`'s rows, and the mean raw
+    outlier count of :math:`W_1` at the first setting, fresh batch, at the two largest widths
+    of the study (``first_count_2000``, ``first_count_4000``)."""
+    at = partial(scaling.summary.at, "settings_count_W1", 0, batch="fresh")
+    return dict(nstar_numbers(rows), first_count_2000=at(N=scaling.Ns[-2]),
+                first_count_4000=at(N=scaling.Ns[-1]))
 
 
-def extrapolation_numbers(rows: list, first: dict) -> dict:
-    r"""Glue values: :func:`nstar_numbers` of :func:`extrapolation`'s rows, and from
-    :func:`first_spike_threshold` the mean count of the first spike at the two largest widths
-    (``first_count_2000``, ``first_count_4000``)."""
-    N_2000, N_4000 = sorted(first["theta"])[-2:]
-    return dict(nstar_numbers(rows), first_count_2000=float(first["count"][N_2000]),
-                first_count_4000=float(first["count"][N_4000]))
-
-
-def first_spike_table(first: dict) -> tuple:
-    r"""Table *tab-first*: the predicted strength of the first spike and the raw outlier count
-    of :math:`W_1` at the first setting (mean ± standard error over seeds), per width
-    (:func:`first_spike_threshold`)."""
+def first_spike_table(scaling: Scaling, activation="poly4", target="he1") -> tuple:
+    r"""Table *tab-first*: per width, the predicted strength of the first spike of :math:`W_1` at
+    the first setting, :math:`\eta_1|\mu_1|\sqrt{c_1^2+\mathbb E[y^2]/\psi}`
+    (:func:`twostep.spike_strength`, :math:`\eta_1 = \kappa N^{\alpha_1}`, :math:`\psi = 1`),
+    and its raw outlier count in the fresh runs (mean ± standard error over seeds)."""
+    act, link, a1 = as_activation(activation), _target(target), scaling.settings[0][0]
+    theta = {N: spike_strength(scaling.c * N ** a1, act.mu[1], link.coefficients[1],
+                               link.second_moment, 1.0) for N in scaling.Ns}
     return (["$N$", "predicted strength", "outliers of $W_1$"],
-            [[str(N), f"{first['theta'][N]:.2f}", pm(first["count"][N], first["count_sem"][N])]
-             for N in sorted(first["theta"])])
+            [[str(N), f"{theta[N]:.2f}", _pm(scaling.summary, "settings_count_W1", 0,
+                                             batch="fresh", N=N)] for N in scaling.Ns])
 
 
 # --- The missing term of the predicted spikes (issue 18; the book's derivation) ------------
@@ -1048,122 +1017,6 @@ def correction_numbers(scaling: Scaling, limits: dict) -> dict:
     return out
 
 
-# --- Claim C6: more orders as alpha1 -> 1/2 (issue 16, item 2) -------------------------
-
-@dataclass
-class OrderCount:
-    r"""How many exact terms :math:`T_k` are spikes that grow, along :math:`\alpha_1` at fixed
-    :math:`\alpha_2`, for a polynomial activation of degree ``L`` (see :func:`order_count_data`).
-
-    ``Ns`` ``(m,)``; ``e_hat`` ``(L,)``: exponent of :math:`s_1(\hat T_k)` in :math:`N` (mean over
-    seeds); ``ratio_slope`` ``(L,)``: exponent of :math:`\|S_k\|/\|T_k-S_k\|_{op}`; ``left``,
-    ``right`` ``(L,)``: top-vector cosines at the largest :math:`N` (mean over seeds), ``*_sd``
-    their spread; ``spike`` ``(L,)`` bool (:func:`twostep.analysis.phases.is_spike`);
-    ``alpha1`` ``(g,)``, ``theory`` and ``measured`` ``(g,)``: :math:`\Lambda` and the
-    empirical count :math:`\hat\Lambda` at each :math:`\alpha_1`; ``measured_seeds``
-    ``(seeds, g)``: the same count from each seed's own exponents and spike test.
-    """
-
-    L: int
-    alpha2: float
-    Ns: np.ndarray
-    seeds: int
-    e_hat: np.ndarray
-    ratio_slope: np.ndarray
-    left: np.ndarray
-    right: np.ndarray
-    left_sd: np.ndarray
-    right_sd: np.ndarray
-    spike: np.ndarray
-    alpha1: np.ndarray
-    theory: np.ndarray
-    measured: np.ndarray
-    measured_seeds: np.ndarray
-
-
-def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seeds: int = 3,
-                     alpha1=np.linspace(0.0, 0.48, 49), c: float = 0.2,
-                     batch: str = "fresh") -> OrderCount:
-    r"""Claim C6 with a degree-``L`` polynomial :math:`\sigma_L = \sum_{k\le L}\mathrm{He}_k/k!`.
-
-    One fresh (or reused) two-step run per width (at least two) and seed (:math:`N = n = d`,
-    float32, target :math:`\mathrm{He}_1`, reference step sizes :math:`\kappa N^{0.4},
-    \kappa N^{0.25}`); since :math:`T_k = \eta_2\eta_1^k\hat T_k` (:mod:`twostep.analysis.rescaling`),
-    the spike test and the exponent :math:`\hat e_k` of :math:`s_1(\hat T_k)` do not depend on
-    the step sizes, and the empirical count at :math:`(\alpha_1, \alpha_2)` is the number of
-    spike terms with :math:`\alpha_2 + k\alpha_1 + \hat e_k \ge 0`
-    (:func:`twostep.analysis.phases.empirical_count`). Seed ``s`` of width ``N`` draws from
-    ``numpy.random.default_rng(s)``.
-    """
-    Ns = np.array(Ns)
-    a1 = np.asarray(alpha1, dtype=float)
-    activation = PolynomialActivation([0.0] + [1.0] * L, name=f"sigma_{L}")
-    top, ratio, left, right = (np.zeros((Ns.size, seeds, L)) for _ in range(4))
-    for i, N in enumerate(Ns):
-        for s in range(seeds):
-            run = run_two_steps(N, N, N, activation, "he1", ((c, 0.4), (c, 0.25)), batch,
-                                np.random.default_rng(s), dtype=np.float32, keep_pre=True)
-            out = term_diagnostics(run)
-            top[i, s], ratio[i, s] = out["top"] / out["scale"], out["signal"] / out["residual"]
-            left[i, s], right[i, s] = out["left"], out["right"]
-
-    def fit(x):     # the exponents in N of x (widths, ...), fitted in logs along the widths
-        return np.polyfit(np.log(Ns), np.log(x).reshape(len(Ns), -1), 1)[0].reshape(x.shape[1:])
-
-    e_hat, slope, e_seed, r_seed = fit(top.mean(1)), fit(ratio.mean(1)), fit(top), fit(ratio)
-    spike = is_spike(left[-1].mean(0), right[-1].mean(0), slope)
-    per_seed = [empirical_count(a1, alpha2, e_seed[s], is_spike(left[-1, s], right[-1, s],
-                                                                r_seed[s]), L)
-                for s in range(seeds)]     # the same count from one seed's draws alone
-    return OrderCount(L, alpha2, Ns, seeds, e_hat, slope, left[-1].mean(0), right[-1].mean(0),
-                      left[-1].std(0), right[-1].std(0), spike, a1,
-                      theory_count(a1, alpha2, L), empirical_count(a1, alpha2, e_hat, spike, L),
-                      np.array(per_seed))
-
-
-def plot_order_count(data: OrderCount):
-    r"""(a) :math:`\Lambda` and the measured count along :math:`\alpha_1` at fixed :math:`\alpha_2`;
-    (b) the top-vector cosines of each :math:`T_k` at the largest width, with the threshold
-    :math:`1/\sqrt2` and the chance levels :math:`1/\sqrt N`."""
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(7.0, 3.9), gridspec_kw={"width_ratios": [1.15, 1]})
-    ax.step(data.alpha1, data.theory, where="post", color=COLORS["theory"], lw=1.6,
-            label=rf"(a) theory $\Lambda(\alpha_1, {data.alpha2:g})$, $L = {data.L}$")
-    ax.step(data.alpha1, data.measured, where="post", color=COLORS["fresh"], lw=1.6, ls="--",
-            label=r"(a) measured: spike terms with $\alpha_2 + k\alpha_1 + \hat e_k \geq 0$")
-    ax.set(xlabel=r"$\alpha_1$", ylabel="new outliers", xlim=(0, 0.5),
-           title=rf"(a) count along $\alpha_1$, $\alpha_2 = {data.alpha2:g}$")
-    k = np.arange(data.L)
-    bx.errorbar(k - 0.08, data.left, yerr=data.left_sd, fmt="o", color=COLORS["fresh"], capsize=2,
-                label=r"(b) left vector vs $a^{\circ(k+1)}$")
-    bx.errorbar(k + 0.08, data.right, yerr=data.right_sd, fmt="s", color=COLORS["reused"],
-                capsize=2, label=r"(b) right vector vs $u_k$")
-    bx.axhline(ALIGNED, color=COLORS["theory"], ls=":", lw=1, label=r"(b) threshold $1/\sqrt{2}$")
-    bx.axhline(1 / np.sqrt(data.Ns[-1]), color=COLORS["chance"], ls="--", lw=1,
-               label=r"(b) chance $1/\sqrt{N}$")
-    bx.set(xlabel="order $k$", ylabel="cosine", ylim=(0, 1.05), xticks=k,
-           title=rf"(b) is $T_k$ a spike? $N = {data.Ns[-1]}$")
-    h1, l1 = ax.get_legend_handles_labels()
-    h2, l2 = bx.get_legend_handles_labels()
-    fig.legend(h1 + h2, l1 + l2, loc="outside lower center", ncol=2)
-    return finished(fig)
-
-
-def order_count_verdict(data: OrderCount) -> dict:
-    r"""Verdict of "more directions as :math:`\alpha_1\to1/2`", judged as a count
-    (:func:`twostep.analysis.verdicts.count_verdict`): at the middle of each interval of
-    :math:`\alpha_1` where the theory's :math:`\Lambda` is constant, and for each seed's own
-    count, whether the measured count equals :math:`\Lambda`. Returns ``verdict_c6``, the pairs
-    ``c6_hits`` of ``c6_pairs``, and ``c6_points`` (the midpoints)."""
-    edges = [0.0] + [0.5 - data.alpha2 / k for k in range(1, data.L) if 0.5 - data.alpha2 / k > 0]
-    edges = sorted(set(edges)) + [0.5]
-    mids = [(lo + hi) / 2 for lo, hi in zip(edges[:-1], edges[1:])]
-    cols = [int(np.argmin(np.abs(data.alpha1 - m))) for m in mids]
-    hits = int(np.sum(data.measured_seeds[:, cols] == data.theory[cols]))
-    pairs = data.seeds * len(cols)
-    return {"verdict_c6": count_verdict(hits, pairs, seeds=data.seeds).label, "c6_hits": hits,
-            "c6_pairs": pairs, "c6_points": ", ".join(f"{data.alpha1[c]:.2f}" for c in cols)}
-
-
 # --------------------------------------------------------------------------- own edge and verdicts
 
 def _own_edge(scaling: Scaling, b: str, i: int, N: int) -> tuple:
@@ -1246,7 +1099,6 @@ def spike_verdicts(scaling: Scaling, orders=(2, 3), N: int | None = None) -> dic
 
 def spike_width_numbers(scaling: Scaling, orders=(2, 3)) -> dict:
     """Glue values ``vw_terms_<N>`` (corrected spikes) and ``vw_plain_<N>`` for the landing
-    page's verdicts at each width: :func:`spike_verdicts` at every width of the study."""
-    by = {N: spike_verdicts(scaling, orders, N) for N in scaling.Ns}
-    return {**width_verdicts("vw_terms", {N: v["verdict_spikes_corr"] for N, v in by.items()}),
-            **width_verdicts("vw_plain", {N: v["verdict_spikes_plain"] for N, v in by.items()})}
+    page's verdicts at each width (:func:`twostep.pages.spikes.terms_width_verdicts`)."""
+    return {**terms_width_verdicts(scaling.summary, "vw_terms", orders, "size_corr", "rel_corr"),
+            **terms_width_verdicts(scaling.summary, "vw_plain", orders)}
