@@ -12,9 +12,10 @@ import pytest
 from matplotlib.figure import Figure
 
 from twostep.analysis.sweep import rng_for
-from twostep.analysis.verdicts import count_verdict
+from twostep.analysis.verdicts import count_verdict, worst
 from twostep.pages import count as cnt
-from twostep.pages.report import VERDICT_SYMBOLS
+from twostep.pages.report import VERDICT_SYMBOLS, markdown_table
+from twostep.pages.spikes import terms_summary
 from twostep.experiments.spikes import spike_experiment
 from twostep.scale.backend import get_backend
 from twostep.scale.device import count_on
@@ -31,7 +32,8 @@ def plane():
                 r = spike_experiment(rng_for(seed), N=N, batch=batch, corrected=True)
                 r.update(N=N, seed=seed, batch=batch)
                 recs.append(r)
-    scaling = SimpleNamespace(records=recs, L=4, c=0.2, Ns=[60, 120, 240], seeds=[0, 1])
+    scaling = SimpleNamespace(summary=terms_summary(recs), L=4, c=0.2, Ns=[60, 120, 240],
+                              seeds=[0, 1])
     return cnt.plane_data(scaling, step=0.1)
 
 
@@ -51,6 +53,11 @@ def counted():
     return cnt.count_data(doc)
 
 
+def _text(table):
+    """A page table (header, rows) as the chapter shows it."""
+    return markdown_table("Caption.", "tab-x", *table).data
+
+
 def test_the_map_and_its_choice(plane):
     picks = cnt.chosen(plane)
     assert 4 <= len(picks) <= 4 * 3 and all(len(p) == 2 for p in picks)
@@ -61,21 +68,28 @@ def test_the_map_and_its_choice(plane):
     for batch in ("fresh", "reused"):
         m = plane["maps"][batch]
         assert numbers[f"plane_{batch}_sum"] == pytest.approx(np.mean(m.count("sum") == m.lam))
-    assert "tab-plane" in cnt.plane_table(plane).data
-    assert "tab-plane-exponents" in cnt.exponent_table(plane).data
+    header, rows = cnt.plane_table(plane)
+    assert len(rows) == 2 * 2 * 4 and all(len(r) == len(header) for r in rows)
+    m = plane["maps"]["fresh"]
+    sel = m.lam == 1
+    assert rows[1] == ["fresh", cnt.METHODS["term"], "1", str(int(sel.sum())),
+                       f"{np.mean(m.count('term')[sel] == 1):.0%}",
+                       f"{np.mean(m.resolved('term')[sel]):.0%}"]
+    assert "± " in _text(cnt.exponent_table(plane))
 
 
 def test_the_count_is_judged_by_the_rule(counted):
     out = cnt.count_numbers(counted)
-    per = cnt.count_verdicts(counted)
     for batch in ("fresh", "reused"):
         t = counted["tests"][batch]
+        labels = []
         for lam in (0, 1, 2, 3):
             sel = t.lam == lam
             hits, total = int(t.hits[sel].sum()), int(t.total[sel].sum())
             assert (out[f"count_{batch}_{lam}_hits"], out[f"count_{batch}_{lam}_total"]) == (hits, total)
-            assert out[f"count_{batch}_{lam}"] == count_verdict(hits, total, seeds=3).label
-        assert out[f"count_{batch}"] == per[batch]["all"]
+            labels.append(count_verdict(hits, total, seeds=3).label)
+            assert out[f"count_{batch}_{lam}"] == labels[-1]
+        assert out[f"count_{batch}"] == worst(labels)
     for batch in ("fresh", "reused"):
         t = counted["tests"][batch]
         hits, total = int(t.spike_hits.sum()), int(t.spike_total.sum())
@@ -85,18 +99,21 @@ def test_the_count_is_judged_by_the_rule(counted):
     assert all(v in set(VERDICT_SYMBOLS.values()) | {"—"} for k, v in widths.items()
                if k.startswith("vw_"))
     assert widths["several_fresh"] in VERDICT_SYMBOLS
-    several = cnt.several_by_width(counted)["fresh"][320]
+    by = cnt.width_verdicts_by_test(counted)["fresh"]
     t = counted["tests"]["fresh"]
-    assert several[0] == int(np.sum(t.count[320][:, t.lam >= 1] >= 2)) and several[1] == 3 * 3
+    assert by["several"][320][:2] == (int(np.sum(t.count[320][:, t.lam >= 1] >= 2)), 3 * 3)
+    assert widths["several_fresh_hits"] == by["several"][320][0]
+    due = (t.nstar_count()[:, 2] <= 320) & (t.lam >= 1)
+    assert by["count"][320][:2] == (int(np.sum(t.count[320][:, due] == 1 + t.lam[due])),
+                                    3 * int(due.sum()))
 
 
 def test_the_count_pages(counted):
     assert isinstance(cnt.plot_count(counted), Figure)
     for batch in ("fresh", "reused"):
-        text = cnt.count_table(counted, batch).data
-        assert f"tab-count-{batch}" in text and "(0.49, 0.49)" in text
-    judged = cnt.judged_table(counted).data
-    assert "tab-count-judged" in judged and judged.count("| fresh |") == len(SETTINGS)
-    kappa = cnt.kappa_table(counted).data
+        assert "(0.49, 0.49)" in _text(cnt.count_table(counted, batch))
+    judged = _text(cnt.judged_table(counted))
+    assert judged.count("| fresh |") == len(SETTINGS)
+    kappa = _text(cnt.kappa_table(counted))
     # the extra kappa at the two widths up to 160 only
     assert "| fresh | 0.5 |" in kappa and "$N = 160$" in kappa and "$N = 320$" not in kappa

@@ -46,3 +46,22 @@ def test_boundaries_and_is_spike():
         phases.is_spike([1.0], [1.0], [1.0], threshold=0.0)
     with pytest.raises(ValueError, match="right"):
         phases.is_spike([1.0], [1.0, 1.0], [1.0])
+
+
+def test_count_margins_by_hand_and_as_the_window_of_the_count():
+    out = phases.count_margins([0.1, 0.3], [0.0, -0.5], 2)
+    # e_1 = alpha2 - (1/2 - alpha1) on the grid: -0.3, -0.1, -0.1, +0.1
+    assert out["down"] == [pytest.approx(0.1)] and out["up"] == [pytest.approx(0.1)]
+    assert out["dev"] == [pytest.approx(0.0)]
+    a1, a2 = np.meshgrid(A, A, indexing="ij")
+    theory = phases.theory_count(a1, a2, 4)
+    for shift in (-0.03, 0.0, 0.03):
+        e_hat = np.array([0.0] + [-k / 2 + shift for k in (1, 2, 3)])
+        m = phases.count_margins(A, e_hat, 4)
+        inside = all(-d <= x < u for d, x, u in zip(m["down"], m["dev"], m["up"]))
+        same = np.array_equal(phases.empirical_count(a1, a2, e_hat, np.ones(4, bool), 4), theory)
+        assert inside == same
+    with pytest.raises(ValueError, match="exponents"):
+        phases.count_margins(A, [0.0, 1.0], 4)
+    with pytest.raises(ValueError, match="alphas"):
+        phases.count_margins([0.7], [0.0, 0.0], 2)

@@ -6,13 +6,14 @@ import math
 import numpy as np
 import pytest
 
-from twostep.analysis.plane import (clearing_threshold, clearing_width, count_test,
-                                    extrapolated_width, plane_grid, plane_map, rank_points,
-                                    spike_sum_values)
+from twostep.analysis.plane import (clearing_width, count_test,
+                                    extrapolated_width, nstar_spread, plane_grid, plane_map,
+                                    power_gram, rank_points, spike_sum_values, spike_widths)
 from twostep.analysis.rescaling import StepFamily
 from twostep.analysis.spectra import singular_values
 from twostep.analysis.spikes import (core_singular_values, own_bulk_edge, outlier_strength,
-                                     rank_one_sum_singular_values, spike_core, spike_sum_factors)
+                                     power_cosine, power_law_constant, rank_one_sum_singular_values,
+                                     spike_core, spike_sum_factors, width_to_reach)
 from twostep.analysis.sweep import rng_for
 from twostep.analysis.theory import n_spikes
 from twostep.experiments.spikes import spike_experiment
@@ -94,8 +95,6 @@ def test_clearing_width():
     assert clearing_width(N, 0.5 * (N / 1000) ** 0.25, 1.0) == pytest.approx(16000)
     assert clearing_width(N, 0.5 * (N / 1000) ** -0.1, 1.0) == math.inf   # falls, below
     assert clearing_width(N, 2.0 * (N / 1000) ** -0.1, 1.0) == 1000.0     # falls, cleared
-    assert clearing_threshold(1.0, 0.05) == outlier_strength(1.0, 0.05)
-    assert clearing_threshold(2.0, 0.05) == pytest.approx(2 * outlier_strength(1.0, 0.05))
 
 
 def test_rank_points_orders_by_the_predicted_width(records):
@@ -167,3 +166,48 @@ def test_extrapolated_width_solves_the_power_law_both_ways():
     assert w["n_fit"] == pytest.approx(w["n_star"], rel=0.5)
     # a strength that does not grow never gets there
     assert extrapolated_width(N, np.full(5, 0.5), 0.0, 3.0)["n_star"] == np.inf
+
+
+def test_spike_widths_extrapolate_every_new_spike_of_every_setting():
+    N = np.repeat([100.0, 200.0, 400.0], 2)
+    settings = [(0.2, 0.2), (0.45, 0.3)]                     # Lambda = 0 and 3
+    x = np.ones((6, 2, 5)) * (N[:, None, None] / 100) ** 0.2 * 0.1
+    rows = spike_widths(N, x, settings, 1.0)
+    assert [(r["i"], r["k"]) for r in rows] == [(1, 1), (1, 2), (1, 3)]
+    r = rows[0]
+    assert r["e"] == pytest.approx(0.25) and r["strength_max"] == pytest.approx(0.1 * 4 ** 0.2)
+    assert r == {**r, **extrapolated_width(N, x[:, 1, 1], r["e"], 1.0)}
+    with pytest.raises(ValueError, match="strengths"):
+        spike_widths(N, x[0], settings, 1.0)
+
+
+def test_nstar_spread_spans_the_seeds_and_the_margins():
+    N = np.tile([100.0, 200.0, 400.0], 2)
+    seeds = np.repeat([0, 1], 3)
+    strength = np.where(seeds == 0, 0.1, 0.2) * N ** 0.1
+    out = nstar_spread(N, strength, seeds, 0.1, margins=(0.10, 0.02))
+    assert (out["margin_lo"], out["margin_hi"]) == (0.02, 0.10) and out["growth"] == 2 ** 0.1
+    C = [power_law_constant(N[seeds == s], strength[seeds == s], 0.1)[0] for s in (0, 1)]
+    assert C == pytest.approx([0.1, 0.2])
+    assert out["lo"] == pytest.approx(width_to_reach(outlier_strength(1.0, 0.02), 0.2, 0.1))
+    assert out["hi"] == pytest.approx(width_to_reach(outlier_strength(1.0, 0.10), 0.1, 0.1))
+    assert out["decades"] == pytest.approx(math.log10(out["hi"] / out["lo"]))
+    with pytest.raises(TypeError, match="margins must be a pair"):
+        nstar_spread(N, strength, seeds, 0.1, margins=0.05)
+
+
+def test_power_gram_is_the_cosine_matrix_and_tends_to_its_limit():
+    a = np.random.default_rng(0).standard_normal(7)
+    G = power_gram(a, 3)
+    assert G.shape == (3, 3) and np.allclose(np.diag(G), 1) and np.allclose(G, G.T)
+    direct = abs(a @ a ** 3) / (np.linalg.norm(a) * np.linalg.norm(a ** 3))
+    assert G[0, 2] == pytest.approx(direct)
+    big = power_gram(np.random.default_rng(1).standard_normal(200_000), 4)
+    # Over seeds 0-29 at 200000 draws: the deviation of the cosine from its limit has sd 0.0017
+    # (largest 0.0036), and G_01 (limit 0) sd 0.003 (largest 0.010): bounds at about 3 sd.
+    assert big[0, 2] == pytest.approx(power_cosine(1, 3), abs=0.006)
+    assert big[0, 1] == pytest.approx(0, abs=0.012)
+    with pytest.raises(ValueError, match="a"):
+        power_gram(np.ones((2, 2)), 2)
+    with pytest.raises(ValueError, match="powers"):
+        power_gram(a, 0)

@@ -20,7 +20,8 @@ and the empirical count is
 where ":math:`T_k` is a spike" (the same at every grid point) means that its top singular
 vectors are aligned with the predicted ones and its spike-to-remainder ratio grows with
 :math:`N` (:func:`is_spike`). The theory's boundary :math:`\alpha_2 = k(1/2-\alpha_1)` is the
-case :math:`\hat e_k = -k/2`.
+case :math:`\hat e_k = -k/2`; :func:`count_margins` gives how far each :math:`\hat e_k` may
+stray from it before the count changes at a point of a grid.
 """
 
 from __future__ import annotations
@@ -118,3 +119,29 @@ def empirical_count(alpha1, alpha2, exponents, spike, L: int | None = None) -> n
         if sp[k]:
             count += (a2 + k * a1 + e[k] >= 0).astype(int)
     return count
+
+
+def count_margins(alphas, exponents, L: int) -> dict:
+    r"""How far each :math:`\hat e_k` may move from :math:`-k/2` before the count changes somewhere.
+
+    At a grid point the order :math:`k` counts iff :math:`e_k + (\hat e_k + k/2)\ge0` with the
+    theory's :math:`e_k = \alpha_2 - k(1/2-\alpha_1)`. So the count equals :math:`\Lambda` at every
+    point of ``alphas``:sup:`2` (the grid's values on both axes, in :math:`[0, 1/2)`) iff the
+    deviation :math:`\delta_k = \hat e_k + k/2` lies in :math:`[-\min_{e_k\ge0}e_k,\
+    -\max_{e_k<0}e_k)`. ``exponents``: :math:`\hat e_k`, shape ``(L,)`` (entry 0 ignored).
+    Returns ``down``, ``up`` (the window's sides, ``nan`` for a side without grid points) and
+    ``dev`` (:math:`\delta_k`), lists over :math:`k = 1..L-1`.
+    """
+    L = check_int(L, "L", 2)
+    alphas = _alphas(alphas, "alphas")
+    if alphas.ndim != 1 or alphas.size == 0:
+        raise ValueError("alphas must be a non-empty 1-d sequence")
+    exponents = check_array(exponents, "exponents", shape=(L,))
+    A1, A2 = np.meshgrid(alphas, alphas, indexing="ij")
+    down, up, dev = [], [], []
+    for k in range(1, L):
+        e_pts = A2 - k * (0.5 - A1)
+        down.append(float(e_pts[e_pts >= 0].min()) if np.any(e_pts >= 0) else math.nan)
+        up.append(float(-e_pts[e_pts < 0].max()) if np.any(e_pts < 0) else math.nan)
+        dev.append(float(exponents[k] + k / 2))
+    return dict(down=down, up=up, dev=dev)

@@ -21,7 +21,10 @@ with :math:`\eta_t = \kappa N^{\alpha_t}`, the growth exponent of
 
 The *measured count* at a point is the number of orders :math:`k = 1..L-1` whose exponent is
 positive, to set beside :math:`\Lambda(\alpha_1,\alpha_2)`. :func:`clearing_width` extrapolates
-a fitted power law to the width at which a singular value of the spike sum clears a bulk edge.
+a fitted power law to the width at which a singular value of the spike sum clears a bulk edge;
+:func:`spike_widths` and :func:`nstar_spread` give the width :math:`N^\star` at which each
+predicted new spike reaches a strength, and :func:`power_gram` how far from orthogonal the
+left vectors :math:`a^{\circ k}` of one draw are.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from .._validation import check_array, check_int
 from .spikes import (core_singular_values, outlier_strength, power_law_constant, spike_sum_factors,
                      width_to_reach)
 from .sweep import linear_fit, loglog_slope
@@ -191,18 +195,62 @@ def extrapolated_width(N, strength, exponent: float, threshold: float) -> dict:
             "e_fit_se": e_fit_se, "n_fit": width_to_reach(threshold, C_fit, e_fit)}
 
 
-def clearing_threshold(edge_ratio: float = 1.0, margin: float = 0.05) -> float:
-    r"""Strength a singular value of the spike sum needs to be counted beyond
-    ``(1 + margin)`` times a bulk edge that is ``edge_ratio`` times :math:`W_0`'s edge
-    :math:`1+\sqrt{N/d} = 2` (:math:`N = d`): :math:`\rho\,\theta_\star(m)` with
-    :math:`\theta_\star` of :func:`~twostep.analysis.spikes.outlier_strength`. The book's
-    heuristic: a bulk widened by the second step is taken as :math:`W_0`'s, scaled by
-    :math:`\rho`, so a spike of strength :math:`\theta` on it behaves as :math:`\theta/\rho` on
-    :math:`W_0`."""
-    edge_ratio = float(edge_ratio)
-    if not edge_ratio > 0:
-        raise ValueError(f"edge_ratio must be > 0, got {edge_ratio}")
-    return edge_ratio * outlier_strength(1.0, margin)
+def spike_widths(N, strengths, settings, threshold: float) -> list:
+    r""":math:`N^\star` of every predicted new spike: for each setting ``i``,
+    :math:`(\alpha_1,\alpha_2)` of ``settings``, and order :math:`1\le k\le\Lambda`, the
+    :math:`(k+1)`-th singular value ``strengths[:, i, k]`` of the spike sum over the runs at
+    widths ``N`` (shape ``(R,)``; ``strengths`` ``(R, S, L + 1)``) extrapolated to
+    ``threshold`` by :func:`extrapolated_width` with :math:`e_k`. One dict per spike: ``i``,
+    ``a1``, ``a2``, ``lam``, ``k``, ``e``, ``strength_max`` (mean at the largest width) and the
+    keys of :func:`extrapolated_width`."""
+    N, x = np.asarray(N, dtype=float), np.asarray(strengths, dtype=float)
+    if x.ndim != 3 or x.shape[0] != N.size:
+        raise ValueError(f"strengths must have shape (len(N), S, L + 1), got {x.shape}")
+    rows = []
+    for i, (a1, a2) in enumerate(settings):
+        lam = n_spikes(a1, a2, x.shape[2] - 1)
+        for k in range(1, lam + 1):
+            e = spike_exponent(k, a1, a2)
+            rows.append(dict(i=i, a1=a1, a2=a2, lam=lam, k=k, e=e,
+                             strength_max=float(x[N == N.max(), i, k].mean()),
+                             **extrapolated_width(N, x[:, i, k], e, threshold)))
+    return rows
+
+
+def nstar_spread(N, strength, seeds, exponent: float, margins=(0.02, 0.10)) -> dict:
+    r"""What the extrapolation of one spike of theory exponent :math:`e` can and cannot say,
+    from its ``strength`` in runs at widths ``N`` with seeds ``seeds`` (all shape ``(R,)``,
+    :math:`N = d`): its growth per doubling of :math:`N`, :math:`2^{e}`, and the range of
+    :math:`N^\star = (\theta_\star(m)/C)^{1/e}` over the outlier margins :math:`m` of ``margins``
+    (:func:`~twostep.analysis.spikes.outlier_strength`) and over the constants :math:`C`
+    fitted to each seed's runs separately. Returns ``growth``, ``e``, ``lo``, ``hi``,
+    ``decades`` (:math:`\log_{10}(hi/lo)`, ``inf`` when the spike never reaches it) and the
+    margins ``margin_lo``, ``margin_hi``."""
+    if not isinstance(margins, (tuple, list)) or len(margins) != 2:
+        raise TypeError(f"margins must be a pair (low, high) of margins, got {margins!r}")
+    N, strength, seeds = np.asarray(N, dtype=float), np.asarray(strength), np.asarray(seeds)
+    constants = [power_law_constant(N[seeds == s], strength[seeds == s], exponent)[0]
+                 for s in dict.fromkeys(seeds.tolist())]
+    m_lo, m_hi = min(margins), max(margins)
+    lo = width_to_reach(outlier_strength(1.0, m_lo), max(constants), exponent)
+    hi = width_to_reach(outlier_strength(1.0, m_hi), min(constants), exponent)
+    decades = math.log10(hi / lo) if np.isfinite(hi) and np.isfinite(lo) else math.inf
+    return {"growth": 2.0 ** exponent, "e": exponent, "lo": lo, "hi": hi, "decades": decades,
+            "margin_lo": m_lo, "margin_hi": m_hi}
+
+
+def power_gram(a, powers: int) -> np.ndarray:
+    r"""Absolute cosines between the entrywise powers of ``a``, shape ``(powers, powers)``: the
+    left vectors of the spike sum, far from orthogonal.
+
+    Entry :math:`(i, j)` is :math:`|\langle a^{\circ(i+1)}, a^{\circ(j+1)}\rangle|/
+    (\|a^{\circ(i+1)}\|\,\|a^{\circ(j+1)}\|)`; for Gaussian ``a`` it tends to
+    :func:`twostep.analysis.spikes.power_cosine`.
+    """
+    a = check_array(a, "a", ndim=1)
+    powers = check_int(powers, "powers", 1)
+    P = np.stack([a ** m / np.linalg.norm(a ** m) for m in range(1, powers + 1)])
+    return np.abs(P @ P.T)
 
 
 @dataclass
@@ -252,7 +300,7 @@ def count_test(records, batch: str, kappa: float, settings, L: int,
     :math:`W_2`'s own edge scaled to :math:`W_0`'s, :math:`r_j(N) = s_{j+1}(\Sigma)/(e_{\rm own}/2)`,
     is fitted by a power law over the widths and extrapolated to the strength
     :math:`\theta_\star(m)` that clears the edge (:func:`clearing_width`,
-    :func:`clearing_threshold`), for each margin ``m``: the spread over seeds and margins gives
+    :func:`~twostep.analysis.spikes.outlier_strength`), for each margin ``m``: the spread over seeds and margins gives
     :math:`N^\star_j`'s low, median and high values. The spike sum is built from the predicted
     rank-one parts, the count from :math:`W_2`'s own spectrum, so the extrapolation does not
     see the count it predicts. The tests: the count :math:`1+\Lambda` at every (seed, width)
@@ -318,7 +366,7 @@ def rank_points(records, points, kappa: float, margins=(0.02, 0.10), top: int = 
 
     From each seed's draws (``records`` of one batch, :data:`RECORD_KEYS`) the singular values
     of the spike sum at the point are extrapolated (:func:`clearing_width`) to the strength that
-    clears :math:`W_0`'s edge (:func:`clearing_threshold`, ``edge_ratio = 1``) for each margin;
+    clears :math:`W_0`'s edge (:func:`~twostep.analysis.spikes.outlier_strength`) for each margin;
     the median over seeds and margins is the point's :math:`N^\star`. For
     :math:`\Lambda \ge 1` the rank is by the :math:`N^\star` of the :math:`(\Lambda+1)`-th value,
     smallest first. For :math:`\Lambda = 0` it is by the smallest :math:`N^\star` of the
@@ -334,7 +382,7 @@ def rank_points(records, points, kappa: float, margins=(0.02, 0.10), top: int = 
     sizes = {s: (np.array([float(r["N"]) for r in rs]),
                  np.array([spike_sum_values(r, pts, kappa) for r in rs]))      # (R_s, P, L+1)
              for s, rs in by_seed.items()}
-    thresholds = [clearing_threshold(1.0, m) for m in margins]
+    thresholds = [outlier_strength(1.0, m) for m in margins]
     rows = {lam: [] for lam in range(L)}
     for i, (a1, a2) in enumerate(pts):
         lam = n_spikes(a1, a2, L)

@@ -5,31 +5,33 @@ r"""The count over the :math:`(\alpha_1, \alpha_2)` plane and where it can be se
 scaling study's draws (:mod:`twostep.analysis.plane`) and ranks the points where the count
 should be seen soonest; :func:`count_data` reads the count test at the chosen points from
 ``results/at_scale/count.json`` (:func:`twostep.scale.device.count_on`, written by
-``tools/at_scale.py``) and judges it by the book's rule.
+``tools/at_scale.py``; :func:`twostep.pages.spikes.results_path`) and judges it by the book's
+rule. Along :math:`\alpha_1` at fixed :math:`\alpha_2`, :func:`order_count_data` counts the
+orders that grow for a polynomial activation of any degree (claim C6). The ``*_table``
+functions return the header and rows of tables whose captions the chapter writes.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib import pyplot as plt
-from matplotlib.colors import ListedColormap
 from matplotlib.lines import Line2D
 
-from ..analysis.plane import (CountTest, PlaneMap, count_test, plane_grid, plane_map,
-                              rank_points)
-from ..analysis.theory import n_spikes, phase_boundaries, spike_exponent
+from ..analysis.phases import ALIGNED, empirical_count, is_spike, theory_count
+from ..analysis.plane import CountTest, count_test, plane_grid, plane_map, rank_points
+from ..analysis.spikes import term_diagnostics
 from ..analysis.verdicts import count_verdict, worst
-from .figures import COLORS
-from .report import markdown_table, num, sci, width_verdicts
+from ..model.activations import PolynomialActivation
+from ..model.steps import run_two_steps
+from .figures import BATCH_ORDER, COLORS, finished, legend_from
+from .report import num, pm, sci, width_verdicts
+from .two_steps import SHADE_KEY, shade_plane
 
-#: One shade per value of Lambda (and of a measured count), 0..3.
-SHADES = ListedColormap(["#f7f7f7", "#d6e6f4", "#a6cbe6", "#6fa8d6"])
 METHODS = {"term": r"$s_1(T_k)$", "sum": r"$s_{k+1}(\Sigma)$"}
 #: Markers of a measured count below and above Lambda.
 LOW, HIGH = "#c0392b", "#e67e22"
-#: Fresh first: the count is the paper's claim for any batch, and the fresh batch has no
-#: memorised inputs.
-ORDER = ("fresh", "reused")
 #: The widest width that fits one H200 (141 GB) for this task, from its memory per width.
 GPU_WIDTH = 45000
 
@@ -40,10 +42,9 @@ def plane_data(scaling, step: float = 0.02) -> dict:
     and the points ranked best per :math:`\Lambda` from the fresh draws
     (:func:`~twostep.analysis.plane.rank_points`)."""
     points = plane_grid(step=step, offset=step / 2, L=scaling.L)
-    maps = {b: plane_map([r for r in scaling.records if r["batch"] == b], points, scaling.c)
-            for b in ORDER}
-    fresh = [r for r in scaling.records if r["batch"] == "fresh"]
-    return {"points": points, "maps": maps, "rank": rank_points(fresh, points, scaling.c),
+    runs = {b: scaling.summary.runs(batch=b) for b in BATCH_ORDER}
+    maps = {b: plane_map(runs[b], points, scaling.c) for b in BATCH_ORDER}
+    return {"points": points, "maps": maps, "rank": rank_points(runs["fresh"], points, scaling.c),
             "kappa": scaling.c, "Ns": scaling.Ns, "seeds": scaling.seeds, "L": scaling.L,
             "step": step}
 
@@ -58,19 +59,12 @@ def plot_plane(data: dict):
     every map point shaded by the measured count of growing orders, edged red where it differs
     from :math:`\Lambda` and drawn open where an order's exponent is not resolved from 0; rows:
     the two measures (:data:`METHODS`), columns: fresh and reused; stars: the chosen points."""
-    L = data["L"]
-    fine = np.linspace(0, 0.4999, 300)
-    F1, F2 = np.meshgrid(fine, fine, indexing="ij")
-    theory = np.vectorize(lambda x, y: n_spikes(x, y, L))(F1, F2)
     pick = np.array(chosen(data))
     fig, axes = plt.subplots(2, 2, figsize=(7.0, 7.4), sharex=True, sharey=True)
     for row, method in enumerate(METHODS):
-        for col, batch in enumerate(ORDER):
+        for col, batch in enumerate(BATCH_ORDER):
             ax, m = axes[row, col], data["maps"][batch]
-            ax.pcolormesh(fine, fine, theory.T, cmap=SHADES, vmin=-0.5, vmax=3.5, shading="auto",
-                          rasterized=True)
-            for k in range(1, L):
-                ax.plot(fine, phase_boundaries(fine, k), color="k", lw=0.8)
+            shade_plane(ax, data["L"], lw=0.8)
             count, ok = m.count(method), m.resolved(method)
             for sel, style in ((ok & (count == m.lam), dict(marker="o", s=4, c="0.15")),
                                (~ok & (count == m.lam), dict(marker="o", s=10, c="none",
@@ -89,27 +83,24 @@ def plot_plane(data: dict):
         ax.set_xlabel(r"$\alpha_1$")
     for ax in axes[:, 0]:
         ax.set_ylabel(r"$\alpha_2$")
-    handles = [Line2D([], [], ls="none", marker="s", ms=8, mfc=SHADES(v), mec="0.6",
-                      label=rf"$\Lambda = {v}$") for v in range(4)]
-    handles += [Line2D([], [], ls="none", marker="o", ms=3, color="0.15", label=r"$=\Lambda$"),
-                Line2D([], [], ls="none", marker="o", ms=4, mfc="none", mec="0.35",
-                       label=r"$=\Lambda$, unresolved"),
-                Line2D([], [], ls="none", marker="v", ms=5, color=LOW, label=r"$<\Lambda$"),
-                Line2D([], [], ls="none", marker="^", ms=5, color=HIGH, label=r"$>\Lambda$"),
-                Line2D([], [], ls="none", marker="*", ms=9, mfc="white", mec="k",
-                       label="chosen")]
-    fig.legend(handles=handles, loc="outside lower center", ncol=5,
-               title="background: the theory's $\\Lambda$; markers: the measured count")
-    plt.close(fig)
-    return fig
+    dot = dict(ls="none", marker="o")
+    legend_from(fig, SHADE_KEY + [
+        (r"$=\Lambda$", dict(dot, ms=3, color="0.15")),
+        (r"$=\Lambda$, unresolved", dict(dot, ms=4, mfc="none", mec="0.35")),
+        (r"$<\Lambda$", dict(dot, marker="v", ms=5, color=LOW)),
+        (r"$>\Lambda$", dict(dot, marker="^", ms=5, color=HIGH)),
+        ("chosen", dict(dot, marker="*", ms=9, mfc="white", mec="k"))],
+        loc="outside lower center", ncol=5,
+        title="background: the theory's $\\Lambda$; markers: the measured count")
+    return finished(fig)
 
 
-def plane_table(data: dict):
+def plane_table(data: dict) -> tuple:
     r"""Table *tab-plane*: per batch, measure and :math:`\Lambda`, the map points, the share
     where the measured count equals :math:`\Lambda`, and the share where every order's exponent
     is resolved from 0."""
     rows = []
-    for batch in ORDER:
+    for batch in BATCH_ORDER:
         m = data["maps"][batch]
         for method in METHODS:
             c, ok = m.count(method), m.resolved(method)
@@ -117,14 +108,10 @@ def plane_table(data: dict):
                 sel = m.lam == lam
                 rows.append([batch, METHODS[method], str(lam), str(int(sel.sum())),
                              f"{np.mean(c[sel] == lam):.0%}", f"{np.mean(ok[sel]):.0%}"])
-    return markdown_table(
-        f"The map of the figure above in numbers: {len(data['points'])} points, "
-        f"widths {data['Ns'][0]}–{data['Ns'][-1]}, {len(data['seeds'])} seeds each.",
-        "tab-plane", ["batch", "measure", r"$\Lambda$", "points", r"count $=\Lambda$",
-                      "resolved"], rows)
+    return ["batch", "measure", r"$\Lambda$", "points", r"count $=\Lambda$", "resolved"], rows
 
 
-def exponent_table(data: dict, batch: str = "fresh"):
+def exponent_table(data: dict, batch: str = "fresh") -> tuple:
     r"""Table *tab-plane-exponents*: at each chosen point, for the weakest order the count
     includes, :math:`k = \Lambda`, and the first it leaves out, :math:`k = \Lambda+1` (orders
     :math:`1..L-1`), the theory's :math:`e_k` and the two measured exponents with their
@@ -137,22 +124,17 @@ def exponent_table(data: dict, batch: str = "fresh"):
         for k in (lam, lam + 1):
             if 1 <= k < data["L"]:
                 rows.append([f"({a1:g}, {a2:g})", str(lam), str(k), num(m.e[i, k]),
-                             f"{num(m.term_exp[i, k])} ± {num(m.term_se[i, k])}",
-                             f"{num(m.sum_exp[i, k])} ± {num(m.sum_se[i, k])}"])
-    return markdown_table(
-        f"At the chosen points ({batch} batch), for the weakest order the count includes "
-        r"($k = \Lambda$) and the first it leaves out ($k = \Lambda + 1$): the theory's $e_k$ "
-        r"and the fitted exponents of $s_1(T_k)$ and of $s_{k+1}(\Sigma)$, ± one standard "
-        f"error over {len(data['seeds'])} seeds at {len(data['Ns'])} widths.",
-        "tab-plane-exponents", [r"$(\alpha_1,\alpha_2)$", r"$\Lambda$", "$k$", "$e_k$",
-                                r"$s_1(T_k)$", r"$s_{k+1}(\Sigma)$"], rows)
+                             pm(m.term_exp[i, k], m.term_se[i, k]),
+                             pm(m.sum_exp[i, k], m.sum_se[i, k])])
+    return ([r"$(\alpha_1,\alpha_2)$", r"$\Lambda$", "$k$", "$e_k$", r"$s_1(T_k)$",
+             r"$s_{k+1}(\Sigma)$"], rows)
 
 
 def plane_numbers(data: dict) -> dict:
     """Glue values of the map: its size and, per batch and measure, the share of points whose
     measured count equals Lambda (``plane_<batch>_<method>``)."""
     out = {"plane_points": len(data["points"])}
-    for batch in ORDER:
+    for batch in BATCH_ORDER:
         for method in METHODS:
             m = data["maps"][batch]
             out[f"plane_{batch}_{method}"] = float(np.mean(m.count(method) == m.lam))
@@ -168,7 +150,7 @@ def count_data(doc: dict, kappa: float = 0.2) -> dict:
     params = doc["params"]
     settings = params["settings"]
     L = 4 if params.get("activation", "poly4") == "poly4" else int(params["L"])
-    tests = {b: count_test(doc["records"], b, kappa, settings, L) for b in ORDER}
+    tests = {b: count_test(doc["records"], b, kappa, settings, L) for b in BATCH_ORDER}
     return {"tests": tests, "settings": settings, "L": L, "kappa": kappa,
             "kappas": list(params["kappas"]) + list(params.get("extra_kappas", [])),
             "extra_max_N": int(params.get("extra_max_N", 0)), "records": doc["records"]}
@@ -180,17 +162,13 @@ def _range(x) -> str:
     return f"{x.mean():.1f}" if lo == hi else f"{x.mean():.1f} ({lo:.0f}–{hi:.0f})"
 
 
-def count_table(data: dict, batch: str):
+def count_table(data: dict, batch: str) -> tuple:
     r"""Table *tab-count-<batch>*: per chosen setting, :math:`\Lambda` and :math:`W_2`'s own-edge
     count at each width (mean over seeds, with its range)."""
     t: CountTest = data["tests"][batch]
-    rows = [[f"({a1:g}, {a2:g})", str(int(t.lam[j]))] + [_range(t.count[N][:, j]) for N in t.Ns]
-            for j, (a1, a2) in enumerate(t.settings)]
-    return markdown_table(
-        f"The count test, {batch} batch, $\\kappa = {t.kappa:g}$: $W_2$'s outliers beyond "
-        r"$1.05$ times its own edge at each width $N$, mean over seeds with the range in "
-        r"brackets (at most 8 are counted), to set against $1 + \Lambda$.", f"tab-count-{batch}",
-        [r"$(\alpha_1,\alpha_2)$", r"$\Lambda$"] + [f"{N}" for N in t.Ns], rows)
+    return ([r"$(\alpha_1,\alpha_2)$", r"$\Lambda$"] + [f"{N}" for N in t.Ns],
+            [[f"({a1:g}, {a2:g})", str(int(t.lam[j]))] + [_range(t.count[N][:, j]) for N in t.Ns]
+             for j, (a1, a2) in enumerate(t.settings)])
 
 
 def _star(lo: float, hi: float) -> str:
@@ -198,78 +176,56 @@ def _star(lo: float, hi: float) -> str:
             f"{sci(lo, 2)}–∞" if np.isfinite(lo) else "∞")
 
 
-def judged_table(data: dict):
+def judged_table(data: dict) -> tuple:
     r"""Table *tab-count-judged*: per batch and chosen setting, :math:`\Lambda`, the predicted
     :math:`N^\star` of the full count (low–high over seeds and margins), the (seed, width) pairs
     at or beyond its high end with :math:`1+\Lambda` outliers, and the (new outlier :math:`j`,
     seed, width) triples at or beyond their own :math:`N^\star_j` with at least :math:`1+j`."""
     rows = []
-    for batch in ORDER:
+    for batch in BATCH_ORDER:
         t: CountTest = data["tests"][batch]
         ns = t.nstar_count()
         for j, (a1, a2) in enumerate(t.settings):
             rows.append([batch, f"({a1:g}, {a2:g})", str(int(t.lam[j])), _star(ns[j, 0], ns[j, 2]),
                          f"{t.hits[j]}/{t.total[j]}" if t.total[j] else "—",
                          f"{t.spike_hits[j]}/{t.spike_total[j]}" if t.spike_total[j] else "—"])
-    return markdown_table(
-        r"Where the count is judged. $N^\star$: the width at which the spike sum's "
-        r"$(\Lambda+1)$-th singular value is extrapolated to clear $W_2$'s own edge (low–high "
-        r"over seeds and margins of 2 % and 10 %). Then the (seed, width) pairs at or past its high "
-        r"end with $1+\Lambda$ outliers, and the (new outlier $j$, seed, width) triples at or past "
-        r"$N^\star_j$ with at least $1+j$.",
-        "tab-count-judged", ["batch", r"$(\alpha_1,\alpha_2)$", r"$\Lambda$", r"$N^\star$",
-                             r"$=1+\Lambda$", r"$\ge1+j$"], rows)
-
-
-def count_verdicts(data: dict) -> dict:
-    r"""The count claim judged by the rule (:func:`twostep.analysis.verdicts.count_verdict`):
-    per batch and :math:`\Lambda`, over the (setting, seed, width) triples at or beyond the
-    setting's :math:`N^\star_{\rm high}`; ``{batch: {lam: Verdict, "all": label}}``."""
-    out = {}
-    for batch, t in data["tests"].items():
-        seeds = min(len(s) for s in t.seeds.values())
-        per = {}
-        for lam in sorted(set(t.lam.tolist())):
-            sel = t.lam == lam
-            per[lam] = count_verdict(int(t.hits[sel].sum()), int(t.total[sel].sum()), seeds=seeds)
-        per["all"] = worst(per[lam] for lam in per)
-        out[batch] = per
-    return out
+    return ["batch", r"$(\alpha_1,\alpha_2)$", r"$\Lambda$", r"$N^\star$", r"$=1+\Lambda$",
+            r"$\ge1+j$"], rows
 
 
 def count_numbers(data: dict) -> dict:
     """Glue values of the count test: the verdict per batch and Lambda (``count_<batch>_<lam>``,
-    ``count_<batch>`` the worst), the pairs behind each, the widest width, the N* of each
-    Lambda group with new outliers (the smallest high end), the width a GPU reaches, the verdict
-    on each new outlier where its own N*_j is reached (``spikes_<batch>``, with its triples), and,
-    fresh batch, the settings whose full count shows before N* (``early_fresh``)."""
+    ``count_<batch>`` the worst; :func:`twostep.analysis.verdicts.count_verdict` over the
+    (setting, seed, width) triples at or beyond the setting's N*_high), the pairs behind each,
+    the widest width, the N* of each Lambda group with new outliers (the smallest high end),
+    the width a GPU reaches, the verdict on each new outlier where its own N*_j is reached
+    (``spikes_<batch>``, with its triples), and, fresh batch, the settings whose full count
+    shows before N* (``early_fresh``)."""
     out = {"count_N_max": max(data["tests"]["fresh"].Ns), "count_gpu_N": GPU_WIDTH,
            "count_kappa": data["kappa"], "count_settings": len(data["settings"])}
-    for batch, per in count_verdicts(data).items():
-        t = data["tests"][batch]
-        out[f"count_{batch}"] = per["all"]
+    for batch, t in data["tests"].items():
+        seeds, ns, labels = min(len(s) for s in t.seeds.values()), t.nstar_count(), []
+        for lam in sorted(set(t.lam.tolist())):
+            sel = t.lam == lam
+            hits, total = int(t.hits[sel].sum()), int(t.total[sel].sum())
+            labels.append(count_verdict(hits, total, seeds=seeds).label)
+            out[f"count_{batch}_{lam}"] = labels[-1]
+            out[f"count_{batch}_{lam}_hits"], out[f"count_{batch}_{lam}_total"] = hits, total
+            if lam >= 1:   # Lambda = 0 has no new outlier to wait for
+                high = float(np.min(ns[sel, 2]))
+                out[f"count_{batch}_{lam}_nstar"] = sci(high, 2) if np.isfinite(high) else "∞"
+        out[f"count_{batch}"] = worst(labels)
         hits, total = int(t.spike_hits.sum()), int(t.spike_total.sum())
-        seeds = min(len(x) for x in t.seeds.values())
-        # Settings whose full count is reached at the widest width on every seed although the
-        # conservative rule does not judge it there: inside the predicted range of N*.
-        # (Under reuse the memorised inputs fill the count early, so the fresh batch only.)
-        N, ns = t.Ns[-1], t.nstar_count()
-        early = [f"({a1:g}, {a2:g})" for j, (a1, a2) in enumerate(t.settings)
-                 if t.lam[j] >= 1 and ns[j, 0] <= N < ns[j, 2]
-                 and np.all(t.count[N][:, j] == 1 + t.lam[j])]
-        if batch == "fresh":
-            out["early_fresh"] = ", ".join(early) if early else "none"
-            out["early_fresh_n"] = len(early)
         out[f"spikes_{batch}"] = count_verdict(hits, total, seeds=seeds).label
         out[f"spikes_{batch}_hits"], out[f"spikes_{batch}_total"] = hits, total
-        for lam in sorted(k for k in per if k != "all"):
-            v, sel = per[lam], t.lam == lam
-            out[f"count_{batch}_{lam}"] = v.label
-            out[f"count_{batch}_{lam}_hits"] = int(t.hits[sel].sum())
-            out[f"count_{batch}_{lam}_total"] = int(t.total[sel].sum())
-            if lam >= 1:   # Lambda = 0 has no new outlier to wait for
-                high = float(np.min(t.nstar_count()[sel, 2]))
-                out[f"count_{batch}_{lam}_nstar"] = sci(high, 2) if np.isfinite(high) else "∞"
+    # Settings whose full count is reached at the widest width on every seed although the
+    # conservative rule does not judge it there: inside the predicted range of N*.
+    # (Under reuse the memorised inputs fill the count early, so the fresh batch only.)
+    t = data["tests"]["fresh"]
+    N, ns = t.Ns[-1], t.nstar_count()
+    early = [f"({a1:g}, {a2:g})" for j, (a1, a2) in enumerate(t.settings)
+             if t.lam[j] >= 1 and ns[j, 0] <= N < ns[j, 2] and np.all(t.count[N][:, j] == 1 + t.lam[j])]
+    out["early_fresh"], out["early_fresh_n"] = ", ".join(early) or "none", len(early)
     return out
 
 
@@ -285,7 +241,7 @@ def plot_count(data: dict):
     xlim = (Ns[0] / 1.4, Ns[-1] * 1.4)
     for lam, ax in enumerate(axes.flat):
         top = 1 + lam
-        for b_i, batch in enumerate(ORDER):
+        for b_i, batch in enumerate(BATCH_ORDER):
             t = data["tests"][batch]
             idx = np.flatnonzero(t.lam == lam)
             for m_i, j in enumerate(idx):
@@ -324,104 +280,171 @@ def plot_count(data: dict):
                plt.Rectangle((0, 0), 1, 1, color=COLORS["theory"], alpha=0.07,
                              label=r"$N \geq N^\star$")]
     fig.legend(handles=handles, loc="outside lower center", ncol=3)
-    plt.close(fig)
-    return fig
+    return finished(fig)
 
 
-def kappa_table(data: dict):
+def kappa_table(data: dict) -> tuple:
     r"""Table *tab-count-kappa*: at the widths that carry every :math:`\kappa`, per batch and
     :math:`\kappa`, :math:`W_2`'s own edge (median over the settings with :math:`\Lambda\ge1`
     and seeds, against :math:`W_0`'s edge 2) and the share of those (setting, seed) pairs whose
     count is :math:`1+\Lambda`."""
-    settings = np.asarray(data["settings"], dtype=float)
-    L = data["L"]
-    lam = np.array([n_spikes(a1, a2, L) for a1, a2 in settings])
+    recs = [r for r in data["records"] if r["N"] <= data["extra_max_N"]]
     rows = []
-    widths = sorted({r["N"] for r in data["records"] if r["N"] <= data["extra_max_N"]})
-    for batch in ORDER:
+    for batch in BATCH_ORDER:
         for kappa in sorted(data["kappas"]):
-            cells = []
-            for N in widths:
-                recs = [r for r in data["records"] if r["N"] == N and r["batch"] == batch]
-                edges, hits = [], []
-                for r in recs:
-                    for j, (a1, a2) in enumerate(settings):
-                        if lam[j] < 1:
-                            continue
-                        i = np.flatnonzero(np.all(np.isclose(r["points"], [kappa, a1, a2]),
-                                                  axis=1))[0]
-                        edges.append(r["edge_own"][i])
-                        hits.append(r["count_own"][i] == 1 + lam[j])
-                cells.append(f"{np.median(edges):.2f} · {np.mean(hits):.0%}")
-            rows.append([batch, f"{kappa:g}"] + cells)
-    return markdown_table(
-        r"The step constant $\kappa$ ($\eta_t = \kappa N^{\alpha_t}$) at the smallest widths, "
-        r"over the chosen settings with $\Lambda \ge 1$: $W_2$'s own edge (median; $W_0$'s "
-        r"is 2) · the share of (setting, seed) pairs with $1 + \Lambda$ outliers.",
-        "tab-count-kappa", ["batch", r"$\kappa$"] + [f"$N = {N}$" for N in widths], rows)
+            t = count_test(recs, batch, kappa, data["settings"], data["L"])
+            sel = t.lam >= 1
+            rows.append([batch, f"{kappa:g}"] + [
+                f"{np.median(t.edge[N][:, sel]):.2f} · {np.mean(t.count[N][:, sel] == 1 + t.lam[sel]):.0%}"
+                for N in t.Ns])
+    return ["batch", r"$\kappa$"] + [f"$N = {N}$" for N in t.Ns], rows
 
 
-def count_by_width(data: dict) -> dict:
-    r"""The count verdict at each width of the file, per batch, for the settings with
-    :math:`\Lambda \ge 1`: over the (setting, seed) pairs at that width whose setting's
-    :math:`N^\star_{\rm high}` it reaches ("not judged" where none does);
-    ``{batch: {N: label}}``."""
+def width_verdicts_by_test(data: dict) -> dict:
+    r"""Three count verdicts (:func:`twostep.analysis.verdicts.count_verdict`) at each width of
+    the file, per batch, over the settings with :math:`\Lambda \ge 1`: ``count``, whether the
+    own-edge count is :math:`1+\Lambda` at the (setting, seed) pairs whose setting's
+    :math:`N^\star_{\rm high}` the width reaches; ``spikes``, whether it is at least
+    :math:`1+j` at the (new outlier :math:`j`, setting, seed) triples beyond their own
+    :math:`N^\star_j` (high); ``several``, whether it is at least 2 at every (setting, seed)
+    pair. ``{batch: {test: {N: (hits, total, Verdict)}}}``."""
     out = {}
     for batch, t in data["tests"].items():
-        out[batch] = {}
+        out[batch] = {"count": {}, "spikes": {}, "several": {}}
         for N in t.Ns:
-            sel = (t.nstar_count()[:, 2] <= N) & (t.lam >= 1)
-            hits = int(np.sum(t.count[N][:, sel] == 1 + t.lam[sel]))
-            total = int(sel.sum()) * len(t.seeds[N])
-            out[batch][N] = count_verdict(hits, total, seeds=len(t.seeds[N])).label
-    return out
-
-
-def several_by_width(data: dict) -> dict:
-    r"""The verdict that :math:`W_2` has several outliers: at each width, over the (setting, seed)
-    pairs with :math:`\Lambda \ge 1`, whether the own-edge count is at least 2 (a count claim,
-    :func:`twostep.analysis.verdicts.count_verdict`); ``{batch: {N: (hits, pairs, Verdict)}}``."""
-    out = {}
-    for batch, t in data["tests"].items():
-        sel = t.lam >= 1
-        out[batch] = {}
-        for N in t.Ns:
-            hits, pairs = int(np.sum(t.count[N][:, sel] >= 2)), int(sel.sum()) * len(t.seeds[N])
-            out[batch][N] = (hits, pairs, count_verdict(hits, pairs, seeds=len(t.seeds[N])))
-    return out
-
-
-def spikes_by_width(data: dict) -> dict:
-    r"""The verdict on each new outlier at each width, per batch: over the (new outlier
-    :math:`j`, setting, seed) triples at that width beyond their own :math:`N^\star_j` (high),
-    whether the count is at least :math:`1+j`; ``{batch: {N: label}}``."""
-    out = {}
-    for batch, t in data["tests"].items():
-        out[batch] = {}
-        for N in t.Ns:
-            hits = total = 0
-            for s_i, lam in enumerate(t.lam):
-                for j in range(1, lam + 1):
-                    if N >= t.nstar[s_i, j, 2]:
-                        total += len(t.seeds[N])
-                        hits += int(np.sum(t.count[N][:, s_i] >= 1 + j))
-            out[batch][N] = count_verdict(hits, total, seeds=len(t.seeds[N])).label
+            c, n, several = t.count[N], len(t.seeds[N]), t.lam >= 1
+            due = (t.nstar_count()[:, 2] <= N) & several
+            new = [(i, j) for i, lam in enumerate(t.lam) for j in range(1, lam + 1)
+                   if N >= t.nstar[i, j, 2]]
+            for test, hits, total in (
+                    ("count", np.sum(c[:, due] == 1 + t.lam[due]), due.sum()),
+                    ("spikes", sum(np.sum(c[:, i] >= 1 + j) for i, j in new), len(new)),
+                    ("several", np.sum(c[:, several] >= 2), several.sum())):
+                hits, total = int(hits), int(total) * n
+                out[batch][test][N] = (hits, total, count_verdict(hits, total, seeds=n))
     return out
 
 
 def width_numbers(data: dict) -> dict:
-    """Glue values for the landing page's verdicts at each width: the count beyond N* per batch
-    (``vw_count_<batch>_<N>``, :func:`count_by_width`); fresh batch, each new outlier where
-    its N*_j is reached (``vw_spikes_fresh_<N>``, :func:`spikes_by_width`) and "several
-    outliers" (``vw_several_fresh_<N>``, :func:`several_by_width`), with the widest width's
-    "several" verdict and its pairs (``several_fresh``, ``several_fresh_hits``, ``..._pairs``).
-    Under reuse the memorised inputs make "several outliers" no test of the claim."""
+    """Glue values for the landing page's verdicts at each width
+    (:func:`width_verdicts_by_test`): the count beyond N* per batch (``vw_count_<batch>_<N>``);
+    fresh batch, each new outlier where its N*_j is reached (``vw_spikes_fresh_<N>``) and
+    "several outliers" (``vw_several_fresh_<N>``), with the widest width's "several" verdict
+    and its pairs (``several_fresh``, ``several_fresh_hits``, ``..._pairs``). Under reuse the
+    memorised inputs make "several outliers" no test of the claim."""
+    by = width_verdicts_by_test(data)
     out = {}
-    for batch, labels in count_by_width(data).items():
-        out.update(width_verdicts(f"vw_count_{batch}", labels))
-    out.update(width_verdicts("vw_spikes_fresh", spikes_by_width(data)["fresh"]))
-    by = several_by_width(data)["fresh"]
-    out.update(width_verdicts("vw_several_fresh", {N: v.label for N, (_, _, v) in by.items()}))
-    hits, pairs, v = by[max(by)]
+    for batch, test in [(b, "count") for b in by] + [("fresh", "spikes"), ("fresh", "several")]:
+        out.update(width_verdicts(f"vw_{test}_{batch}",
+                                  {N: v.label for N, (_, _, v) in by[batch][test].items()}))
+    hits, pairs, v = by["fresh"]["several"][max(by["fresh"]["several"])]
     out["several_fresh"], out["several_fresh_hits"], out["several_fresh_pairs"] = v.label, hits, pairs
     return out
+
+
+# --- Claim C6: more orders as alpha1 -> 1/2 (issue 16, item 2) -------------------------
+
+@dataclass
+class OrderCount:
+    r"""How many exact terms :math:`T_k` are spikes that grow, along :math:`\alpha_1` at fixed
+    :math:`\alpha_2` (:func:`order_count_data`). Shape ``(L,)``: ``e_hat`` and ``ratio_slope``,
+    the exponents in :math:`N` of :math:`s_1(\hat T_k)` and :math:`\|S_k\|/\|T_k-S_k\|_{op}`;
+    ``left``, ``right`` (cosines at the largest :math:`N`) and their spread ``*_sd``; ``spike``
+    (:func:`is_spike`). Shape ``(g,)``: ``alpha1``, ``theory`` :math:`\Lambda` and ``measured``
+    :math:`\hat\Lambda`; ``measured_seeds`` ``(seeds, g)``, the count from each seed alone."""
+
+    L: int
+    alpha2: float
+    Ns: np.ndarray
+    seeds: int
+    e_hat: np.ndarray
+    ratio_slope: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    left_sd: np.ndarray
+    right_sd: np.ndarray
+    spike: np.ndarray
+    alpha1: np.ndarray
+    theory: np.ndarray
+    measured: np.ndarray
+    measured_seeds: np.ndarray
+
+
+def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seeds: int = 3,
+                     alpha1=np.linspace(0.0, 0.48, 49), c: float = 0.2,
+                     batch: str = "fresh") -> OrderCount:
+    r"""Claim C6 with a degree-``L`` polynomial :math:`\sigma_L = \sum_{k\le L}\mathrm{He}_k/k!`.
+
+    One two-step run per width (at least two) and seed ``s`` (``default_rng(s)``,
+    :math:`N = n = d`, float32, target :math:`\mathrm{He}_1`, :math:`\eta_t = \kappa N^{0.4},
+    \kappa N^{0.25}`); since :math:`T_k = \eta_2\eta_1^k\hat T_k`, the spike test and the
+    exponent :math:`\hat e_k` of :math:`s_1(\hat T_k)` hold at every step size, and the count at
+    :math:`(\alpha_1, \alpha_2)` is the number of spike terms with
+    :math:`\alpha_2 + k\alpha_1 + \hat e_k \ge 0` (:func:`empirical_count`)."""
+    Ns = np.array(Ns)
+    a1 = np.asarray(alpha1, dtype=float)
+    activation = PolynomialActivation([0.0] + [1.0] * L, name=f"sigma_{L}")
+    top, ratio, left, right = (np.zeros((Ns.size, seeds, L)) for _ in range(4))
+    for i, N in enumerate(Ns):
+        for s in range(seeds):
+            run = run_two_steps(N, N, N, activation, "he1", ((c, 0.4), (c, 0.25)), batch,
+                                np.random.default_rng(s), dtype=np.float32, keep_pre=True)
+            out = term_diagnostics(run)
+            top[i, s], ratio[i, s] = out["top"] / out["scale"], out["signal"] / out["residual"]
+            left[i, s], right[i, s] = out["left"], out["right"]
+
+    def fit(x):     # the exponents in N of x (widths, ...), fitted in logs along the widths
+        return np.polyfit(np.log(Ns), np.log(x).reshape(len(Ns), -1), 1)[0].reshape(x.shape[1:])
+
+    e_hat, slope, e_seed, r_seed = fit(top.mean(1)), fit(ratio.mean(1)), fit(top), fit(ratio)
+    spike = is_spike(left[-1].mean(0), right[-1].mean(0), slope)
+    per_seed = [empirical_count(a1, alpha2, e_seed[s], is_spike(left[-1, s], right[-1, s],
+                                                                r_seed[s]), L)
+                for s in range(seeds)]     # the same count from one seed's draws alone
+    return OrderCount(L, alpha2, Ns, seeds, e_hat, slope, left[-1].mean(0), right[-1].mean(0),
+                      left[-1].std(0), right[-1].std(0), spike, a1,
+                      theory_count(a1, alpha2, L), empirical_count(a1, alpha2, e_hat, spike, L),
+                      np.array(per_seed))
+
+
+def plot_order_count(data: OrderCount):
+    r"""(a) :math:`\Lambda` and the measured count along :math:`\alpha_1` at fixed :math:`\alpha_2`;
+    (b) the top-vector cosines of each :math:`T_k` at the largest width, with the threshold
+    :math:`1/\sqrt2` and the chance levels :math:`1/\sqrt N`."""
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(7.0, 3.9), gridspec_kw={"width_ratios": [1.15, 1]})
+    ax.step(data.alpha1, data.theory, where="post", color=COLORS["theory"], lw=1.6,
+            label=rf"(a) theory $\Lambda(\alpha_1, {data.alpha2:g})$, $L = {data.L}$")
+    ax.step(data.alpha1, data.measured, where="post", color=COLORS["fresh"], lw=1.6, ls="--",
+            label=r"(a) measured: spike terms with $\alpha_2 + k\alpha_1 + \hat e_k \geq 0$")
+    ax.set(xlabel=r"$\alpha_1$", ylabel="new outliers", xlim=(0, 0.5),
+           title=rf"(a) count along $\alpha_1$, $\alpha_2 = {data.alpha2:g}$")
+    k = np.arange(data.L)
+    bx.errorbar(k - 0.08, data.left, yerr=data.left_sd, fmt="o", color=COLORS["fresh"], capsize=2,
+                label=r"(b) left vector vs $a^{\circ(k+1)}$")
+    bx.errorbar(k + 0.08, data.right, yerr=data.right_sd, fmt="s", color=COLORS["reused"],
+                capsize=2, label=r"(b) right vector vs $u_k$")
+    bx.axhline(ALIGNED, color=COLORS["theory"], ls=":", lw=1, label=r"(b) threshold $1/\sqrt{2}$")
+    bx.axhline(1 / np.sqrt(data.Ns[-1]), color=COLORS["chance"], ls="--", lw=1,
+               label=r"(b) chance $1/\sqrt{N}$")
+    bx.set(xlabel="order $k$", ylabel="cosine", ylim=(0, 1.05), xticks=k,
+           title=rf"(b) is $T_k$ a spike? $N = {data.Ns[-1]}$")
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = bx.get_legend_handles_labels()
+    fig.legend(h1 + h2, l1 + l2, loc="outside lower center", ncol=2)
+    return finished(fig)
+
+
+def order_count_verdict(data: OrderCount) -> dict:
+    r"""Verdict of "more directions as :math:`\alpha_1\to1/2`", judged as a count
+    (:func:`twostep.analysis.verdicts.count_verdict`): at the middle of each interval of
+    :math:`\alpha_1` where the theory's :math:`\Lambda` is constant, and for each seed's own
+    count, whether the measured count equals :math:`\Lambda`. Returns ``verdict_c6``, the pairs
+    ``c6_hits`` of ``c6_pairs``, and ``c6_points`` (the midpoints)."""
+    edges = [0.0] + [0.5 - data.alpha2 / k for k in range(1, data.L) if 0.5 - data.alpha2 / k > 0]
+    edges = sorted(set(edges)) + [0.5]
+    mids = [(lo + hi) / 2 for lo, hi in zip(edges[:-1], edges[1:])]
+    cols = [int(np.argmin(np.abs(data.alpha1 - m))) for m in mids]
+    hits = int(np.sum(data.measured_seeds[:, cols] == data.theory[cols]))
+    pairs = data.seeds * len(cols)
+    return {"verdict_c6": count_verdict(hits, pairs, seeds=data.seeds).label, "c6_hits": hits,
+            "c6_pairs": pairs, "c6_points": ", ".join(f"{data.alpha1[c]:.2f}" for c in cols)}

@@ -1,0 +1,140 @@
+r"""The exact terms :math:`T_k` against their predicted spikes, from the records of
+:func:`twostep.experiments.spikes.spike_experiment`: what the chapter *Two steps* (its scaling
+study) and the appendix *At scale* (``results/at_scale/spike.json``) both show, and where the
+committed results files lie.
+
+Both pages summarise their records with :func:`terms_summary`, a
+:class:`~twostep.analysis.summary.Summary` by batch and width, draw them with
+:func:`plot_terms` and judge "each term is its spike" with :func:`terms_verdict`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import FuncFormatter, LogLocator
+
+from ..analysis.spikes import power_law_constant
+from ..analysis.summary import Summary
+from ..analysis.verdicts import verdict, worst
+from .figures import (BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_from,
+                      theory_power_law, width_axis)
+from .report import pm, sci, width_verdicts
+
+#: The committed results files under :func:`results_folder`: the appendix's spike file, its
+#: reuse file (odd bounded link) and control (He_2), and the count test that *Two steps* reads.
+RESULTS_FILES = ("spike", "reuse", "reuse_he2", "count")
+#: The values of a record that :func:`terms_summary` averages over seeds (``rel`` and ``size``
+#: are added to each record).
+TERM_VALUES = ("top", "signal", "rel", "size", "left", "right")
+
+
+def results_folder() -> Path:
+    """``results/at_scale`` of the repository holding this package (an editable install, a
+    checkout), or else the current folder: a reader who downloaded a notebook and its results
+    files from the site puts them side by side and runs it there."""
+    repository = Path(__file__).resolve().parents[2] / "results" / "at_scale"
+    return repository if repository.is_dir() else Path.cwd()
+
+
+def results_path(name: str, folder=None) -> Path:
+    """The path of results file ``name`` (one of :data:`RESULTS_FILES`) in ``folder``
+    (default :func:`results_folder`)."""
+    return (results_folder() if folder is None else Path(folder)) / f"{name}.json"
+
+
+def terms_summary(records, values=()) -> Summary:
+    r"""``records`` by ``("batch", "N")``, each with ``rel`` :math:`= \|T_k-S_k\|_{op}/\|S_k\|`
+    and ``size`` :math:`= s_1(T_k)/\|S_k\|` per order added (as new dicts), averaged over seeds
+    for :data:`TERM_VALUES` and ``values``."""
+    records = [{**r, "rel": np.asarray(r["residual"]) / np.asarray(r["signal"]),
+                "size": np.asarray(r["top"]) / np.asarray(r["signal"])} for r in records]
+    return Summary(records, ("batch", "N"), TERM_VALUES + tuple(values))
+
+
+def series(s: Summary, value: str, index=(), **where) -> tuple:
+    """:meth:`Summary.series`, with a NaN standard error (no error bar) at a width of one run."""
+    x, mean, sem = s.series(value, index, **where)
+    one = np.array([s.count(**where, **{s.by[-1]: t}) == 1 for t in x])
+    return x, mean, np.where(one, np.nan, sem)
+
+
+def plot_terms(terms: Summary, predicted):
+    r"""Figures *fig-terms* and *fig-at-scale-terms*: each exact :math:`T_k` against its spike
+    by width (``terms`` from :func:`terms_summary`), fresh and reused batch side by side. Rows:
+    :math:`s_1(T_k)` with a line of slope :math:`e_k` (``predicted``) fitted to every run;
+    :math:`\|T_k-S_k\|_{op}/\|S_k\|` with :math:`N^{-1/2}` through :math:`k = 1` at the smallest
+    width; one minus the cosines of the top vectors with :math:`a^{\circ(k+1)}` and :math:`u_k`,
+    chance :math:`1-1/\sqrt N`. Means and standard errors over seeds. 7.0 in wide."""
+    Ns, L = terms.axis(), len(predicted)
+    N = np.array(Ns, float)
+    fig, axes = plt.subplots(3, 2, figsize=(7.0, 9.0))
+    for col, batch in enumerate(BATCH_ORDER):
+        ax_size, ax_rel, ax_cos = axes[:, col]
+        for k in range(L):
+            c = K_COLORS[k % len(K_COLORS)]
+            errorbars(ax_size, *series(terms, "top", k, batch=batch), color=c)
+            C, _ = power_law_constant(*terms.pooled("top", k, batch=batch), predicted[k])
+            theory_power_law(ax_size, N, predicted[k], N[0], C * N[0] ** predicted[k], color=c,
+                             lw=1.6, alpha=0.45)
+            errorbars(ax_rel, *series(terms, "rel", k, batch=batch), color=c)
+            for side, shift, style in (("left", 0.97, {}), ("right", 1.03, {"mfc": "white",
+                                                                              "ls": "--"})):
+                x, mean, sem = series(terms, side, k, batch=batch)
+                errorbars(ax_cos, x * shift, 1 - mean, sem, color=c, **style)
+        theory_power_law(ax_rel, N, -0.5, N[0], terms.at("rel", min(1, L - 1), batch=batch,
+                                                         N=Ns[0]), color="k")
+        ax_cos.plot(N, 1 - 1 / np.sqrt(N), color=COLORS["chance"], ls=":", lw=1.2)
+        ax_size.set(yscale="log", ylabel=r"$s_1(T_k)$", title=f"{batch} batch")
+        ax_rel.set(yscale="log")
+        ax_cos.set(yscale="log", ylim=(2e-4, 1.5), ylabel="1 − cosine")
+    axes[1, 0].set_ylabel(r"$\|T_k-S_k\|_{op}/\|S_k\|$")
+    axes[1, 1].set_ylabel(r"$\|T_k-\tilde S_k\|_{op}/\|\tilde S_k\|$")
+    for i, ax in enumerate(axes.flat):
+        width_axis(ax, Ns, "$N$")
+        ax.yaxis.set_minor_locator(plt.NullLocator())
+        if i < 4:                    # sizes and ratios span about a decade: more ticks
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    legend_from(fig, [(f"$k = {k}$", dict(color=K_COLORS[k % len(K_COLORS)], marker="o", ms=4))
+                      for k in range(L)]
+                + [(r"slope $e_k$ (top)", dict(color="0.4", lw=1.6, alpha=0.45, ls="--")),
+                   (r"$N^{-1/2}$ (middle)", dict(color="k", lw=1, ls="--")),
+                   (r"left vs $a^{\circ(k+1)}$", dict(color="k", marker="o", ms=4)),
+                   (r"right vs $u_k$ ($\tilde u_k$)", dict(color="k", marker="o", mfc="white",
+                                                           ls="--", ms=4)),
+                   (r"chance $1-1/\sqrt{N}$", dict(color=COLORS["chance"], ls=":"))],
+                loc="outside lower center", ncol=3)
+    return finished(fig)
+
+
+def terms_verdict(terms: Summary, N: int, orders=(2, 3), size: str = "size",
+                  rel: str = "rel") -> str:
+    r"""The rule's verdict (:func:`twostep.analysis.verdicts.verdict`) that each fresh
+    :math:`T_k`, :math:`k` in ``orders``, is its spike at width ``N``: per seed,
+    :math:`s_1(T_k)/\|S\|` (``size``) against 1, with :math:`\|T_k - S\|_{op}/\|S\|` (``rel``)
+    as the paired null; the worst over the orders."""
+    return worst(verdict(terms.seed_values(size, k, batch="fresh", N=N), 1.0,
+                         terms.seed_values(rel, k, batch="fresh", N=N)) for k in orders)
+
+
+def terms_width_verdicts(terms: Summary, prefix: str, orders=(2, 3), size: str = "size",
+                         rel: str = "rel") -> dict:
+    """Glue values ``<prefix>_<N>`` for the landing page's verdicts at each width
+    (:func:`twostep.pages.report.width_verdicts`): :func:`terms_verdict` at every width."""
+    return width_verdicts(prefix, {N: terms_verdict(terms, N, orders, size, rel)
+                                   for N in terms.axis()})
+
+
+def nstar_text(x: float) -> str:
+    r"""A width :math:`N^\star` for a table: two significant digits, "never" if infinite."""
+    return sci(x, 2) if np.isfinite(x) else "never"
+
+
+def signed_pm(mean: float, sem: float, decimals: int = 3) -> str:
+    """:func:`twostep.pages.report.pm` with the sign of a positive mean written, for exponents
+    and slopes: ``"+0.250 ± 0.012"``, ``"-0.520 ± 0.027"``."""
+    text = pm(mean, sem, decimals)
+    return text if text.startswith("-") else "+" + text
