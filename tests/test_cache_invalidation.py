@@ -147,8 +147,11 @@ def test_what_only_changes_rendering_re_executes_nothing(tree, change, monkeypat
     ("one_step", ["book/one_step"]),
     ("landing", ["book/index"]),
     ("reuse", ["book/reuse"]),
-    ("paired", ["book/at_scale", "book/reuse", "book/two_steps"]),   # shared; two_steps via at_scale
-    ("at_scale", ["book/at_scale", "book/two_steps"]),
+    ("two_steps", ["book/two_steps"]),
+    ("count", ["book/two_steps"]),                  # the two-steps chapter's second module
+    ("at_scale", ["book/at_scale"]),
+    ("paired", ["book/at_scale", "book/reuse"]),    # shared page modules: the chapters using them
+    ("spikes", ["book/at_scale", "book/two_steps"]),
 ])
 def test_an_edit_to_one_page_module_re_executes_the_chapters_that_import_it(tree, page,
                                                                            chapters, monkeypatch):

@@ -210,7 +210,7 @@ def test_one_step_data(scaling, mem):
     assert v["eq_top_two"] == pytest.approx(data.sv_two[0])
     assert v["eq_ks"] == pytest.approx(np.max(np.abs(np.sort(data.sv_two) - np.sort(data.sv_one))))
     text = _table(ch.one_step_table(data), "tab-one-step", 4)
-    slope = report.minus_sign(sp.signed_pm(*direct, 2))
+    slope = report.minus_sign(report.pm(*direct, 2, signed=True))
     assert f"| (0.3, 0.3) | reused | +0.1 | {slope} |" in text     # e_1 = 0.3 + 0.3 - 1/2
 
 

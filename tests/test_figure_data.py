@@ -132,14 +132,14 @@ def test_labels_units_and_bad_input():
 
 
 def _page_figures():
-    from twostep.pages import at_scale, landing, setting, two_steps
+    from twostep.pages import at_scale, landing, setting, spikes, two_steps
     from twostep.scale.results import read_results
 
     yield "setting", setting.plot_w0_spectrum(setting.w0_spectrum_data([(40, 80), (80, 40)]))
     yield "landing", landing.plot_summary(landing.summary_data(N=40),
                                           landing.terms_data(N=40, seeds=[0, 1]))
-    data = at_scale.at_scale_data(*(read_results(at_scale.results_path(n)) for n in at_scale.NAMES))
-    yield "at_scale terms", at_scale.plot_terms(data)
+    data = at_scale.at_scale_data(*(read_results(spikes.results_path(n)) for n in at_scale.NAMES))
+    yield "at_scale terms", spikes.plot_terms(data.runs["spike"], data.predicted)
     yield "at_scale beta", at_scale.plot_beta(data, at_scale.beta_limits(data))
     # The sizes of tests/test_chapter_two_steps.py.
     scaling = two_steps.scaling_study([20, 28, 36], [0, 1], "poly4", "he1", 0.2, (0.4, 0.25),
@@ -159,9 +159,10 @@ def test_page_figures_replot_from_their_csv():
             assert {(r["title"], r["N"]) for r in rows if r["kind"] == "bar"} == {
                 ("N = 40, d = 80 (N/d = 0.5)", 40), ("N = 80, d = 40 (N/d = 2)", 80)}
         if name == "at_scale terms":
-            # "$N$ (thousands)" names the tick labels; the data are N itself.
+            # "$N$ (thousands)" names the tick labels; the data are N itself (the cosine
+            # markers drawn within 3 % of their width, apart from each other).
             points = [r for r in rows if r["kind"] == "errorbar"]
-            assert points and all(r["N"] == r["x"] and r["x"] >= 1000 for r in points)
+            assert points and all(r["N"] == r["x"] and r["x"] >= 970 for r in points)
             assert {r["x_name"] for r in points} == {"$N$"} and {r["x_unit"] for r in points} == {
                 fd.DIMENSIONLESS}
         if name == "landing":

@@ -93,15 +93,15 @@ def test_every_figure_shows_the_function_that_draws_it(docname):
 
 
 def test_the_check_finds_a_missing_or_wrong_dropdown():
-    text = ('from twostep.pages import two_steps as ch\n\n'
+    text = ('from twostep.pages import spikes as ch\n\n'
             '```{code-cell} ipython3\nglue("fig_x", ch.plot_terms(s), display=False)\n```\n\n'
             '```{glue:figure} fig_x\n:name: fig-x\n\nCaption.\n```\n')
     cells = _figure_cells(text)
-    assert cells["fig_x"][1] == [("two_steps", "plot_terms")]
+    assert cells["fig_x"][1] == [("spikes", "plot_terms")]
     match = next(_FIGURE.finditer(text))
     assert _SOURCE.match(text, match.end()) is None
-    good = text + ("\n:::{dropdown} Code\n```{literalinclude} /twostep/pages/two_steps.py\n"
+    good = text + ("\n:::{dropdown} Code\n```{literalinclude} /twostep/pages/spikes.py\n"
                    ":pyobject: plot_terms\n:lineno-match:\n```\n:::\n")
     source = _SOURCE.match(good, next(_FIGURE.finditer(good)).end())
-    assert source is not None and source.group(1) == "/twostep/pages/two_steps.py"
-    assert "plot_terms" in _functions("two_steps")
+    assert source is not None and source.group(1) == "/twostep/pages/spikes.py"
+    assert "plot_terms" in _functions("spikes")

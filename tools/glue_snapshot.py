@@ -45,7 +45,9 @@ def _text(output: dict) -> str:
             for k, v in output.get("data", {}).items()}
     if any(k.startswith("image/") for k in data):
         return "<figure>"
-    return data.get("text/markdown", data.get("text/plain", ""))
+    text = data.get("text/markdown", data.get("text/plain", ""))
+    # nbformat stores a multi-line output as a list of lines (jupytext writes it so).
+    return "".join(text) if isinstance(text, list) else text
 
 
 TABLE_LABEL = re.compile(r"^:name:\s*(\S+)", re.MULTILINE)

@@ -32,8 +32,8 @@ from ..experiments.reuse import TERM_KEYS
 from ..model.activations import get_activation
 from .figures import BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_below, width_axis
 from .paired import PairedConfig, PairedData
-from .report import sig
-from .spikes import nstar_text, series, signed_pm, terms_summary
+from .report import pm, sig
+from .spikes import nstar_text, series, terms_summary
 
 #: The files the appendix reads: the spike file, the reuse file (odd bounded link) and its
 #: control (the same runs with the even link He_2).
@@ -415,7 +415,7 @@ def extrapolation_table(rows: list) -> tuple:
              f"$N^\\star$, to {rows[0]['N_max']}", "fitted exponent", "$N^\\star$, fitted"],
             [[f"({r['a1']:g}, {r['a2']:g}), {r['lam']}", str(r["k"]), f"{r['e']:+.2f}",
               nstar_text(r["n_star_chapter"]), nstar_text(r["n_star"]),
-              signed_pm(r["e_fit"], r["e_fit_se"]), nstar_text(r["n_fit"])] for r in rows])
+              pm(r["e_fit"], r["e_fit_se"], 3, signed=True), nstar_text(r["n_fit"])] for r in rows])
 
 
 def extrapolation_numbers(rows: list) -> dict:
@@ -557,7 +557,7 @@ def trends_table(rows: list) -> tuple:
     error."""
     return (["quantity (slope as)", "$N$", "means", "slope"],
             [[f"{r['quantity']} ({r['unit']})", f"{r['N_lo']}, {r['N_prev']}, {r['N_hi']}",
-              f"{r['lo']:.3f}, {r['prev']:.3f} → {r['hi']:.3f}", signed_pm(r["slope"], r["se"])]
+              f"{r['lo']:.3f}, {r['prev']:.3f} → {r['hi']:.3f}", pm(r["slope"], r["se"], 3, signed=True)]
              for r in rows])
 
 

@@ -21,7 +21,7 @@ from ..analysis.summary import Summary
 from ..analysis.verdicts import verdict, worst
 from .figures import (BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_from,
                       theory_power_law, width_axis)
-from .report import pm, sci, width_verdicts
+from .report import sci, width_verdicts
 
 #: The committed results files under :func:`results_folder`: the appendix's spike file, its
 #: reuse file (odd bounded link) and control (He_2), and the count test that *Two steps* reads.
@@ -132,9 +132,3 @@ def nstar_text(x: float) -> str:
     r"""A width :math:`N^\star` for a table: two significant digits, "never" if infinite."""
     return sci(x, 2) if np.isfinite(x) else "never"
 
-
-def signed_pm(mean: float, sem: float, decimals: int = 3) -> str:
-    """:func:`twostep.pages.report.pm` with the sign of a positive mean written, for exponents
-    and slopes: ``"+0.250 ± 0.012"``, ``"-0.520 ± 0.027"``."""
-    text = pm(mean, sem, decimals)
-    return text if text.startswith("-") else "+" + text

@@ -43,7 +43,7 @@ from ..model.steps import run_two_steps
 from .figures import (BATCH_ORDER, COLORS, K_COLORS, chance_line, errorbars, finished,
                       legend_from, plot_spectrum, theory_power_law, width_axis)
 from .report import minus_sign, pm, sci, sig
-from .spikes import nstar_text, signed_pm, terms_summary, terms_verdict, terms_width_verdicts
+from .spikes import nstar_text, terms_summary, terms_verdict, terms_width_verdicts
 
 #: Colour of the predicted spike strengths and projections, and of a count that differs.
 PRED = "#b8860b"
@@ -184,7 +184,7 @@ def slopes_table(scaling: Scaling) -> tuple:
     r"""Table *tab-slopes*: log-log slopes of :math:`\|S_k\|`, :math:`s_1(T_k)` and the relative
     remainder (± standard error of the fit), one row per batch and order, against :math:`e_k`."""
     return (["batch", "$k$", "$e_k$", "$\\|S_k\\|$", "$s_1(T_k)$", "remainder"],
-            [[b, str(k), f"{e:+.3f}"] + [signed_pm(*scaling.slope(b, key, k))
+            [[b, str(k), f"{e:+.3f}"] + [pm(*scaling.slope(b, key, k), 3, signed=True)
                                          for key in ("signal", "top", "rel")]
              for b in BATCH_ORDER for k, e in enumerate(scaling.predicted)])
 
@@ -599,7 +599,7 @@ def one_step_table(data: OneStep) -> tuple:
         for b in BATCH_ORDER:
             at = partial(sc.summary.at, index=i, batch=b, N=sc.Ns[-1])
             rows.append([f"({st[0]}, {st[1]})", b, f"{spike_exponent(1, *st):+.1f}",
-                         signed_pm(*sc.slope(b, "settings_higher", i), 2),
+                         pm(*sc.slope(b, "settings_higher", i), 2, signed=True),
                          f"{at('settings_lin_overlap'):.4f}", f"{at('settings_beta_two'):.3f}",
                          f"{at('settings_beta_lin'):.3f}"])
     return (["$(\\alpha_1,\\alpha_2)$", "batch", "$e_1$", "slope", "$W_2$, $W_{\\rm lin}$",
@@ -742,8 +742,8 @@ def phase_table(data: dict) -> tuple:
     r"""Table *tab-phase*: :math:`\hat e_k`, the ratio's slope, the cosines and the spike test."""
     emp = data["emp"]
     return (["batch", "$k$", "$\\hat e_k$", "slope of spike/remainder", "left", "right", "spike"],
-            [[b, str(k), signed_pm(emp[b]["e_hat"][k], emp[b]["e_se"][k]),
-              signed_pm(emp[b]["ratio_slope"][k], emp[b]["ratio_se"][k]),
+            [[b, str(k), pm(emp[b]["e_hat"][k], emp[b]["e_se"][k], 3, signed=True),
+              pm(emp[b]["ratio_slope"][k], emp[b]["ratio_se"][k], 3, signed=True),
               f"{data['left'][b][k]:.3f}", f"{data['right'][b][k]:.3f}",
               "yes" if emp[b]["spike"][k] else "no"]
              for b in BATCH_ORDER for k in range(1, data["L"])])
@@ -868,7 +868,7 @@ def extrapolation_table(rows: list) -> tuple:
     return (["$(\\alpha_1,\\alpha_2)$", "$k$", "$e_k$", "strength", "fitted", "$N^\\star$, $e_k$",
              "$N^\\star$, fitted"],
             [[f"({r['a1']}, {r['a2']})", str(r["k"]), f"{r['e']:+.2f}", f"{r['strength_max']:.3f}",
-              signed_pm(r["e_fit"], r["e_fit_se"]), nstar_text(r["n_star"]), nstar_text(r["n_fit"])]
+              pm(r["e_fit"], r["e_fit_se"], 3, signed=True), nstar_text(r["n_star"]), nstar_text(r["n_fit"])]
              for r in rows])
 
 
