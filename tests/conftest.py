@@ -1,6 +1,7 @@
 """Shared pytest set-up.
 
-* tools/ on the path (bookbuild.py is shared with the Sphinx build, _config.yml);
+* tools/ on the path (bookcache.py and strictbuild.py are shared with the Sphinx build
+  and tools/dev.py);
 * the chapter plugin (tools/nbchapters.py): with ``--nbmake``, every chapter of
   _toc.yml becomes one nbmake item, executed into the book's cache;
 * the order of a run: unit tests, then the chapters (in _toc.yml order), then the
@@ -24,8 +25,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
-import bookbuild  # noqa: E402  (needs the path above)
+import bookcache  # noqa: E402  (needs the path above)
 import nbchapters  # noqa: E402
+import strictbuild  # noqa: E402
 
 _SUMMARY: list[str] = []
 
@@ -105,7 +107,7 @@ class BuildResult:
 
 
 class BookBuilder:
-    """Runs ``jupyter-book build . -n -W --keep-going`` (bookbuild.strict_build) at
+    """Runs ``jupyter-book build . -n -W --keep-going`` (strictbuild.strict_build) at
     most once per session and tells what it executed, from the cache's records."""
 
     def __init__(self, root: Path, summary: list[str]):
@@ -117,18 +119,18 @@ class BookBuilder:
         if self.result is not None:
             return self.result
         jupyter_book = str(Path(sys.executable).with_name("jupyter-book"))
-        before = nbchapters.cache_records(self.root)
+        before = bookcache.cache_records(self.root)
         start = time.perf_counter()
         # --all: re-read every page, so warnings of unchanged pages count too; with
         # every chapter in the cache that costs rendering time only.
-        code, log = bookbuild.strict_build(self.root, jupyter_book, force_all=True)
+        code, log = strictbuild.strict_build(self.root, jupyter_book, force_all=True)
         seconds = time.perf_counter() - start
-        after = nbchapters.cache_records(self.root)
-        added = sorted(bookbuild.docname_of_uri(self.root, uri)
+        after = bookcache.cache_records(self.root)
+        added = sorted(bookcache.docname_of_uri(self.root, uri)
                        for pk, (uri, created) in after.items() if before.get(pk) != (uri, created))
         self.result = BuildResult(code, log, seconds, added, len(before), len(after))
         self.summary.append(
-            f"strict build: exit {code} in {seconds:.1f} s, log in {bookbuild.BUILD_LOG}; "
+            f"strict build: exit {code} in {seconds:.1f} s, log in {strictbuild.BUILD_LOG}; "
             f"cache records {len(before)} before, {len(after)} after; notebooks executed "
             f"by the build: {added or 'none (all cache hits)'}"
         )
@@ -136,10 +138,10 @@ class BookBuilder:
 
     def is_stale(self) -> bool:
         """Whether _build/html is missing, failed last time, or older than its inputs."""
-        log = self.root / bookbuild.BUILD_LOG
+        log = self.root / strictbuild.BUILD_LOG
         if not (self.root / "_build" / "html" / "index.html").is_file() or not log.is_file():
             return True
-        if (self.root / bookbuild.FAILED_MARKER).exists():
+        if (self.root / strictbuild.FAILED_MARKER).exists():
             return True
         built = log.stat().st_mtime
         paths = [self.root / name for name in _INPUTS]
@@ -171,7 +173,7 @@ def built_site(book_build, chapter_runs):
             book_build.build()
     if book_build.result is not None and book_build.result.code:
         pytest.skip(f"the strict build failed (exit {book_build.result.code}, log in "
-                    f"{bookbuild.BUILD_LOG}): no book to open")
+                    f"{strictbuild.BUILD_LOG}): no book to open")
     assert (html / "index.html").is_file(), "the strict build left no _build/html/index.html"
     return html
 

@@ -2,12 +2,12 @@
 
 The chapters themselves are nbmake items (``pytest --nbmake``; tools/nbchapters.py
 converts ``book/*.md`` and stores each executed notebook in the book's execution
-cache). The build test below runs ``jupyter-book build . -n -W --keep-going`` and
+cache, tools/bookcache.py). The build test below runs ``jupyter-book build . -n -W --keep-going`` and
 proves from the cache's own records (jupyter-cache's ``list_cache_records``) that
 the build executed nothing nbmake had executed in the same run: a chapter executed
 twice fails the test.
 
-Collecting this module needs neither Sphinx nor a kernel: ``pytest -m "not book"``
+Collecting this module builds nothing and starts no kernel: ``pytest -m "not book"``
 runs the unit tests at the bottom and nothing else.
 """
 
@@ -15,8 +15,13 @@ from __future__ import annotations
 
 import pytest
 
-import bookbuild
+import alt_text
+import bookcache
+import code_downloads
+import legibility
 import nbchapters
+import runtime
+import strictbuild
 
 
 @pytest.mark.book
@@ -27,14 +32,14 @@ def test_book_builds_strictly(book_build, chapter_runs, root):
         # fail on the same error.
         pytest.fail(
             f"book not built: chapter(s) {', '.join(failed)} failed to execute "
-            f"(tracebacks above and in {bookbuild.REPORTS})",
+            f"(tracebacks above and in {strictbuild.REPORTS})",
             pytrace=False,
         )
     result = book_build.build()
     if result.code:
         warnings = [ln for ln in result.log.splitlines() if "WARNING" in ln or "ERROR" in ln]
         pytest.fail(
-            f"jupyter-book build failed (exit {result.code}); full log: {bookbuild.BUILD_LOG}\n"
+            f"jupyter-book build failed (exit {result.code}); full log: {strictbuild.BUILD_LOG}\n"
             + "\n".join(warnings or result.log.splitlines()[-40:]),
             pytrace=False,
         )
@@ -46,14 +51,45 @@ def test_book_builds_strictly(book_build, chapter_runs, root):
         "no longer hash notebooks alike"
     )
     # Every chapter nbmake ran in this session is in the cache, as it stored it.
-    records = nbchapters.cache_records(root)
+    records = bookcache.cache_records(root)
     missing = [d for d in executed_here if chapter_runs.runs[d].record_pk not in records]
     assert not missing, f"cache records of {missing} are gone after the build"
-    if set(executed_here) == set(nbchapters.chapters(root)):
+    if set(executed_here) == set(bookcache.chapters(root)):
         # The whole book went through nbmake: the build must have executed nothing.
         assert result.executed == [] and result.records_after == result.records_before, (
             f"the build added cache records for {result.executed}"
         )
+
+
+@pytest.mark.book
+def test_the_runtimes_page_lists_every_chapter_by_title(book_build, built_site, root):
+    """The page "How long each chapter takes" (myst-nb's execution table) has a row per
+    executed page, named by its title, whose run time is the one stated under that page's
+    title: both come from myst-nb's execution data of the build."""
+    import posixpath
+    import re
+
+    html = (built_site / "book" / "runtimes.html").read_text(encoding="utf8")
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", html, re.S)
+    text = lambda cell: re.sub(r"<[^>]+>", "", cell).strip()   # noqa: E731
+    table = {}
+    for row in rows:
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        link = re.search(r'href="([^"#]+)\.html"', cells[0]) if cells else None
+        if link:
+            table[link.group(1)] = [text(c) for c in cells]
+    for docname in bookcache.chapters(root):
+        href = posixpath.relpath(docname, "book")   # from book/runtimes.html
+        assert href in table, f"no row for {docname} in book/runtimes.html: {sorted(table)}"
+        title = re.search(r"^# (.+)$", bookcache.source_of(root, docname).read_text("utf8"),
+                          re.M).group(1).strip()
+        name, _modified, _method, seconds, status = table[href]
+        assert name == title and status == "✅", table[href]
+        page = (built_site / f"{docname}.html").read_text(encoding="utf8")
+        line = re.search(r'class="twostep-runtime">([^<]+)<', page).group(1)
+        stated = re.search(r"took ([\d.]+) (s|min)", line)
+        value = float(stated.group(1)) * (60 if stated.group(2) == "min" else 1)
+        assert abs(value - float(seconds)) <= (0.5 if stated.group(2) == "s" else 3), (line, seconds)
 
 
 # --- unit tests (no Sphinx build, no kernel) ------------------------------------------
@@ -113,16 +149,19 @@ def test_myst_notebooks_are_recognised(tmp_path):
     myst.write_text("---\njupytext:\n  text_representation:\n    format_name: myst\n---\n# A\n")
     plain = tmp_path / "b.md"
     plain.write_text("# B\n\nNo front matter.\n")
-    assert nbchapters.is_notebook(myst)
-    assert not nbchapters.is_notebook(plain)
-    assert nbchapters.is_notebook(tmp_path / "c.ipynb")
+    assert bookcache.is_notebook(myst)
+    assert not bookcache.is_notebook(plain)
+    assert bookcache.is_notebook(tmp_path / "c.ipynb")
 
 
 def test_cache_dir_follows_config(tmp_path):
     (tmp_path / "_config.yml").write_text("execute:\n  execute_notebooks: cache\n")
-    assert nbchapters.cache_dir(tmp_path) == (tmp_path / "_build" / ".jupyter_cache").resolve()
+    assert bookcache.cache_dir(tmp_path) == (tmp_path / "_build" / ".jupyter_cache").resolve()
+    # In Sphinx: myst-nb's setting (empty: the default) and the build folder.
+    assert bookcache.cache_dir(tmp_path, "", tmp_path / "out") == (
+        tmp_path / "out" / ".jupyter_cache").resolve()
     (tmp_path / "_config.yml").write_text("execute:\n  cache: elsewhere/cache\n")
-    assert nbchapters.cache_dir(tmp_path) == (tmp_path / "elsewhere" / "cache").resolve()
+    assert bookcache.cache_dir(tmp_path) == (tmp_path / "elsewhere" / "cache").resolve()
 
 
 _TOY_CHAPTER = """---
@@ -166,7 +205,7 @@ def test_executed_notebook_is_cached_under_the_chapters_own_key(tmp_path):
     (tmp_path / "_config.yml").write_text("execute:\n  timeout: 900\n  allow_errors: false\n")
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "toy.md").write_text(_TOY_CHAPTER)
-    nb = nbchapters.read_chapter(tmp_path, "book/toy")
+    nb = bookcache.read_chapter(tmp_path, "book/toy")
     # The chapter's own front matter wins over _config.yml; nbmake reads these.
     assert nb.metadata["execution"] == {"timeout": 60, "allow_errors": False}
     executed_path = nbchapters.converted_path(tmp_path, "book/toy")
@@ -180,17 +219,25 @@ def test_executed_notebook_is_cached_under_the_chapters_own_key(tmp_path):
 
     plugin = nbchapters.ChapterPlugin(tmp_path)
     pk = plugin.store("book/toy", executed_path, 1.0)
-    cache = get_cache(str(nbchapters.cache_dir(tmp_path)))
+    cache = get_cache(str(bookcache.cache_dir(tmp_path)))
     as_read = jupytext.read(tmp_path / "book" / "toy.md")
     assert cache.match_cache_notebook(as_read).pk == pk
     _, merged = cache.merge_match_into_notebook(as_read)
     outputs = [c.outputs for c in merged.cells if c.cell_type == "code"]
     assert [o[0]["data"]["text/plain"] for o in outputs] == ["2", "3"]
-    records = nbchapters.cache_records(tmp_path)
-    assert bookbuild.docname_of_uri(tmp_path, records[pk][0]) == "book/toy"
+    records = bookcache.cache_records(tmp_path)
+    assert bookcache.docname_of_uri(tmp_path, records[pk][0]) == "book/toy"
+    # The record carries the run's time and cores; it is found by its creation time, as
+    # myst-nb reports the record it took a page from.
+    (record,) = cache.list_cache_records()
+    data = bookcache.record_data(tmp_path, "book/toy", bookcache.cache_dir(tmp_path),
+                                 record.created.timestamp())
+    assert data["execution_seconds"] == 1.0 and data["executed_by"] == "nbmake"
+    assert runtime.cores_of_run(data) == data["cpu_count"] > 0
+    assert bookcache.record_data(tmp_path, "book/toy", bookcache.cache_dir(tmp_path), 0.0) is None
 
 
-# --- what tools/bookbuild.py does to the pages (unit tests, no build) -------------------
+# --- what the build's extensions do to the pages (unit tests, no build) ----------------
 
 
 @pytest.mark.parametrize("tex, plain", [
@@ -204,27 +251,27 @@ def test_executed_notebook_is_cached_under_the_chapters_own_key(tmp_path):
     (r"\mathrm{He}_3", "He₃"), (r"\cos\angle(u, v)", "cos ∠(u, v)"), (r"\unknown{x}", "unknown x"),
 ])
 def test_latex_to_plain(tex, plain):
-    assert bookbuild.latex_to_plain(tex) == plain
+    assert alt_text.latex_to_plain(tex) == plain
 
 
 def test_plain_alt_text_is_the_first_sentence_without_tex():
     caption = ("Singular values of W₂, e.g. at N = 2000, for a fresh batch. Fig. 3 shows "
                r"more. The theory predicts three \alpha $x$.")
-    assert bookbuild.plain_alt_text(caption) == (
+    assert alt_text.plain_alt_text(caption) == (
         "Singular values of W₂, e.g. at N = 2000, for a fresh batch.")
-    short = bookbuild.plain_alt_text("Left. The spectrum of W₀ against the law. More.")
+    short = alt_text.plain_alt_text("Left. The spectrum of W₀ against the law. More.")
     assert short == "Left. The spectrum of W₀ against the law."
-    long = bookbuild.plain_alt_text("word " * 100 + r"\alpha$")
-    assert len(long) <= bookbuild.ALT_MAX + 1 and long.endswith("…")
+    long = alt_text.plain_alt_text("word " * 100 + r"\alpha$")
+    assert len(long) <= alt_text.ALT_MAX + 1 and long.endswith("…")
     assert "\\" not in long and "$" not in long
 
 
 def test_reader_requirements_are_the_repository_pins(root):
-    text = bookbuild.reader_requirements(root)
-    pins = bookbuild.pins(root)
+    text = code_downloads.reader_requirements(root)
+    pins = code_downloads.pins(root)
     lines = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
-    assert lines == [f"{name}=={pins[name]}" for name in bookbuild.READER_PACKAGES]
-    assert bookbuild.wheel_name(root).startswith("twostep-") and bookbuild.wheel_name(
+    assert lines == [f"{name}=={pins[name]}" for name in code_downloads.READER_PACKAGES]
+    assert code_downloads.wheel_name(root).startswith("twostep-") and code_downloads.wheel_name(
         root).endswith("-py3-none-any.whl")
 
 
@@ -233,14 +280,14 @@ def test_image_facts_and_min_width(tmp_path):
     svg.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="504pt" height="259pt">'
                    '<g transform="translate(1 2) scale(0.09 -0.09)"/>'
                    '<g transform="translate(1 2) scale(0.1 -0.1)"/></svg>')
-    width, smallest = bookbuild.image_facts(svg)
+    width, smallest = legibility.image_facts(svg)
     assert width == pytest.approx(672) and smallest == pytest.approx(9)
-    assert bookbuild.min_shown_width(width, smallest) == 598   # 672 * 8 / 9, rounded up
-    assert bookbuild.min_shown_width(width, 7.5) == 672        # never larger than drawn
+    assert legibility.min_shown_width(width, smallest) == 598   # 672 * 8 / 9, rounded up
+    assert legibility.min_shown_width(width, 7.5) == 672        # never larger than drawn
     png = tmp_path / "f.png"
     png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0\0\0\rIHDR" + (770).to_bytes(4, "big") + b"\0" * 8)
-    assert bookbuild.image_facts(png) == (770.0, None)
-    assert bookbuild.image_facts(tmp_path / "missing.svg") is None
+    assert legibility.image_facts(png) == (770.0, None)
+    assert legibility.image_facts(tmp_path / "missing.svg") is None
 
 
 @pytest.mark.parametrize("text, kept", [
@@ -249,7 +296,33 @@ def test_image_facts_and_min_width(tmp_path):
     ("1, 2, 3 items", "1, 2, 3 items"), ("(see Fig. 2, left)", "(see Fig. 2, left)"),
 ])
 def test_values_in_table_cells_are_kept_whole(text, kept):
-    new = bookbuild._INSIDE_VALUE[2].sub("", text)
-    for pattern in bookbuild._INSIDE_VALUE[:2]:
-        new = pattern.sub(lambda m: m.group(0).replace(" ", "\u00a0"), new)
-    assert new == kept
+    assert legibility.keep_whole(text) == kept
+
+
+def test_the_runtime_line():
+    assert runtime.runtime_text(71.6, 2) == (
+        "Re-executing this page took 72 s when this site was built, on 2 CPU cores.")
+    assert runtime.runtime_text(143.4, None) == (
+        "Re-executing this page took 2.4 min when this site was built.")
+    # myst-nb's own runs (no record at that time, or a record without cores): this machine.
+    import os
+
+    assert runtime.cores_of_run(None) == os.cpu_count()
+    assert runtime.cores_of_run({"execution_seconds": 3.0}) == os.cpu_count()
+    assert runtime.cores_of_run({"execution_seconds": 3.0, "cpu_count": 64}) == 64
+
+
+def test_execution_table_rows_are_named_by_title():
+    from sphinx.addnodes import pending_xref
+    from docutils import nodes
+
+    def link(text, target, refdoc="book/runtimes", reftype="doc"):
+        node = pending_xref(refdoc=refdoc, reftarget=target, reftype=reftype, refdomain="std",
+                            refexplicit=True)
+        node += nodes.inline(text=text)
+        return node
+
+    assert runtime.names_itself(link("book/one_step", "one_step"))      # as nb-exec-table
+    assert runtime.names_itself(link("index", "../index"))
+    assert not runtime.names_itself(link("One step", "one_step"))
+    assert not runtime.names_itself(link("book/one_step", "one_step", reftype="ref"))

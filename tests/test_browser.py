@@ -12,7 +12,7 @@ to another host blocked. For each page:
 * every page is opened at two window widths, 1280 px (a laptop) and 390 px (a
   phone), and checked at each;
 * every image has loaded (``naturalWidth > 0``) and has plain-text alt text
-  (no ``\\`` or ``$``: ``tools/bookbuild.py`` derives it from the caption), and
+  (no ``\\`` or ``$``: ``tools/alt_text.py`` derives it from the caption), and
   every figure's smallest text is shown at 8 pt or more (its SVG's font sizes
   times its shown / drawn width); a figure's box does not cover the page's
   contents list;
@@ -55,8 +55,9 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 import pytest
 
-import bookbuild
-import nbchapters
+import bookcache
+import code_downloads
+import legibility
 
 # The book style's smallest font (twostep.pages.figures), for PNG figures.
 SMALLEST_FONT_PT = 9.0
@@ -79,7 +80,7 @@ WIDTHS = {"1280": 1280, "390": 390}
 # A third width, at which no page may scroll sideways (a laptop with the sidebar shown).
 NARROW = 1024
 # Figure text shown smaller than this fails (points, as drawn size x shown / drawn width).
-MIN_TEXT_PT = bookbuild.MIN_READABLE_PT
+MIN_TEXT_PT = legibility.MIN_READABLE_PT
 # Pages also screenshotted at the phone's width (full page).
 PHONE_SHOTS = ("book/index", "book/setting")
 AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
@@ -92,7 +93,7 @@ NOT_PAGES = ("_static", "_sources", "_images", "reports")
 
 
 def _toc_pages() -> list[str]:
-    return nbchapters.toc_docnames(ROOT)
+    return bookcache.toc_docnames(ROOT)
 
 
 def _site_pages() -> list[str]:
@@ -555,7 +556,7 @@ def check_page(context, site: str, page: str, axe: str | None = None,
         # The smallest text of the figure as shown: its size in the drawn figure (from
         # the SVG; the book style's smallest for a PNG) times shown / drawn width.
         path = _image_file(img["url"], site)
-        facts = bookbuild.image_facts(path) if path else None
+        facts = legibility.image_facts(path) if path else None
         if img["figure"] and img["width"] > 0 and facts:
             smallest = facts[1] if facts[1] is not None else SMALLEST_FONT_PT
             shown_pt = smallest * img["shown"] / img["width"]
@@ -619,9 +620,9 @@ def test_book_page(docname, width, contexts, site, axe_source, book_summary):
     if missing:
         problems.append(f"the sidebar does not reach {missing}")
 
-    source = nbchapters.source_of(ROOT, docname)
+    source = bookcache.source_of(ROOT, docname)
     downloads = [f"_sources/{docname}{source.suffix}"]
-    if nbchapters.is_notebook(source):
+    if bookcache.is_notebook(source):
         # Every executed page says, under its title, how long re-executing it takes.
         if 'class="twostep-runtime"' not in (HTML / page).read_text(encoding="utf8"):
             problems.append("no line saying how long the page takes to execute (p.twostep-runtime)")
@@ -632,8 +633,8 @@ def test_book_page(docname, width, contexts, site, axe_source, book_summary):
             if not any(c.get("outputs") for c in cells if c["cell_type"] == "code"):
                 problems.append(f"{downloads[-1]} has no outputs: not the executed notebook")
     # The package and the pins a reader needs, in every page's download menu.
-    for name in (bookbuild.wheel_name(ROOT), "requirements.txt"):
-        downloads.append(f"{bookbuild.CODE_DOWNLOADS.as_posix()}/{name}")
+    for name in (code_downloads.wheel_name(ROOT), "requirements.txt"):
+        downloads.append(f"{code_downloads.CODE_DOWNLOADS.as_posix()}/{name}")
     for rel in downloads:
         if site + rel not in facts["hrefs"]:
             problems.append(f"no download link to {rel}")

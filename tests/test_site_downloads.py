@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 import figure_downloads
-import nbchapters
+import bookcache
 from twostep.pages import figure_checks as fc
 from twostep.pages import figure_data as fd
 from twostep.pages import landing
@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _glued_figures() -> list[tuple[str, str, str]]:
     """(docname, glue key, figure label) of every {glue:figure} of the book's chapters."""
-    return [(docname, key, label) for docname in nbchapters.chapters(ROOT)
+    return [(docname, key, label) for docname in bookcache.chapters(ROOT)
             for key, label in figure_downloads.glued_figures(
-                nbchapters.source_of(ROOT, docname).read_text(encoding="utf8"))]
+                bookcache.source_of(ROOT, docname).read_text(encoding="utf8"))]
 
 
 @pytest.mark.book
@@ -51,7 +51,7 @@ def test_every_glued_figure_has_its_data_on_the_site(built_site, book_summary):
             continue
         page = (built_site / f"{docname}.html").read_text(encoding="utf8")
         href = figure_downloads.data_uri(docname, label)
-        if f'<p class="twostep-figure-data">' not in page or f'href="{href}"' not in page:
+        if '<p class="twostep-figure-data">' not in page or f'href="{href}"' not in page:
             problems.append(f"{docname}: no link to {href} under the figure")
         if f"download-data-{label}-button" not in page:
             problems.append(f"{docname}: {label}.csv is not in the download menu")
@@ -99,7 +99,7 @@ def _figure_outputs(notebook) -> list[tuple[str, dict]]:
 @pytest.mark.book
 def test_no_figure_of_the_book_has_colliding_ticks_or_hidden_series(built_site, book_summary):
     problems, checked = [], 0
-    for docname in nbchapters.chapters(ROOT):
+    for docname in bookcache.chapters(ROOT):
         notebook = nbformat.read(built_site / "_sources" / f"{docname}.ipynb", 4)
         for name, data in _figure_outputs(notebook):
             checked += 1

@@ -1,7 +1,7 @@
 """A reader with only the built site installs twostep from it and runs a chapter.
 
 The site offers the package as a wheel and the pins the notebooks need
-(``_downloads/code/``, built by ``tools/bookbuild.py``), and every chapter's executed
+(``_downloads/code/``, built by ``tools/code_downloads.py``), and every chapter's executed
 notebook (``_sources/book/<chapter>.ipynb``). This test does what the landing page
 tells a reader to do, in a fresh virtual environment (no system site-packages, no
 checkout on the path, run from an empty folder): install the wheel, constrained to
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-import bookbuild
+import code_downloads
 
 pytestmark = pytest.mark.book
 
@@ -65,8 +65,8 @@ def _run(args, timeout, **kwargs):
 
 def test_a_reader_installs_twostep_from_the_site_and_runs_a_chapter(built_site, tmp_path,
                                                                       book_summary):
-    code = built_site / bookbuild.CODE_DOWNLOADS
-    wheel = code / bookbuild.wheel_name(ROOT)
+    code = built_site / code_downloads.CODE_DOWNLOADS
+    wheel = code / code_downloads.wheel_name(ROOT)
     pins = code / "requirements.txt"
     notebook = built_site / "_sources" / f"{CHAPTER}.ipynb"
     for path in (wheel, pins, notebook):
@@ -96,7 +96,7 @@ def test_a_reader_installs_twostep_from_the_site_and_runs_a_chapter(built_site, 
     # The appendix reads results files: with the site's copies next to its downloaded
     # notebook (and no checkout anywhere), it runs too.
     appendix = built_site / "_sources" / f"{APPENDIX}.ipynb"
-    results = [code / path.name for path in bookbuild.results_files(ROOT)]
+    results = [code / path.name for path in code_downloads.results_files(ROOT)]
     for path in (appendix, *results):
         assert path.is_file(), f"the site offers no {path.relative_to(built_site)}"
         (reader / path.name).write_bytes(path.read_bytes())
@@ -110,7 +110,7 @@ def test_a_reader_installs_twostep_from_the_site_and_runs_a_chapter(built_site, 
         "import json; from importlib.metadata import version as v; "
         f"print(json.dumps({{n: v(n) for n in {['twostep', 'numpy', 'scipy', 'matplotlib']!r}}}))")],
         60, cwd=reader, env=env))
-    wanted = bookbuild.pins(ROOT)
+    wanted = code_downloads.pins(ROOT)
     assert all(versions[n] == wanted[n] for n in ("numpy", "scipy", "matplotlib")), versions
     book_summary.append(
         f"reader's install: fresh venv + wheel + runtime in {installed:.0f} s, "

@@ -6,7 +6,8 @@ checks every workflow file: syntax, expressions, the inputs of the official acti
 and the ``run:`` scripts with shellcheck where shellcheck is installed. The workflow is then
 read back: it runs exactly the README's test command on ubuntu with Python 3.11, keeps pip's
 cache on requirements.txt and the execution cache on its fingerprint (``tools/dev.py
-fingerprint``), and on main publishes ``_build/html`` with GitHub's Pages actions.
+fingerprint``; a moved fingerprint restores the newest cache, whose stale chapters the build
+finds itself), and on main publishes ``_build/html`` with GitHub's Pages actions.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-import bookbuild
+import bookcache
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -92,12 +93,17 @@ def test_the_execution_cache_is_kept_on_its_fingerprint(workflow):
     test = workflow["jobs"]["test"]
     (step,) = [s for s in _steps(test) if s.get("id") == "fingerprint"]
     assert "python3 tools/dev.py fingerprint" in step["run"] and "GITHUB_OUTPUT" in step["run"]
-    cache = bookbuild.default_cache_dir(Path("."))
-    wanted = {cache.as_posix(), bookbuild.stamp_path(cache).as_posix()}
+    cache = bookcache.cache_dir(ROOT).relative_to(ROOT)
+    wanted = {cache.as_posix(), bookcache.stamp_path(cache).as_posix()}
     for action in ("actions/cache/restore", "actions/cache/save"):
         (use,) = _uses(test, action)
         assert set(use["with"]["path"].split()) == wanted
         assert "${{ steps.fingerprint.outputs.key }}" in use["with"]["key"]
+    # A missed key restores the newest cache: the chapters' own fingerprints, in its stamp,
+    # decide which of its records are stale (a rendering-only change re-executes nothing).
+    (restore,) = _uses(test, "actions/cache/restore")
+    prefix = restore["with"]["key"].split("${{")[0]
+    assert restore["with"]["restore-keys"].strip() == prefix == "jupyter-cache-"
     names = [s.get("uses", s.get("run", "")).split("@")[0] for s in _steps(test)]
     order = [names.index(n) for n in ("actions/cache/restore", "python3 tools/dev.py test",
                                       "actions/cache/save")]
@@ -125,4 +131,4 @@ def test_the_fingerprint_is_the_builds(root):
     import dev
 
     # What `dev.py fingerprint` prints, computed by a given interpreter (here this one).
-    assert dev.fingerprint(sys.executable) == bookbuild.source_hash(root)
+    assert dev.fingerprint(sys.executable) == bookcache.source_hash(root)

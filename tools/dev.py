@@ -33,7 +33,7 @@ STAMP = VENV / ".twostep-install-hash"
 INSTALL_INPUTS = ("requirements.txt", "pyproject.toml")
 
 sys.path.insert(0, str(ROOT / "tools"))
-import bookbuild  # noqa: E402  (needs the path above)
+import strictbuild  # noqa: E402  (needs the path above)
 
 
 def say(message: str) -> None:
@@ -150,21 +150,21 @@ def print_outputs() -> None:
     for label, rel in [
         ("book", Path("_build/html/index.html")),
         ("first page", root_page()),
-        ("build log", bookbuild.BUILD_LOG),
+        ("build log", strictbuild.BUILD_LOG),
     ]:
         if (ROOT / rel).exists():
             say(f"  {label:11} {ROOT / rel}")
-    reports = sorted((ROOT / bookbuild.REPORTS).rglob("*.err.log"))
+    reports = sorted((ROOT / strictbuild.REPORTS).rglob("*.err.log"))
     for report in reports:
         say(f"  {'failed':11} {report}")
 
 
 def fingerprint(python) -> str:
-    """``bookbuild.source_hash`` as ``python`` (the venv's) computes it: the fingerprint
+    """``bookcache.source_hash`` as ``python`` (the venv's) computes it: the fingerprint
     covers the installed distributions, so it must be computed by the interpreter that
     executes the chapters."""
-    code = ("import sys; sys.path.insert(0, 'tools'); import bookbuild; "
-            "print(bookbuild.source_hash(sys.argv[1]))")
+    code = ("import sys; sys.path.insert(0, 'tools'); import bookcache; "
+            "print(bookcache.source_hash(sys.argv[1]))")
     out = subprocess.run([str(python), "-c", code, str(ROOT)], cwd=ROOT, check=True,
                          capture_output=True, text=True).stdout
     return out.strip()
@@ -195,7 +195,7 @@ def main(argv: list[str]) -> int:
         if extra:
             print("'book' takes no arguments", file=sys.stderr)
             return 2
-        code, _ = bookbuild.strict_build(ROOT, str(BIN / "jupyter-book"), echo=True)
+        code, _ = strictbuild.strict_build(ROOT, str(BIN / "jupyter-book"), echo=True)
     elif command == "bench":
         ensure_torch(python)
         code = subprocess.call([str(python), "benchmarks/bench_two_steps.py", *extra], cwd=ROOT)

@@ -1,5 +1,4 @@
-"""The numbers behind every figure, offered by the site: a Sphinx extension (set up by
-``bookbuild``).
+"""The numbers behind every figure, offered by the site (a Sphinx extension).
 
 Every figure a chapter glues carries its data as CSV (``text/csv``, written in the kernel by
 ``twostep.pages.figure_data`` from the figure's own artists; ``figures.use_book_style``
@@ -54,24 +53,8 @@ def data_uri(docname: str, label: str) -> str:
     return "../" * docname.count("/") + (DATA_DOWNLOADS / f"{label}.csv").as_posix()
 
 
-def _executed_notebook(app, docname: str):
-    import bookbuild
-    import nbchapters
-    from jupyter_cache import get_cache
-
-    cache_dir = bookbuild.cache_dir_of(app)
-    if not cache_dir.is_dir():
-        return None
-    try:
-        _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(
-            nbchapters.read_chapter(Path(app.srcdir), docname))
-    except KeyError:   # not executed into the cache (execution off, or it failed)
-        return None
-    return merged
-
-
 def _on_doctree_read(app, doctree) -> None:
-    import nbchapters
+    import bookcache
     from docutils import nodes
     from sphinx.util import logging
 
@@ -83,12 +66,14 @@ def _on_doctree_read(app, doctree) -> None:
         setattr(env, _ENV_ATTR, store)
     store.pop(docname, None)
     source = Path(env.doc2path(docname))
-    if not nbchapters.is_notebook(source):
+    if not bookcache.is_notebook(source):
         return
     figures = glued_figures(source.read_text(encoding="utf8"))
     if not figures:
         return
-    notebook = _executed_notebook(app, docname)
+    # The page's executed notebook; None when it is not in the cache (execution off, or failed).
+    notebook = bookcache.merged_outputs(bookcache.cache_dir_of(app),
+                                        bookcache.read_chapter(Path(app.srcdir), docname))
     if notebook is None:
         return
     logger = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ type; this module registers one the way sphinx-proof registers its own, before
 sphinx-proof's ``config-inited`` handler gives every type its number format.
 Claims are drawn like theorems.
 
-Loaded by ``tools/bookbuild.py`` (``app.setup_extension``) after sphinx-proof.
+Set up by ``tools/bookbuild.py``; it sets up sphinx-proof first.
 The node class lives at module level so that Sphinx can pickle doctrees.
 """
 

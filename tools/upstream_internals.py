@@ -2,7 +2,7 @@
 
 Everything else in tools/ and tests/ uses documented interfaces only (Sphinx's
 events and config values, myst-nb's ``nb_*`` settings, jupyter-cache's cache
-API, nbmake's command line). Four features of the book have no public way in
+API, nbmake's command line). Five features of the book have no public way in
 the pinned versions, so they are here, each with the reason, and
 ``tests/test_book.py::test_upstream_internals_match_the_pins`` fails, saying
 which, as soon as an upgrade changes a version or removes a name used here:
@@ -36,6 +36,11 @@ which, as soon as an upgrade changes a version or removes a name used here:
    entries live only in ``env.proof_list``, which sphinx-proof documents nowhere.
    This index (``prf-results``, Sphinx's public ``Index`` API) lists "Claim 2 (How
    many)" with its chapter, grouped by kind, and replaces it (``html_domain_indices``).
+5. A page's execution data (when its outputs were made, how long executing it took, whether
+   it succeeded): myst-nb's documentation says it keeps them on the Sphinx environment "in
+   ``env.metadata[docname]``" for extensions to read (its ``{nb-exec-table}`` does); 1.4
+   keeps them in ``env.nb_metadata[docname]["exec_data"]``, behind
+   ``NbMetadataCollector.get_exec_data`` (``runtime.py`` reads them here).
 """
 
 from __future__ import annotations
@@ -69,12 +74,17 @@ def check_pins() -> list[str]:
         if have != wanted:
             problems.append(
                 f"{dist} is {have}, tools/upstream_internals.py was written for {wanted}: "
-                "check each of its four workarounds against the new version, then update PINNED"
+                "check each of its five workarounds against the new version, then update PINNED"
             )
     for module, name in MYST_NB_FORMATTERS:
         if not callable(getattr(importlib.import_module(module), name, None)):
             problems.append(f"{module}.{name} is gone: glued numpy scalars are no longer "
                             "formatted as numbers (workaround 1)")
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    if not callable(getattr(NbMetadataCollector, "get_exec_data", None)):
+        problems.append("myst_nb.sphinx_.NbMetadataCollector.get_exec_data is gone: the pages' "
+                        "run times (workaround 5) need a new look")
     import sphinx_book_theme
 
     source = Path(sphinx_book_theme.__file__).parent / "header_buttons" / "launch.py"
@@ -130,19 +140,13 @@ def _restore_cached_outputs(app, notebook: Path) -> None:
     notebook it read, without them; after executing a page itself it writes it without
     the glued outputs (``display=False``). Merge the cached outputs in, in both cases."""
     import nbformat
-    from jupyter_cache import get_cache
 
-    import bookbuild
+    import bookcache
 
-    nb = nbformat.read(notebook, as_version=4)
-    cache_dir = bookbuild.cache_dir_of(app)
-    if not cache_dir.is_dir():
-        return
-    try:
-        _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(nb)
-    except KeyError:  # not in the cache: nothing to restore
-        return
-    nbformat.write(merged, notebook)
+    merged = bookcache.merged_outputs(bookcache.cache_dir_of(app),
+                                      nbformat.read(notebook, as_version=4))
+    if merged is not None:  # not in the cache: nothing to restore
+        nbformat.write(merged, notebook)
 
 
 def offer_executed_notebook(app, pagename, templatename, context, doctree):
@@ -183,13 +187,14 @@ def colab_opens_the_executed_notebook(app, pagename, templatename, context, doct
 def offer_the_package(app, pagename, templatename, context, doctree):
     """Add the package (wheel), the reader's requirements.txt and the landing page's
     instructions to the theme's download menu (its ``header_buttons`` group)."""
-    import bookbuild
+    import code_downloads
 
     pathto = context.get("pathto")
     if pathto is None:
         return
-    wheel = bookbuild.wheel_name(Path(app.srcdir))
-    code = bookbuild.CODE_DOWNLOADS.as_posix()
+    wheel = code_downloads.wheel_name(Path(app.srcdir))
+    code = code_downloads.CODE_DOWNLOADS.as_posix()
+    page, section = code_downloads.HOW_TO_RUN
     extra = [
         {"type": "link", "url": pathto(f"{code}/{wheel}", 1), "text": "twostep (.whl)",
          "tooltip": "The twostep package: pip install -r requirements.txt " + wheel,
@@ -198,7 +203,7 @@ def offer_the_package(app, pagename, templatename, context, doctree):
          "text": "requirements.txt", "icon": "fas fa-list",
          "tooltip": "The pinned packages the notebooks need",
          "label": "download-requirements-button"},
-        {"type": "link", "url": pathto(bookbuild.HOW_TO_RUN[0]).rstrip("#") + "#" + bookbuild.HOW_TO_RUN[1],
+        {"type": "link", "url": pathto(page).rstrip("#") + "#" + section,
          "text": "How to run it", "icon": "fas fa-terminal",
          "tooltip": "Install the package and run a downloaded notebook",
          "label": "download-howto-button"},
@@ -282,7 +287,20 @@ def readable_proof_index():
     return ResultsIndex
 
 
+# --- 5. a page's execution data ---------------------------------------------------------
+
+
+def page_execution(env, docname: str) -> dict | None:
+    """myst-nb's execution data of a page (``mtime``, ``runtime`` in seconds, ``method``,
+    ``succeeded``, ``error``), or None for a page it did not execute or take from the cache."""
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    return NbMetadataCollector.get_exec_data(env, docname)
+
+
 def setup(app):
+    # Colab's button opens the executed notebook on this branch (workaround 3).
+    app.add_config_value("twostep_colab_branch", "", "html", types=[str])
     glue_reads_numpy_scalars()
     app.setup_extension("sphinx_proof")
     app.add_index_to_domain("prf", readable_proof_index())
