@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
-import nbchapters  # noqa: E402
+import bookcache  # noqa: E402
 
 
 def _seconds(cell) -> float | None:
@@ -52,7 +52,7 @@ def profile(docname: str) -> dict:
     import jupytext
     from nbclient import NotebookClient
 
-    source = nbchapters.source_of(ROOT, docname)
+    source = bookcache.source_of(ROOT, docname)
     notebook = jupytext.read(source)
     client = NotebookClient(notebook, timeout=3600, kernel_name="python3",
                             record_timing=True, resources={"metadata": {"path": str(source.parent)}})
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.top < 1:
         parser.error(f"--top must be at least 1, got {args.top}")
-    known = nbchapters.chapters(ROOT)
+    known = bookcache.chapters(ROOT)
     wanted = [d for d in known if not args.chapters or Path(d).name in args.chapters]
     unknown = set(args.chapters) - {Path(d).name for d in known}
     if unknown:

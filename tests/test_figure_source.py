@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-import nbchapters
+import bookcache
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = nbchapters.chapters(ROOT)
+CHAPTERS = bookcache.chapters(ROOT)
 
 _IMPORT = re.compile(r"^from twostep\.pages import (.+)$", re.MULTILINE)
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
@@ -61,7 +61,7 @@ def _functions(module: str) -> set[str]:
 
 @pytest.mark.parametrize("docname", CHAPTERS)
 def test_every_figure_shows_the_function_that_draws_it(docname):
-    text = nbchapters.source_of(ROOT, docname).read_text(encoding="utf8")
+    text = bookcache.source_of(ROOT, docname).read_text(encoding="utf8")
     cells = _figure_cells(text)
     problems = []
     for match in _FIGURE.finditer(text):

@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 import nbformat
 import pytest
 
-import nbchapters
+import bookcache
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,10 +72,10 @@ def dead_values(glued: dict[str, list[str]], referenced: set[tuple[str, str]]) -
 
 @pytest.mark.book
 def test_every_glued_value_is_referenced_by_a_page(built_site, book_summary):
-    docnames = nbchapters.chapters(ROOT)
+    docnames = bookcache.chapters(ROOT)
     referenced = set()
     for docname in docnames:
-        referenced |= references(docname, nbchapters.source_of(ROOT, docname).read_text("utf8"))
+        referenced |= references(docname, bookcache.source_of(ROOT, docname).read_text("utf8"))
     glued = {docname: glued_names(nbformat.read(built_site / "_sources" / f"{docname}.ipynb", 4))
              for docname in docnames}
     total = sum(map(len, glued.values()))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-import bookbuild
+import code_downloads
 
 ROOT = Path(__file__).resolve().parent.parent
 BINDER = ROOT / "binder" / "requirements.txt"
@@ -46,7 +46,7 @@ def test_binder_pins_the_runtime_as_requirements_does():
     lines = _binder_lines()
     pinned = dict(ln.split("==") for ln in lines if "==" in ln)
     pinned = {name.strip().lower(): pin.strip() for name, pin in pinned.items()}
-    wanted = bookbuild.pins(ROOT)
+    wanted = code_downloads.pins(ROOT)
     assert RUNTIME <= set(pinned), f"binder/requirements.txt lacks {sorted(RUNTIME - set(pinned))}"
     differ = {n: (p, wanted.get(n)) for n, p in pinned.items() if wanted.get(n) != p}
     assert not differ, f"pins that differ from requirements.txt (binder, root): {differ}"

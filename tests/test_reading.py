@@ -172,10 +172,10 @@ def test_reading_lengths_count_formulas_by_their_pieces_and_leave_out_code_and_t
 def test_no_paragraph_or_caption_of_the_book_is_a_wall(built_site, book_summary):
     import statistics
 
-    import nbchapters
+    import bookcache
 
     long, all_paragraphs, all_captions = [], [], []
-    for docname in nbchapters.chapters(ROOT):
+    for docname in bookcache.chapters(ROOT):
         html = (built_site / f"{docname}.html").read_text(encoding="utf8")
         paragraphs, captions = reading_lengths(html)
         all_paragraphs += [n for n, _ in paragraphs]

@@ -8,9 +8,6 @@ back (``tests/test_tools_imports.py``).
 
 from __future__ import annotations
 
-# tests/test_launch_env.py reads the pins here; they live in code_downloads.
-from code_downloads import pins  # noqa: F401
-
 
 def setup(app):
     # The execution cache: a chapter's stale records removed when its fingerprint moved,

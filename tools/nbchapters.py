@@ -35,7 +35,7 @@ import pytest
 import bookcache
 import strictbuild
 # The book's executed pages, read here by tests and benchmarks too (they live in bookcache).
-from bookcache import chapters, read_chapter, source_of  # noqa: F401
+from bookcache import chapters, read_chapter
 
 PLUGIN_NAME = "twostep-chapters"
 CONVERTED = Path("artifacts") / "notebooks"
