@@ -41,14 +41,13 @@ from typing import Callable
 
 import numpy as np
 
-from .._validation import available_memory, check_int, check_real, format_bytes
+from .._validation import (available_memory, check_dtype_name, check_int, check_real,
+                           format_bytes)
 from ..experiments.first_step import first_step_diagnostics
 from ..experiments.readout import payoff_experiment
 from ..experiments.reuse import reuse_experiment
 from ..experiments.spikes import spike_experiment, two_step_spectrum
 from .device import reuse_on, spike_on
-
-DTYPE_BYTES = {"float64": 8, "float32": 4}
 
 
 @dataclass(frozen=True)
@@ -223,8 +222,7 @@ def check_task(name: str, params: dict, given: dict | None = None) -> None:
         if "batch" in p:
             check_choice(p["batch"], "batch", ("reused", "fresh"))
         if "dtype" in p:
-            check_choice(np.dtype(p["dtype"]).name if not isinstance(p["dtype"], str)
-                         else p["dtype"], "dtype", tuple(DTYPE_BYTES))
+            check_dtype_name(p["dtype"])
         if "activation" in p:
             act = as_activation(p["activation"])
             if get_experiment(name).polynomial and not getattr(act, "degree", None):
@@ -251,14 +249,6 @@ def check_task(name: str, params: dict, given: dict | None = None) -> None:
         raise type(err)(f"{err}{where}") from None
 
 
-def _dtype_bytes(params: dict, default: str) -> int:
-    dt = params.get("dtype", default)
-    name = np.dtype(dt).name
-    if name not in DTYPE_BYTES:
-        raise ValueError(f"dtype must be one of {list(DTYPE_BYTES)}, got {dt!r}")
-    return DTYPE_BYTES[name]
-
-
 def estimate_bytes(name: str, params: dict) -> int:
     r"""Approximate peak bytes of one task: :math:`b(c_W Nd + c_X nd + 2B)` (module docstring)."""
     from ..model.network import block_elements
@@ -267,8 +257,7 @@ def estimate_bytes(name: str, params: dict) -> int:
     N = check_int(p.get("N"), "N")
     n = check_int(p.get("n") or N, "n")
     d = check_int(p.get("d") or N, "d")
-    default = "float32" if name == "spike" else "float64"
-    b = _dtype_bytes(p, default)
+    b = check_dtype_name(p.get("dtype", "float32" if name == "spike" else "float64")).itemsize
     return int(b * (exp.wide * N * d + exp.tall * n * d + 2 * block_elements(N, n)))
 
 
