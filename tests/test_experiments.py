@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from twostep.scale.registry import (EXPERIMENTS, check_memory, estimate_bytes, get_experiment,
-                                 run_experiment)
+                                 run_task)
 from twostep.experiments.first_step import first_step_diagnostics
 from twostep import get_activation, get_link, run_two_steps, top_singular
 
@@ -14,24 +14,24 @@ def test_unknown_name_lists_the_accepted_ones():
         get_experiment("three_steps")
     assert "three_steps" in str(err.value)
     with pytest.raises(ValueError, match="experiment must be one of"):
-        run_experiment("nope", np.random.default_rng(0))
+        run_task("nope", np.random.default_rng(0))
 
 
 def test_two_steps_matches_the_package_routine():
-    out = run_experiment("two_steps", np.random.default_rng(3), N=60, n=50, d=40, top=2)
+    out = run_task("two_steps", np.random.default_rng(3), N=60, n=50, d=40, top=2)
     run = run_two_steps(60, 50, 40, get_activation("poly4"), get_link("he1"),
                         ((0.2, 0.4), (0.2, 0.25)), "reused", np.random.default_rng(3))
-    np.testing.assert_array_equal(out["top"], top_singular(run.W2, 2)[0])
+    np.testing.assert_array_equal(out["top_values"], top_singular(run.W2, 2)[0])
     assert out["overlap"].shape == (2, 1) and out["eta1"] == run.eta1
 
 
 def test_first_step_is_first_step_diagnostics():
-    out = run_experiment("first_step", np.random.default_rng(1), N=40, steps=[[0.2, 0.0], [0.2, 0.4]])
+    out = run_task("first_step", np.random.default_rng(1), N=40, steps=[[0.2, 0.0], [0.2, 0.4]])
     ref = first_step_diagnostics(np.random.default_rng(1), N=40, activation=get_activation("poly4"),
                                  target=get_link("he1"), steps=[(0.2, 0.0), (0.2, 0.4)])
     for key in ("residual", "spike", "v_overlap"):
         assert out[key] == ref[key]
-    np.testing.assert_array_equal(out["top"], ref["top"])
+    np.testing.assert_array_equal(out["top_values"], ref["top"])
 
 
 @pytest.mark.parametrize("name", sorted(EXPERIMENTS))
@@ -41,7 +41,7 @@ def test_every_experiment_runs_at_a_tiny_size(name):
         params.update(n=24, d=16)
     if name == "reuse":
         params.update(top=2)
-    out = run_experiment(name, np.random.default_rng(0), **params)
+    out = run_task(name, np.random.default_rng(0), **params)
     assert isinstance(out, dict) and out
 
 

@@ -7,7 +7,7 @@ import twostep as ts
 from twostep.analysis.alignment import overlap
 from twostep.model.activations import PolynomialActivation
 from twostep.model.hermite import gauss_nodes, hermite_coefficients
-from twostep.model.network import correlation_loss, forward
+from twostep.model.network import correlation_loss
 
 RNG = np.random.default_rng(0)
 POLY = ts.get_activation("poly4")
@@ -58,7 +58,7 @@ def test_network_functions_reject_bad_arrays():
     bad = X.copy()
     bad[0, 0] = np.inf
     with pytest.raises(ValueError, match="X must contain only finite values"):
-        forward(W, a, bad, POLY)
+        ts.gradient(W, a, bad, y, POLY)
     with pytest.raises(ValueError, match="W must be a 2-d array"):
         correlation_loss(W[0], a, X, y, POLY)
     with pytest.raises(TypeError, match="W must hold real numbers"):
@@ -158,5 +158,31 @@ def test_sizes_are_checked_against_memory_before_allocating(monkeypatch):
     with pytest.raises(MemoryError, match=r"needs about 1.8 MiB, but \$TWOSTEP_MAX_MEMORY is 1.0 MiB"):
         good_run(N=200, n=200, d=200, dtype=np.float64)
     monkeypatch.setenv("TWOSTEP_MAX_MEMORY", "-5G")
-    with pytest.raises(ValueError, match=r"\$TWOSTEP_MAX_MEMORY must be a positive size"):
+    with pytest.raises(ValueError, match=r"\$TWOSTEP_MAX_MEMORY must be a positive finite size"):
         good_run()
+
+
+def test_experiments_validate_once_where_they_enter():
+    # The experiments check their arguments on entry; the model and analysis calls inside
+    # trust them: no array goes through check_array (poly4's coefficients, made from its
+    # name, are the one), and the generator is checked once.
+    import sys
+    from twostep.experiments.first_step import first_step_diagnostics
+    from twostep.experiments.spikes import spike_experiment
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.endswith("_validation.py"):
+            calls.append(frame.f_code.co_name)
+
+    for run in (lambda: spike_experiment(np.random.default_rng(0), N=16, settings=[(0.4, 0.25)],
+                                         grid=[(0.1, 0.1)]),
+                lambda: first_step_diagnostics(np.random.default_rng(0), N=16,
+                                               steps=[(0.2, 0.25)])):
+        calls.clear()
+        sys.setprofile(profile)
+        try:
+            run()
+        finally:
+            sys.setprofile(None)
+        assert calls.count("check_array") == 1 and calls.count("check_rng") == 1, calls

@@ -1,9 +1,11 @@
 """Argument checks shared by the public functions.
 
-Every public function of the package validates its input through these
-helpers, so that bad input fails early with a message that names the
-argument and the accepted range instead of a numpy broadcasting error
-three calls deeper.
+Every public function of the package validates its input through these helpers, once, where
+it enters (an experiment, or a model or analysis function a reader calls), so that bad input
+fails early with a message that names the argument and the accepted range instead of a numpy
+broadcasting error three calls deeper. What it calls inside the package trusts it: a public
+function's unchecked core is the private function of the same name (``_draw_problem`` for
+``draw_problem``), which the package's own callers use with values already checked.
 """
 
 from __future__ import annotations
@@ -110,6 +112,35 @@ def check_choice(value, name: str, choices) -> str:
     return value
 
 
+def check_type(value, name: str, types, what: str):
+    """``value`` if it is an instance of ``types``, else a ``TypeError``: ``name must be what``."""
+    if not isinstance(value, types):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+    return value
+
+
+def check_bool(value, name: str) -> bool:
+    """``value`` if it is a ``bool``."""
+    return check_type(value, name, bool, "a bool")
+
+
+def check_ints(values, name: str, minimum: int) -> list[int]:
+    """A non-empty sequence of integers ``>= minimum``, as a list (``name[i]`` in messages)."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of integers >= {minimum}, got {values!r}")
+    out = [check_int(v, f"{name}[{i}]", minimum) for i, v in enumerate(values)]
+    if not out:
+        raise ValueError(f"{name} must not be empty")
+    return out
+
+
+def check_alpha_pairs(values, name: str) -> list[tuple[float, float]]:
+    """Pairs ``(alpha1, alpha2)`` of step-size exponents, each in ``[0, 1/2)``
+    (``name[i][0]``, ``name[i][1]`` in messages)."""
+    return [(check_alpha(a1, f"{name}[{i}][0]"), check_alpha(a2, f"{name}[{i}][1]"))
+            for i, (a1, a2) in enumerate(check_pairs(values, name, "an (alpha1, alpha2) pair"))]
+
+
 def check_dtype(dtype) -> np.dtype:
     """A floating dtype of the simulations: float64 or float32."""
     try:
@@ -119,6 +150,16 @@ def check_dtype(dtype) -> np.dtype:
     if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
         raise ValueError(f"dtype must be float64 or float32, got {dt}")
     return dt
+
+
+def check_dtype_name(dtype) -> np.dtype:
+    """:func:`check_dtype` for the experiments: its name or a numpy dtype, and the message
+    lists the names."""
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        raise ValueError(f"dtype must be one of ['float32', 'float64'], got {dtype!r}") from None
+    return np.dtype(check_choice(name, "dtype", ("float32", "float64")))
 
 
 def check_steps(steps) -> tuple:
@@ -149,7 +190,6 @@ def available_memory() -> int:
         return 0
 
 
-
 def format_bytes(n: float) -> str:
     """``n`` bytes as a human-readable string (binary units)."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
@@ -163,21 +203,31 @@ def format_bytes(n: float) -> str:
 LIMIT_ENV = "TWOSTEP_MAX_MEMORY"
 
 
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text, name: str) -> float:
+    """``"16G"`` -> ``17179869184.0``: a positive size in bytes, with an optional binary suffix
+    K, M, G or T (``"800MiB"`` and ``"800MB"`` read as ``"800M"``); ``name`` (the option or
+    variable it came from) is named in the errors."""
+    t = str(text).strip().lower().rstrip("ib").rstrip("b") if text else ""
+    unit = t[-1:] if t[-1:] in _UNITS else ""
+    try:
+        value = float(t[:-1] if unit else t) * _UNITS[unit]
+    except ValueError:
+        raise ValueError(f"{name} must be a size such as 800M or 16G, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{name} must be a positive finite size such as 800M or 16G, "
+                         f"got {text!r}")
+    return value
+
+
 def memory_limit() -> tuple[int, str]:
     """The budget in bytes and where it comes from: ``$TWOSTEP_MAX_MEMORY`` if set, else the
     memory available now (``0`` when unknown: no check)."""
     text = os.environ.get(LIMIT_ENV)
     if text:
-        units = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-        t = text.strip().lower().rstrip("ib").rstrip("b")
-        unit = t[-1:] if t[-1:] in units else ""
-        try:
-            value = float(t[:-1] if unit else t) * units[unit]
-        except ValueError:
-            raise ValueError(f"${LIMIT_ENV} must be a size such as 800M or 16G, got {text!r}") from None
-        if not 0 < value < float("inf"):
-            raise ValueError(f"${LIMIT_ENV} must be a positive size, got {text!r}")
-        return int(value), f"${LIMIT_ENV}"
+        return int(parse_size(text, f"${LIMIT_ENV}")), f"${LIMIT_ENV}"
     return available_memory(), "the memory available now"
 
 

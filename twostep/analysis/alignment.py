@@ -16,7 +16,11 @@ from .._validation import check_array, check_int
 def overlap(u, beta) -> float:
     r""":math:`|\langle u,\beta\rangle|/(\|u\|\|\beta\|)` for vectors of shape ``(d,)``."""
     u = check_array(u, "u", ndim=1)
-    beta = check_array(beta, "beta", shape=u.shape)
+    return _overlap(u, check_array(beta, "beta", shape=u.shape))
+
+
+def _overlap(u, beta):
+    # overlap of checked vectors (the package's own, already arrays of one shape).
     nu, nb = np.linalg.norm(u), np.linalg.norm(beta)
     if nu == 0 or nb == 0:
         raise ValueError("u and beta must be non-zero vectors")
@@ -42,12 +46,20 @@ def subspace_overlap(V, B) -> np.ndarray:
 
     1 means :math:`\beta_j` lies in the learned subspace; chance is about :math:`\sqrt{k/d}`.
     """
+    return _subspace_overlap(*_check_subspace(V, B))
+
+
+def _check_subspace(V, B):
     V = np.atleast_2d(check_array(V, "V"))
     B = np.atleast_2d(check_array(B, "B"))
     if V.shape[1] != B.shape[1]:
         raise ValueError(f"V and B must have the same number of columns, got {V.shape} and {B.shape}")
     if V.shape[0] > V.shape[1]:
         raise ValueError(f"V must have at most d rows, got shape {V.shape}")
+    return V, B
+
+
+def _subspace_overlap(V, B):
     Q, _ = np.linalg.qr(V.T)
     Bn = B / np.linalg.norm(B, axis=1, keepdims=True)
     return np.linalg.norm(Bn @ Q, axis=1)
@@ -130,12 +142,8 @@ def nested_unmemorised_overlaps(V, B, X) -> np.ndarray:
 
 
 def _check_unmemorised(V, B, X):
-    V = np.atleast_2d(check_array(V, "V"))
-    B = np.atleast_2d(check_array(B, "B"))
-    X = check_array(X, "X", ndim=2, shape=(None, V.shape[1]))
-    if B.shape[1] != V.shape[1]:
-        raise ValueError(f"V and B must have the same number of columns, got {V.shape} and {B.shape}")
-    return V, B, X
+    V, B = _check_subspace(V, B)
+    return V, B, check_array(X, "X", ndim=2, shape=(None, V.shape[1]))
 
 
 def _nested_unmemorised(V, B, X, nested: bool):
@@ -143,5 +151,5 @@ def _nested_unmemorised(V, B, X, nested: bool):
     out = []
     for K in (range(1, len(V) + 1) if nested else [len(V)]):
         Q, _ = np.linalg.qr(X[sorted(set(J[:K].tolist()))].T)
-        out.append(subspace_overlap(V[:K], B - (B @ Q) @ Q.T))
+        out.append(_subspace_overlap(V[:K], B - (B @ Q) @ Q.T))
     return np.array(out)

@@ -39,18 +39,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_array, check_choice, check_int
+from .._validation import check_array, check_bool, check_choice, check_int, check_type
 from ..model.activations import (Activation, PolynomialActivation, as_activation,
                                  check_activation, namespace)
-from ..model.hermite import gauss_nodes
+from ..model.hermite import DEFAULT_POINTS, _rule
 from ..model.steps import TwoStepRun
 
 SIGNALS = ("auto", "mean", "reuse")
 
 
 def _check_run(run) -> TwoStepRun:
-    if not isinstance(run, TwoStepRun):
-        raise TypeError(f"run must be a TwoStepRun (from run_two_steps), got {type(run).__name__}")
+    check_type(run, "run", TwoStepRun, "a TwoStepRun (from run_two_steps)")
     if not isinstance(run.activation, PolynomialActivation):
         raise ValueError(
             f"the exact decomposition needs a PolynomialActivation, got {run.activation.name}")
@@ -93,7 +92,7 @@ def _check_pre(run, pre):
 
 def _neuron_sample_factor(run, k, P, D):
     # sigma^(k+1)(P) * Delta^k, (N, n): T_k = eta2/(n k!) diag(a) [factor * 1 y2^T] X2.
-    M = run.activation.derivative(P, k + 1)
+    M = run.activation._derivative(P, k + 1)
     for _ in range(k):      # not D ** k: numpy's float32 pow of a cube took 1 s at N = 4000
         M *= D
     return M
@@ -143,7 +142,10 @@ def term_weights(run: TwoStepRun, k: int, left, pre=None) -> np.ndarray:
 
 def second_step_terms(run: TwoStepRun) -> list[np.ndarray]:
     r"""All exact terms :math:`T_0, \dots, T_{L-1}` (each ``(N, d)``); they sum to :math:`W_2 - W_1`."""
-    run = _check_run(run)
+    return _second_step_terms(_check_run(run))
+
+
+def _second_step_terms(run):
     P, D = _pre_activations(run)
     return [_term(run, k, P, D) for k in range(run.activation.degree)]
 
@@ -194,7 +196,10 @@ def weighted_direction(X, y, weights) -> np.ndarray:
 def signal_direction(run: TwoStepRun, k: int) -> np.ndarray:
     r""":math:`u_k = X_2^\top(y_2\odot s^{\circ k})/n` with :math:`s = X_2 v`, shape ``(d,)``."""
     run = _check_run(run)
-    k = _check_k(run, k)
+    return _signal_direction(run, _check_k(run, k))
+
+
+def _signal_direction(run, k):
     return weighted_direction(run.X2, run.y2, (run.X2 @ run.v) ** k)
 
 
@@ -206,13 +211,19 @@ def reuse_weights(run: TwoStepRun, k: int) -> np.ndarray:
     """
     run = _check_run(run)
     k = _check_k(run, k)
-    xp = namespace(run.X2)[0]
-    if run.batch == "reused":
+    return reuse_weight(run.activation, k, *_weight_arguments(run, run.batch == "reused"))
+
+
+def _weight_arguments(run, reused):
+    # (mu_1 s, r) of the reuse-aware weights, r = y_j |x_j|^2 / n with the self-term and 0
+    # without; device arrays take no numpy operands: Python scalars, zeros on the device.
+    on_host = namespace(run.X2)[0] is np
+    if reused:
         r = _self_term(run.X2, run.y2)
     else:
-        r = np.zeros(run.n) if xp is np else run.y2 * 0.0
-    mu1 = run.activation.mu[1] if xp is np else float(run.activation.mu[1])
-    return reuse_weight(run.activation, k, mu1 * (run.X2 @ run.v), r)
+        r = np.zeros(run.n) if on_host else run.y2 * 0.0
+    mu1 = run.activation.mu[1] if on_host else float(run.activation.mu[1])
+    return mu1 * (run.X2 @ run.v), r
 
 
 def _self_term(X, y):
@@ -249,28 +260,24 @@ def signal_part(run: TwoStepRun, k: int, kind: str = "auto", corrected: bool = F
     """
     run = _check_run(run)
     k = _check_k(run, k)
-    kind = check_choice(kind, "kind", SIGNALS)
-    if not isinstance(corrected, bool):
-        raise TypeError(f"corrected must be a bool, got {type(corrected).__name__}")
+    return _signal_part(run, k, check_choice(kind, "kind", SIGNALS),
+                        check_bool(corrected, "corrected"))
+
+
+def _signal_part(run, k, kind, corrected):
     if kind == "auto":
         kind = "reuse" if run.batch == "reused" else "mean"
     left = run.a ** (k + 1)
     if kind == "mean" and not (corrected and k >= 2):
         mu = run.activation.mu
         scale = run.eta2 * mu[k + 1] * (run.eta1 * mu[1]) ** k / math.factorial(k)
-        return RankOne.from_vectors(scale, left, signal_direction(run, k))
+        return RankOne.from_vectors(scale, left, _signal_direction(run, k))
     if not (corrected and k >= 2):
-        weights = reuse_weights(run, k)
+        weights = reuse_weight(run.activation, k, *_weight_arguments(run, run.batch == "reused"))
     else:
         reused = kind == "reuse" and run.batch == "reused"
         R2 = _fluctuation_variance(run, k)
-        if namespace(run.X2)[0] is np:
-            self_term = _self_term(run.X2, run.y2) if reused else np.zeros(run.n)
-            mu1 = run.activation.mu[1]
-        else:   # device arrays take no numpy operands: Python scalars, zeros on the device
-            self_term = _self_term(run.X2, run.y2) if reused else run.y2 * 0.0
-            mu1 = float(run.activation.mu[1])
-        weights = corrected_weight(run.activation, k, mu1 * (run.X2 @ run.v), self_term, R2)
+        weights = corrected_weight(run.activation, k, *_weight_arguments(run, reused), R2)
     u = weighted_direction(run.X2, run.y2, weights)
     return RankOne.from_vectors(run.eta2 * run.eta1 ** k / math.factorial(k), left, u)
 
@@ -336,9 +343,9 @@ def polynomial_activation(activation) -> PolynomialActivation:
 def _reuse_weight_coefficients(activation, k, power, points=60):
     # e_m = E[sigma^(k+1)(z) (sigma'(z) - mu_1)^m], m = 0..power, so that
     # m_k(s, r) = sum_m C(power, m) (mu_1 s)^(power-m) r^m e_m.
-    z, w = gauss_nodes(points)
-    d1 = activation.derivative(z, 1) - activation.mu[1]
-    dk = activation.derivative(z, k + 1)
+    z, w = _rule(points)
+    d1 = activation._derivative(z, 1) - activation.mu[1]
+    dk = activation._derivative(z, k + 1)
     return np.array([np.dot(w, dk * d1 ** m) for m in range(power + 1)])
 
 
@@ -429,6 +436,10 @@ def first_step_spike(a, X, y, activation: Activation) -> RankOne:
     X = check_array(X, "X", ndim=2)
     a = check_array(a, "a", ndim=1, dtype=X.dtype)
     y = check_array(y, "y", shape=(X.shape[0],), dtype=X.dtype)
-    check_activation(activation)
-    mu1 = float(activation.hermite_coefficients(1)[1])
+    return _first_step_spike(a, X, y, check_activation(activation))
+
+
+def _first_step_spike(a, X, y, activation):
+    # first_step_spike of checked arrays, on any array library.
+    mu1 = float(activation._hermite_coefficients(1, DEFAULT_POINTS)[1])
     return RankOne.from_vectors(mu1, a, weighted_direction(X, y, 1.0))

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._validation import check_real
 from ..model.activations import Activation, check_activation
-from ..model.network import check_network, correlation_loss, gradient
+from ..model.network import _correlation_loss, _gradient, check_network
 
 #: Largest N * d for which the entrywise check is allowed (2 N d loss evaluations).
 MAX_ENTRIES = 20_000
@@ -29,31 +29,40 @@ def finite_difference_gradient(W, a, X, y, activation: Activation, h: float = 1e
 
     Costs :math:`2Nd` evaluations of the loss, so ``N * d`` is capped at ``MAX_ENTRIES``.
     """
-    W, a, X, y = check_network(np.asarray(W, dtype=float), a, X, y)
-    check_activation(activation)
-    h = check_real(h, "h", low=0.0, low_open=True)
-    if W.size > MAX_ENTRIES:
-        raise ValueError(f"W must have at most {MAX_ENTRIES} entries for a finite-difference "
-                         f"check, got shape {W.shape}")
-    fd = np.empty_like(W)
-    Wp = W.copy()
-    for idx in np.ndindex(W.shape):
-        Wp[idx] = W[idx] + h
-        up = correlation_loss(Wp, a, X, y, activation)
-        Wp[idx] = W[idx] - h
-        down = correlation_loss(Wp, a, X, y, activation)
-        Wp[idx] = W[idx]
-        fd[idx] = (up - down) / (2 * h)
-    return fd
+    return _finite_differences(*_checked(W, a, X, y, activation, h))
 
 
 def gradient_check(W, a, X, y, activation: Activation, h: float = 1e-5) -> float:
     r"""Largest entrywise discrepancy between :func:`twostep.gradient` and central differences,
     relative to the largest entry of the gradient:
     :math:`\max_{ik}|\nabla_{ik}-\widehat\nabla_{ik}| / \max_{ik}|\nabla_{ik}|`."""
-    G = gradient(np.asarray(W, dtype=float), a, X, y, activation)
-    fd = finite_difference_gradient(W, a, X, y, activation, h)
+    args = _checked(W, a, X, y, activation, h)
+    G = _gradient(*args[:5])
+    fd = _finite_differences(*args)
     scale = np.max(np.abs(G))
     if scale == 0:
         raise ValueError("the gradient is identically zero; a relative error is undefined")
     return float(np.max(np.abs(G - fd)) / scale)
+
+
+def _checked(W, a, X, y, activation, h):
+    W, a, X, y = check_network(np.asarray(W, dtype=float), a, X, y)
+    check_activation(activation)
+    h = check_real(h, "h", low=0.0, low_open=True)
+    if W.size > MAX_ENTRIES:
+        raise ValueError(f"W must have at most {MAX_ENTRIES} entries for a finite-difference "
+                         f"check, got shape {W.shape}")
+    return W, a, X, y, activation, h
+
+
+def _finite_differences(W, a, X, y, activation, h):
+    fd = np.empty_like(W)
+    Wp = W.copy()
+    for idx in np.ndindex(W.shape):
+        Wp[idx] = W[idx] + h
+        up = _correlation_loss(Wp, a, X, y, activation)
+        Wp[idx] = W[idx] - h
+        down = _correlation_loss(Wp, a, X, y, activation)
+        Wp[idx] = W[idx]
+        fd[idx] = (up - down) / (2 * h)
+    return fd

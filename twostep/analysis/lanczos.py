@@ -101,49 +101,46 @@ def top_singular_on(M, k: int = 1, iterations: int = 100, oversample: int = 0, s
 
     Compare with :func:`twostep.top_singular` (ARPACK, host only).
     """
-    s, U, V, _, _ = block_lanczos(M, k, iterations, oversample, seed, vectors, minus, tol,
-                                  start, above, depth)
+    M = namespace(M)[1]
+    k = check_int(k, "k")
+    m = min(M.shape)
+    if k > m:
+        raise ValueError(f"k must be in [1, min(M.shape)] = [1, {m}], got {k}")
+    if start is not None and (getattr(start, "ndim", 0) != 2 or start.shape[1] != M.shape[1]):
+        raise ValueError(f"start must have shape (m, {M.shape[1]}), got "
+                         f"{getattr(start, 'shape', None)}")
+    s, U, V, _, _ = block_lanczos(
+        M, k, check_int(iterations, "iterations", 0), check_int(oversample, "oversample", 0),
+        check_int(seed, "seed", 0), vectors, minus,
+        None if tol is None else check_real(tol, "tol", low=0.0), start,
+        None if above is None else check_real(above, "above"), check_int(depth, "depth", 2))
     return (s, U, V.T) if vectors else s
 
 
 def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minus=None,
                   tol=None, start=None, above=None, depth=DEPTH, project=None):
-    """:func:`top_singular_on`, returning ``(s, U, V, Q, blocks)``: ``V`` ``(d, k)``, the top
-    ``b`` Ritz vectors ``Q`` ``(d, b)`` to warm-start the next call (``start=Q.T``), and the
-    count of blocks added after the first. With ``project`` (an ``(N, K)`` array with
-    orthonormal columns :math:`P`, on ``M``'s device) the matrix is :math:`(I - PP^\top)M`,
-    applied without forming it (not with ``minus``)."""
+    """:func:`top_singular_on` on checked arguments (the package's own calls), returning
+    ``(s, U, V, Q, blocks)``: ``V`` ``(d, k)``, the top ``b`` Ritz vectors ``Q`` ``(d, b)`` to
+    warm-start the next call (``start=Q.T``), and the count of blocks added after the first.
+    With ``project`` (an ``(N, K)`` array with orthonormal columns :math:`P`, on ``M``'s
+    device) the matrix is :math:`(I - PP^\top)M`, applied without forming it (not with
+    ``minus``)."""
     xp, M = namespace(M)
-    k = check_int(k, "k")
-    iterations = check_int(iterations, "iterations", 0)
-    oversample = check_int(oversample, "oversample", 0)
-    depth = check_int(depth, "depth", 2)
     m = min(M.shape)
-    if k > m:
-        raise ValueError(f"k must be in [1, min(M.shape)] = [1, {m}], got {k}")
     dt = array_dtype(M)
-    tol = 30 * float(np.finfo(dt).eps) if tol is None else check_real(tol, "tol", low=0.0)
+    tol = 30 * float(np.finfo(dt).eps) if tol is None else tol
     b = min(m, k + oversample)
     # The basis never holds more columns than the space has; a restart keeps half of it.
     most = max(b, min(m, depth * b))
     keep = max(b, most // 2)
     d = M.shape[1]
-    G = np.random.default_rng(check_int(seed, "seed", 0)).standard_normal((d, b))
+    G = np.random.default_rng(seed).standard_normal((d, b))
     Q = _like(xp, G.astype(dt), M)
     if start is not None:
-        if getattr(start, "ndim", 0) != 2 or start.shape[1] != d:
-            raise ValueError(f"start must have shape (m, {d}), got {getattr(start, 'shape', None)}")
         S = start[:b, :].T
         Q = S if S.shape[1] == b else xp.concat([S, Q[:, S.shape[1]:]], axis=1)
-    if above is not None:
-        above = check_real(above, "above")
     if project is not None:
-        if minus is not None:
-            raise ValueError("give minus or project, not both")
         P = project
-        if getattr(P, "ndim", 0) != 2 or P.shape[0] != M.shape[0]:
-            raise ValueError(f"project must have shape ({M.shape[0]}, K), got "
-                             f"{getattr(P, 'shape', None)}")
 
         def right(Y):
             MY = M @ Y

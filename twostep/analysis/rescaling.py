@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from .._validation import check_int, check_real, check_type
 from .decomposition import second_step_terms
-from ..model.steps import TwoStepRun, step_size
+from ..model.steps import TwoStepRun
 
 
 class StepFamily:
@@ -51,13 +51,13 @@ class StepFamily:
     G1 : ndarray, shape (N, d)
         :math:`-\nabla L(W_0; X_1, y_1) = (W_1 - W_0)/\eta_1`, the first update per unit step size.
     terms : list of ndarray, each (N, d)
-        Step-free terms :math:`\hat T_k = T_k/(\eta_2\eta_1^k)`, :math:`k = 0, \dots, L-1`.
+        Step-free terms :math:`\hat T_k = T_k/(\eta_2\eta_1^k)`, :math:`k = 0, \dots, L-1`
+        (``L`` of them, the degree of the activation).
     N, d : int
     """
 
     def __init__(self, run: TwoStepRun, terms=None):
-        if not isinstance(run, TwoStepRun):
-            raise TypeError(f"run must be a TwoStepRun (from run_two_steps), got {type(run).__name__}")
+        check_type(run, "run", TwoStepRun, "a TwoStepRun (from run_two_steps)")
         if terms is None:
             terms = second_step_terms(run)  # validates the activation
         elif not isinstance(terms, list) or len(terms) != run.activation.degree or any(
@@ -72,76 +72,60 @@ class StepFamily:
         self.terms = terms
         self.N, self.d = run.W0.shape
 
-    @property
-    def degree(self) -> int:
-        """Number of terms, the degree ``L`` of the activation."""
-        return len(self.terms)
-
-    def etas(self, steps) -> tuple[float, float]:
-        r"""Step sizes :math:`(c_1N^{\alpha_1}, c_2N^{\alpha_2})` for ``steps = ((c1, alpha1), (c2, alpha2))``."""
-        try:
-            (c1, a1), (c2, a2) = steps
-        except (TypeError, ValueError):
-            raise TypeError("steps must be ((c1, alpha1), (c2, alpha2))") from None
-        return step_size(c1, a1, self.N), step_size(c2, a2, self.N)
-
-    @staticmethod
-    def _check_eta(eta, name):
-        return check_real(eta, name, low=0.0)
+    # Each method checks its step sizes (reals >= 0) and calls its unchecked core, which the
+    # package's own sweeps over step sizes call directly.
 
     def term(self, k: int, eta1: float, eta2: float) -> np.ndarray:
         r""":math:`T_k = \eta_2\eta_1^k\hat T_k` at step sizes ``(eta1, eta2)``, shape ``(N, d)``."""
         k = check_int(k, "k", 0)
-        if k >= self.degree:
-            raise ValueError(f"k must be in [0, {self.degree - 1}], got {k}")
-        eta1, eta2 = self._check_eta(eta1, "eta1"), self._check_eta(eta2, "eta2")
+        if k >= len(self.terms):
+            raise ValueError(f"k must be in [0, {len(self.terms) - 1}], got {k}")
+        eta1, eta2 = _etas(eta1, eta2)
         return self.terms[k] * self.terms[k].dtype.type(eta2 * eta1 ** k)
-
-    def second_update(self, eta1: float, eta2: float) -> np.ndarray:
-        r""":math:`W_2 - W_1 = \eta_2\sum_k\eta_1^k\hat T_k`, shape ``(N, d)``."""
-        eta1, eta2 = self._check_eta(eta1, "eta1"), self._check_eta(eta2, "eta2")
-        out = np.zeros_like(self.W0)
-        for k, T in enumerate(self.terms):
-            out += T.dtype.type(eta2 * eta1 ** k) * T
-        return out
 
     def W1(self, eta1: float) -> np.ndarray:
         r""":math:`W_1 = W_0 + \eta_1 G_1`, shape ``(N, d)``."""
-        eta1 = self._check_eta(eta1, "eta1")
+        return self._W1(check_real(eta1, "eta1", low=0.0))
+
+    def _W1(self, eta1):
         return self.W0 + self.G1.dtype.type(eta1) * self.G1
 
     def W2(self, eta1: float, eta2: float) -> np.ndarray:
         r""":math:`W_2 = W_0 + \eta_1G_1 + \eta_2\sum_k\eta_1^k\hat T_k`, shape ``(N, d)``."""
-        out = self.second_update(eta1, eta2)
-        out += self.W1(eta1)
+        return self._W2(*_etas(eta1, eta2))
+
+    def _W2(self, eta1, eta2):
+        out = self._terms_from(0, eta1, eta2)
+        out += self._W1(eta1)
         return out
 
     def linearised(self, eta1: float, eta2: float) -> np.ndarray:
         r""":math:`W_{\rm lin} = W_1 + T_0 = W_0 + \eta_1G_1 - \eta_2\nabla L(W_0; X_2, y_2)`, shape ``(N, d)``.
 
         The second gradient taken at :math:`W_0` instead of :math:`W_1`. With a reused batch
-        it is one step of size :math:`\eta_1+\eta_2` (see :meth:`one_step`); in both schemes
+        :math:`T_0 = \eta_2G_1`, so it is one step of size :math:`\eta_1+\eta_2`,
+        :math:`W_0 + (\eta_1+\eta_2)G_1` (``W1(eta1 + eta2)``): two steps differ from it by
+        their terms of order :math:`k\ge1` only. In both schemes
         :math:`W_2 - W_{\rm lin} = \sum_{k\ge1}T_k`, of order :math:`N^{\alpha_2-(1/2-\alpha_1)}`.
         """
-        out = self.term(0, eta1, eta2)
-        out += self.W1(eta1)
+        return self._linearised(*_etas(eta1, eta2))
+
+    def _linearised(self, eta1, eta2):
+        out = self.terms[0] * self.terms[0].dtype.type(eta2)
+        out += self._W1(eta1)
         return out
 
     def higher_orders(self, eta1: float, eta2: float) -> np.ndarray:
         r""":math:`W_2 - W_{\rm lin} = \sum_{k\ge1}T_k = \eta_2\sum_{k\ge1}\eta_1^k\hat T_k`, shape ``(N, d)``."""
-        eta1, eta2 = self._check_eta(eta1, "eta1"), self._check_eta(eta2, "eta2")
+        return self._terms_from(1, *_etas(eta1, eta2))
+
+    def _terms_from(self, start, eta1, eta2):
+        # sum_{k >= start} eta2 eta1^k T_k, term by term in place.
         out = np.zeros_like(self.W0)
-        for k, T in enumerate(self.terms[1:], start=1):
+        for k, T in enumerate(self.terms[start:], start=start):
             out += T.dtype.type(eta2 * eta1 ** k) * T
         return out
 
-    def one_step(self, eta: float) -> np.ndarray:
-        r"""One step of size ``eta`` on the first batch, :math:`W_0 + \eta G_1`.
 
-        With a reused batch :math:`T_0 = \eta_2G_1`, so
-        :math:`W_0 + (\eta_1+\eta_2)G_1 = W_2 - \sum_{k\ge1}T_k` exactly: two steps differ from
-        one step of size :math:`\eta_1+\eta_2` by their terms of order :math:`k\ge1` only.
-        """
-        return self.W1(eta)
-
-
+def _etas(eta1, eta2):
+    return check_real(eta1, "eta1", low=0.0), check_real(eta2, "eta2", low=0.0)

@@ -66,6 +66,12 @@ def top_singular(M, k: int = 1, *, vectors=True, tol: float = 0.0, seed: int = 0
     m = min(M.shape)
     if k > m:
         raise ValueError(f"k must be in [1, min(M.shape)] = [1, {m}], got {k}")
+    return _top_singular(M, k, vectors, tol, seed)
+
+
+def _top_singular(M, k, vectors=True, tol=0.0, seed=0):
+    # top_singular of a checked float matrix or LinearOperator (the package's own), 1 <= k <= m.
+    m = min(M.shape)
     if k >= m - 1:
         # ARPACK needs k < min(shape); small problems take the dense route.
         # A LinearOperator is formed through its products (np.asarray would give an object
@@ -97,13 +103,17 @@ def singular_values(M) -> np.ndarray:
     return np.sqrt(np.clip(lam, 0.0, None))[::-1]
 
 
+def bulk_edges(ratio: float):
+    r"""Support :math:`(|1-\sqrt\gamma|,\ 1+\sqrt\gamma)` of the singular values of :math:`W_0`, :math:`\gamma = N/d`."""
+    return _bulk_edges(_check_ratio(ratio))
+
+
 def _check_ratio(ratio):
     return check_real(ratio, "ratio", low=0.0, low_open=True)
 
 
-def bulk_edges(ratio: float):
-    r"""Support :math:`(|1-\sqrt\gamma|,\ 1+\sqrt\gamma)` of the singular values of :math:`W_0`, :math:`\gamma = N/d`."""
-    r = np.sqrt(_check_ratio(ratio))
+def _bulk_edges(ratio):
+    r = np.sqrt(ratio)
     return abs(1.0 - r), 1.0 + r
 
 
@@ -117,7 +127,7 @@ def marchenko_pastur_density(s, ratio: float) -> np.ndarray:
     (zero outside the support); same shape as ``s``."""
     g = _check_ratio(ratio)
     s = np.asarray(s, dtype=float)
-    lo, hi = bulk_edges(g)
+    lo, hi = _bulk_edges(g)
     lam = s * s
     inside = (s > lo) & (s < hi)
     out = np.zeros_like(s)
@@ -130,7 +140,7 @@ def marchenko_pastur_density(s, ratio: float) -> np.ndarray:
 def marchenko_pastur_cdf(s, ratio: float, grid: int = 20001) -> np.ndarray:
     r"""Distribution function of the singular-value density, by trapezoidal integration."""
     g = _check_ratio(ratio)
-    lo, hi = bulk_edges(g)
+    lo, hi = _bulk_edges(g)
     t = np.linspace(lo, hi, check_int(grid, "grid", 3))
     q = marchenko_pastur_density(t, g)
     F = np.concatenate([[0.0], np.cumsum(0.5 * (q[1:] + q[:-1]) * np.diff(t))])

@@ -14,12 +14,12 @@ predicted rank-one *signal part*
 network is that the *exact* :math:`T_k` is that spike: its top singular vectors point along
 :math:`a^{\circ(k+1)}` and :math:`u_k`, and :math:`\|T_k-S_k\|_{op}` shrinks relative to
 :math:`\|S_k\|` as :math:`N` grows. This module measures exactly that
-(:func:`term_diagnostics`, :func:`spike_experiment`), the strength a spike needs to be
-counted as an outlier of :math:`W_2` (:func:`outlier_strength`), the extrapolation of a
-measured power law to that strength (:func:`power_law_constant`, :func:`width_to_reach`), and,
-for any activation (tanh included), the content of a matrix along the powers
-:math:`a^{\circ m}` (:func:`power_projections`, :func:`power_projections_null`,
-:func:`predicted_spikes`, :func:`rank_one_sum_singular_values`).
+(:func:`term_diagnostics`; the experiment is :func:`twostep.spike_experiment`), the strength a
+spike needs to be counted as an outlier of :math:`W_2` (:func:`outlier_strength`), the
+extrapolation of a measured power law to that strength (:func:`power_law_constant`,
+:func:`width_to_reach`), and, for any activation (tanh included), the content of a matrix
+along the powers :math:`a^{\circ m}` (:func:`power_projections`,
+:func:`power_projections_null`, :func:`predicted_spikes`, :func:`rank_one_sum_singular_values`).
 """
 
 from __future__ import annotations
@@ -28,12 +28,14 @@ import math
 
 import numpy as np
 
-from .._validation import check_array, check_choice, check_int, check_real, check_rng
+from .._validation import (check_array, check_bool, check_choice, check_int, check_real,
+                           check_rng, check_type)
 from ..model.steps import TwoStepRun
-from .alignment import memorisation, overlap
-from .decomposition import RankOne, second_step_terms, signal_part, weighted_direction
+from .alignment import _memorisations, _overlap
+from .decomposition import (SIGNALS, RankOne, _signal_part, second_step_terms,
+                            weighted_direction)
 from .lanczos import block_lanczos
-from .spectra import bulk_edge
+from .spectra import _bulk_edges
 
 def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: bool = False,
                      corrected: bool = False) -> dict:
@@ -69,18 +71,23 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
         sizes (:mod:`twostep.rescaling`). With ``vectors=True`` also ``U`` ``(L, N)`` and
         ``Vt`` ``(L, d)``.
     """
-    if not isinstance(run, TwoStepRun):
-        raise TypeError(f"run must be a TwoStepRun (from run_two_steps), got {type(run).__name__}")
-    kind = check_choice(kind, "kind", ("auto", "mean", "reuse"))
-    if not isinstance(vectors, bool):
-        raise TypeError(f"vectors must be a bool, got {type(vectors).__name__}")
-    if not isinstance(corrected, bool):
-        raise TypeError(f"corrected must be a bool, got {type(corrected).__name__}")
+    check_type(run, "run", TwoStepRun, "a TwoStepRun (from run_two_steps)")
+    kind = check_choice(kind, "kind", SIGNALS)
+    check_bool(vectors, "vectors")
+    check_bool(corrected, "corrected")
     if terms is None:
         terms = second_step_terms(run)
     L = run.activation.degree
     if not isinstance(terms, (list, tuple)) or len(terms) != L:
         raise ValueError(f"terms must be a list of the L = {L} exact terms, got {type(terms).__name__}")
+    terms = [check_array(T, f"terms[{k}]", shape=(run.N, run.d), dtype=T.dtype)
+             for k, T in enumerate(terms)]
+    return _term_diagnostics(run, kind, terms, vectors, corrected)
+
+
+def _term_diagnostics(run, kind, terms, vectors, corrected):
+    # term_diagnostics on checked arguments (the terms of run, a polynomial activation's).
+    L = len(terms)
     keys = ("signal", "top", "residual", "left", "right", "memorisation", "localisation",
             "localisation_signal", "scale")
     if corrected:
@@ -90,8 +97,7 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
         out["U"] = np.zeros((L, run.N))
         out["Vt"] = np.zeros((L, run.d))
     for k, T in enumerate(terms):
-        T = check_array(T, f"terms[{k}]", shape=(run.N, run.d), dtype=T.dtype)
-        S = signal_part(run, k, kind)
+        S = _signal_part(run, k, kind, False)
         # Block Lanczos as at scale (twostep.scale.device.measure_on): T_k's top triplet, then
         # the remainder T_k - S_k applied without forming it, warm-started from T_k's block (the
         # remainder's top value lies in a bulk, where ARPACK needed ~60 products a spectrum).
@@ -102,15 +108,15 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
         out["residual"][k] = block_lanczos(T, 1, vectors=False, minus=(S.value, S.left, S.right),
                                            start=block.T)[0][0]
         if S.value > 0:
-            out["left"][k] = overlap(U[:, 0].astype(float), S.left)
-            out["right"][k] = overlap(v.astype(float), S.right)
-        out["memorisation"][k] = memorisation(v, run.X2)[0]
+            out["left"][k] = _overlap(U[:, 0].astype(float), S.left)
+            out["right"][k] = _overlap(v.astype(float), S.right)
+        out["memorisation"][k] = _memorisations(v[None, :], run.X2)[0][0]
         if corrected:
-            C = signal_part(run, k, kind, corrected=True)
+            C = _signal_part(run, k, kind, True)
             out["signal_corrected"][k] = C.value
             out["residual_corrected"][k] = block_lanczos(
                 T, 1, vectors=False, minus=(C.value, C.left, C.right), start=block.T)[0][0]
-            out["right_corrected"][k] = overlap(v.astype(float), C.right) if C.value > 0 else 0.0
+            out["right_corrected"][k] = _overlap(v.astype(float), C.right) if C.value > 0 else 0.0
         out["localisation"][k] = float(np.max(np.abs(U[:, 0])) / np.linalg.norm(U[:, 0]))
         out["localisation_signal"][k] = float(np.max(np.abs(S.left))) if S.value > 0 else 0.0
         out["scale"][k] = run.eta2 * run.eta1 ** k
@@ -141,7 +147,7 @@ def outlier_strength(ratio: float, margin: float = 0.05) -> float:
     """
     g = check_real(ratio, "ratio", low=0.0, low_open=True)
     m = check_real(margin, "margin", low=0.0)
-    e2 = ((1 + m) * bulk_edge(g)) ** 2
+    e2 = ((1 + m) * _bulk_edges(g)[1]) ** 2
     b = e2 - 1 - g
     disc = max(b * b - 4 * g, 0.0)
     return float(math.sqrt((b + math.sqrt(disc)) / 2))
@@ -209,13 +215,18 @@ def power_projections(M, a, powers: int) -> np.ndarray:
     powers : int
         ``K >= 1``; at most 8 (higher powers are numerically collinear).
     """
+    M, a, K = _check_powers(M, a, powers)
+    Q = power_basis(a, K)
+    return np.linalg.norm(Q.T.astype(M.dtype) @ M, axis=1).astype(float)
+
+
+def _check_powers(M, a, powers):
     M = check_array(M, "M", ndim=2)
     a = check_array(a, "a", shape=(M.shape[0],)).astype(float)
     K = check_int(powers, "powers", 1)
     if K > 8:
         raise ValueError(f"powers must be in [1, 8], got {K}")
-    Q = power_basis(a, K)
-    return np.linalg.norm(Q.T.astype(M.dtype) @ M, axis=1).astype(float)
+    return M, a, K
 
 
 def power_basis(a, K: int) -> np.ndarray:
@@ -236,11 +247,7 @@ def power_projections_null(M, a, powers: int, rng: np.random.Generator, draws: i
     :math:`|a_i|`, whose rows of the update are larger, but it has no component along any
     power of :math:`a`, so it measures what a projection picks up from the non-spike part.
     """
-    M = check_array(M, "M", ndim=2)
-    a = check_array(a, "a", shape=(M.shape[0],)).astype(float)
-    K = check_int(powers, "powers", 1)
-    if K > 8:
-        raise ValueError(f"powers must be in [1, 8], got {K}")
+    M, a, K = _check_powers(M, a, powers)
     check_rng(rng)
     draws = check_int(draws, "draws", 1)
     Q = power_basis(a, K)
@@ -330,8 +337,7 @@ def predicted_spikes(run: TwoStepRun, orders: int) -> list[RankOne]:
     (where the even :math:`\mu_k` vanish and with them :math:`S_1, S_3, \dots`). For a
     polynomial of degree ``L``, :math:`S_k = 0` for :math:`k\ge L`.
     """
-    if not isinstance(run, TwoStepRun):
-        raise TypeError(f"run must be a TwoStepRun (from run_two_steps), got {type(run).__name__}")
+    check_type(run, "run", TwoStepRun, "a TwoStepRun (from run_two_steps)")
     K = check_int(orders, "orders", 1)
     mu = np.array(run.activation.hermite_coefficients(K), dtype=float)
     mu[np.abs(mu) < 1e-12] = 0.0  # quadrature noise (~1e-17) on coefficients zero by symmetry
@@ -355,7 +361,11 @@ def own_bulk_edge(W, a, orders: int) -> float:
     """
     W = check_array(W, "W", ndim=2)
     a = check_array(a, "a", shape=(W.shape[0],)).astype(float)
-    K = check_int(orders, "orders", 1)
+    return _own_bulk_edge(W, a, check_int(orders, "orders", 1))
+
+
+def _own_bulk_edge(W, a, K):
+    # own_bulk_edge of checked arrays (a as float64).
     Q = power_basis(a, K).astype(W.dtype)
     # (I - QQ^T)W applied without forming it. The bulk's top has no gap below it: at tol = 1e-5
     # the test stopped on the second value (2.0038 for 2.0093 at N = 1000, reused, one seed of

@@ -136,6 +136,11 @@ def run_tasks(func: Callable, tasks: list[tuple[dict, int]], n_jobs: int = 1,
         raise TypeError(f"func must be callable, got {type(func).__name__}")
     n_jobs = check_int(n_jobs, "n_jobs", 1)
     tasks = [(dict(p), check_int(s, "seed", 0)) for p, s in tasks]
+    return _run_tasks(func, tasks, n_jobs, progress, on_record)
+
+
+def _run_tasks(func, tasks, n_jobs, progress, on_record):
+    # run_tasks on checked arguments (sweep's, or run_tasks').
     show = _interactive() if progress is None else bool(progress)
     name = getattr(func, "__name__", "sweep")
     out: list = [None] * len(tasks)
@@ -235,8 +240,8 @@ def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iter
     if not seeds:
         # No seed means no task: an empty result would pass for a sweep that ran.
         raise ValueError("seeds must be a non-empty sequence of integers >= 0, got none")
-    return run_tasks(func, [(params, seed) for params in grid for seed in seeds], n_jobs=n_jobs,
-                     progress=progress, on_record=on_record)
+    return _run_tasks(func, [(params, seed) for params in grid for seed in seeds],
+                      check_int(n_jobs, "n_jobs", 1), progress, on_record)
 
 
 def summarise(records: list[dict], by: Iterable[str], values: Iterable[str]) -> list[dict]:

@@ -44,7 +44,6 @@ this for the reader, from these constants.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,11 +115,6 @@ class Verdict:
 
     def __str__(self) -> str:
         return self.label
-
-    @property
-    def interval(self) -> tuple:
-        """``(low, high)``."""
-        return self.low, self.high
 
 
 def _values(x, name: str) -> np.ndarray:

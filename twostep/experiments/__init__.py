@@ -1,7 +1,8 @@
 r"""The single-run experiments: one draw of a problem, the steps, and what is measured on it.
 
 Each takes a ``numpy.random.Generator`` first and returns a dict of arrays (numpy only, no
-figures), validated where it is called. The chapters' page modules (:mod:`twostep.pages`)
+figures). Each checks its arguments once, on entry, and the model and analysis functions it
+calls inside trust them (their unchecked cores). The chapters' page modules (:mod:`twostep.pages`)
 sweep them over widths and seeds and draw the results; the scale-out side
 (:mod:`twostep.scale`: the CLI, the results files, the GPU backends) runs them by name. Neither
 imports the other.

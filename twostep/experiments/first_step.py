@@ -2,25 +2,27 @@ r"""Single runs of the first step (chapter *One step*): the update against its s
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
+from scipy.linalg import svd
 from scipy.sparse.linalg import LinearOperator
 
-from .._validation import check_dtype, check_int, check_pairs, check_real, check_rng
-from ..analysis.alignment import overlap
-from ..analysis.decomposition import first_step_spike
-from ..analysis.spectra import SVDS_TOL, top_singular
+from .._validation import (check_alpha, check_dtype, check_int, check_pairs, check_real,
+                           check_rng, check_type)
+from ..analysis.alignment import _overlap
+from ..analysis.decomposition import _first_step_spike
+from ..analysis.readout import features
+from ..analysis.spectra import SVDS_TOL, _top_singular
 from ..model.activations import Activation, as_activation, check_activation
-from ..model.network import gaussian_inputs, gradient, initialise
-from ..model.steps import draw_problem, step_size
-from ..model.targets import Link
+from ..model.network import _gradient, _initialise
+from ..model.steps import _draw_problem, _step
+from ..model.targets import Link, _make_teacher, check_links
 
 
 def _check_link(link, name: str) -> Link:
-    if not isinstance(link, Link):
-        raise TypeError(f"{name} must be a Link (e.g. twostep.hermite_link(1)), got {type(link).__name__}")
-    return link
+    return check_type(link, name, Link, "a Link (e.g. twostep.hermite_link(1))")
 
 
 def _residual_top(G, spike, seed):
@@ -38,7 +40,7 @@ def _residual_top(G, spike, seed):
         return G.T @ x - right * (lv @ x)
 
     R = LinearOperator((N, d), matvec=matvec, rmatvec=rmatvec, dtype=G.dtype)
-    s, Vt = top_singular(R, 1, vectors="right", tol=SVDS_TOL, seed=seed)
+    s, Vt = _top_singular(R, 1, "right", SVDS_TOL, seed)
     return float(s[0]), Vt[0].astype(float)
 
 
@@ -84,33 +86,36 @@ def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = 
         ``right_overlap``: shape ``(len(steps),)``, cosine of the top right singular vector of
         :math:`W_1` with :math:`\beta^*`; ``right_v_overlap``: the same with :math:`v`.
     """
+    check_rng(rng)
     N = check_int(N, "N")
     n, d = check_int(N if n is None else n, "n"), check_int(N if d is None else d, "d")
     activation = as_activation(activation)
-    steps = check_pairs(steps, "steps", "a (c, alpha) pair")
+    steps = [(check_real(c, f"steps[{i}] c", low=0.0, low_open=True),
+              check_alpha(alpha, f"steps[{i}] alpha"))
+             for i, (c, alpha) in enumerate(check_pairs(steps, "steps", "a (c, alpha) pair"))]
     top = check_int(top, "top", 1)
     if top >= min(N, d) - 1 or min(N, d) < 3:
         raise ValueError(f"top must be in [1, min(N, d) - 2] = [1, {min(N, d) - 2}], got {top}")
     dt = check_dtype(dtype)
-    etas = np.array([step_size(c, alpha, N) for c, alpha in steps], dtype=float)
-    problem = draw_problem(N, n, d, target, "reused", rng, noise, dt)
+    etas = np.array([c * N ** alpha for c, alpha in steps], dtype=float)   # eta = c N^alpha
+    problem = _draw_problem(N, n, d, target, "reused", rng, noise, dt)
     W0, a, X, y = problem.W0, problem.a, problem.X1, problem.y1
     beta = problem.teacher.directions[0]
 
-    G = gradient(W0, a, X, y, activation)
+    G = _gradient(W0, a, X, y, activation)
     G *= -1
-    spike = first_step_spike(a, X, y, activation)
-    sG = top_singular(G, 2, vectors=False, tol=SVDS_TOL)
+    spike = _first_step_spike(a, X, y, activation)
+    sG = _top_singular(G, 2, False, SVDS_TOL)
     remainder, r1 = _residual_top(G, spike, 0)
     extreme = X[int(np.argmax(np.abs(y)))].astype(float)
     out = {
         "residual": remainder / float(sG[0]),
-        "remainder_sample_overlap": overlap(r1, extreme),
+        "remainder_sample_overlap": _overlap(r1, extreme),
         "max_label": float(np.max(np.abs(y))),
         "best_residual": float(sG[1] / sG[0]),
         "update_norm": float(sG[0]),
         "spike": spike.value,
-        "v_overlap": overlap(spike.right, beta) if spike.value > 0 else 0.0,
+        "v_overlap": _overlap(spike.right, beta) if spike.value > 0 else 0.0,
         "eta": etas,
         "top": np.zeros((len(steps), top)),
         "right_overlap": np.zeros(len(steps)),
@@ -120,11 +125,11 @@ def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = 
     for i, eta in enumerate(etas):
         np.multiply(G, dt.type(eta), out=W1)
         W1 += W0
-        s, Vt = top_singular(W1, top, vectors="right", tol=SVDS_TOL)
+        s, Vt = _top_singular(W1, top, "right", SVDS_TOL)
         out["top"][i] = s
-        out["right_overlap"][i] = overlap(Vt[0].astype(float), beta)
+        out["right_overlap"][i] = _overlap(Vt[0].astype(float), beta)
         if spike.value > 0:
-            out["right_v_overlap"][i] = overlap(Vt[0].astype(float), spike.right.astype(float))
+            out["right_v_overlap"][i] = _overlap(Vt[0].astype(float), spike.right.astype(float))
     return out
 
 
@@ -142,17 +147,13 @@ def learned_direction_overlaps(n: int, d: int, links, rng: np.random.Generator,
     ndarray, shape (len(links),)
     """
     n, d = check_int(n, "n"), check_int(d, "d")
-    if isinstance(links, Link):
-        links = [links]
-    if isinstance(links, (str, bytes)) or not isinstance(links, Sequence) or not links \
-            or not all(isinstance(g, Link) for g in links):
-        raise TypeError("links must be a Link or a non-empty sequence of Link")
+    links = check_links(links)
     check_rng(rng)
     noise = check_real(noise, "noise", low=0.0)
     dt = check_dtype(dtype)
     beta = rng.standard_normal(d)
     beta /= np.linalg.norm(beta)
-    X = gaussian_inputs(n, d, rng, dt)
+    X = rng.standard_normal((n, d), dtype=dt)
     z = X @ beta.astype(dt)
     out = np.empty(len(links))
     for k, g in enumerate(links):
@@ -195,14 +196,6 @@ def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activat
     ``edge`` (float), ``proj_beta``, ``proj_v``, ``proj_chance``, ``best_beta``
     ``(A, kmax)``, the bulk ``edge`` ``(A,)``, ``edge0`` (:math:`s_1(F_0)`), and ``v_overlap`` :math:`|\langle\hat v,\beta^\star\rangle|`.
     """
-    import math
-
-    from scipy.linalg import svd
-
-    from ..analysis.readout import features
-    from ..model.steps import one_step
-    from ..model.targets import Teacher
-
     check_rng(rng)
     N = check_int(N, "N", 8)
     alphas = [check_real(a, f"alphas[{i}]", low=0.0, high=0.5, high_open=True)
@@ -219,10 +212,10 @@ def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activat
     dt = check_dtype(dtype)
     L = activation.degree
     n = d = N
-    teacher = Teacher(link, d, rng)
-    W0, a = initialise(N, d, rng, dt)
-    X, y = teacher.sample(n, rng, dt)
-    Xf = gaussian_inputs(n, d, rng, dt)
+    teacher = _make_teacher(link, d, rng, 0.0)
+    W0, a = _initialise(N, d, rng, dt)
+    X, y = teacher._sample(n, rng, dt)
+    Xf = rng.standard_normal((n, d), dtype=dt)
     u = _unit(rng.standard_normal(d))
     beta = teacher.directions[0]
     v = X.T.astype(np.float64) @ y.astype(np.float64) / n
@@ -237,7 +230,7 @@ def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activat
                                "best_beta")}
     for al in alphas:
         eta = float(N) ** al
-        W1 = one_step(W0, a, X, y, activation, eta)
+        W1 = _step(W0, a, X, y, activation, eta)
         F1 = features(W1, Xf, activation).astype(np.float64)
         U, s, _ = svd(F1, full_matrices=False)
         theta = eta * mu[1] * a.astype(np.float64)

@@ -4,40 +4,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_choice, check_int, check_pairs, check_real, check_rng
-from ..analysis.alignment import overlap, overlaps
-from ..analysis.decomposition import first_step_spike, second_step_terms, signal_part
+from .._validation import (check_alpha, check_alpha_pairs, check_bool, check_choice,
+                           check_dtype_name, check_int, check_ints, check_pairs, check_real,
+                           check_rng, check_steps)
+from ..analysis.alignment import _overlap, overlaps
+from ..analysis.decomposition import _first_step_spike, _second_step_terms, _signal_part
 from ..analysis.lanczos import block_lanczos
 from ..analysis.rescaling import StepFamily
-from ..analysis.spectra import bulk_edge, count_outliers, top_singular
-from ..analysis.spikes import (own_bulk_edge, rank_one_sum_singular_values, spike_core,
-                               term_diagnostics)
+from ..analysis.spectra import _top_singular, bulk_edge
+from ..analysis.spikes import (_own_bulk_edge, _term_diagnostics, rank_one_sum_singular_values,
+                               spike_core)
 from ..model.activations import as_activation
-from ..model.steps import run_two_steps
+from ..model.steps import BATCHES, _draw_problem, _two_steps
 from ..model.targets import Link, get_link
 
 
 # --------------------------------------------------------------------------- checks
+# The pages of *Two steps* check their arguments with these (twostep.pages.two_steps).
+
+_check_settings = check_alpha_pairs
+_check_ints = check_ints
+
 
 def _check_alpha_pair(pair, name):
     (a1, a2), = check_pairs([pair], name, "an (alpha1, alpha2) pair")
-    return (check_real(a1, f"{name}[0]", low=0.0, high=0.5, high_open=True),
-            check_real(a2, f"{name}[1]", low=0.0, high=0.5, high_open=True))
-
-
-def _check_settings(settings, name):
-    return [(check_real(a1, f"{name}[{i}][0]", low=0.0, high=0.5, high_open=True),
-             check_real(a2, f"{name}[{i}][1]", low=0.0, high=0.5, high_open=True))
-            for i, (a1, a2) in enumerate(check_pairs(settings, name, "an (alpha1, alpha2) pair"))]
-
-
-def _check_ints(values, name, minimum):
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{name} must be a sequence of integers >= {minimum}, got {values!r}")
-    out = [check_int(v, f"{name}[{i}]", minimum) for i, v in enumerate(values)]
-    if not out:
-        raise ValueError(f"{name} must not be empty")
-    return out
+    return check_alpha(a1, f"{name}[0]"), check_alpha(a2, f"{name}[1]")
 
 
 def _target(target):
@@ -88,16 +79,18 @@ def two_step_spectrum(rng: np.random.Generator, *, N: int, n: int | None = None,
         ``overlap``: :math:`|\langle v_i, \beta_j^*\rangle|` of their right vectors,
         ``(top, r)``; ``eta1``, ``eta2``.
     """
+    check_rng(rng)
     N = check_int(N, "N")
-    n, d = (N if n is None else n), (N if d is None else d)
+    n, d = check_int(N if n is None else n, "n"), check_int(N if d is None else d, "d")
     top = check_int(top, "top", 1)
-    run = run_two_steps(N, n, d, as_activation(activation), target, ((c1, alpha1), (c2, alpha2)),
-                        batch, rng, dtype=np.dtype(check_choice(dtype, "dtype",
-                                                                ("float64", "float32"))))
-    if top >= min(run.W2.shape):
-        raise ValueError(f"top must be in [1, min(N, d) - 1] = [1, {min(run.W2.shape) - 1}], "
-                         f"got {top}")
-    s, _, Vt = top_singular(run.W2, top)
+    if top >= min(N, d):
+        raise ValueError(f"top must be in [1, min(N, d) - 1] = [1, {min(N, d) - 1}], got {top}")
+    activation = as_activation(activation)
+    steps = check_steps(((c1, alpha1), (c2, alpha2)))
+    problem = _draw_problem(N, n, d, target, check_choice(batch, "batch", BATCHES), rng, 0.0,
+                            check_dtype_name(dtype))
+    run = _two_steps(problem, activation, steps, False)
+    s, _, Vt = _top_singular(run.W2, top)
     return {"top": s.astype(float), "overlap": overlaps(Vt.astype(float), run.teacher.directions),
             "eta1": run.eta1, "eta2": run.eta2}
 
@@ -164,36 +157,32 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     """
     check_rng(rng)
     N = check_int(N, "N", 8)
-    activation = as_activation(activation)
-    settings = _check_settings(settings, "settings")
-    grid = _check_settings(grid, "grid")
+    batch = check_choice(batch, "batch", BATCHES)
+    activation = _polynomial(activation)
+    steps = check_steps(((c1, alpha1), (c2, alpha2)))
+    settings = check_alpha_pairs(settings, "settings")
+    grid = check_alpha_pairs(grid, "grid")
     n_top = check_int(n_top, "n_top", 1)
     if n_top >= N - 1:
         raise ValueError(f"n_top must be < N - 1 = {N - 1}, got {n_top}")
     margin = check_real(margin, "margin", low=0.0)
-    try:   # a numpy dtype (np.float32) or its name
-        dtype = np.dtype(dtype).name
-    except TypeError:
-        raise ValueError(f"dtype must be one of ['float32', 'float64'], got {dtype!r}") from None
-    dtype = check_choice(dtype, "dtype", ("float32", "float64"))
-    if not isinstance(corrected, bool):
-        raise TypeError(f"corrected must be a bool, got {type(corrected).__name__}")
-    run = run_two_steps(N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)), batch, rng,
-                        dtype=np.dtype(dtype), keep_pre=True)
-    terms = second_step_terms(run)
-    out = term_diagnostics(run, terms=terms, corrected=corrected)
+    dt = check_dtype_name(dtype)
+    check_bool(corrected, "corrected")
+    run = _two_steps(_draw_problem(N, N, N, target, batch, rng, 0.0, dt), activation, steps, True)
+    terms = _second_step_terms(run)
+    out = _term_diagnostics(run, "auto", terms, False, corrected)
     for key in ("top", "signal", "residual"):
         out[key + "_free"] = out[key] / out["scale"]
     L = run.activation.degree
-    first = first_step_spike(run.a, run.X1, run.y1, run.activation)   # per unit eta1
-    parts_free = [signal_part(run, k) for k in range(L)]               # at the reference steps
-    parts_corr = [signal_part(run, k, corrected=True) for k in range(L)] if corrected else []
+    first = _first_step_spike(run.a, run.X1, run.y1, run.activation)  # per unit eta1
+    parts_free = [_signal_part(run, k, "auto", False) for k in range(L)]  # at the reference steps
+    parts_corr = [_signal_part(run, k, "auto", True) for k in range(L)] if corrected else []
     # The spike sum's core per unit step sizes: its singular values at any (eta1, eta2) cost a
     # (L+1) x (L+1) SVD (the map over the (alpha1, alpha2) plane, twostep.analysis.plane).
     out["core_left"], out["core_right"], out["core_free"] = spike_core(
         [first] + [p.scaled(1.0 / (run.eta2 * run.eta1 ** k))
                    for k, p in enumerate(parts_corr or parts_free)])
-    a = run.a
+    a = run.a.astype(float)
     beta = run.teacher.directions[0].astype(float)
     eta1_ref, eta2_ref = run.eta1, run.eta2
     family = StepFamily(run, terms)  # rescales the terms in place
@@ -232,11 +221,11 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
         out["settings_spikes_corrected"] = np.zeros((m, L + 1))
     for i, (a1, a2) in enumerate(settings):
         e1, e2 = c1 * N ** a1, c2 * N ** a2
-        W2 = family.W2(e1, e2)
+        W2 = family._W2(e1, e2)
         s = top_values(W2, n_top)
         out["settings_top"][i] = s
-        out["settings_count"][i] = count_outliers(s, edge, margin)
-        out["settings_count_W1"][i] = count(family.W1(e1))[0]
+        out["settings_count"][i] = int(np.sum(s > threshold))
+        out["settings_count_W1"][i] = count(family._W1(e1))[0]
         parts = [first.scaled(e1)] + [p.scaled(e2 * e1 ** k / (eta2_ref * eta1_ref ** k))
                                       for k, p in enumerate(parts_free)]
         out["settings_spikes"][i] = rank_one_sum_singular_values(parts)
@@ -244,22 +233,22 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
             out["settings_spikes_corrected"][i] = rank_one_sum_singular_values(
                 [first.scaled(e1)] + [p.scaled(e2 * e1 ** k / (eta2_ref * eta1_ref ** k))
                                       for k, p in enumerate(parts_corr)])
-        out["settings_edge_own"][i] = own_bulk_edge(W2, a, L)
-        out["settings_count_own"][i] = count_outliers(s, out["settings_edge_own"][i], margin)
-        out["settings_higher"][i] = top_values(family.higher_orders(e1, e2), 1)[0]
-        r2, rlin = right_vector(W2), right_vector(family.linearised(e1, e2))
+        out["settings_edge_own"][i] = _own_bulk_edge(W2, a, L)
+        out["settings_count_own"][i] = int(np.sum(s > out["settings_edge_own"][i] * (1 + margin)))
+        out["settings_higher"][i] = top_values(family._terms_from(1, e1, e2), 1)[0]
+        r2, rlin = right_vector(W2), right_vector(family._linearised(e1, e2))
         del W2
-        out["settings_lin_overlap"][i] = overlap(r2, rlin)
-        out["settings_beta_two"][i] = overlap(r2, beta)
-        out["settings_beta_lin"][i] = overlap(rlin, beta)
+        out["settings_lin_overlap"][i] = _overlap(r2, rlin)
+        out["settings_beta_two"][i] = _overlap(r2, beta)
+        out["settings_beta_lin"][i] = _overlap(rlin, beta)
 
     out["grid_count"] = np.zeros(len(grid), dtype=int)
     out["grid_count_W1"] = np.zeros(len(grid), dtype=int)
     cache1, start = {}, None
     for i, (a1, a2) in enumerate(grid):
         e1, e2 = c1 * N ** a1, c2 * N ** a2
-        out["grid_count"][i], start = count(family.W2(e1, e2), start)
+        out["grid_count"][i], start = count(family._W2(e1, e2), start)
         if a1 not in cache1:
-            cache1[a1] = count(family.W1(e1))[0]
+            cache1[a1] = count(family._W1(e1))[0]
         out["grid_count_W1"][i] = cache1[a1]
     return out

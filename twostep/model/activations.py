@@ -23,14 +23,14 @@ from array_api_compat import array_namespace, is_array_api_obj
 from numpy.polynomial import Polynomial
 from numpy.polynomial import hermite_e as H
 
-from .._validation import check_array, check_choice, check_int
+from .._validation import check_array, check_choice, check_int, check_type
 from .hermite import DEFAULT_POINTS, hermite_coefficients, series_to_hermite_e
 
 
 class Activation:
     """Base class: an elementwise function with derivatives and Hermite coefficients.
 
-    Subclasses implement :meth:`derivative` for ``order >= 0``.
+    Subclasses implement ``_derivative(z, order)`` for ``order >= 0``.
     ``degree`` is the polynomial degree ``L``, or ``None`` if not a polynomial.
     """
 
@@ -38,15 +38,19 @@ class Activation:
     degree: int | None = None
 
     def __call__(self, z):
-        return self.derivative(z, 0)
+        return self._derivative(z, 0)
 
     def derivative(self, z, order: int = 1) -> np.ndarray:
-        r"""Elementwise :math:`\sigma^{(\text{order})}(z)`, same shape as ``z``."""
-        raise NotImplementedError
+        r"""Elementwise :math:`\sigma^{(\text{order})}(z)`, same shape as ``z``
+        (``order >= 0``, checked here; the subclasses' ``_derivative`` computes it)."""
+        return self._derivative(z, check_int(order, "order", 0))
 
     def hermite_coefficients(self, degree: int, points: int = DEFAULT_POINTS) -> np.ndarray:
         r""":math:`\mu_0,\dots,\mu_{\text{degree}}` with :math:`\mu_k=\mathbb{E}[\sigma(z)\mathrm{He}_k(z)]`,
-        by Gauss--Hermite quadrature; shape ``(degree + 1,)``."""
+        by Gauss--Hermite quadrature unless a subclass knows them; shape ``(degree + 1,)``."""
+        return self._hermite_coefficients(check_int(degree, "degree", 0), points)
+
+    def _hermite_coefficients(self, degree, points):
         return hermite_coefficients(self, degree, points)
 
     def __repr__(self) -> str:
@@ -84,11 +88,9 @@ class PolynomialActivation(Activation):
             self._series.append(H.hermeder(prev) if prev.size > 1 else np.zeros(1))
         return H.herme2poly(self._series[order])
 
-    def derivative(self, z, order: int = 1):
-        r"""Elementwise :math:`\sigma^{(\text{order})}(z)` by Horner's rule, in place (one
-        temporary of ``z``'s shape). ``z`` may be a numpy, CuPy or PyTorch array (any
-        library of the array API standard); the result is of the same kind."""
-        order = check_int(order, "order", 0)
+    def _derivative(self, z, order):
+        # By Horner's rule, in place (one temporary of z's shape). z may be a numpy, CuPy or
+        # PyTorch array (any library of the array API standard); the result is of the same kind.
         xp, z = namespace(z)
         dtype = np.result_type(z, np.float32) if xp is np else z.dtype
         if order > self.degree:
@@ -100,9 +102,8 @@ class PolynomialActivation(Activation):
             out += float(c)
         return out
 
-    def hermite_coefficients(self, degree: int, points: int = DEFAULT_POINTS) -> np.ndarray:
-        """Exact: the stored ``mu`` padded with zeros (quadrature would agree)."""
-        degree = check_int(degree, "degree", 0)
+    def _hermite_coefficients(self, degree, points):
+        # Exact: the stored mu padded with zeros (quadrature would agree).
         out = np.zeros(degree + 1)
         m = min(degree, self.degree) + 1
         out[:m] = self.mu[:m]
@@ -122,8 +123,7 @@ class Tanh(Activation):
     def __init__(self):
         self._polys = [Polynomial([0.0, 1.0])]
 
-    def derivative(self, z, order: int = 1) -> np.ndarray:
-        order = check_int(order, "order", 0)
+    def _derivative(self, z, order):
         while len(self._polys) <= order:
             self._polys.append(self._polys[-1].deriv() * Polynomial([1.0, 0.0, -1.0]))
         return self._polys[order](np.tanh(z))
@@ -139,8 +139,7 @@ class CentredReLU(Activation):
     name = "centred ReLU"
     degree = None
 
-    def derivative(self, z, order: int = 1) -> np.ndarray:
-        order = check_int(order, "order", 0)
+    def _derivative(self, z, order):
         z = np.asarray(z)
         if order == 0:
             return np.maximum(z, 0) - 1.0 / np.sqrt(2.0 * np.pi)
@@ -150,11 +149,10 @@ class CentredReLU(Activation):
             f"order must be 0 or 1 for the centred ReLU (higher derivatives are "
             f"distributions), got {order}")
 
-    def hermite_coefficients(self, degree: int, points: int = DEFAULT_POINTS) -> np.ndarray:
+    def _hermite_coefficients(self, degree, points):
         r"""Closed form, because the kink at 0 spoils Gauss--Hermite quadrature
         (error ~1e-3 at 200 points): :math:`\mu_0 = 0`, :math:`\mu_1 = 1/2`, and
         :math:`\mu_k = \mathbb{E}[\delta^{(k-2)}(z)] = \mathrm{He}_{k-2}(0)/\sqrt{2\pi}` for :math:`k\ge2`."""
-        degree = check_int(degree, "degree", 0)
         out = np.zeros(degree + 1)
         if degree >= 1:
             out[1] = 0.5
@@ -185,19 +183,14 @@ def as_activation(activation) -> Activation:
     """An :class:`Activation` given as itself or by name (see :func:`get_activation`)."""
     if isinstance(activation, str):
         return get_activation(activation)
-    if not isinstance(activation, Activation):
-        raise TypeError(f"activation must be a twostep Activation or one of {list(ACTIVATIONS)}, "
-                        f"got {type(activation).__name__}")
-    return activation
+    return check_type(activation, "activation", Activation,
+                      f"a twostep Activation or one of {list(ACTIVATIONS)}")
 
 
 def check_activation(activation) -> Activation:
     """``activation`` if it is an :class:`Activation`, else a ``TypeError``."""
-    if not isinstance(activation, Activation):
-        raise TypeError(
-            f"activation must be a twostep Activation (see twostep.get_activation), "
-            f"got {type(activation).__name__}")
-    return activation
+    return check_type(activation, "activation", Activation,
+                      "a twostep Activation (see twostep.get_activation)")
 
 
 def host_array(x) -> np.ndarray:

@@ -62,7 +62,10 @@ def gaussian_expectation(f, points: int = DEFAULT_POINTS) -> float:
 
 def hermite_polynomial(k: int, z) -> np.ndarray:
     r"""Evaluate :math:`\mathrm{He}_k(z)` elementwise."""
-    k = check_int(k, "k", 0)
+    return _hermite_polynomial(check_int(k, "k", 0), z)
+
+
+def _hermite_polynomial(k, z):
     coef = np.zeros(k + 1)
     coef[k] = 1.0
     return H.hermeval(np.asarray(z, dtype=float), coef)

@@ -61,9 +61,13 @@ def initialise(N: int, d: int, rng: np.random.Generator, dtype=np.float64, *,
     """
     N, d = check_int(N, "N"), check_int(d, "d")
     check_rng(rng)
-    dt = check_dtype(dtype)
     check_choice(rows, "rows", ROWS)
     check_choice(second_layer, "second_layer", SECOND_LAYERS)
+    return _initialise(N, d, rng, check_dtype(dtype), rows, second_layer)
+
+
+def _initialise(N, d, rng, dt, rows="gaussian", second_layer="gaussian"):
+    # initialise on checked arguments (dt a numpy dtype).
     W0 = rng.standard_normal((N, d), dtype=dt)
     W0 *= dt.type(1.0 / np.sqrt(d))
     if rows == "unit":
@@ -95,17 +99,13 @@ def check_network(W, a, X, y=None):
     return W, a, X, y
 
 
-def forward(W, a, X, activation: Activation) -> np.ndarray:
-    r"""Network outputs :math:`f(x_j) = a^\top\sigma(Wx_j)`, shape ``(n,)``."""
-    W, a, X = check_network(W, a, X)
-    check_activation(activation)
-    return activation(X @ W.T) @ a
-
-
 def correlation_loss(W, a, X, y, activation: Activation) -> float:
-    r""":math:`L(W) = -\frac1n\sum_j y_j f(x_j)`."""
+    r""":math:`L(W) = -\frac1n\sum_j y_j f(x_j)`, :math:`f(x) = a^\top\sigma(Wx)`."""
     W, a, X, y = check_network(W, a, X, y)
-    check_activation(activation)
+    return _correlation_loss(W, a, X, y, check_activation(activation))
+
+
+def _correlation_loss(W, a, X, y, activation):
     return float(-np.dot(y, activation(X @ W.T) @ a) / X.shape[0])
 
 
@@ -179,7 +179,7 @@ def _gradient(W, a, X, y, activation, block_elements: int = BLOCK_ELEMENTS, pre_
             Z = W[block, :] @ X.T
         else:
             Z = np.matmul(W[block, :], X.T, out=pre_out[block, :])
-        M = activation.derivative(Z, 1)
+        M = activation._derivative(Z, 1)
         M *= y[None, :]
         M *= (a[block] * (-1.0 / n))[:, None]
         if xp is np:

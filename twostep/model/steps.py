@@ -18,11 +18,11 @@ import numpy as np
 
 from array_api_compat import is_array_api_obj
 
-from .._validation import (check_alpha, check_choice, check_dtype, check_fits, check_int,
-                           check_real, check_rng, check_steps)
+from .._validation import (check_alpha, check_bool, check_choice, check_dtype, check_fits,
+                           check_int, check_real, check_rng, check_steps, check_type)
 from .activations import Activation, check_activation
-from .network import LOSSES, _gradient, check_network, initialise, residuals
-from .targets import Teacher, make_teacher
+from .network import LOSSES, _gradient, _initialise, check_network, residuals
+from .targets import Teacher, _make_teacher
 
 BATCHES = ("reused", "fresh")
 
@@ -143,14 +143,19 @@ def draw_problem(N: int, n: int, d: int, target, batch: str, rng: np.random.Gene
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_choice(batch, "batch", BATCHES)
     check_rng(rng)
+    return _draw_problem(N, n, d, target, batch, rng, noise, check_dtype(dtype))
+
+
+def _draw_problem(N, n, d, target, batch, rng, noise, dt):
+    # draw_problem on checked sizes, batch, generator and dtype (a numpy dtype); the target
+    # and the noise are checked as the teacher is made.
     # Before anything is allocated: the two steps hold W0, W1, W2 and a gradient (N x d) and
     # two batches (n x d) at once (the registry's count, twostep.scale.registry).
-    check_fits(check_dtype(dtype).itemsize * (4 * N * d + 2 * n * d),
-               f"two steps at N={N}, n={n}, d={d} ({check_dtype(dtype)})")
-    teacher = make_teacher(target, d, rng, noise)
-    W0, a = initialise(N, d, rng, dtype)
-    X1, y1 = teacher.sample(n, rng, dtype)
-    X2, y2 = (X1, y1) if batch == "reused" else teacher.sample(n, rng, dtype)
+    check_fits(dt.itemsize * (4 * N * d + 2 * n * d), f"two steps at N={N}, n={n}, d={d} ({dt})")
+    teacher = _make_teacher(target, d, rng, noise)
+    W0, a = _initialise(N, d, rng, dt)
+    X1, y1 = teacher._sample(n, rng, dt)
+    X2, y2 = (X1, y1) if batch == "reused" else teacher._sample(n, rng, dt)
     return Problem(teacher, W0, a, X1, y1, X2, y2)
 
 
@@ -185,8 +190,12 @@ def run_two_steps(N: int, n: int, d: int, activation: Activation, target, steps,
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_activation(activation)
     steps = check_steps(steps)
-    return two_steps(draw_problem(N, n, d, target, batch, rng, noise, dtype), activation, steps,
-                     keep_pre=keep_pre)
+    check_choice(batch, "batch", BATCHES)
+    check_rng(rng)
+    dt = check_dtype(dtype)
+    check_bool(keep_pre, "keep_pre")
+    return _two_steps(_draw_problem(N, n, d, target, batch, rng, noise, dt), activation, steps,
+                      keep_pre)
 
 
 def two_steps(problem: Problem, activation: Activation, steps,
@@ -204,24 +213,28 @@ def two_steps(problem: Problem, activation: Activation, steps,
     reused batch, so the terms then cost no product for a reused batch and one for a fresh one
     (two without). It holds two more ``(N, n)`` arrays.
     """
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem must be a Problem (from draw_problem), got {type(problem).__name__}")
+    p = check_type(problem, "problem", Problem, "a Problem (from draw_problem)")
     check_activation(activation)
-    (c1, al1), (c2, al2) = check_steps(steps)
-    if not isinstance(keep_pre, bool):
-        raise TypeError(f"keep_pre must be a bool, got {type(keep_pre).__name__}")
-    p = problem
-    if keep_pre and not isinstance(p.W0, np.ndarray):
+    steps = check_steps(steps)
+    if check_bool(keep_pre, "keep_pre") and not isinstance(p.W0, np.ndarray):
         raise ValueError("keep_pre=True needs numpy arrays (the pre-activations stay on the host)")
-    N, d = p.W0.shape
-    n = p.X1.shape[0]
-    batch = "reused" if p.X2 is p.X1 else "fresh"
-    eta1, eta2 = step_size(c1, al1, N), step_size(c2, al2, N)
     W0, a, X1, y1 = _host_checked(p.W0, p.a, p.X1, p.y1)
+    X2, y2 = (X1, y1) if p.X2 is p.X1 else _host_checked(W0, a, p.X2, p.y2)[2:]
+    return _two_steps(p, activation, steps, keep_pre, (W0, a, X1, y1, X2, y2))
+
+
+def _two_steps(p, activation, steps, keep_pre, arrays=None):
+    # two_steps on checked arguments; ``arrays`` are the problem's (W0, a, X1, y1, X2, y2) as
+    # checked on the host, or None for the problem's own (drawn by _draw_problem).
+    (c1, al1), (c2, al2) = steps
+    W0, a, X1, y1, X2, y2 = arrays or (p.W0, p.a, p.X1, p.y1, p.X2, p.y2)
+    N, d = W0.shape
+    n = X1.shape[0]
+    batch = "reused" if p.X2 is p.X1 else "fresh"
+    eta1, eta2 = c1 * N ** al1, c2 * N ** al2      # step_size on checked values
     Z1 = np.empty((N, n), dtype=W0.dtype) if keep_pre else None
     Z2 = np.empty_like(Z1) if keep_pre else None
     W1 = _step(W0, a, X1, y1, activation, eta1, Z1)
-    W1, a, X2, y2 = _host_checked(W1, a, p.X2, p.y2)
     W2 = _step(W1, a, X2, y2, activation, eta2, Z2)
     pre = None
     if keep_pre:

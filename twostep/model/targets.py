@@ -17,10 +17,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .._validation import check_array, check_int, check_real, check_rng
-from .hermite import DEFAULT_POINTS, gaussian_expectation, hermite_coefficients, hermite_polynomial
+from .._validation import check_array, check_choice, check_dtype, check_int, check_real, check_rng
+from .hermite import DEFAULT_POINTS, _hermite_polynomial, gaussian_expectation, hermite_coefficients
 from .hermite import information_exponent as _information_exponent
-from .network import gaussian_inputs
 
 #: Hermite degree up to which a link's coefficients are tabulated.
 MAX_DEGREE = 12
@@ -95,7 +94,7 @@ def hermite_link(k: int) -> Link:
     r"""Normalised :math:`\mathrm{He}_k/\sqrt{k!}`: unit variance, information exponent ``k``."""
     k = check_int(k, "k", 1)
     norm = math.sqrt(math.factorial(k))
-    return Link(lambda z: hermite_polynomial(k, z) / norm, f"He_{k}")
+    return Link(lambda z: _hermite_polynomial(k, z) / norm, f"He_{k}")
 
 
 def odd_bounded_link(frequency: float = 2.0) -> Link:
@@ -120,13 +119,8 @@ LINKS = ("he1", "he2", "he3", "he4", "odd")
 
 def get_link(name: str) -> Link:
     """A link by name: ``"he1"`` ... ``"he4"`` (normalised Hermite), ``"odd"`` (bounded odd)."""
-    if not isinstance(name, str):
-        raise TypeError(f"link name must be one of {list(LINKS)}, got {name!r}")
-    if name == "odd":
-        return odd_bounded_link()
-    if name in LINKS:
-        return hermite_link(int(name[2:]))
-    raise ValueError(f"link name must be one of {list(LINKS)}, got {name!r}")
+    check_choice(name, "link name", LINKS)
+    return odd_bounded_link() if name == "odd" else hermite_link(int(name[2:]))
 
 
 class Teacher:
@@ -150,17 +144,15 @@ class Teacher:
     """
 
     def __init__(self, links, d: int, rng: np.random.Generator, noise: float = 0.0):
-        if isinstance(links, Link):
-            links = [links]
-        if not isinstance(links, Sequence) or not links or not all(isinstance(g, Link) for g in links):
-            raise TypeError("links must be a Link or a non-empty sequence of Link")
+        links = check_links(links)
         d = check_int(d, "d", 1)
-        if len(links) > d:
-            raise ValueError(f"the number of links ({len(links)}) must be <= d ({d})")
+        _check_rank(links, d)
         check_rng(rng)
-        self.links = list(links)
-        self.d = d
-        self.noise = check_real(noise, "noise", low=0.0)
+        self._draw(links, d, check_real(noise, "noise", low=0.0), rng)
+
+    def _draw(self, links, d, noise, rng):
+        # The teacher of checked arguments: orthonormalised Gaussian directions from rng.
+        self.links, self.d, self.noise = list(links), d, noise
         q, r = np.linalg.qr(rng.standard_normal((d, len(links))))
         self.directions = (q * np.sign(np.diag(r))).T.copy()
 
@@ -186,7 +178,9 @@ class Teacher:
     def labels(self, X, rng: np.random.Generator) -> np.ndarray:
         r"""Labels :math:`y_j`, shape ``(n,)``, for inputs ``X`` of shape ``(n, d)``."""
         X = check_array(X, "X", ndim=2, shape=(None, self.d))
-        check_rng(rng)
+        return self._labels(X, check_rng(rng))
+
+    def _labels(self, X, rng):
         Z = _projections(X, self.directions)
         y = np.zeros(X.shape[0], dtype=X.dtype)
         for r, g in enumerate(self.links):
@@ -198,8 +192,12 @@ class Teacher:
     def sample(self, n: int, rng: np.random.Generator, dtype=np.float64):
         r"""A batch: inputs :math:`x_j\sim N(0, I_d)` (``(n, d)``), then their labels (``(n,)``),
         drawn from ``rng`` in that order."""
-        X = gaussian_inputs(n, self.d, rng, dtype)
-        return X, self.labels(X, rng)
+        n = check_int(n, "n")
+        return self._sample(n, check_rng(rng), check_dtype(dtype))
+
+    def _sample(self, n, rng, dt):
+        X = rng.standard_normal((n, self.d), dtype=dt)
+        return X, self._labels(X, rng)
 
     @property
     def second_moment(self) -> float:
@@ -258,6 +256,14 @@ def make_teacher(target, d: int, rng: np.random.Generator, noise: float = 0.0) -
     or link names joined by ``"+"`` (``"he1"``, ``"odd"``, ``"he1+odd"``: one direction per
     name, drawn from ``rng``), with label noise of standard deviation ``noise``."""
     d = check_int(d, "d")
+    if not isinstance(target, Teacher):
+        check_rng(rng)
+    return _make_teacher(target, d, rng, noise)
+
+
+def _make_teacher(target, d, rng, noise):
+    # make_teacher for a checked d: the target and the noise are checked here, the generator
+    # by the caller (it is not used for a given Teacher).
     if isinstance(target, Teacher):
         if target.d != d:
             raise ValueError(f"target (a Teacher) has d={target.d}, but d={d}")
@@ -267,4 +273,22 @@ def make_teacher(target, d: int, rng: np.random.Generator, noise: float = 0.0) -
                              f"{target.noise}); build the Teacher with noise={noise} instead")
         return target
     links, _ = target_links(target)
-    return Teacher(links, d, rng, noise=noise)
+    _check_rank(links, d)
+    teacher = Teacher.__new__(Teacher)
+    teacher._draw(links, d, check_real(noise, "noise", low=0.0), rng)
+    return teacher
+
+
+def check_links(links) -> list:
+    """``links``, a :class:`Link` or a non-empty sequence of them, as a list."""
+    if isinstance(links, Link):
+        return [links]
+    if isinstance(links, (str, bytes)) or not isinstance(links, Sequence) or not links \
+            or not all(isinstance(g, Link) for g in links):
+        raise TypeError("links must be a Link or a non-empty sequence of Link")
+    return list(links)
+
+
+def _check_rank(links, d):
+    if len(links) > d:
+        raise ValueError(f"the number of links ({len(links)}) must be <= d ({d})")

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_choice, check_dtype, check_int
+from .._validation import available_memory, check_choice, check_dtype, check_int, format_bytes
 from ..model.network import block_elements
-from .memory import available_memory, format_bytes
 
 BACKENDS = ("numpy", "cupy", "torch", "auto")
 
@@ -77,16 +76,6 @@ class Backend:
             return str(self.xp.cuda.get_device_name())
         return "cpu"
 
-    def qr(self, x):
-        """Reduced QR factor ``Q`` of a tall matrix."""
-        return self.xp.linalg.qr(x)[0]
-
-    def svdvals(self, x):
-        """Singular values of a small matrix, descending."""
-        if self.name == "torch":
-            return self.xp.linalg.svdvals(x)
-        return self.xp.linalg.svd(x, compute_uv=False)
-
     def synchronize(self):
         """Wait for queued device work (for timing)."""
         if self.name == "cupy":
@@ -106,7 +95,7 @@ class Backend:
         """Bytes the device can still hand out: free device memory plus what its pool caches.
 
         On the host (numpy, or torch on the CPU) this is the memory available now
-        (:func:`twostep.experiments.available_memory`).
+        (:func:`twostep._validation.available_memory`).
         """
         if self.name == "cupy":
             pool = self.xp.get_default_memory_pool()
@@ -176,11 +165,13 @@ def device_bytes(N: int, n: int, d: int, batch: str, dtype=np.float64, terms: in
     """
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_choice(batch, "batch", ("reused", "fresh"))
-    b = check_dtype(dtype).itemsize
-    terms = check_int(terms, "terms", 0)
+    return _device_bytes(N, n, d, batch, check_dtype(dtype), check_int(terms, "terms", 0))
+
+
+def _device_bytes(N, n, d, batch, dt, terms):
     m = 1 if batch == "reused" else 2
     extra = (terms + 2) * N * d + 2 * N * n if terms else 0
-    return int(b * (3 * N * d + m * n * d + 3 * block_elements(N, n) + extra))
+    return int(dt.itemsize * (3 * N * d + m * n * d + 3 * block_elements(N, n) + extra))
 
 
 def check_fits(bk: Backend, need: int, what: str) -> None:

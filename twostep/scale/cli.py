@@ -47,6 +47,7 @@ import sys
 import time
 from functools import partial
 
+from .._validation import parse_size
 from .._version import __version__
 from .registry import (EXPERIMENTS, check_memory, check_task, experiment_params,
                           get_experiment, run_task)
@@ -58,7 +59,6 @@ SCHEDULER_ENV = "TWOSTEP_DASK_SCHEDULER"
 #: on this machine's GPU, drawn and measured there (twostep.scale.device).
 BACKENDS = ("loky", "dask", "cupy", "torch")
 DEVICES = ("cupy", "torch")
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 #: The most tasks (grid points times seeds) one command runs: a larger count is a typo.
 MAX_TASKS = 1_000_000
 
@@ -131,17 +131,7 @@ def parse_seeds(items) -> list[int]:
 
 def parse_bytes(text: str) -> float:
     """``"16G"`` -> 17179869184; accepts K, M, G, T suffixes (binary) or plain bytes."""
-    t = str(text).strip().lower().rstrip("ib").rstrip("b") if text else ""
-    unit = t[-1:] if t[-1:] in _UNITS and t[-1:] else ""
-    number = t[:-1] if unit else t
-    try:
-        value = float(number) * _UNITS[unit]
-    except ValueError:
-        raise ValueError(f"--max-memory must be a size such as 800M or 16G, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise ValueError(f"--max-memory must be a positive finite size such as 800M or 16G, "
-                         f"got {text!r}")
-    return value
+    return parse_size(text, "--max-memory")
 
 
 def _describe() -> str:

@@ -13,13 +13,10 @@ small eigenproblems on the host), stopped by a residual test and warm-started wh
 successive spectra share a subspace.
 
 :func:`measure_on` gives, for one draw, what the chapter *Two steps, several spikes* and the
-appendix *At scale* read: for every order :math:`k`, with :math:`S_k` the corrected signal part
-:math:`S_k^{\rm corr}` (reuse-aware for a reused batch), :math:`s_1(T_k)`, :math:`\|S_k\|`,
-:math:`\|T_k - S_k\|_{op}`, the cosines of :math:`T_k`'s top singular vectors with
-:math:`a^{\circ(k+1)}`, with :math:`S_k`'s right vector and with :math:`\beta^*`; and, from the
-exact rescaling :math:`W_2 = W_0 + \eta_1G_1 + \eta_2\sum_k\eta_1^k\hat T_k`
-(:mod:`twostep.analysis.rescaling`), the raw outlier count of :math:`W_2` at every point of a
-grid of :math:`(\alpha_1, \alpha_2)` without running the steps again.
+appendix *At scale* read (the exact terms against their spikes, and the outlier count of
+:math:`W_2` over a grid of step sizes from the exact rescaling, without running the steps
+again); :func:`count_on` the outlier counts against :math:`W_2`'s own bulk edge, and
+:func:`reuse_on` where the learned directions point, drawn and measured the same way.
 
 For a comparison with the host, :func:`to_host` copies a device problem to numpy; the numpy
 path then gives the same weights to float32 rounding (``tests/test_device.py`` checks this
@@ -32,13 +29,15 @@ import math
 
 import numpy as np
 
-from .._validation import check_choice, check_int, check_pairs, check_real, check_steps
-from ..analysis.decomposition import second_step_terms, signal_part
+from .._validation import (check_alpha_pairs, check_choice, check_dtype_name, check_int,
+                           check_real, check_steps, check_type)
+from ..analysis.decomposition import (RankOne, _first_step_spike, _pre_activations,
+                                      _second_step_terms, _signal_part, _term, weighted_direction)
 from ..model.activations import PolynomialActivation, as_activation, host_array, namespace
-from ..model.steps import BATCHES, Problem, TwoStepRun, draw_problem, two_steps
+from ..model.steps import BATCHES, Problem, TwoStepRun, _draw_problem, _two_steps
 from ..model.targets import Teacher, target_links
-from .backend import Backend, check_fits, device_bytes, get_backend
-from ..analysis.lanczos import array_dtype, block_lanczos, top_singular_on
+from .backend import Backend, _device_bytes, check_fits, get_backend
+from ..analysis.lanczos import array_dtype, block_lanczos, top_singular_on  # noqa: F401 (its API)
 
 
 def _backend(backend) -> Backend:
@@ -69,14 +68,22 @@ def draw_problem_on(backend, N: int, n: int, d: int, target, batch: str, seed: i
     ``numpy.random.default_rng(seed)``. Only :math:`X\beta^*` (``(n, r)``) visits the host, where
     the links are evaluated; the labels go back to the device.
     """
-    bk = _backend(backend)
+    return _draw_problem_on(_backend(backend), *_checked_draw(N, n, d, target, batch, seed, noise,
+                                                              dtype))
+
+
+def _checked_draw(N, n, d, target, batch, seed, noise, dtype):
+    # The arguments of draw_problem_on after the backend, checked (the target as it is drawn).
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_choice(batch, "batch", BATCHES)
     seed = check_int(seed, "seed", 0)
     noise = check_real(noise, "noise", low=0.0)
-    dt = np.dtype(check_choice(np.dtype(dtype).name, "dtype", ("float32", "float64")))
+    return N, n, d, target, batch, seed, noise, check_dtype_name(dtype)
+
+
+def _draw_problem_on(bk, N, n, d, target, batch, seed, noise, dt):
     if bk.name == "numpy":
-        return draw_problem(N, n, d, target, batch, np.random.default_rng(seed), noise, dt)
+        return _draw_problem(N, n, d, target, batch, np.random.default_rng(seed), noise, dt)
     links, noise_given = target_links(target)
     noise = noise or noise_given
     normal = _normal(bk, seed, dt)
@@ -172,15 +179,24 @@ def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
         ``scale`` :math:`\eta_2\eta_1^k`, for :math:`T_k`'s top singular vectors
         :math:`\hat\ell_k, \hat r_k`; ``grid_count`` ``(len(grid),)``.
     """
-    if not isinstance(run, TwoStepRun):
-        raise TypeError(f"run must be a TwoStepRun, got {type(run).__name__}")
+    check_type(run, "run", TwoStepRun, "a TwoStepRun")
     if not isinstance(run.activation, PolynomialActivation):
         raise TypeError("measure_on needs a PolynomialActivation (exact terms)")
-    grid = [(check_real(a1, f"grid[{i}][0]", low=0.0, high=0.5, high_open=True),
-             check_real(a2, f"grid[{i}][1]", low=0.0, high=0.5, high_open=True))
-            for i, (a1, a2) in enumerate(check_pairs(grid, "grid", "an (alpha1, alpha2) pair"))]
-    margin = check_real(margin, "margin", low=0.0)
+    return _measure_on(run, *_measure_options(min(run.W0.shape), grid, margin, n_top, iterations,
+                                              oversample, tol))
+
+
+def _measure_options(m, grid=(), margin=0.05, n_top=6, iterations=100, oversample=2, tol=None):
+    # measure_on's options, checked; m = min(N, d) bounds n_top.
     n_top = check_int(n_top, "n_top")
+    if n_top > m:
+        raise ValueError(f"n_top must be in [1, min(N, d)] = [1, {m}], got {n_top}")
+    return (check_alpha_pairs(grid, "grid"), check_real(margin, "margin", low=0.0), n_top,
+            check_int(iterations, "iterations", 0), check_int(oversample, "oversample", 0),
+            None if tol is None else check_real(tol, "tol", low=0.0))
+
+
+def _measure_on(run, grid, margin, n_top, iterations, oversample, tol):
     xp, W0 = namespace(run.W0)
     N, d = W0.shape
     beta = xp.asarray(run.teacher.directions[0].astype(array_dtype(W0)))
@@ -188,11 +204,11 @@ def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
         beta = xp.asarray(beta, device=_device(W0))
     keys = ("top", "signal", "residual", "left", "right", "beta", "scale")
     out = {key: np.zeros(run.activation.degree) for key in keys}
-    terms = second_step_terms(run)     # T_0 .. T_{L-1} at the run's steps eta1, eta2
+    terms = _second_step_terms(run)     # T_0 .. T_{L-1} at the run's steps eta1, eta2
     for k, T in enumerate(terms):
         # The book's corrected spike S_k^corr (chapter *Two steps*): for a reused batch "auto"
         # is the reuse-aware kind, so this is its corrected part; orders 0 and 1 are unchanged.
-        S = signal_part(run, k, "auto", corrected=True)
+        S = _signal_part(run, k, "auto", True)
         sv, U, V, block, _ = block_lanczos(T, 1, iterations, tol=tol)
         out["top"][k], out["signal"][k] = sv[0], S.value
         out["left"][k] = _cos(xp, U[:, 0], S.left)
@@ -265,10 +281,12 @@ def run_two_steps_on(backend, N: int, n: int, d: int, activation, target, steps,
         raise TypeError("activation must be a PolynomialActivation (e.g. 'poly4') on a device "
                         f"backend, got {activation.name}")
     steps = check_steps(steps)
-    need = device_bytes(N, n, d, batch, dtype, terms)
-    check_fits(bk, need, f"two steps at N={N}, n={n}, d={d} ({np.dtype(dtype).name}, {batch} batch)")
-    return two_steps(draw_problem_on(bk, N, n, d, target, batch, seed, noise, dtype), activation,
-                     steps)
+    N, n, d, target, batch, seed, noise, dt = _checked_draw(N, n, d, target, batch, seed, noise,
+                                                            dtype)
+    need = _device_bytes(N, n, d, batch, dt, check_int(terms, "terms", 0))
+    check_fits(bk, need, f"two steps at N={N}, n={n}, d={d} ({dt.name}, {batch} batch)")
+    return _two_steps(_draw_problem_on(bk, N, n, d, target, batch, seed, noise, dt), activation,
+                      steps, False)
 
 
 def spike_on(backend, N: int, batch: str, activation="poly4", target="he1", c1: float = 0.2,
@@ -276,9 +294,10 @@ def spike_on(backend, N: int, batch: str, activation="poly4", target="he1", c1: 
              seed: int = 0, dtype="float32", **options) -> dict:
     r"""Draw on the device, take two steps there and :func:`measure_on` (``N = n = d``)."""
     L = as_activation(activation).degree or 0
+    options = _measure_options(check_int(N, "N"), grid, **options)
     run = run_two_steps_on(backend, N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)),
                            batch, seed, dtype=dtype, terms=L)
-    return measure_on(run, grid=grid, **options)
+    return _measure_on(run, *options)
 
 
 def count_points(N: int, settings, kappas=(0.2,), extra_kappas=(), extra_max_N: int = 0) -> np.ndarray:
@@ -320,7 +339,6 @@ def count_on(backend, N: int, batch: str, activation="poly4", target="he1", c: f
         value is not); ``spike_sum`` ``(P, L + 1)``; the core ``core_left``, ``core_right``
         ``(L + 1, L + 1)`` and ``core_free`` ``(L + 1,)`` (per unit step sizes).
     """
-    from ..analysis.decomposition import RankOne, weighted_direction
     from ..analysis.spikes import core_singular_values, power_basis, spike_core, spike_sum_factors
 
     bk = _backend(backend)
@@ -332,13 +350,15 @@ def count_on(backend, N: int, batch: str, activation="poly4", target="he1", c: f
                          f"at least one point; got {pts.tolist()}")
     margin = check_real(margin, "margin", low=0.0)
     n_top = check_int(n_top, "n_top")
+    if n_top > N:
+        raise ValueError(f"n_top must be in [1, N] = [1, {N}], got {n_top}")
+    iterations = check_int(iterations, "iterations", 0)
     run = run_two_steps_on(bk, N, N, N, act, target, ((c, ref[0]), (c, ref[1])), batch, seed,
                            dtype=dtype, terms=L)
     xp, W0 = namespace(run.W0)
-    terms = second_step_terms(run)
-    mu1 = float(act.hermite_coefficients(1)[1])
-    first = RankOne.from_vectors(mu1, run.a, weighted_direction(run.X1, run.y1, 1.0))
-    parts = [first] + [signal_part(run, k, "auto", corrected=True).scaled(
+    terms = _second_step_terms(run)
+    first = _first_step_spike(run.a, run.X1, run.y1, act)
+    parts = [first] + [_signal_part(run, k, "auto", True).scaled(
         1.0 / (run.eta2 * run.eta1 ** k)) for k in range(L)]
     R_L, R_R, theta = spike_core([RankOne(p.value, host_array(p.left), host_array(p.right))
                                   for p in parts])
@@ -399,12 +419,20 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
     overlaps of :mod:`twostep.analysis.alignment` are taken.
     """
     from ..analysis.alignment import overlaps, subspace_overlap, unmemorised_overlap
-    from ..analysis.decomposition import pre_activations, second_step_term, weighted_direction
     from ..analysis.projection import projected_alignment
 
     bk = _backend(backend)
     activation = as_activation(activation)
     L = activation.degree or 0
+    if term is not None:
+        term = check_int(term, "term", 0)
+        if term > L - 1:
+            raise ValueError(f"term must be in [0, L-1] = [0, {L - 1}] for a degree-{L} "
+                             f"activation, got {term}")
+    top = check_int(top, "top")
+    if top > N:
+        raise ValueError(f"top must be in [1, N] = [1, {N}], got {top}")
+    iterations = check_int(iterations, "iterations", 0)
     run = run_two_steps_on(bk, N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)),
                            batch, seed, dtype=dtype, terms=1)
     xp = namespace(run.W0)[0]
@@ -413,12 +441,12 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
     U = [bk.to_numpy(weighted_direction(run.X2, run.y2, s ** k)) for k in range(L)]
     out = {"signal": overlaps(np.array(U, dtype=float), B)}
     if term is not None:
-        term = check_int(term, "term", 0)
-        out["signal_reuse"] = overlaps(bk.to_numpy(signal_part(run, term, "auto").right)
+        out["signal_reuse"] = overlaps(bk.to_numpy(_signal_part(run, term, "auto", False).right)
                                        .astype(float), B)[0]
-        pre = pre_activations(run)       # P and Delta once, for T_k and its projection
-        T = second_step_term(run, term, pre=pre)
-        sv, _, Vt = top_singular_on(T, 1, iterations)
+        pre = _pre_activations(run)      # P and Delta once, for T_k and its projection
+        T = _term(run, term, *pre)
+        sv, _, V, _, _ = block_lanczos(T, 1, iterations)
+        Vt = V.T
         del T
         out["term_value"] = float(sv[0])
         out["term_overlap"] = overlaps(bk.to_numpy(Vt).astype(float), B)[0]
@@ -431,7 +459,8 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
                                    pre=pre)
         del pre
         out.update({f"projected_{key}": value for key, value in proj.items()})
-    sv, _, Vt = top_singular_on(run.W2, check_int(top, "top"), iterations)
+    sv, _, V, _, _ = block_lanczos(run.W2, top, iterations)
+    Vt = V.T
     memo, J = _memorised(xp, run.X2, Vt)
     V = bk.to_numpy(Vt).astype(float)
     rows = np.array([bk.to_numpy(run.X2[j, :]) for j in sorted(set(J.tolist()))], dtype=float)

@@ -16,7 +16,7 @@ Every experiment has one signature, ``func(rng, *, N, ..., activation, target, b
 c1, alpha1, c2, alpha2, ...)``: a generator, then keywords only, with activations and links
 given by name (``"poly4"``, ``"he1"``, ``"he1+odd"``) or as objects. It returns one run as a
 dict of named columns (scalars and arrays), so a sweep is a table with one row per run.
-``run_experiment(name, rng, **params)`` calls it with the registered defaults filled in.
+``run_task(name, rng, **params)`` calls it with the registered defaults filled in.
 
 Memory. Before anything is allocated, :func:`estimate_bytes` bounds the peak memory
 of one task by
@@ -41,15 +41,13 @@ from typing import Callable
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from .._validation import (available_memory, check_dtype_name, check_int, check_real,
+                           format_bytes)
 from ..experiments.first_step import first_step_diagnostics
 from ..experiments.readout import payoff_experiment
 from ..experiments.reuse import reuse_experiment
 from ..experiments.spikes import spike_experiment, two_step_spectrum
 from .device import reuse_on, spike_on
-from .memory import available_memory, format_bytes
-
-DTYPE_BYTES = {"float64": 8, "float32": 4}
 
 
 @dataclass(frozen=True)
@@ -172,22 +170,13 @@ def experiment_params(name: str, params: dict | None = None) -> dict:
     return out
 
 
-def run_experiment(name: str, rng: np.random.Generator, **params) -> dict:
-    """Run experiment ``name`` once: ``func(rng, **(defaults | params))``; returns its dict
-    as the routine returns it (see :func:`run_task` for a sweep's record).
-
-    A module-level function, so ``functools.partial(run_experiment, name)`` can be sent to
-    joblib's worker processes or to Dask workers.
-    """
-    exp = get_experiment(name)
-    return exp.func(rng, **experiment_params(name, params))
-
-
 def run_task(name: str, rng: np.random.Generator, **params) -> dict:
-    """:func:`run_experiment`, with the result keys a record stores beside the parameters:
-    those named like a parameter are renamed (:attr:`Experiment.renames`, e.g. two_steps'
-    ``top`` values as ``top_values``), so a record's parameters are never overwritten.
-    ``python -m twostep`` runs this."""
+    """Run experiment ``name`` once, ``func(rng, **(defaults | params))``, and return its
+    result with the keys a record stores beside the parameters: those named like a parameter
+    are renamed (:attr:`Experiment.renames`, e.g. two_steps' ``top`` values as
+    ``top_values``), so a record's parameters are never overwritten. ``python -m twostep``
+    runs this; a module-level function, so ``functools.partial(run_task, name)`` can be sent
+    to joblib's worker processes or to Dask workers."""
     exp = get_experiment(name)
     full = experiment_params(name, params)
     out = {exp.renames.get(k, k): v for k, v in exp.func(rng, **full).items()}
@@ -206,15 +195,15 @@ def check_task(name: str, params: dict, given: dict | None = None) -> None:
     first, so a bad grid value stops the sweep before the first task. The message names the
     parameter, the range and the task (``given``: the parameters the command set).
     """
-    from .._validation import check_alpha, check_choice, check_pairs
+    from .._validation import check_alpha, check_alpha_pairs, check_choice, check_pairs
     from ..model.activations import as_activation
     from ..model.targets import target_links
 
     where = f" (experiment {name!r}, task {given})" if given else f" (experiment {name!r})"
+    p = params
     try:
-        p = params
         N = check_int(p.get("N"), "N", 8 if name == "spike" else 1)
-        n = check_int(N if p.get("n") is None else p["n"], "n")
+        check_int(N if p.get("n") is None else p["n"], "n")
         d = check_int(N if p.get("d") is None else p["d"], "d")
         for key in ("c", "c1", "c2"):
             if key in p:
@@ -222,36 +211,28 @@ def check_task(name: str, params: dict, given: dict | None = None) -> None:
         for key in ("alpha1", "alpha2"):
             if key in p:
                 check_alpha(p[key], key)
-        for key in ("alpha2s",):
-            if key in p:
-                for i, a in enumerate(p[key] or ()):
-                    check_alpha(a, f"{key}[{i}]")
+        for i, a in enumerate(p.get("alpha2s") or ()):
+            check_alpha(a, f"alpha2s[{i}]")
         for key in ("settings", "grid"):
             if key in p:
-                for i, (a1, a2) in enumerate(check_pairs(p[key], key, "an (alpha1, alpha2) pair")):
-                    check_alpha(a1, f"{key}[{i}][0]")
-                    check_alpha(a2, f"{key}[{i}][1]")
-        if "steps" in p:
-            for i, (c, a) in enumerate(check_pairs(p["steps"], "steps", "a (c, alpha) pair")):
-                check_real(c, f"steps[{i}][0]", low=0.0)
-                check_alpha(a, f"steps[{i}][1]")
+                check_alpha_pairs(p[key], key)
+        for i, (c, a) in enumerate(check_pairs(p.get("steps", ()), "steps", "a (c, alpha) pair")):
+            check_real(c, f"steps[{i}][0]", low=0.0)
+            check_alpha(a, f"steps[{i}][1]")
         if "batch" in p:
             check_choice(p["batch"], "batch", ("reused", "fresh"))
         if "dtype" in p:
-            check_choice(np.dtype(p["dtype"]).name if not isinstance(p["dtype"], str)
-                         else p["dtype"], "dtype", tuple(DTYPE_BYTES))
+            check_dtype_name(p["dtype"])
         if "activation" in p:
             act = as_activation(p["activation"])
-            exp = get_experiment(name)
-            if exp.polynomial and not getattr(act, "degree", None):
+            if get_experiment(name).polynomial and not getattr(act, "degree", None):
                 raise ValueError(f"activation must be a polynomial activation (poly2, poly3, "
                                  f"poly4) for experiment {name!r}, got {p['activation']!r}")
-        if "target" in p and isinstance(p["target"], str):
+        if isinstance(p.get("target"), str):
             target_links(p["target"])
-        if "noise" in p:
-            check_real(p["noise"], "noise", low=0.0)
-        if "margin" in p:
-            check_real(p["margin"], "margin", low=0.0)
+        for key in ("noise", "margin"):
+            if key in p:
+                check_real(p[key], key, low=0.0)
         if "n_top" in p:
             top = check_int(p["n_top"], "n_top", 1)
             if top >= N - 1:
@@ -261,22 +242,11 @@ def check_task(name: str, params: dict, given: dict | None = None) -> None:
             if top >= min(N, d):
                 raise ValueError(f"top must be in [1, min(N, d) - 1] = [1, {min(N, d) - 1}], "
                                  f"got {top}")
-        if p.get("term") is not None and "term" in p:
-            check_int(p["term"], "term", 0)
-        for key in ("n_train", "n_test"):
+        for key, low in (("term", 0), ("n_train", 1), ("n_test", 1)):
             if p.get(key) is not None:
-                check_int(p[key], key)
-        del n
+                check_int(p[key], key, low)
     except (TypeError, ValueError) as err:
         raise type(err)(f"{err}{where}") from None
-
-
-def _dtype_bytes(params: dict, default: str) -> int:
-    dt = params.get("dtype", default)
-    name = np.dtype(dt).name
-    if name not in DTYPE_BYTES:
-        raise ValueError(f"dtype must be one of {list(DTYPE_BYTES)}, got {dt!r}")
-    return DTYPE_BYTES[name]
 
 
 def estimate_bytes(name: str, params: dict) -> int:
@@ -287,8 +257,7 @@ def estimate_bytes(name: str, params: dict) -> int:
     N = check_int(p.get("N"), "N")
     n = check_int(p.get("n") or N, "n")
     d = check_int(p.get("d") or N, "d")
-    default = "float32" if name == "spike" else "float64"
-    b = _dtype_bytes(p, default)
+    b = check_dtype_name(p.get("dtype", "float32" if name == "spike" else "float64")).itemsize
     return int(b * (exp.wide * N * d + exp.tall * n * d + 2 * block_elements(N, n)))
 
 

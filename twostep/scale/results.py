@@ -378,13 +378,9 @@ def check_document(doc, path="<document>") -> None:
     if doc.get("format") != FORMAT:
         raise ResultsFileError(f"{path}: not a twostep results file: field 'format' must be "
                                f"{FORMAT!r}, got {doc.get('format')!r}")
-    for key, types in REQUIRED.items():
-        if key not in doc:
+    for key, types in {**REQUIRED, **OPTIONAL}.items():
+        if key not in doc and key in REQUIRED:
             raise ResultsFileError(f"{path}: lacks the required field {key!r} ({_type_name(types)})")
-        if not _is(doc[key], types):
-            raise ResultsFileError(f"{path}: field {key!r} must be {_type_name(types)}, got "
-                                   f"{type(doc[key]).__name__} {str(doc[key])[:60]!r}")
-    for key, types in OPTIONAL.items():
         if key in doc and not _is(doc[key], types):
             raise ResultsFileError(f"{path}: field {key!r} must be {_type_name(types)}, got "
                                    f"{type(doc[key]).__name__} {str(doc[key])[:60]!r}")
