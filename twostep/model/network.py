@@ -17,6 +17,7 @@ code on their device.
 
 from __future__ import annotations
 
+import math
 import numpy as np
 
 from array_api_compat import is_array_api_obj
@@ -145,12 +146,15 @@ def residuals(W, a, X, y, activation: Activation):
     return y - activation(X @ W.T) @ a
 
 
-#: Elements of the largest temporary the gradient builds: blocks of neurons of ~16M entries
-#: (64 MB in float32) keep the N x n pre-activation out of memory from N = 4000 on, while each
-#: block's product stays large enough for BLAS to run at the speed of one whole product (at
-#: N = 8000 on two cores, float32, blocks of 4M entries cost 1.17 products per product, 16M
-#: 1.07; benchmarks/bench_at_scale.py).
-BLOCK_ELEMENTS = 1 << 24
+#: Bytes of the largest temporary the gradient builds: blocks of neurons of 64 MB (16M entries
+#: in float32, 8M in float64) keep the N x n pre-activation out of memory from N = 4000 on (in
+#: float64 from N = 2900), while each block's product stays large enough for BLAS to run at the
+#: speed of one whole product (at N = 8000 on two cores, float32, blocks of 4M entries cost
+#: 1.17 products per product, 16M 1.07; benchmarks/bench_at_scale.py). How the rows are split
+#: does not change a float64 gradient (OpenBLAS sums every entry in the same order).
+BLOCK_BYTES = 1 << 26
+#: The most entries a block holds (float32).
+BLOCK_ELEMENTS = BLOCK_BYTES // 4
 
 
 def block_elements(N: int, n: int) -> int:
@@ -163,7 +167,29 @@ def _block_rows(N, n, block_elements=BLOCK_ELEMENTS):
     return max(1, min(N, block_elements // max(n, 1)))
 
 
-def _gradient(W, a, X, y, activation, block_elements: int = BLOCK_ELEMENTS, pre_out=None):
+#: Entries of the pieces in which :math:`\sigma'` overwrites a block of pre-activations on
+#: the host: the one temporary of that step (2 MB in float64), where a whole block would be
+#: another block's worth of memory.
+DERIVATIVE_CHUNK = 1 << 18
+
+
+def _derivative_in_place(activation, Z):
+    # sigma'(Z) written over Z, a few rows at a time, with a temporary of about
+    # DERIVATIVE_CHUNK entries. Every piece starts a multiple of 64 entries into Z, so numpy's
+    # SIMD loops (np.tanh in float32 among them) group the entries as for the whole block and
+    # the values are the same bit for bit. An activation whose derivative comes out in a wider
+    # type (tanh's polynomial in float64 on float32 input) keeps its own array, as before.
+    step = 64 // math.gcd(Z.shape[1], 64)
+    rows = max(step, DERIVATIVE_CHUNK // max(Z.shape[1], 1) // step * step)
+    for start in range(0, Z.shape[0], rows):
+        piece = activation._derivative(Z[start:start + rows], 1)
+        if start == 0 and piece.dtype != Z.dtype:
+            return activation._derivative(Z, 1)
+        Z[start:start + rows] = piece
+    return Z
+
+
+def _gradient(W, a, X, y, activation, block_elements: int | None = None, pre_out=None):
     # Unchecked core, shared with the training loop and the device backends: per block
     # of neurons, one product for the pre-activations, sigma' and the label/readout
     # scalings in place, one product into the block's rows of G. With ``pre_out`` (numpy,
@@ -171,6 +197,8 @@ def _gradient(W, a, X, y, activation, block_elements: int = BLOCK_ELEMENTS, pre_
     # need W_0 X_2^T and W_1 X_2^T, which the steps have just computed.
     xp, W = namespace(W)
     N, n = W.shape[0], X.shape[0]
+    if block_elements is None:
+        block_elements = BLOCK_BYTES // (xp.finfo(W.dtype).bits // 8)
     rows = _block_rows(N, n, block_elements)
     G = xp.empty_like(W)
     for start in range(0, N, rows):
@@ -179,11 +207,14 @@ def _gradient(W, a, X, y, activation, block_elements: int = BLOCK_ELEMENTS, pre_
             Z = W[block, :] @ X.T
         else:
             Z = np.matmul(W[block, :], X.T, out=pre_out[block, :])
-        M = activation._derivative(Z, 1)
+        # sigma' over Z where nothing needs Z any more (numpy, pre-activations not kept)
+        M = (_derivative_in_place(activation, Z) if xp is np and pre_out is None
+             else activation._derivative(Z, 1))
         M *= y[None, :]
         M *= (a[block] * (-1.0 / n))[:, None]
         if xp is np:
             np.matmul(M, X, out=G[block, :])  # no temporary of the block's size
         else:
             G[block, :] = M @ X
+        del Z, M   # before the next block's product: one block alive at a time
     return G
