@@ -77,3 +77,17 @@ def test_teacher_sample_draws_inputs_then_labels():
     X_ = ts.gaussian_inputs(5, 6, rng)
     np.testing.assert_array_equal(X, X_)
     np.testing.assert_array_equal(y, teacher.labels(X_, rng))
+
+
+def test_steps_along_one_gradient_are_the_steps_one_by_one():
+    # One gradient for several step sizes: each step equal bit for bit to one_step's.
+    from twostep.model.steps import one_step, steps_along
+    rng = np.random.default_rng(7)
+    W, a = ts.initialise(30, 20, rng)
+    X, y = ts.make_teacher("he1", 20, rng).sample(25, rng)
+    act = ts.get_activation("poly4")
+    etas = [0.0, 0.3, 2.5]
+    for eta, W_eta in zip(etas, steps_along(W, a, X, y, act, etas)):
+        assert np.array_equal(W_eta, one_step(W, a, X, y, act, eta))
+    with pytest.raises(ValueError, match="etas"):
+        steps_along(W, a, X, y, act, [-1.0])

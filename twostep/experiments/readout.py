@@ -31,7 +31,7 @@ from ..analysis.readout import best_linear_error, paired_readout, subspace_error
 from ..analysis.spectra import SVDS_TOL, top_singular
 from ..model.targets import Teacher
 from ..analysis.theory import spike_terms
-from ..model.steps import draw_problem, one_step, step_size
+from ..model.steps import draw_problem, step_size, steps_along
 
 
 SCHEMES = ("W0", "W1", "W1_total", "W2_reused", "W2_fresh")
@@ -93,7 +93,8 @@ def train_schemes(rng: np.random.Generator, *, N: int, n: int | None = None,
     The step sizes are :math:`\eta_1 = cN^{\alpha_1}` and :math:`\eta_2 = cN^{\alpha_2}`
     for every :math:`\alpha_2` in ``alpha2s`` (the same ``c`` for both steps). ``dtype``
     (float64 or float32) is that of the draws and of the steps.
-    Cost: :math:`1 + 3\,|\alpha_2\text{s}|` gradient steps.
+    Cost: three gradients (:func:`twostep.model.steps.steps_along`), whatever the number of
+    :math:`\alpha_2`.
     """
     n, d = N if n is None else n, N if d is None else d
     activation = as_activation(activation)
@@ -101,10 +102,11 @@ def train_schemes(rng: np.random.Generator, *, N: int, n: int | None = None,
     p = draw_problem(N, n, d, target, "fresh", rng, dtype=check_dtype(dtype))
     eta1 = step_size(c, alpha1, N)
     eta2s = tuple(step_size(c, a2, N) for a2 in alpha2s)
-    W1 = one_step(p.W0, p.a, p.X1, p.y1, activation, eta1)
-    W1_total = [one_step(p.W0, p.a, p.X1, p.y1, activation, eta1 + e2) for e2 in eta2s]
-    W2_reused = [one_step(W1, p.a, p.X1, p.y1, activation, e2) for e2 in eta2s]
-    W2_fresh = [one_step(W1, p.a, p.X2, p.y2, activation, e2) for e2 in eta2s]
+    # Three gradients, each shared by every step size taken from its point.
+    W1, *W1_total = steps_along(p.W0, p.a, p.X1, p.y1, activation,
+                                [eta1] + [eta1 + e2 for e2 in eta2s])
+    W2_reused = steps_along(W1, p.a, p.X1, p.y1, activation, eta2s)
+    W2_fresh = steps_along(W1, p.a, p.X2, p.y2, activation, eta2s)
     return TrainedSchemes(p.W0, p.a, W1, W1_total, W2_reused, W2_fresh, p.X1, p.y1, p.X2,
                           p.y2, eta1, eta2s, alpha1, alpha2s, activation, p.teacher)
 
