@@ -87,7 +87,9 @@ def test_steps_along_one_gradient_are_the_steps_one_by_one():
     X, y = ts.make_teacher("he1", 20, rng).sample(25, rng)
     act = ts.get_activation("poly4")
     etas = [0.0, 0.3, 2.5]
-    for eta, W_eta in zip(etas, steps_along(W, a, X, y, act, etas)):
+    G, steps = steps_along(W, a, X, y, act, etas)
+    assert np.array_equal(G, ts.gradient(W, a, X, y, act))
+    for eta, W_eta in zip(etas, steps):
         assert np.array_equal(W_eta, one_step(W, a, X, y, act, eta))
     with pytest.raises(ValueError, match="etas"):
         steps_along(W, a, X, y, act, [-1.0])

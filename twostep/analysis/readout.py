@@ -236,6 +236,22 @@ def fit_readout(F, y, F_test, y_test, val_index, standardise: bool = True,
     return ReadoutResult(mse(F_test, y_test, coef), mse(F, y, coef), float(lambdas[i]), edge)
 
 
+@dataclass(frozen=True)
+class Step:
+    r"""A first layer that is a step from another, :math:`W = B - \eta G`: ``weights`` the
+    ``(N, d)`` matrix itself, ``base`` :math:`B` and ``direction`` :math:`G` of the same shape.
+
+    :func:`paired_readout` computes its pre-activations as :math:`XB^\top - \eta\,XG^\top`,
+    so layers that step from one base along one direction (several step sizes from one point)
+    share two products instead of one each; they agree with :math:`XW^\top` to rounding.
+    """
+
+    weights: np.ndarray
+    base: np.ndarray
+    eta: float
+    direction: np.ndarray
+
+
 def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: int,
                    n_test: int, rng: np.random.Generator, scalings=("standardised",),
                    relative_lambdas=RELATIVE_LAMBDAS, val_fraction: float = 0.25,
@@ -251,7 +267,7 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
 
     Parameters
     ----------
-    weights : mapping of str to array of shape ``(N, d)``
+    weights : mapping of str to array of shape ``(N, d)`` or :class:`Step`
         The first layers to compare, by name (``N`` may differ between them).
     activation : Activation
     teacher : Teacher
@@ -290,10 +306,13 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
         if not isinstance(name, str) or name in ("linear", "zero"):
             raise ValueError(f"weights' names must be strings other than 'linear' and 'zero', "
                              f"got {name!r}")
-        W = check_array(W, f"weights[{name!r}]", ndim=2)
-        if W.shape[1] != teacher.d:
-            raise ValueError(f"weights[{name!r}] has {W.shape[1]} columns, but the teacher has d={teacher.d}")
-        checked[name] = W
+        parts = (W.weights, W.base, W.direction) if isinstance(W, Step) else (W,)
+        parts = [check_array(P, f"weights[{name!r}]", ndim=2) for P in parts]
+        if any(P.shape != parts[0].shape for P in parts) or parts[0].shape[1] != teacher.d:
+            raise ValueError(f"weights[{name!r}] must be (N, d) with the teacher's d={teacher.d} "
+                             f"(a Step's three matrices alike), got {[P.shape for P in parts]}")
+        checked[name] = Step(parts[0], parts[1], float(W.eta), parts[2]) if len(parts) == 3 \
+            else parts[0]
     n_train, n_test = check_int(n_train, "n_train", 2), check_int(n_test, "n_test", 1)
     check_rng(rng)
     if isinstance(scalings, str):
@@ -312,10 +331,23 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
     val = rng.permutation(n_train)[:n_val]
     y, yt = y.astype(np.float64, copy=False), yt.astype(np.float64, copy=False)
     out = {s: {} for s in scalings}
+    products = {}
+
+    def product(Z, A):
+        # Z A^T, once per pair: the bases and directions that several Steps share.
+        key = (id(Z), id(A))
+        if key not in products:
+            products[key] = Z @ A.astype(dt, copy=False).T
+        return products[key]
+
+    def pre(W, Z):
+        if isinstance(W, Step):
+            return product(Z, W.base) - W.eta * product(Z, W.direction)
+        return Z @ W.astype(dt, copy=False).T
+
     for name, W in checked.items():
-        W = W.astype(dt, copy=False)
-        F = features(W, X, activation).astype(np.float64, copy=False)
-        Ft = features(W, Xt, activation).astype(np.float64, copy=False)
+        F = activation(pre(W, X)).astype(np.float64, copy=False)
+        Ft = activation(pre(W, Xt)).astype(np.float64, copy=False)
         for s in scalings:
             out[s][name] = fit_readout(F, y, Ft, yt, val, s == "standardised", relative_lambdas)
     X, Xt = X.astype(np.float64, copy=False), Xt.astype(np.float64, copy=False)

@@ -27,7 +27,7 @@ from .._validation import check_alpha, check_dtype, check_int
 from ..model.activations import Activation, as_activation
 from ..analysis.alignment import overlaps
 from ..analysis.decomposition import weighted_direction
-from ..analysis.readout import best_linear_error, paired_readout, subspace_error
+from ..analysis.readout import Step, best_linear_error, paired_readout, subspace_error
 from ..analysis.spectra import SVDS_TOL, top_singular
 from ..model.targets import Teacher
 from ..analysis.theory import spike_terms
@@ -45,7 +45,10 @@ class TrainedSchemes:
     r"""The five first layers of one problem (see the module docstring).
 
     ``W0, W1`` are ``(N, d)``; ``W1_total, W2_reused, W2_fresh`` are lists with one
-    ``(N, d)`` matrix per entry of ``alpha2s``. ``X1, X2`` are ``(n, d)``.
+    ``(N, d)`` matrix per entry of ``alpha2s``. ``X1, X2`` are ``(n, d)``. ``gradients`` holds
+    the three gradients every layer is a step along: :math:`\nabla L(W_0; X_1)`,
+    :math:`\nabla L(W_1; X_1)` and :math:`\nabla L(W_1; X_2)` (keys ``"W0"``, ``"reused"``,
+    ``"fresh"``).
     """
 
     W0: np.ndarray
@@ -64,6 +67,7 @@ class TrainedSchemes:
     alpha2s: tuple
     activation: Activation
     teacher: Teacher
+    gradients: dict
 
     def weights(self, i: int) -> dict:
         """The five first layers for ``alpha2s[i]``, by scheme name."""
@@ -103,12 +107,13 @@ def train_schemes(rng: np.random.Generator, *, N: int, n: int | None = None,
     eta1 = step_size(c, alpha1, N)
     eta2s = tuple(step_size(c, a2, N) for a2 in alpha2s)
     # Three gradients, each shared by every step size taken from its point.
-    W1, *W1_total = steps_along(p.W0, p.a, p.X1, p.y1, activation,
-                                [eta1] + [eta1 + e2 for e2 in eta2s])
-    W2_reused = steps_along(W1, p.a, p.X1, p.y1, activation, eta2s)
-    W2_fresh = steps_along(W1, p.a, p.X2, p.y2, activation, eta2s)
+    G0, (W1, *W1_total) = steps_along(p.W0, p.a, p.X1, p.y1, activation,
+                                      [eta1] + [eta1 + e2 for e2 in eta2s])
+    G_reused, W2_reused = steps_along(W1, p.a, p.X1, p.y1, activation, eta2s)
+    G_fresh, W2_fresh = steps_along(W1, p.a, p.X2, p.y2, activation, eta2s)
     return TrainedSchemes(p.W0, p.a, W1, W1_total, W2_reused, W2_fresh, p.X1, p.y1, p.X2,
-                          p.y2, eta1, eta2s, alpha1, alpha2s, activation, p.teacher)
+                          p.y2, eta1, eta2s, alpha1, alpha2s, activation, p.teacher,
+                          {"W0": G0, "reused": G_reused, "fresh": G_fresh})
 
 
 def learned_directions(schemes: TrainedSchemes, i: int) -> dict:
@@ -209,10 +214,17 @@ def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
                         alpha1=alpha1, alpha2s=alpha2s, dtype=dtype)
     teacher, activation, (n, d) = sch.teacher, sch.activation, sch.X1.shape
     m = len(sch.alpha2s)
+    # Every second-step layer is a step along one of three gradients: the readout shares
+    # their products with the data (paired_readout's Step).
+    start = {"W1_total": (sch.W0, "W0"), "W2_reused": (sch.W1, "reused"),
+             "W2_fresh": (sch.W1, "fresh")}
+    etas = {"W1_total": [sch.eta1 + e for e in sch.eta2s], "W2_reused": sch.eta2s,
+            "W2_fresh": sch.eta2s}
     weights = {"W0": sch.W0, "W1": sch.W1}
     for name in SECOND_STEP_SCHEMES:
+        base, key = start[name]
         for i, W in enumerate(getattr(sch, name)):
-            weights[f"{name}[{i}]"] = W
+            weights[f"{name}[{i}]"] = Step(W, base, etas[name][i], sch.gradients[key])
     res = paired_readout(weights, activation, teacher, d if n_train is None else n_train,
                          2 * d if n_test is None else n_test, rng, scalings=scalings, dtype=dtype)
     m2 = teacher.second_moment
@@ -237,7 +249,7 @@ def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
             out[f"ideal_svd_{name}"] = per_layer(
                 name, lambda i: subspace_error(teacher, measured[i][name]) / m2)
         out[f"max_row_{name}"] = per_layer(
-            name, lambda i: float(np.linalg.norm(weights[key(name, i)], axis=1).max()))
+            name, lambda i: float(np.linalg.norm(sch.weights(i)[name], axis=1).max()))
     B = teacher.directions
     v1 = sch.X1.T @ sch.y1 / n
     out["overlap_v"] = overlaps(v1, B)[0]

@@ -55,11 +55,12 @@ def one_step(W, a, X, y, activation: Activation, eta: float, *, loss: str = "cor
     return _step(W, a, X, y, activation, eta)
 
 
-def steps_along(W, a, X, y, activation: Activation, etas) -> list:
-    r"""The steps :math:`W - \eta\nabla L(W; X, y)` for every :math:`\eta` of ``etas``, from one
-    gradient: a list of ``(N, d)`` arrays, each equal bit for bit to :func:`one_step` with that
-    :math:`\eta` (correlation loss, numpy arrays). Several step sizes from one point cost one
-    gradient, where :func:`one_step` would compute it once per step size."""
+def steps_along(W, a, X, y, activation: Activation, etas) -> tuple:
+    r"""The gradient :math:`G = \nabla L(W; X, y)` (``(N, d)``) and the steps :math:`W - \eta G`
+    for every :math:`\eta` of ``etas`` (a list of ``(N, d)`` arrays, each equal bit for bit to
+    :func:`one_step` with that :math:`\eta`; correlation loss, numpy arrays). Several step
+    sizes from one point cost one gradient, where :func:`one_step` would compute it once per
+    step size."""
     W, a, X, y = _host_checked(W, a, X, y)
     check_activation(activation)
     etas = [check_real(eta, "etas[i]", low=0.0) for eta in etas]
@@ -69,7 +70,7 @@ def steps_along(W, a, X, y, activation: Activation, etas) -> list:
         step = G * -eta     # as _step does it, so the values are the same bit for bit
         step += W
         out.append(step)
-    return out
+    return G, out
 
 
 def _host_checked(W, a, X, y):
