@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from twostep import __version__, sweep
-from twostep.scale.cli import build_parser, main, parse_bytes, parse_grid, parse_params, parse_seeds
+from twostep._validation import parse_size
+from twostep.scale.cli import build_parser, main, parse_grid, parse_params, parse_seeds
 from twostep.scale.results import read_results
 
 
@@ -24,14 +25,15 @@ def test_parsers():
     assert parse_grid(["batch=reused,fresh", "alpha2=[0.1, 0.2]"]) == {
         "batch": ["reused", "fresh"], "alpha2": [0.1, 0.2]}
     assert parse_seeds(["0:3", "7"]) == [0, 1, 2, 7] and parse_seeds(None) == [0]
-    assert parse_bytes("16G") == 16 * 2 ** 30 and parse_bytes("800MiB") == 800 * 2 ** 20
+    assert parse_size("16G", "--max-memory") == 16 * 2 ** 30
+    assert parse_size("800MiB", "--max-memory") == 800 * 2 ** 20
     for bad, func in (("c1", parse_params), ("=1", parse_grid)):
         with pytest.raises(ValueError, match="KEY=VALUE"):
             func([bad])
     with pytest.raises(ValueError, match="--seeds"):
         parse_seeds(["a:b"])
     with pytest.raises(ValueError, match="--max-memory"):
-        parse_bytes("lots")
+        parse_size("lots", "--max-memory")
 
 
 def test_help_lists_experiments(capsys):
@@ -412,7 +414,7 @@ def test_an_output_folder_that_cannot_hold_a_file_is_refused_before_work(capsys)
     (["-s", "0:3", "2"], "lists a seed twice"),
     (["-N", "20", "-g", "N=24"], "N is given by both -N and --grid"),
     (["-N", "20", "-g", "seed=1,2"], "seed is not a parameter"),
-    (["-N", "-20"], "-N must list integers >= 1, got -20"),
+    (["-N", "-20"], "N must be an integer >= 1, got -20"),
     (["-N", "20", "-g", "top=2,40"], "top must be in [1, min(N, d) - 1] = [1, 19], got 40"),
     (["-N", "20", "-g", "c1=0.2,-1"], "c1 must be in (0.0, inf]"),
     (["-N", "20", "-g", "alpha2=0.25,0.6"], "alpha2 must be in [0.0, 0.5)"),

@@ -5,7 +5,7 @@ r"""Array backends: which library and device the simulations run on, and moving 
 SVD, synchronisation for timing, and the device's free memory. ``"auto"`` takes CuPy, then
 PyTorch, when an NVIDIA GPU is usable and numpy otherwise; asking for a backend that is not
 installed, or has no GPU, raises :class:`BackendUnavailable` (an ``ImportError``) saying how
-to install it. :func:`device_bytes` and :func:`check_fits` size a run before it allocates.
+to install it. :func:`device_bytes` sizes a run before it allocates.
 
 The simulations themselves are not here: the gradient and the steps
 (:mod:`twostep.model.network`, :mod:`twostep.model.steps`) and the exact terms
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import available_memory, check_choice, check_dtype, check_int, format_bytes
+from .._validation import available_memory, check_choice, check_dtype, check_int
 from ..model.network import block_elements
 
 BACKENDS = ("numpy", "cupy", "torch", "auto")
@@ -173,10 +173,3 @@ def _device_bytes(N, n, d, batch, dt, terms):
     extra = (terms + 2) * N * d + 2 * N * n if terms else 0
     return int(dt.itemsize * (3 * N * d + m * n * d + 3 * block_elements(N, n) + extra))
 
-
-def check_fits(bk: Backend, need: int, what: str) -> None:
-    """Raise ``MemoryError`` before anything is allocated if ``need`` bytes exceed ``bk``'s free memory."""
-    free = bk.memory_free()
-    if free and need > free:
-        raise MemoryError(f"{what} needs about {format_bytes(need)} on {bk.name}/{bk.device}, "
-                          f"which has {format_bytes(free)} free; reduce N, n or d")

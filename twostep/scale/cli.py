@@ -101,22 +101,17 @@ def parse_seeds(items) -> list[int]:
     """``["0:5"]`` -> ``[0, 1, 2, 3, 4]``; ``["3", "7"]`` -> ``[3, 7]``; seeds are integers in
     ``[0, 2**63)``, at most :data:`MAX_TASKS` of them, each once."""
     ranges = []
-    for item in items or ["0"]:
-        for part in str(item).split(","):
-            part = part.strip()
-            try:
-                if ":" in part:
-                    lo, hi = part.split(":")
-                    ranges.append((int(lo), int(hi)))
-                elif part:
-                    ranges.append((int(part), int(part) + 1))
-            except ValueError:
-                raise ValueError(f"--seeds must be integers >= 0 or ranges START:STOP, "
-                                 f"got {item!r}") from None
-            if ranges and (ranges[-1][0] < 0 or ranges[-1][1] > 2 ** 63):
-                raise ValueError(f"--seeds must lie in [0, 2**63), got {part!r}")
-            if ":" in part and ranges[-1][1] <= ranges[-1][0]:
-                raise ValueError(f"--seeds range START:STOP needs STOP > START, got {part!r}")
+    for part in (p.strip() for item in items or ["0"] for p in str(item).split(",") if p.strip()):
+        try:
+            lo, hi = map(int, part.split(":")) if ":" in part else (int(part), int(part) + 1)
+        except ValueError:
+            raise ValueError(f"--seeds must be integers >= 0 or ranges START:STOP, "
+                             f"got {part!r}") from None
+        if lo < 0 or hi > 2 ** 63:
+            raise ValueError(f"--seeds must lie in [0, 2**63), got {part!r}")
+        if hi <= lo:
+            raise ValueError(f"--seeds range START:STOP needs STOP > START, got {part!r}")
+        ranges.append((lo, hi))
     count = sum(hi - lo for lo, hi in ranges)
     if count > MAX_TASKS:
         raise ValueError(f"--seeds {' '.join(map(str, items))} gives {count} seeds; at most "
@@ -127,11 +122,6 @@ def parse_seeds(items) -> list[int]:
     if len(set(seeds)) != len(seeds):
         raise ValueError(f"--seeds lists a seed twice: {items!r}")
     return seeds
-
-
-def parse_bytes(text: str) -> float:
-    """``"16G"`` -> 17179869184; accepts K, M, G, T suffixes (binary) or plain bytes."""
-    return parse_size(text, "--max-memory")
 
 
 def _describe() -> str:
@@ -232,9 +222,6 @@ def plan(args):
     if args.sizes:
         if "N" in grid:
             raise ValueError("N is given by both -N and --grid N=...; give it once")
-        bad = [N for N in args.sizes if N < 1]
-        if bad:
-            raise ValueError(f"-N must list integers >= 1, got {bad[0]}")
         grid = {"N": args.sizes, **grid}
     for key in RESERVED:
         if key in params or key in grid:
@@ -248,7 +235,7 @@ def plan(args):
     seeds = parse_seeds(args.seeds)
     if args.jobs < 1:
         raise ValueError(f"--jobs must be an integer >= 1, got {args.jobs}")
-    max_memory = None if args.max_memory is None else parse_bytes(args.max_memory)
+    max_memory = None if args.max_memory is None else parse_size(args.max_memory, "--max-memory")
     from itertools import product
     from math import prod
     count = prod(len(v) for v in grid.values()) * len(seeds)
@@ -289,10 +276,8 @@ def run(args) -> dict:
                            identity={"backend": args.backend}, grid_keys=list(grid))
     args.writer = writer
     old = writer.previous
-    todo = [(task, seed) for task in tasks for seed in seeds]
     done = writer.done()
-    remaining = [(t, s) for t, s in todo if writer.task({**t, "seed": s}) not in done]
-    args.total, args.remaining = len(todo), len(remaining)
+    remaining = [(t, s) for t in tasks for s in seeds if writer.task({**t, "seed": s}) not in done]
     commands = list(old.get("commands", [old["command"]] if old.get("command") else []))
     commands.append(getattr(args, "command", None))
     grid_all = _merged(old.get("grid", {}), grid)
@@ -358,13 +343,8 @@ def _run_on_device(args, exp, remaining, checkpoint, extra) -> None:
     for task, seed in remaining:
         full = exp.device_params(experiment_params(exp.name, task))
         t0 = time.perf_counter()
-        result = exp.device(bk, seed=seed, **full)
+        result = exp.result(exp.device(bk, seed=seed, **full), full)
         bk.synchronize()
-        result = {exp.renames.get(k, k): v for k, v in result.items()}
-        clash = sorted(set(result) & (set(task) | {"seed", "wall_s"}))
-        if clash:
-            raise ValueError(f"experiment {exp.name!r} on the device returned result(s) {clash} "
-                             f"named like its parameters")
         record = {**task, "seed": seed, "wall_s": time.perf_counter() - t0, **result}
         checkpoint(record)
         print(f"{exp.name} {task} seed {seed}: {record['wall_s']:.1f} s",
@@ -377,16 +357,12 @@ _VALUED = ("-s", "--seeds", "--max-memory", "-j", "--jobs", "-N", "--N")
 
 
 def _join_negative(argv: list[str]) -> list[str]:
-    out, i = [], 0
-    while i < len(argv):
-        a = argv[i]
-        if (a in _VALUED and i + 1 < len(argv) and argv[i + 1][:1] == "-"
-                and argv[i + 1][1:2].isdigit()):
-            out.append(f"{a}={argv[i + 1]}")
-            i += 2
-            continue
-        out.append(a)
-        i += 1
+    out = []
+    for a in argv:
+        if out and out[-1] in _VALUED and a[:1] == "-" and a[1:2].isdigit():
+            out[-1] += "=" + a
+        else:
+            out.append(a)
     return out
 
 
@@ -415,9 +391,7 @@ def main(argv=None) -> int:
             parser.exit(130, f"{parser.prog}: interrupted before the first task; nothing written\n")
         parser.exit(130, f"{parser.prog}: interrupted: {len(writer.records)} record(s) saved in "
                          f"{writer.path}; the same command with --resume runs the rest\n")
-    except FileExistsError as err:
-        parser.exit(2, f"{parser.prog}: error: {err}\n")
-    except (ValueError, TypeError, MemoryError, ImportError) as err:
+    except (FileExistsError, ValueError, TypeError, MemoryError, ImportError) as err:
         parser.exit(2, f"{parser.prog}: error: {err}\n")
     finally:
         if previous is not None:

@@ -41,12 +41,14 @@ from typing import Callable
 
 import numpy as np
 
-from .._validation import (available_memory, check_dtype_name, check_int, check_real,
-                           format_bytes)
+from .._validation import (available_memory, check_alpha, check_alpha_pairs, check_choice,
+                           check_dtype_name, check_fits, check_int, check_pairs, check_real)
 from ..experiments.first_step import first_step_diagnostics
 from ..experiments.readout import payoff_experiment
 from ..experiments.reuse import reuse_experiment
 from ..experiments.spikes import spike_experiment, two_step_spectrum
+from ..model.activations import as_activation
+from ..model.targets import target_links
 from .device import reuse_on, spike_on
 
 
@@ -96,6 +98,16 @@ class Experiment:
                for name, par in inspect.signature(self.func).parameters.items()
                if par.kind == par.KEYWORD_ONLY}
         return {**out, **self.defaults}
+
+    def result(self, out: dict, params: dict) -> dict:
+        """A run's result ``out`` as a record stores it beside ``params``: renamed
+        (:attr:`renames`), and a ``ValueError`` if a key would still take a parameter's name."""
+        out = {self.renames.get(k, k): v for k, v in out.items()}
+        clash = sorted(set(out) & (set(params) | {"seed", "wall_s"}))
+        if clash:
+            raise ValueError(f"experiment {self.name!r} returned result(s) {clash} named like "
+                             f"its parameters; register a rename for them (Experiment.renames)")
+        return out
 
     def device_params(self, params: dict) -> dict:
         """``params`` (effective, from :func:`experiment_params`) for the device path: the
@@ -179,72 +191,58 @@ def run_task(name: str, rng: np.random.Generator, **params) -> dict:
     to joblib's worker processes or to Dask workers."""
     exp = get_experiment(name)
     full = experiment_params(name, params)
-    out = {exp.renames.get(k, k): v for k, v in exp.func(rng, **full).items()}
-    clash = sorted(set(out) & (set(full) | {"seed"}))
-    if clash:
-        raise ValueError(f"experiment {name!r} returned result(s) {clash} named like its "
-                         f"parameters; register a rename for them (Experiment.renames)")
-    return out
+    return exp.result(exp.func(rng, **full), full)
+
+
+#: How :func:`check_task` checks each parameter it knows: ``check(value, name)``, raising a
+#: ``ValueError`` or ``TypeError`` that names it.
+_CHECKS = {
+    **dict.fromkeys(("c", "c1", "c2"), lambda v, k: check_real(v, k, low=0.0, low_open=True)),
+    **dict.fromkeys(("noise", "margin"), lambda v, k: check_real(v, k, low=0.0)),
+    **dict.fromkeys(("alpha1", "alpha2"), check_alpha),
+    **dict.fromkeys(("settings", "grid"), check_alpha_pairs),
+    "alpha2s": lambda v, k: [check_alpha(a, f"{k}[{i}]") for i, a in enumerate(v or ())],
+    "steps": lambda v, k: [(check_real(c, f"{k}[{i}][0]", low=0.0), check_alpha(a, f"{k}[{i}][1]"))
+                           for i, (c, a) in enumerate(check_pairs(v, k, "a (c, alpha) pair"))],
+    "batch": lambda v, k: check_choice(v, k, ("reused", "fresh")),
+    "dtype": lambda v, k: check_dtype_name(v),
+    "target": lambda v, k: target_links(v) if isinstance(v, str) else None,
+    "term": lambda v, k: v is None or check_int(v, k, 0),
+    **dict.fromkeys(("n_train", "n_test"), lambda v, k: v is None or check_int(v, k, 1)),
+}
 
 
 def check_task(name: str, params: dict, given: dict | None = None) -> None:
     """Check one task's effective parameters before any task runs.
 
-    The routines check their arguments too, but some only after the expensive part (a count
-    compared with a matrix's size); here every value is checked against its accepted range
-    first, so a bad grid value stops the sweep before the first task. The message names the
-    parameter, the range and the task (``given``: the parameters the command set).
+    The routines check their arguments where they enter, but only once their task runs; here
+    every task's values are checked against their accepted ranges first, so a bad grid value
+    stops the sweep before the first task. The message names the parameter, the range and
+    the task (``given``: the parameters the command set).
     """
-    from .._validation import check_alpha, check_alpha_pairs, check_choice, check_pairs
-    from ..model.activations import as_activation
-    from ..model.targets import target_links
-
     where = f" (experiment {name!r}, task {given})" if given else f" (experiment {name!r})"
     p = params
     try:
         N = check_int(p.get("N"), "N", 8 if name == "spike" else 1)
         check_int(N if p.get("n") is None else p["n"], "n")
         d = check_int(N if p.get("d") is None else p["d"], "d")
-        for key in ("c", "c1", "c2"):
-            if key in p:
-                check_real(p[key], key, low=0.0, low_open=True)
-        for key in ("alpha1", "alpha2"):
-            if key in p:
-                check_alpha(p[key], key)
-        for i, a in enumerate(p.get("alpha2s") or ()):
-            check_alpha(a, f"alpha2s[{i}]")
-        for key in ("settings", "grid"):
-            if key in p:
-                check_alpha_pairs(p[key], key)
-        for i, (c, a) in enumerate(check_pairs(p.get("steps", ()), "steps", "a (c, alpha) pair")):
-            check_real(c, f"steps[{i}][0]", low=0.0)
-            check_alpha(a, f"steps[{i}][1]")
-        if "batch" in p:
-            check_choice(p["batch"], "batch", ("reused", "fresh"))
-        if "dtype" in p:
-            check_dtype_name(p["dtype"])
+        for key, value in p.items():
+            if key in _CHECKS:
+                _CHECKS[key](value, key)
         if "activation" in p:
             act = as_activation(p["activation"])
             if get_experiment(name).polynomial and not getattr(act, "degree", None):
                 raise ValueError(f"activation must be a polynomial activation (poly2, poly3, "
                                  f"poly4) for experiment {name!r}, got {p['activation']!r}")
-        if isinstance(p.get("target"), str):
-            target_links(p["target"])
-        for key in ("noise", "margin"):
-            if key in p:
-                check_real(p[key], key, low=0.0)
         if "n_top" in p:
             top = check_int(p["n_top"], "n_top", 1)
             if top >= N - 1:
                 raise ValueError(f"n_top must be in [1, N - 2] = [1, {N - 2}], got {top}")
-        if "top" in p and name in ("two_steps", "first_step", "reuse"):
+        if "top" in p:
             top = check_int(p["top"], "top", 1)
             if top >= min(N, d):
                 raise ValueError(f"top must be in [1, min(N, d) - 1] = [1, {min(N, d) - 1}], "
                                  f"got {top}")
-        for key, low in (("term", 0), ("n_train", 1), ("n_test", 1)):
-            if p.get(key) is not None:
-                check_int(p[key], key, low)
     except (TypeError, ValueError) as err:
         raise type(err)(f"{err}{where}") from None
 
@@ -283,13 +281,8 @@ def check_memory(name: str, grid: list[dict], concurrent: int = 1,
     """
     concurrent = check_int(concurrent, "concurrent", 1)
     need = max(estimate_bytes(name, p) for p in (grid or [{}])) * concurrent
-    if max_memory is None:
-        budget, source = available_memory(), "available memory"
-    else:
-        budget, source = check_real(max_memory, "max_memory", low=0.0, low_open=True), "max_memory"
-    if budget and need > budget:
-        raise MemoryError(
-            f"experiment {name!r} needs about {format_bytes(need)} ({concurrent} task(s) at once) "
-            f"but {source} is {format_bytes(budget)}; reduce N, n or d, use dtype=float32, "
-            f"fewer jobs, or raise --max-memory if the estimate is too cautious")
-    return need
+    budget = ((available_memory(), "available memory") if max_memory is None else
+              (check_real(max_memory, "max_memory", low=0.0, low_open=True), "max_memory"))
+    return check_fits(need, f"experiment {name!r} ({concurrent} task(s) at once)", budget,
+                      "reduce N, n or d, use dtype=float32, fewer jobs, or raise --max-memory if "
+                      "the estimate is too cautious")
