@@ -32,9 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from twostep.scale.backend import get_backend
+from twostep.scale.backend import get_backend, keep_freed_memory
 from twostep.scale.device import GRID_OVERSAMPLE
-from twostep.scale.memory import keep_freed_memory
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (1000, 2000, 4000)

@@ -5,7 +5,8 @@ r"""Array backends: which library and device the simulations run on, and moving 
 SVD, synchronisation for timing, and the device's free memory. ``"auto"`` takes CuPy, then
 PyTorch, when an NVIDIA GPU is usable and numpy otherwise; asking for a backend that is not
 installed, or has no GPU, raises :class:`BackendUnavailable` (an ``ImportError``) saying how
-to install it. :func:`device_bytes` sizes a run before it allocates.
+to install it. :func:`device_bytes` sizes a run before it allocates; on the host,
+:func:`keep_freed_memory` lets a long run reuse the memory of its freed arrays.
 
 The simulations themselves are not here: the gradient and the steps
 (:mod:`twostep.model.network`, :mod:`twostep.model.steps`) and the exact terms
@@ -173,3 +174,27 @@ def _device_bytes(N, n, d, batch, dt, terms):
     extra = (terms + 2) * N * d + 2 * N * n if terms else 0
     return int(dt.itemsize * (3 * N * d + m * n * d + 3 * block_elements(N, n) + extra))
 
+
+def keep_freed_memory() -> bool:
+    """Let this process reuse the memory of freed arrays instead of returning it to the system.
+
+    glibc gives every block over 32 MB its own ``mmap`` and unmaps it when freed, so each new
+    ``(N, N)`` array of an at-scale task starts on fresh pages, and the kernel zeroes and maps
+    them page by page. On the two-core VM of this project that cost the reuse task 1.2 s of
+    system time at N = 4000 (about two of its seven products' worth). Here large blocks come
+    from the heap, which is never trimmed below 2 GiB of free top, so a task's arrays land on
+    pages the task before it used: no page faults after the first task. Returns whether glibc
+    took the settings (False off glibc, where nothing changes). For long runs in one process
+    (``tools/at_scale.py``, ``benchmarks/bench_at_scale.py``), not for the library.
+    """
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError, TypeError):
+        return False
+    M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4          # glibc's malloc.h
+    return bool(mallopt(M_MMAP_MAX, 0)) and bool(mallopt(M_TRIM_THRESHOLD, 2 ** 31 - 1))

@@ -43,7 +43,9 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import sys
+import threading
 import time
 from functools import partial
 
@@ -88,10 +90,8 @@ def parse_grid(items) -> dict:
     for item in items or []:
         key, text = _split(item, "--grid")
         value = _value(text)
-        if isinstance(value, list):
-            grid[key] = value
-        else:
-            grid[key] = [_value(v.strip()) for v in text.split(",") if v.strip()]
+        grid[key] = value if isinstance(value, list) else [
+            _value(v.strip()) for v in text.split(",") if v.strip()]
         if not grid[key]:
             raise ValueError(f"--grid {key} must list at least one value, got {text!r}")
     return grid
@@ -292,12 +292,12 @@ def run(args) -> dict:
     if args.backend == "loky" and remaining:
         extra["environment"]["worker_blas_threads"] = _worker_threads(min(args.jobs, len(remaining)))
 
-    def save(complete, **meta):
+    def save(complete):
         writer.save(grid=grid_all, seeds=seeds_all,
                     order=lambda r: (0, index[writer.task(r)]) if writer.task(r) in index else (1, 0),
                     backend=args.backend, jobs=args.jobs,
                     elapsed=before + time.perf_counter() - start, estimated_bytes=need,
-                    command=commands[-1], commands=commands, complete=complete, **extra, **meta)
+                    command=commands[-1], commands=commands, complete=complete, **extra)
 
     def checkpoint(record):
         writer.add(record)
@@ -367,8 +367,6 @@ def _join_negative(argv: list[str]) -> list[str]:
 
 
 def main(argv=None) -> int:
-    import signal
-
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(_join_negative(argv))
@@ -379,10 +377,9 @@ def main(argv=None) -> int:
     if not args.experiment:
         parser.error(f"give an experiment: one of {', '.join(EXPERIMENTS)} (or --list)")
 
-    def stop(signum, frame):
-        raise KeyboardInterrupt
     # SIGTERM (a scheduler's stop, kill) is handled as Ctrl-C: the finished tasks are in the file.
-    previous = signal.signal(signal.SIGTERM, stop) if _main_thread() else None
+    previous = (signal.signal(signal.SIGTERM, signal.default_int_handler)
+                if threading.current_thread() is threading.main_thread() else None)
     try:
         summary = run(args)
     except KeyboardInterrupt:
@@ -399,8 +396,3 @@ def main(argv=None) -> int:
     print(f"wrote {summary['tasks']} new record(s), {summary['records']} in all, to "
           f"{summary['path']} in {summary['elapsed']:.1f} s", file=sys.stderr)
     return 0
-
-
-def _main_thread() -> bool:
-    import threading
-    return threading.current_thread() is threading.main_thread()

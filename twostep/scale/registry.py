@@ -54,13 +54,8 @@ from .device import reuse_on, spike_on
 
 @dataclass(frozen=True)
 class Experiment:
-    """A registered experiment: the routine, its defaults and its memory footprint.
-
-    Every routine has the package's one experiment signature,
-    ``func(rng, *, N, ..., activation, target, batch, c1, alpha1, c2, alpha2, ...)``
-    (keyword-only after the generator), and returns one run as a dict of named columns,
-    so the registry calls it as it is.
-    """
+    """A registered experiment: the routine (of the one experiment signature, called as it
+    is), its defaults and its memory footprint."""
 
     name: str
     func: Callable
@@ -89,13 +84,9 @@ class Experiment:
                              f"a parameter's name")
 
     def parameters(self) -> dict:
-        """Every keyword the experiment accepts, with its effective default.
-
-        Read from the routine's signature, then updated with the registered defaults; a
-        keyword without any default maps to :data:`REQUIRED`.
-        """
-        out = {name: REQUIRED if par.default is par.empty else par.default
-               for name, par in inspect.signature(self.func).parameters.items()
+        """Every keyword the experiment accepts, with its effective default: the routine's,
+        updated with the registered ones (which give the width ``N``, the one without)."""
+        out = {name: par.default for name, par in inspect.signature(self.func).parameters.items()
                if par.kind == par.KEYWORD_ONLY}
         return {**out, **self.defaults}
 
@@ -130,10 +121,6 @@ def _differs(value, default) -> bool:
     return norm(value) != norm(default)
 
 
-#: Marks a parameter that has no default.
-REQUIRED = "<required>"
-
-
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     Experiment("two_steps", two_step_spectrum, {"N": 500},
                "two gradient steps; top singular values of W2 (top_values) and their overlaps "
@@ -164,22 +151,14 @@ def get_experiment(name: str) -> Experiment:
 
 
 def experiment_params(name: str, params: dict | None = None) -> dict:
-    """Every effective parameter of experiment ``name``: its defaults updated with ``params``.
-
-    An unknown key raises a ``ValueError`` that lists the accepted ones; a parameter
-    without a default that ``params`` does not give raises one too.
-    """
-    exp = get_experiment(name)
-    accepted = exp.parameters()
+    """Every effective parameter of experiment ``name``: its defaults updated with ``params``;
+    an unknown key raises a ``ValueError`` that lists the accepted ones."""
+    accepted = get_experiment(name).parameters()
     unknown = sorted(set(params or {}) - set(accepted))
     if unknown:
         raise ValueError(f"experiment {name!r} has no parameter {', '.join(map(repr, unknown))}; "
                          f"it accepts {', '.join(sorted(accepted))}")
-    out = {**accepted, **(params or {})}
-    missing = sorted(k for k, v in out.items() if isinstance(v, str) and v == REQUIRED)
-    if missing:
-        raise ValueError(f"experiment {name!r} needs a value for {', '.join(missing)} (-p KEY=VALUE)")
-    return out
+    return {**accepted, **(params or {})}
 
 
 def run_task(name: str, rng: np.random.Generator, **params) -> dict:
