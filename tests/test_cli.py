@@ -160,36 +160,6 @@ def test_dask_cluster_gives_the_serial_results(tmp_path):
         np.testing.assert_array_equal(a["overlap"], c["overlap"])
 
 
-def test_device_backend_without_a_gpu_is_a_clear_error(capsys, tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy -> ImportError
-    with pytest.raises(SystemExit) as exit:
-        main(["spike", "-N", "40", "--backend", "cupy", "-o", str(tmp_path / "r.json")])
-    assert exit.value.code == 2 and "'cupy' is not installed" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["two_steps", "-N", "40", "--backend", "torch", "-o", str(tmp_path / "r.json")])
-    assert "has no device path; --backend cupy|torch runs spike, reuse" in capsys.readouterr().err
-
-
-@pytest.mark.parametrize("name, extra", [("spike", ["-p", "grid=[[0.4,0.25],[0.2,0.2]]"]),
-                                         ("reuse", ["-p", "target=odd"])])
-def test_device_backend_flow_on_the_host(name, extra, tmp_path, monkeypatch):
-    # The --backend cupy|torch flow with the numpy backend standing in for the GPU: the task
-    # loop, the device experiment, the results file with device and versions.
-    from twostep.scale import backend
-    monkeypatch.setattr(backend, "get_backend", lambda name: backend.Backend("numpy", np, "cpu"))
-    out = tmp_path / f"{name}.json"
-    assert main([name, "-N", "40", "-s", "0:2", "--backend", "torch", "-o", str(out)] + extra) == 0
-    doc = read_results(out)
-    assert doc["backend"] == "torch" and doc["environment"]["device"] == "cpu"
-    assert doc["environment"]["numpy"] == np.__version__ and len(doc["records"]) == 2
-    rec = doc["records"][0]
-    assert rec["wall_s"] > 0 and rec["seed"] == 0
-    if name == "spike":
-        assert rec["grid_count"].shape == (2,) and rec["top"].shape == (4,)
-    else:
-        assert rec["subspace"].shape == (8, 1)
-
-
 # --- the results file: no silent overwrite, checkpoints, resume, interrupts ----------------
 
 import json  # noqa: E402

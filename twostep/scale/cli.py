@@ -57,10 +57,8 @@ from .results import ResultsWriter, blas_threads
 from ..analysis.sweep import RESERVED, run_tasks
 
 SCHEDULER_ENV = "TWOSTEP_DASK_SCHEDULER"
-#: loky and dask run tasks in CPU worker processes; cupy and torch run them one after another
-#: on this machine's GPU, drawn and measured there (twostep.scale.device).
-BACKENDS = ("loky", "dask", "cupy", "torch")
-DEVICES = ("cupy", "torch")
+#: loky and dask run tasks in CPU worker processes, on this machine or on a Dask cluster.
+BACKENDS = ("loky", "dask")
 #: The most tasks (grid points times seeds) one command runs: a larger count is a typo.
 MAX_TASKS = 1_000_000
 
@@ -155,9 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, default=1,
                    help="worker processes on this machine (loky backend; default 1)")
     p.add_argument("--backend", choices=BACKENDS, default="loky",
-                   help="where tasks run: loky (worker processes on this machine), dask (a Dask "
-                        "distributed cluster), or cupy / torch (this machine's NVIDIA GPU; the "
-                        "spike and reuse experiments, drawn and measured on the device)")
+                   help="where tasks run: loky (worker processes on this machine) or dask (a "
+                        "Dask distributed cluster)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help=f"Dask scheduler address, e.g. tcp://host:8786, or 'local' for a "
                         f"LocalCluster (default: ${SCHEDULER_ENV})")
@@ -246,9 +243,6 @@ def plan(args):
     full = [experiment_params(exp.name, t) for t in tasks]
     for task, p in zip(tasks, full):
         check_task(exp.name, p, given=task)
-    if args.backend in DEVICES:
-        for p in full:
-            exp.device_params(p)
     out = args.output or os.path.join("results", f"{exp.name}.json")
     if not args.output:
         # Only the default folder is created: a typo in -o should not make a new tree.
@@ -259,8 +253,6 @@ def plan(args):
         if not (args.scheduler or os.environ.get(SCHEDULER_ENV)):
             raise ValueError(f"--backend dask needs --scheduler ADDRESS (or ${SCHEDULER_ENV}); "
                              "use --scheduler local for a LocalCluster on this machine")
-    elif args.backend in DEVICES:
-        need = None   # twostep.scale.device checks the device's memory before it allocates
     else:
         need = check_memory(exp.name, full, min(args.jobs, len(full) * len(seeds)), max_memory)
     effective = {k: v for k, v in full[0].items() if k not in grid}
@@ -306,9 +298,7 @@ def run(args) -> dict:
     # Before the first task: the file exists (a second run is refused) and is writable; with
     # no record yet it still reads and resumes (its grid and seeds are this run's plan).
     save(False)
-    if args.backend in DEVICES:
-        _run_on_device(args, exp, remaining, checkpoint, extra)
-    elif args.backend == "dask":
+    if args.backend == "dask":
         import joblib
         client, cluster = _dask_client(args.scheduler or os.environ.get(SCHEDULER_ENV))
         try:
@@ -331,24 +321,6 @@ def _label(exp):
     func = partial(run_task, exp.name)
     func.__name__ = exp.name  # the progress bar's label
     return func
-
-
-def _run_on_device(args, exp, remaining, checkpoint, extra) -> None:
-    """Every remaining task in turn on the GPU; a size that cannot fit stops the run before
-    it allocates (MemoryError from twostep.scale.device)."""
-    from .backend import get_backend
-
-    bk = get_backend(args.backend)
-    extra["device"] = bk.device_name()
-    for task, seed in remaining:
-        full = exp.device_params(experiment_params(exp.name, task))
-        t0 = time.perf_counter()
-        result = exp.result(exp.device(bk, seed=seed, **full), full)
-        bk.synchronize()
-        record = {**task, "seed": seed, "wall_s": time.perf_counter() - t0, **result}
-        checkpoint(record)
-        print(f"{exp.name} {task} seed {seed}: {record['wall_s']:.1f} s",
-              file=sys.stderr, flush=True)
 
 
 #: Options whose value may start with "-" (a negative number is then reported as out of range,

@@ -49,7 +49,6 @@ from ..experiments.reuse import reuse_experiment
 from ..experiments.spikes import spike_experiment, two_step_spectrum
 from ..model.activations import as_activation
 from ..model.targets import target_links
-from .device import reuse_on, spike_on
 
 
 @dataclass(frozen=True)
@@ -64,11 +63,6 @@ class Experiment:
     #: Number of N x d arrays and of n x d arrays held at the peak (see the module docstring).
     wide: float = 6.0
     tall: float = 2.0
-    #: ``device(backend, seed=..., **params)``: the same experiment drawn and measured on a GPU
-    #: (:mod:`twostep.scale.device`), or ``None`` if there is no device path.
-    device: Callable | None = None
-    #: Parameters the device path does not have; they must keep their defaults there.
-    host_only: tuple = ()
     #: Result keys stored under another name, because the routine returns a column named
     #: like one of its parameters (``top``: the count asked for, and the values found). A
     #: record holds a task's parameters and results side by side, so no result may take a
@@ -90,35 +84,6 @@ class Experiment:
                if par.kind == par.KEYWORD_ONLY}
         return {**out, **self.defaults}
 
-    def result(self, out: dict, params: dict) -> dict:
-        """A run's result ``out`` as a record stores it beside ``params``: renamed
-        (:attr:`renames`), and a ``ValueError`` if a key would still take a parameter's name."""
-        out = {self.renames.get(k, k): v for k, v in out.items()}
-        clash = sorted(set(out) & (set(params) | {"seed", "wall_s"}))
-        if clash:
-            raise ValueError(f"experiment {self.name!r} returned result(s) {clash} named like "
-                             f"its parameters; register a rename for them (Experiment.renames)")
-        return out
-
-    def device_params(self, params: dict) -> dict:
-        """``params`` (effective, from :func:`experiment_params`) for the device path: the
-        host-only ones must be at their defaults and are dropped."""
-        if self.device is None:
-            raise ValueError(f"experiment {self.name!r} has no device path; --backend cupy|torch "
-                             f"runs {', '.join(n for n, e in EXPERIMENTS.items() if e.device)}")
-        defaults = self.parameters()
-        changed = [k for k in self.host_only if _differs(params.get(k), defaults[k])]
-        if changed:
-            raise ValueError(f"{', '.join(changed)} of experiment {self.name!r} run on the host "
-                             f"only; leave {'it' if len(changed) == 1 else 'them'} at the default "
-                             f"on a device")
-        return {k: v for k, v in params.items() if k not in self.host_only}
-
-
-def _differs(value, default) -> bool:
-    # Sequences from the CLI arrive as lists, defaults are tuples: compare as lists.
-    norm = (lambda v: list(v) if isinstance(v, (list, tuple)) else v)
-    return norm(value) != norm(default)
 
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
@@ -132,11 +97,10 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                renames={"top": "top_values"}),
     Experiment("spike", spike_experiment, {"N": 500},
                "is each exact term T_k its rank-one spike? (spike_experiment, N = n = d)",
-               wide=12, tall=2, device=spike_on, host_only=("settings", "corrected"),
-               polynomial=True),
+               wide=12, tall=2, polynomial=True),
     Experiment("reuse", reuse_experiment, {"N": 500},
                "where the learned directions point, reused vs fresh batch (reuse_experiment, N = n = d)",
-               wide=8, tall=2, device=reuse_on, host_only=("alpha2s",), polynomial=True),
+               wide=8, tall=2, polynomial=True),
     Experiment("payoff", payoff_experiment, {"N": 500},
                "test error of a ridge readout after 0, 1, 2 steps (payoff_experiment)",
                wide=16, tall=6),
@@ -170,7 +134,12 @@ def run_task(name: str, rng: np.random.Generator, **params) -> dict:
     to joblib's worker processes or to Dask workers."""
     exp = get_experiment(name)
     full = experiment_params(name, params)
-    return exp.result(exp.func(rng, **full), full)
+    out = {exp.renames.get(k, k): v for k, v in exp.func(rng, **full).items()}
+    clash = sorted(set(out) & (set(full) | {"seed"}))
+    if clash:
+        raise ValueError(f"experiment {name!r} returned result(s) {clash} named like its "
+                         f"parameters; register a rename for them (Experiment.renames)")
+    return out
 
 
 #: How :func:`check_task` checks each parameter it knows: ``check(value, name)``, raising a
