@@ -85,12 +85,9 @@ def check_rng(rng, name: str = "rng") -> np.random.Generator:
 
 
 def check_pairs(values, name: str, pair: str) -> list[tuple]:
-    """The items of ``values`` unpacked as 2-tuples; ``pair`` names one in messages.
-
-    ``pair`` is a noun phrase such as ``"a (c, alpha) pair"``. A string or a
-    non-iterable, or an item that is not a pair, raises a ``TypeError`` naming
-    ``name`` (or ``name[i]``).
-    """
+    """The items of ``values`` unpacked as 2-tuples; a string, a non-iterable or an item
+    that is not a pair raises a ``TypeError`` naming ``name`` (or ``name[i]``) and ``pair``
+    (a noun phrase such as ``"a (c, alpha) pair"``)."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{name} must be a sequence, {pair} each, got {values!r}")
     out = []

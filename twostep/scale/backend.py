@@ -38,16 +38,8 @@ class BackendUnavailable(ImportError):
 
 @dataclass
 class Backend:
-    """An array namespace and how to reach its device.
-
-    Attributes
-    ----------
-    name : {"numpy", "cupy", "torch"}
-    xp : module
-        The namespace: ``numpy``, ``cupy`` or ``torch``.
-    device : str
-        ``"cpu"`` or ``"cuda"``.
-    """
+    """An array namespace ``xp`` (the module ``numpy``, ``cupy`` or ``torch``, by ``name``)
+    and its device, ``"cpu"`` or ``"cuda"``."""
 
     name: str
     xp: object

@@ -23,14 +23,11 @@ of all ``-g`` and ``-N`` is run for every seed); values are read as JSON when th
 are lists is given as one JSON list: ``-g 'settings=[[[0.4,0.25]],[[0.3,0.2]]]'``.
 
 The output (``-o``, default ``results/<experiment>.json``) holds the parameters, the
-seeds, the package version, the BLAS threads and one record per task; read it with
-:func:`twostep.read_results`. Every argument, grid value, seed range, the output path and the
-memory budget are checked before the first task. The file is rewritten atomically after
-every task: a run killed at any moment keeps its finished tasks, Ctrl-C (or SIGTERM) stops
-with one line, and ``--resume`` runs only the tasks the file lacks (refusing a file of
-another experiment, parameters or package version, naming the fields). An existing file is
-overwritten only with ``--force``. A result named like a parameter is stored under another
-name (two_steps' and first_step's ``top`` values as ``top_values``).
+seeds, the package version, the BLAS threads and one record per task (a result named like a
+parameter under another name: ``top_values``); :func:`twostep.read_results` reads it. Every
+argument, grid value, seed range, the output path and the memory budget are checked before
+the first task. The file is rewritten atomically after every task (Ctrl-C or SIGTERM stop
+with one line); ``--resume`` runs only the tasks it lacks, ``--force`` overwrites it.
 
 Serial and ``-j`` runs agree to rounding: joblib gives each worker ``cpu_count // jobs`` BLAS
 threads, and another thread count sums products in another order (about 1e-15 relative);
@@ -169,11 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "refused)")
     p.add_argument("--max-memory", default=None, metavar="SIZE",
                    help="memory budget per machine, e.g. 64G (default: the memory available now)")
-    prog = p.add_mutually_exclusive_group()
-    prog.add_argument("--progress", dest="progress", action="store_true", default=None,
-                      help="always show a progress bar")
-    prog.add_argument("--no-progress", dest="progress", action="store_false",
-                      help="never show a progress bar (default: only at a terminal)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="always (or never) show a progress bar (default: only at a terminal)")
     p.add_argument("--version", action="version", version=f"twostep {__version__}")
     return p
 
@@ -195,8 +189,7 @@ def _merged(old: dict, new: dict) -> dict:
     # The grid of a resumed file: its values, then this run's new ones, per key.
     out = {k: list(v) for k, v in old.items()}
     for k, values in new.items():
-        have = out.setdefault(k, [])
-        have += [v for v in values if v not in have]
+        out[k] = out.get(k, []) + [v for v in values if v not in out.get(k, [])]
     return out
 
 

@@ -1,16 +1,8 @@
 r"""The book's experiments by name, their defaults, and a memory check before they run.
 
-A registry maps a name to an existing experiment routine of the package, so that
-``python -m twostep`` (:mod:`twostep.cli`) and a chapter run the same code:
-
-=============  ==============================================================
-``two_steps``  :func:`twostep.experiments.spikes.two_step_spectrum`: the top singular
-               values of :math:`W_2` and the overlaps of their right vectors with :math:`\beta^*`
-``first_step`` :func:`twostep.first_step_diagnostics`
-``spike``      :func:`twostep.spike_experiment`
-``reuse``      :func:`twostep.reuse_experiment`
-``payoff``     :func:`twostep.payoff_experiment`
-=============  ==============================================================
+:data:`EXPERIMENTS` maps a name (``two_steps``, ``first_step``, ``spike``, ``reuse``,
+``payoff``) to an existing experiment routine of the package, with a one-line summary, so
+that ``python -m twostep`` (:mod:`twostep.scale.cli`) and a chapter run the same code.
 
 Every experiment has one signature, ``func(rng, *, N, ..., activation, target, batch,
 c1, alpha1, c2, alpha2, ...)``: a generator, then keywords only, with activations and links
@@ -209,24 +201,9 @@ def estimate_bytes(name: str, params: dict) -> int:
 
 def check_memory(name: str, grid: list[dict], concurrent: int = 1,
                  max_memory: float | None = None) -> int:
-    """Raise ``MemoryError`` if the largest task of ``grid``, ``concurrent`` at a time, cannot fit.
-
-    Parameters
-    ----------
-    name : str
-        A registered experiment.
-    grid : list of dict
-        The parameter sets of the sweep (each completed with the defaults).
-    concurrent : int
-        Tasks running at once (worker processes on this machine).
-    max_memory : float, optional
-        Budget in bytes; defaults to :func:`available_memory`.
-
-    Returns
-    -------
-    int
-        The estimated peak bytes (largest task times ``concurrent``).
-    """
+    """The estimated peak bytes of experiment ``name``'s largest task of ``grid`` (parameter
+    sets) times ``concurrent`` (tasks at once), or a ``MemoryError`` if that exceeds
+    ``max_memory`` bytes (default: :func:`available_memory`)."""
     concurrent = check_int(concurrent, "concurrent", 1)
     need = max(estimate_bytes(name, p) for p in (grid or [{}])) * concurrent
     budget = ((available_memory(), "available memory") if max_memory is None else

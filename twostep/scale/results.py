@@ -16,11 +16,8 @@ digits). Tuples come back as lists.
 file and the field in every error. Files written before the ``schema`` field existed
 (twostep 0.1.0, e.g. the committed ``results/at_scale/*.json``) read as schema 1.
 
-:class:`ResultsWriter` is the one writer of ``python -m twostep`` and ``tools/at_scale.py``:
-it refuses to overwrite a file unless told (``force``), resumes only a file whose
-experiment, schema, package version and parameters are this run's (naming the fields that
-differ otherwise), never drops a record it was not asked to recompute, and rewrites the
-file atomically after every task.
+:class:`ResultsWriter` is the one writer of ``python -m twostep`` and ``tools/at_scale.py``
+(no silent overwrite, resume only of this run's file, no record dropped).
 
 Crash safety: every write goes through one function (a temporary file beside the target,
 flushed to disk, renamed over it, the folder flushed), so a file on disk is always one the
@@ -233,15 +230,6 @@ def _umask() -> int:
     return mask
 
 
-def _file_mode(path: str) -> int:
-    # mkstemp makes its file 0o600 and the rename keeps that mode; a results file gets what
-    # open(path, "w") would give: an existing file's own mode, or 0o666 less the umask.
-    try:
-        return stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        return 0o666 & ~_umask()
-
-
 def _fsync_folder(folder: str) -> None:
     # The rename reaches the disk with the folder's entry: without this flush a power cut
     # could bring back the old file after the new one was reported written (POSIX; where a
@@ -264,7 +252,12 @@ def _atomic_write(path: str, text: str) -> None:
     # The one place a results file is written, hence the one place of the test hook.
     global _writes
     folder = os.path.dirname(path) or "."
-    mode = _file_mode(path)
+    # mkstemp makes its file 0o600 and the rename keeps that mode; a results file gets what
+    # open(path, "w") would give: an existing file's own mode, or 0o666 less the umask.
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = 0o666 & ~_umask()
     _writes += 1
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
@@ -569,19 +562,9 @@ def _remove_temporaries(path: str) -> None:
 
 
 def check_output_path(path) -> str:
-    """Raise ``ValueError`` unless ``path`` can be written as a results file: not a folder,
-    in an existing folder that can hold a new file (one is created there and removed), and
-    writable if it exists. Checked before any work.
-
-    Parameters
-    ----------
-    path : str or path-like
-
-    Returns
-    -------
-    str
-        ``path`` as a string.
-    """
+    """``path`` (str or path-like) as a string; a ``ValueError`` unless it can be written as a
+    results file: not a folder, in an existing folder that can hold a new file (one is created
+    there and removed), and writable if it exists. Checked before any work."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or path-like, got {type(path).__name__}")
     path = os.fspath(path)
@@ -593,14 +576,12 @@ def check_output_path(path) -> str:
                          f"{os.path.join(path, 'results.json')}")
     if not os.path.isdir(folder):
         raise ValueError(f"output folder {folder} does not exist; create it first")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"output folder {folder} is not writable")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise ValueError(f"output {path} exists and is not writable")
-    # os.access answers from the mode bits (and says yes to root everywhere); only a file
-    # created there, as every write creates its temporary file, proves the folder holds one
-    # (not so in /proc or on a read-only mount). The probe is named like a temporary file,
-    # so one left by a run killed right here is removed as one (_remove_temporaries).
+    # Only a file created there, as every write creates its temporary file, proves the folder
+    # holds one (os.access answers from the mode bits and says yes to root everywhere, also in
+    # /proc or on a read-only mount). The probe is named like a temporary file, so one left by
+    # a run killed right here is removed as one (_remove_temporaries).
     try:
         fd, probe = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
                                      dir=folder)
