@@ -1,25 +1,21 @@
 """The numbers behind a figure, as a tidy CSV: one row per plotted point, read from the
 matplotlib ``Figure`` itself, so the table holds exactly what the figure draws.
 
-:func:`figure_rows` walks every panel's artists: lines (``plot``, ``step``, markers), error
-bars (the point with its error lengths), bars and histogram bars, scatter points, filled
-polygons (``fill_between``, step histograms), reference lines and spans (``axhline``,
-``axvline``, ``axvspan``), the cells of a colour mesh (``pcolormesh``) and numbers written at
-data positions (``ax.text``). Empty legend proxies, invisible artists, colour bars, axis
-decorations and annotations placed in axes coordinates are not data and are left out. Each row
-names its panel (its number in the figure, and its title), the plotted quantities with
-their units (from the axis labels: a trailing ``(s)``, ``(GB)``, ... is the unit, anything else
-is dimensionless; ``(thousands)`` is a unit only where the data are in thousands, not where it
-describes the tick labels of data plotted as they are), its series (the legend label) and element (one drawn line, bar set,
-polygon, ...), and the width ``N`` and ``seed`` where the x axis is ``N`` or the series label
-or panel title states them (``N = 2000``, ``seed 3``).
+:func:`figure_rows` walks every panel's artists (the :data:`KINDS`: lines, markers and steps,
+error bars with their lengths, bars and histograms, scatter points, filled polygons,
+reference lines and spans, colour mesh cells, numbers written at data positions). Empty
+legend proxies, invisible artists, colour bars, axis decorations and annotations are left
+out. Each row names its panel (number and title), the plotted quantities with their units
+(an axis label's trailing ``(s)``, ``(GB)``, ...; ``(thousands)`` only where the data are in
+thousands, not where it describes the tick labels), its series (the legend label) and
+element (one drawn line, bar set, polygon, ...), and the width ``N`` and ``seed`` where the
+x axis is ``N`` or the series label or panel title states them (``N = 2000``, ``seed 3``).
 
 :func:`figure_csv` writes the rows; :func:`read_csv` reads them back and :func:`replot` draws
 them again, so a reader can replot a figure from the site's CSV (``tests/test_figure_data.py``
-checks that the replot draws the same points). :func:`register` makes every figure that a
-notebook displays or glues carry its CSV as a ``text/csv`` representation beside its SVG and
-PNG (``figures.use_book_style`` calls it); the book's build writes those to the site
-(``tools/figure_downloads.py``).
+checks the points). :func:`register` gives every figure a notebook displays or glues its CSV
+as ``text/csv`` beside its SVG and PNG (``figures.use_book_style``); the build writes those
+to the site (``tools/figure_downloads.py``).
 """
 
 from __future__ import annotations

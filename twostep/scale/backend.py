@@ -16,6 +16,7 @@ The simulations themselves are not here: the gradient and the steps
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from dataclasses import dataclass
 
@@ -99,22 +100,15 @@ class Backend:
         return available_memory()
 
 
-def _import(name):
+def _gpu_backend(name) -> Backend:
     try:
-        return importlib.import_module(name)
+        xp = importlib.import_module(name)
     except ImportError as err:
         raise BackendUnavailable(
             f"backend {name!r} is not installed ({err}); install it with: {INSTALL[name]}, "
             f"or use backend='numpy'") from None
-
-
-def _gpu_backend(name) -> Backend:
-    xp = _import(name)
     try:
-        if name == "cupy":
-            ok = xp.cuda.runtime.getDeviceCount() > 0
-        else:
-            ok = bool(xp.cuda.is_available())
+        ok = xp.cuda.runtime.getDeviceCount() > 0 if name == "cupy" else xp.cuda.is_available()
     except Exception as err:  # a CUDA runtime error means: no usable device
         raise BackendUnavailable(f"backend {name!r} is installed but finds no usable NVIDIA GPU "
                                  f"({err}); use backend='numpy' or 'auto'") from None
@@ -132,16 +126,12 @@ def get_backend(name: str = "auto") -> Backend:
     :class:`BackendUnavailable` (an ``ImportError``) when the package or the GPU is absent.
     """
     check_choice(name, "backend", BACKENDS)
-    if name == "numpy":
-        return Backend("numpy", np, "cpu")
-    if name == "auto":
-        for candidate in ("cupy", "torch"):
-            try:
-                return _gpu_backend(candidate)
-            except BackendUnavailable:
-                continue
-        return Backend("numpy", np, "cpu")
-    return _gpu_backend(name)
+    if name != "auto":
+        return Backend("numpy", np, "cpu") if name == "numpy" else _gpu_backend(name)
+    for candidate in ("cupy", "torch"):
+        with contextlib.suppress(BackendUnavailable):
+            return _gpu_backend(candidate)
+    return Backend("numpy", np, "cpu")
 
 
 def device_bytes(N: int, n: int, d: int, batch: str, dtype=np.float64, terms: int = 0) -> int:

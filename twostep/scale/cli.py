@@ -37,6 +37,7 @@ with ``OPENBLAS_NUM_THREADS=1`` they are identical. The file records the threads
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -172,17 +173,22 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _dask_client(address):
+def _on_dask(address) -> contextlib.ExitStack:
+    """A context in which joblib runs tasks on the Dask cluster at ``address`` (``"local"``: a
+    LocalCluster of two workers on this machine), closed with it."""
+    import joblib
     try:
         from distributed import Client, LocalCluster
     except ImportError:
         raise ImportError("--backend dask needs dask.distributed: "
                           "pip install 'dask[distributed]'") from None
+    stack = contextlib.ExitStack()
     if address == "local":
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                               dashboard_address=None)
-        return Client(cluster), cluster
-    return Client(address), None
+        address = stack.enter_context(LocalCluster(n_workers=2, threads_per_worker=1,
+                                                   processes=False, dashboard_address=None))
+    stack.enter_context(Client(address))
+    stack.enter_context(joblib.parallel_config(backend="dask"))
+    return stack
 
 
 def _merged(old: dict, new: dict) -> dict:
@@ -262,7 +268,8 @@ def run(args) -> dict:
     args.writer = writer
     old = writer.previous
     done = writer.done()
-    remaining = [(t, s) for t in tasks for s in seeds if writer.task({**t, "seed": s}) not in done]
+    remaining = [(t, s) for t in tasks for s in seeds
+                 if writer.task({**t, "seed": s}) not in done]
     commands = list(old.get("commands", [old["command"]] if old.get("command") else []))
     commands.append(getattr(args, "command", None))
     grid_all = _merged(old.get("grid", {}), grid)
@@ -273,16 +280,15 @@ def run(args) -> dict:
              for i, (values, s) in enumerate(product(product(*grid_all.values()), seeds_all))}
     before = float(old.get("elapsed", 0.0))
     start = time.perf_counter()
-    extra = {"environment": {}}
-    if args.backend == "loky" and remaining:
-        extra["environment"]["worker_blas_threads"] = _worker_threads(min(args.jobs, len(remaining)))
+    env = ({"worker_blas_threads": _worker_threads(min(args.jobs, len(remaining)))}
+           if args.backend == "loky" and remaining else {})
 
     def save(complete):
         writer.save(grid=grid_all, seeds=seeds_all,
                     order=lambda r: (0, index[writer.task(r)]) if writer.task(r) in index else (1, 0),
                     backend=args.backend, jobs=args.jobs,
                     elapsed=before + time.perf_counter() - start, estimated_bytes=need,
-                    command=commands[-1], commands=commands, complete=complete, **extra)
+                    command=commands[-1], commands=commands, complete=complete, environment=env)
 
     def checkpoint(record):
         writer.add(record)
@@ -291,29 +297,15 @@ def run(args) -> dict:
     # Before the first task: the file exists (a second run is refused) and is writable; with
     # no record yet it still reads and resumes (its grid and seeds are this run's plan).
     save(False)
-    if args.backend == "dask":
-        import joblib
-        client, cluster = _dask_client(args.scheduler or os.environ.get(SCHEDULER_ENV))
-        try:
-            with joblib.parallel_config(backend="dask"):
-                run_tasks(_label(exp), remaining, n_jobs=max(2, args.jobs),
-                          progress=args.progress, on_record=checkpoint)
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-    else:
-        run_tasks(_label(exp), remaining, n_jobs=args.jobs, progress=args.progress,
-                  on_record=checkpoint)
+    task = partial(run_task, exp.name)
+    task.__name__ = exp.name  # the progress bar's label
+    dask, address = args.backend == "dask", args.scheduler or os.environ.get(SCHEDULER_ENV)
+    with _on_dask(address) if dask else contextlib.nullcontext():
+        run_tasks(task, remaining, n_jobs=max(2, args.jobs) if dask else args.jobs,
+                  progress=args.progress, on_record=checkpoint)
     save(True)
     return {"path": out, "tasks": len(remaining), "records": len(writer.records),
             "elapsed": time.perf_counter() - start}
-
-
-def _label(exp):
-    func = partial(run_task, exp.name)
-    func.__name__ = exp.name  # the progress bar's label
-    return func
 
 
 #: Options whose value may start with "-" (a negative number is then reported as out of range,

@@ -387,7 +387,7 @@ def _memorised(xp, X, Vt):
 
 
 def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float = 0.2,
-             alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25, term: int | None = 2,
+             alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25, term: int = 2,
              top: int = 8, seed: int = 0, dtype="float32") -> dict:
     r"""The reuse experiment on the device (:math:`N = n = d`): where the learned directions point.
 
@@ -410,11 +410,10 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
     bk = _backend(backend)
     activation = as_activation(activation)
     L = activation.degree or 0
-    if term is not None:
-        term = check_int(term, "term", 0)
-        if term > L - 1:
-            raise ValueError(f"term must be in [0, L-1] = [0, {L - 1}] for a degree-{L} "
-                             f"activation, got {term}")
+    term = check_int(term, "term", 0)
+    if term > L - 1:
+        raise ValueError(f"term must be in [0, L-1] = [0, {L - 1}] for a degree-{L} activation, "
+                         f"got {term}")
     top = check_int(top, "top")
     if top > N:
         raise ValueError(f"top must be in [1, N] = [1, {N}], got {top}")
@@ -425,25 +424,23 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
     s = run.X2 @ run.v
     U = [bk.to_numpy(weighted_direction(run.X2, run.y2, s ** k)) for k in range(L)]
     out = {"signal": overlaps(np.array(U, dtype=float), B)}
-    if term is not None:
-        out["signal_reuse"] = overlaps(bk.to_numpy(_signal_part(run, term, "auto", False).right)
-                                       .astype(float), B)[0]
-        pre = _pre_activations(run)      # P and Delta once, for T_k and its projection
-        T = _term(run, term, *pre)
-        sv, _, V, _, _ = block_lanczos(T, 1)
-        Vt = V.T
-        del T
-        out["term_value"] = float(sv[0])
-        out["term_overlap"] = overlaps(bk.to_numpy(Vt).astype(float), B)[0]
-        memo, J = _memorised(xp, run.X2, Vt)
-        out["term_memorisation"] = float(memo[0])
-        out["term_input_overlap"] = overlaps(bk.to_numpy(run.X2[int(J[0])]).astype(float), B)[0]
-        # One sign vector per seed, from its own stream: the same for both batches of a pair.
-        signs = np.random.default_rng([seed, 1]).choice([-1.0, 1.0], size=N)
-        proj = projected_alignment(run, term, signs=bk.asarray(signs.astype(np.dtype(dtype))),
-                                   pre=pre)
-        del pre
-        out.update({f"projected_{key}": value for key, value in proj.items()})
+    out["signal_reuse"] = overlaps(bk.to_numpy(_signal_part(run, term, "auto", False).right)
+                                   .astype(float), B)[0]
+    pre = _pre_activations(run)      # P and Delta once, for T_k and its projection
+    T = _term(run, term, *pre)
+    sv, _, V, _, _ = block_lanczos(T, 1)
+    Vt = V.T
+    del T
+    out["term_value"] = float(sv[0])
+    out["term_overlap"] = overlaps(bk.to_numpy(Vt).astype(float), B)[0]
+    memo, J = _memorised(xp, run.X2, Vt)
+    out["term_memorisation"] = float(memo[0])
+    out["term_input_overlap"] = overlaps(bk.to_numpy(run.X2[int(J[0])]).astype(float), B)[0]
+    # One sign vector per seed, from its own stream: the same for both batches of a pair.
+    signs = np.random.default_rng([seed, 1]).choice([-1.0, 1.0], size=N)
+    proj = projected_alignment(run, term, signs=bk.asarray(signs.astype(np.dtype(dtype))), pre=pre)
+    del pre
+    out.update({f"projected_{key}": value for key, value in proj.items()})
     sv, _, V, _, _ = block_lanczos(run.W2, top)
     Vt = V.T
     memo, J = _memorised(xp, run.X2, Vt)

@@ -33,6 +33,7 @@ write, for the tests of ``tests/test_crash_safety.py``. Unset, it costs one look
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import numbers
@@ -181,9 +182,8 @@ def environment(device: str | None = None) -> dict:
            "scipy": scipy.__version__, "machine": platform.machine(),
            "processor": platform.processor() or platform.machine(),
            "blas_threads": blas_threads()}
-    for name in ("cupy", "torch"):
-        if name in sys.modules:
-            env[name] = getattr(sys.modules[name], "__version__", "?")
+    env.update({name: getattr(sys.modules[name], "__version__", "?") for name in ("cupy", "torch")
+                if name in sys.modules})
     if device:
         env["device"] = device
     return env
@@ -234,16 +234,12 @@ def _fsync_folder(folder: str) -> None:
     # The rename reaches the disk with the folder's entry: without this flush a power cut
     # could bring back the old file after the new one was reported written (POSIX; where a
     # folder cannot be opened, as on Windows, this does nothing).
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _atomic_write(path: str, text: str) -> None:
@@ -328,9 +324,7 @@ def _type_name(types) -> str:
 
 def _is(value, types) -> bool:
     types = types if isinstance(types, tuple) else (types,)
-    if isinstance(value, bool):
-        return bool in types
-    return isinstance(value, types)
+    return bool in types if isinstance(value, bool) else isinstance(value, types)
 
 
 def check_document(doc, path="<document>") -> None:
@@ -555,10 +549,8 @@ def _remove_temporaries(path: str) -> None:
         return
     for name in names:
         if pattern.fullmatch(name):
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(os.path.join(folder, name))
-            except OSError:
-                pass
 
 
 def check_output_path(path) -> str:
@@ -589,8 +581,6 @@ def check_output_path(path) -> str:
         raise ValueError(f"output folder {folder} cannot hold a new file "
                          f"({err.strerror or err}); give a path in a writable folder") from None
     os.close(fd)
-    try:
+    with contextlib.suppress(FileNotFoundError):   # removed meanwhile as a stale temporary
         os.unlink(probe)
-    except FileNotFoundError:   # removed meanwhile as a stale temporary
-        pass
     return path
