@@ -27,24 +27,21 @@ import argparse
 import gc
 import math
 import importlib.util
-import inspect
 import time
 from pathlib import Path
 
 import numpy as np
 
-from twostep.scale.backend import get_backend
-from twostep.scale.device import measure_on
-from twostep.scale.memory import keep_freed_memory
+from twostep.scale.backend import get_backend, keep_freed_memory
+from twostep.scale.device import GRID_OVERSAMPLE
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (1000, 2000, 4000)
 BATCHES = ("fresh", "reused")
 TARGETS = {"spike": 2.0, "reuse": 1.5}
 #: Blocks of the spectra (twostep.analysis.lanczos): the terms' top-1 and reuse's spectra with
-#: k columns, the grid's top-6 with 6 + oversample (measure_on's default). One pass of an N x d
+#: k columns, the grid's top-6 with 6 + GRID_OVERSAMPLE (measure_on's). One pass of an N x d
 #: matrix over b columns is 2 N d b flops, b / N of one N^3 product (2 N^3 flops).
-GRID_OVERSAMPLE = inspect.signature(measure_on).parameters["oversample"].default
 
 
 def _experiments() -> dict:

@@ -80,6 +80,7 @@ def test_device_bytes_and_memory_error(monkeypatch):
         3 * 4000 + 2000 + blocks + 6 * 4000 + 2 * 5000)
     bk = B.get_backend("numpy")
     monkeypatch.setattr(B.Backend, "memory_free", lambda self: 10 ** 6)
-    with pytest.raises(MemoryError, match=r"N=300, n=300, d=300 \(float64, reused batch\) needs "
-                                          r"about .* numpy/cpu, which has 976\.6 KiB free"):
+    with pytest.raises(MemoryError, match=r"N=300, n=300, d=300 \(float64, reused batch\) on "
+                                          r"numpy/cpu needs about .*, but its free memory is "
+                                          r"976\.6 KiB"):
         run_two_steps_on(bk, 300, 300, 300, ACT, LINK, STEPS, "reused", seed=0, dtype="float64")

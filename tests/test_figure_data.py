@@ -118,14 +118,8 @@ def test_labels_units_and_bad_input():
         fd.figure_rows(fig, strict=True)
     assert fd.figure_rows(fig) == []
     plt.close(fig)
-    with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
-        fd.figure_csv("figure")
-    with pytest.raises(TypeError, match="label must be a string"):
-        fd.split_label(None)
     with pytest.raises(ValueError, match="text must have the header"):
         fd.read_csv("a,b\n1,2\n")
-    with pytest.raises(TypeError, match="rows must be"):
-        fd.replot([1, 2])
     bad = fd.figure_csv(_every_kind()).replace(",line,", ",curve,", 1)
     with pytest.raises(ValueError, match="unknown kind 'curve'"):
         fd.read_csv(bad)

@@ -73,9 +73,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from twostep.scale.backend import get_backend  # noqa: E402
+from twostep.scale.backend import get_backend, keep_freed_memory  # noqa: E402
 from twostep.scale.device import count_on, reuse_on, spike_on  # noqa: E402
-from twostep.scale.memory import keep_freed_memory  # noqa: E402
 from twostep.scale.results import ResultsWriter  # noqa: E402
 
 #: Where a run writes unless told: a scratch folder (git-ignored). The committed files are

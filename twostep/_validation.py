@@ -85,12 +85,9 @@ def check_rng(rng, name: str = "rng") -> np.random.Generator:
 
 
 def check_pairs(values, name: str, pair: str) -> list[tuple]:
-    """The items of ``values`` unpacked as 2-tuples; ``pair`` names one in messages.
-
-    ``pair`` is a noun phrase such as ``"a (c, alpha) pair"``. A string or a
-    non-iterable, or an item that is not a pair, raises a ``TypeError`` naming
-    ``name`` (or ``name[i]``).
-    """
+    """The items of ``values`` unpacked as 2-tuples; a string, a non-iterable or an item
+    that is not a pair raises a ``TypeError`` naming ``name`` (or ``name[i]``) and ``pair``
+    (a noun phrase such as ``"a (c, alpha) pair"``)."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{name} must be a sequence, {pair} each, got {values!r}")
     out = []
@@ -196,7 +193,6 @@ def format_bytes(n: float) -> str:
         if abs(n) < 1024 or unit == "TiB":
             return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
         n /= 1024
-    return f"{n:.1f} TiB"
 
 
 #: Environment variable that caps the memory the API may plan for (e.g. ``16G``).
@@ -222,21 +218,19 @@ def parse_size(text, name: str) -> float:
     return value
 
 
-def memory_limit() -> tuple[int, str]:
-    """The budget in bytes and where it comes from: ``$TWOSTEP_MAX_MEMORY`` if set, else the
-    memory available now (``0`` when unknown: no check)."""
-    text = os.environ.get(LIMIT_ENV)
-    if text:
-        return int(parse_size(text, f"${LIMIT_ENV}")), f"${LIMIT_ENV}"
-    return available_memory(), "the memory available now"
-
-
-def check_fits(nbytes: float, what: str) -> int:
-    """Raise ``MemoryError`` before allocating if ``what`` (e.g. ``"run_two_steps(N=60000,
-    ...)"``) needs about ``nbytes`` and that exceeds :func:`memory_limit`."""
-    limit, source = memory_limit()
+def check_fits(nbytes: float, what: str, budget=None, advice: str = "") -> int:
+    """Raise ``MemoryError`` before allocating if ``what`` (e.g. ``"two steps at N=60000,
+    ..."``) needs about ``nbytes`` and that exceeds ``budget``: a pair (bytes, what they are;
+    0 bytes: no check), by default ``$TWOSTEP_MAX_MEMORY`` if set, else the memory available
+    now. ``advice`` ends the message."""
+    if budget is None:
+        text = os.environ.get(LIMIT_ENV)
+        budget = ((int(parse_size(text, f"${LIMIT_ENV}")), f"${LIMIT_ENV}") if text
+                  else (available_memory(), "the memory available now"))
+        advice = (f"reduce N, n or d, use dtype=float32, or set ${LIMIT_ENV} if the estimate "
+                  f"is too cautious")
+    limit, source = budget
     if limit and nbytes > limit:
         raise MemoryError(f"{what} needs about {format_bytes(nbytes)}, but {source} is "
-                          f"{format_bytes(limit)}; reduce N, n or d, use dtype=float32, or set "
-                          f"${LIMIT_ENV} if the estimate is too cautious")
+                          f"{format_bytes(limit)}; {advice}")
     return int(nbytes)

@@ -150,24 +150,21 @@ def _line_samples(pixels: np.ndarray) -> np.ndarray:
     return np.vstack([pixels, (pixels[1:] + pixels[:-1]) / 2])
 
 
-def _sample_count(line) -> int:
-    """How many points of ``line`` are checked: its markers in view, or for a line without
-    markers its vertices and segment midpoints in view."""
+def _samples(line) -> np.ndarray:
+    """The points of ``line`` that are checked, in pixels: its markers in view, or for a line
+    without markers its vertices and segment midpoints in view."""
     mine = _points(line)
     mine = mine[_in_view(line.axes, mine)]
-    return len(mine) if _has_markers(line) else len(_line_samples(mine))
+    return mine if _has_markers(line) else _line_samples(mine)
 
 
 def _covered(under, over, fig) -> np.ndarray:
-    """Which of ``under``'s points in view (markers, or samples along a line without
-    markers) the later line ``over`` covers."""
+    """Which of ``under``'s :func:`_samples` the later line ``over`` covers."""
     from matplotlib.colors import same_color
 
     px_per_pt = fig.dpi / 72.0
-    mine = _points(under)
-    mine = mine[_in_view(under.axes, mine)]
-    theirs = _points(over)
-    none = np.zeros(_sample_count(under), bool)
+    mine, theirs = _samples(under), _points(over)
+    none = np.zeros(len(mine), bool)
     if not len(mine) or not len(theirs):
         return none
     if _has_markers(under):
@@ -190,7 +187,7 @@ def _covered(under, over, fig) -> np.ndarray:
             over.get_color(), under.get_color()):
         return none
     reach = max(0.5 * over.get_linewidth() * px_per_pt, _SLACK_PX)
-    return _distance_to_polyline(_line_samples(mine), theirs) <= reach
+    return _distance_to_polyline(mine, theirs) <= reach
 
 
 def hidden_series(fig, renderer=None) -> list[str]:
@@ -209,7 +206,7 @@ def hidden_series(fig, renderer=None) -> list[str]:
                 for line in lines:
                     later = [ln for ln in ax.lines if ln.get_visible()
                              and rank[id(ln)] > rank[id(line)] and owner.get(id(ln)) != name]
-                    covered = np.zeros(_sample_count(line), bool)
+                    covered = np.zeros(len(_samples(line)), bool)
                     seen += covered.size
                     for other in later:
                         hit = _covered(line, other, fig)
@@ -228,27 +225,31 @@ def hidden_series(fig, renderer=None) -> list[str]:
 
 def figure_defects(fig) -> list[str]:
     """Every tick-label collision and hidden series of ``fig`` (see the module's text)."""
-    from matplotlib.figure import Figure
-
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     with _rendered(fig) as renderer:
         return tick_collisions(fig, renderer) + hidden_series(fig, renderer)
 
 
-def register(shell) -> None:
+def register_figure_mime(shell, mime: str, method: str, func, returns=(str,)) -> None:
     """Have IPython's ``shell`` give every matplotlib Figure it displays (or myst-nb glues) a
-    ``MIME`` representation, ``{"defects": figure_defects(fig)}``, beside its images."""
+    ``mime`` representation, ``func(fig)`` (of a type in ``returns``), beside its images;
+    ``method`` names the formatter's print method."""
     from IPython.core.formatters import BaseFormatter
     from matplotlib.figure import Figure
     from traitlets import ObjectName, Unicode
 
-    class DefectsFormatter(BaseFormatter):
-        format_type = Unicode(MIME)
-        print_method = ObjectName("_repr_twostep_defects_")
-        _return_type = (dict,)
+    class Formatter(BaseFormatter):
+        format_type = Unicode(mime)
+        print_method = ObjectName(method)
+        _return_type = returns
 
     formatters = shell.display_formatter.formatters
-    if MIME not in formatters:
-        formatters[MIME] = DefectsFormatter(parent=shell.display_formatter)
-    formatters[MIME].for_type(Figure, lambda fig: {"defects": figure_defects(fig)})
+    if mime not in formatters:
+        formatters[mime] = Formatter(parent=shell.display_formatter)
+    formatters[mime].for_type(Figure, func)
+
+
+def register(shell) -> None:
+    """Give every figure ``shell`` displays its defects as ``MIME``,
+    ``{"defects": figure_defects(fig)}`` (:func:`register_figure_mime`)."""
+    register_figure_mime(shell, MIME, "_repr_twostep_defects_",
+                         lambda fig: {"defects": figure_defects(fig)}, (dict,))

@@ -1,25 +1,21 @@
 """The numbers behind a figure, as a tidy CSV: one row per plotted point, read from the
 matplotlib ``Figure`` itself, so the table holds exactly what the figure draws.
 
-:func:`figure_rows` walks every panel's artists: lines (``plot``, ``step``, markers), error
-bars (the point with its error lengths), bars and histogram bars, scatter points, filled
-polygons (``fill_between``, step histograms), reference lines and spans (``axhline``,
-``axvline``, ``axvspan``), the cells of a colour mesh (``pcolormesh``) and numbers written at
-data positions (``ax.text``). Empty legend proxies, invisible artists, colour bars, axis
-decorations and annotations placed in axes coordinates are not data and are left out. Each row
-names its panel (its number in the figure, and its title), the plotted quantities with
-their units (from the axis labels: a trailing ``(s)``, ``(GB)``, ... is the unit, anything else
-is dimensionless; ``(thousands)`` is a unit only where the data are in thousands, not where it
-describes the tick labels of data plotted as they are), its series (the legend label) and element (one drawn line, bar set,
-polygon, ...), and the width ``N`` and ``seed`` where the x axis is ``N`` or the series label
-or panel title states them (``N = 2000``, ``seed 3``).
+:func:`figure_rows` walks every panel's artists (the :data:`KINDS`: lines, markers and steps,
+error bars with their lengths, bars and histograms, scatter points, filled polygons,
+reference lines and spans, colour mesh cells, numbers written at data positions). Empty
+legend proxies, invisible artists, colour bars, axis decorations and annotations are left
+out. Each row names its panel (number and title), the plotted quantities with their units
+(an axis label's trailing ``(s)``, ``(GB)``, ...; ``(thousands)`` only where the data are in
+thousands, not where it describes the tick labels), its series (the legend label) and
+element (one drawn line, bar set, polygon, ...), and the width ``N`` and ``seed`` where the
+x axis is ``N`` or the series label or panel title states them (``N = 2000``, ``seed 3``).
 
 :func:`figure_csv` writes the rows; :func:`read_csv` reads them back and :func:`replot` draws
 them again, so a reader can replot a figure from the site's CSV (``tests/test_figure_data.py``
-checks that the replot draws the same points). :func:`register` makes every figure that a
-notebook displays or glues carry its CSV as a ``text/csv`` representation beside its SVG and
-PNG (``figures.use_book_style`` calls it); the book's build writes those to the site
-(``tools/figure_downloads.py``).
+checks the points). :func:`register` gives every figure a notebook displays or glues its CSV
+as ``text/csv`` beside its SVG and PNG (``figures.use_book_style``); the build writes those
+to the site (``tools/figure_downloads.py``).
 """
 
 from __future__ import annotations
@@ -31,7 +27,7 @@ import re
 
 import numpy as np
 
-from .figure_checks import MIME as _DEFECTS_MIME
+from .figure_checks import MIME as _DEFECTS_MIME, register_figure_mime
 
 #: The columns, in order. Rectangles (bars, spans, mesh cells) are ``x, y`` (lower left
 #: corner), ``width``, ``height``; error lengths are below and above the point.
@@ -61,19 +57,9 @@ _N_IN = re.compile(r"(?<![\w])N\s*=\s*(?:[a-z]\s*=\s*)*(\d[\d,]*)")
 _SEED_IN = re.compile(r"\bseed\s+(\d+)\b")
 
 
-def _check_figure(fig):
-    from matplotlib.figure import Figure
-
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
-    return fig
-
-
 def split_label(label: str) -> tuple[str, str]:
     """(quantity, unit) of an axis label: ``"$N$ (thousands)"`` gives ``("$N$", "thousands")``,
     ``"overlap (r.m.s.)"`` gives ``("overlap (r.m.s.)", "dimensionless")``."""
-    if not isinstance(label, str):
-        raise TypeError(f"label must be a string, got {type(label).__name__}")
     match = _UNIT.match(label)
     return (match.group(1), match.group(2)) if match else (label, DIMENSIONLESS)
 
@@ -96,17 +82,16 @@ def _ticks_are_scaled(axis, factor: float) -> bool:
     return np.allclose(shown, np.asarray(locs) / factor, rtol=1e-6)
 
 
-def _axis_label(ax, which: str) -> str:
-    label = ax.get_xlabel() if which == "x" else ax.get_ylabel()
-    if label:
-        return label
-    # A shared axis is often labelled on one panel only.
-    shared = ax.get_shared_x_axes() if which == "x" else ax.get_shared_y_axes()
-    for other in shared.get_siblings(ax):
-        label = other.get_xlabel() if which == "x" else other.get_ylabel()
-        if label:
-            return label
-    return ""
+def _name_unit(ax, which: str) -> tuple[str, str]:
+    """(quantity, unit) of the panel's ``which`` ("x" or "y") axis, from its label or, for a
+    shared axis labelled on one panel only, from a sibling's."""
+    shared = getattr(ax, f"get_shared_{which}_axes")().get_siblings(ax)
+    label = next(filter(None, (getattr(a, f"get_{which}label")() for a in [ax, *shared])), "")
+    name, unit = split_label(label)
+    # "(thousands)" of the tick labels, over data that are the quantity itself.
+    if unit in SCALES and _ticks_are_scaled(getattr(ax, f"{which}axis"), SCALES[unit]):
+        unit = DIMENSIONLESS
+    return name, unit
 
 
 def _panel_title(ax) -> str:
@@ -137,8 +122,14 @@ def _polygon_vertices(path) -> np.ndarray:
     vertices = np.asarray(path.vertices, dtype=float)
     if path.codes is None:
         return vertices
-    keep = ~np.isin(path.codes, (Path.CLOSEPOLY, Path.STOP))
-    return vertices[keep]
+    return vertices[~np.isin(path.codes, (Path.CLOSEPOLY, Path.STOP))]
+
+
+def _outline(xy, closed: bool) -> list[dict]:
+    """An outline's vertices as points, without a closed one's repeated first vertex."""
+    if closed and len(xy) > 1 and np.all(xy[0] == xy[-1]):
+        xy = xy[:-1]
+    return [{"x": x, "y": y} for x, y in xy]
 
 
 def _mesh_blocks(mesh):
@@ -171,19 +162,13 @@ def figure_rows(fig, *, strict: bool = False) -> list[dict]:
     from matplotlib.path import Path as MplPath
     from matplotlib.text import Annotation
 
-    _check_figure(fig)
     rows: list[dict] = []
     skipped: list[str] = []
     element = 0
     panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
     for index, ax in enumerate(panels):
         title, panel = _panel_title(ax), index + 1
-        (x_name, x_unit), (y_name, y_unit) = (split_label(_axis_label(ax, w)) for w in "xy")
-        # "(thousands)" of the tick labels, over data that are the quantity itself.
-        if x_unit in SCALES and _ticks_are_scaled(ax.xaxis, SCALES[x_unit]):
-            x_unit = DIMENSIONLESS
-        if y_unit in SCALES and _ticks_are_scaled(ax.yaxis, SCALES[y_unit]):
-            y_unit = DIMENSIONLESS
+        (x_name, x_unit), (y_name, y_unit) = _name_unit(ax, "x"), _name_unit(ax, "y")
         n_axis = bool(_N_AXIS.match(_plain(x_name).strip()))
         x_scale = SCALES.get(x_unit, 1.0)
         data, xaxis, yaxis = ax.transData, ax.get_xaxis_transform(), ax.get_yaxis_transform()
@@ -299,11 +284,9 @@ def figure_rows(fig, *, strict: bool = False) -> list[dict]:
             elif isinstance(coll, (PolyCollection, LineCollection)) and coll.get_transform() == data:
                 kind = "polyline" if isinstance(coll, LineCollection) else "polygon"
                 for path in coll.get_paths():
-                    vertices = _polygon_vertices(path)
-                    if kind == "polygon" and len(vertices) > 1 and np.all(vertices[0] == vertices[-1]):
-                        vertices = vertices[:-1]
-                    if len(vertices):
-                        add(_series(coll), kind, [{"x": x, "y": y} for x, y in vertices])
+                    points = _outline(_polygon_vertices(path), kind == "polygon")
+                    if points:
+                        add(_series(coll), kind, points)
             else:
                 skipped.append(f"panel {panel}: a {type(coll).__name__}")
 
@@ -329,11 +312,9 @@ def figure_rows(fig, *, strict: bool = False) -> list[dict]:
                     path = patch.get_path()
                     xy = _polygon_vertices(path)
                     closed = path.codes is not None and path.codes[-1] == MplPath.CLOSEPOLY
-                if closed and len(xy) > 1 and np.all(xy[0] == xy[-1]):
-                    xy = xy[:-1]
-                if len(xy):
-                    add(_series(patch), "polygon" if closed else "open polygon",
-                        [{"x": x, "y": y} for x, y in xy])
+                points = _outline(xy, closed)
+                if points:
+                    add(_series(patch), "polygon" if closed else "open polygon", points)
             else:
                 skipped.append(f"panel {panel}: a {type(patch).__name__}")
 
@@ -371,8 +352,6 @@ def figure_csv(fig) -> str:
 def read_csv(text: str) -> list[dict]:
     """Rows of a CSV written by :func:`figure_csv`, numbers as floats (``N``, ``seed``,
     ``element`` as ints), empty cells as ``None``."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be CSV text, got {type(text).__name__}")
     reader = csv.DictReader(io.StringIO(text))
     if tuple(reader.fieldnames or ()) != COLUMNS:
         raise ValueError(f"text must have the header {','.join(COLUMNS)}, got {reader.fieldnames}")
@@ -407,8 +386,6 @@ def replot(rows):
     from matplotlib.patches import Polygon, Rectangle
 
     rows = read_csv(rows) if isinstance(rows, str) else rows
-    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise TypeError("rows must be a list of row dicts (read_csv) or CSV text")
     panels: dict[int, list[dict]] = {}
     for row in sorted(rows, key=lambda r: r["panel"]):   # stable: elements keep their order
         panels.setdefault(row["panel"], []).append(row)
@@ -481,20 +458,9 @@ def replot(rows):
 
 
 def register(shell) -> None:
-    """Have IPython's ``shell`` give every matplotlib Figure it displays (or myst-nb glues) a
-    ``text/csv`` representation, :func:`figure_csv`, beside its images."""
-    from IPython.core.formatters import BaseFormatter
-    from matplotlib.figure import Figure
-    from traitlets import ObjectName, Unicode
-
-    class CSVFormatter(BaseFormatter):
-        format_type = Unicode("text/csv")
-        print_method = ObjectName("_repr_csv_")
-
-    formatters = shell.display_formatter.formatters
-    if "text/csv" not in formatters:
-        formatters["text/csv"] = CSVFormatter(parent=shell.display_formatter)
-    formatters["text/csv"].for_type(Figure, figure_csv)
+    """Give every figure ``shell`` displays its :func:`figure_csv` as ``text/csv``
+    (:func:`~twostep.pages.figure_checks.register_figure_mime`)."""
+    register_figure_mime(shell, "text/csv", "_repr_csv_", figure_csv)
 
 
 def same_points(rows_a, rows_b, rtol: float = 1e-12) -> list[str]:

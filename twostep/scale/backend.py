@@ -5,7 +5,8 @@ r"""Array backends: which library and device the simulations run on, and moving 
 SVD, synchronisation for timing, and the device's free memory. ``"auto"`` takes CuPy, then
 PyTorch, when an NVIDIA GPU is usable and numpy otherwise; asking for a backend that is not
 installed, or has no GPU, raises :class:`BackendUnavailable` (an ``ImportError``) saying how
-to install it. :func:`device_bytes` and :func:`check_fits` size a run before it allocates.
+to install it. :func:`device_bytes` sizes a run before it allocates; on the host,
+:func:`keep_freed_memory` lets a long run reuse the memory of its freed arrays.
 
 The simulations themselves are not here: the gradient and the steps
 (:mod:`twostep.model.network`, :mod:`twostep.model.steps`) and the exact terms
@@ -15,12 +16,13 @@ The simulations themselves are not here: the gradient and the steps
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import available_memory, check_choice, check_dtype, check_int, format_bytes
+from .._validation import available_memory, check_choice, check_dtype, check_int
 from ..model.network import block_elements
 
 BACKENDS = ("numpy", "cupy", "torch", "auto")
@@ -37,16 +39,8 @@ class BackendUnavailable(ImportError):
 
 @dataclass
 class Backend:
-    """An array namespace and how to reach its device.
-
-    Attributes
-    ----------
-    name : {"numpy", "cupy", "torch"}
-    xp : module
-        The namespace: ``numpy``, ``cupy`` or ``torch``.
-    device : str
-        ``"cpu"`` or ``"cuda"``.
-    """
+    """An array namespace ``xp`` (the module ``numpy``, ``cupy`` or ``torch``, by ``name``)
+    and its device, ``"cpu"`` or ``"cuda"``."""
 
     name: str
     xp: object
@@ -106,22 +100,15 @@ class Backend:
         return available_memory()
 
 
-def _import(name):
+def _gpu_backend(name) -> Backend:
     try:
-        return importlib.import_module(name)
+        xp = importlib.import_module(name)
     except ImportError as err:
         raise BackendUnavailable(
             f"backend {name!r} is not installed ({err}); install it with: {INSTALL[name]}, "
             f"or use backend='numpy'") from None
-
-
-def _gpu_backend(name) -> Backend:
-    xp = _import(name)
     try:
-        if name == "cupy":
-            ok = xp.cuda.runtime.getDeviceCount() > 0
-        else:
-            ok = bool(xp.cuda.is_available())
+        ok = xp.cuda.runtime.getDeviceCount() > 0 if name == "cupy" else xp.cuda.is_available()
     except Exception as err:  # a CUDA runtime error means: no usable device
         raise BackendUnavailable(f"backend {name!r} is installed but finds no usable NVIDIA GPU "
                                  f"({err}); use backend='numpy' or 'auto'") from None
@@ -139,16 +126,12 @@ def get_backend(name: str = "auto") -> Backend:
     :class:`BackendUnavailable` (an ``ImportError``) when the package or the GPU is absent.
     """
     check_choice(name, "backend", BACKENDS)
-    if name == "numpy":
-        return Backend("numpy", np, "cpu")
-    if name == "auto":
-        for candidate in ("cupy", "torch"):
-            try:
-                return _gpu_backend(candidate)
-            except BackendUnavailable:
-                continue
-        return Backend("numpy", np, "cpu")
-    return _gpu_backend(name)
+    if name != "auto":
+        return Backend("numpy", np, "cpu") if name == "numpy" else _gpu_backend(name)
+    for candidate in ("cupy", "torch"):
+        with contextlib.suppress(BackendUnavailable):
+            return _gpu_backend(candidate)
+    return Backend("numpy", np, "cpu")
 
 
 def device_bytes(N: int, n: int, d: int, batch: str, dtype=np.float64, terms: int = 0) -> int:
@@ -174,9 +157,26 @@ def _device_bytes(N, n, d, batch, dt, terms):
     return int(dt.itemsize * (3 * N * d + m * n * d + 3 * block_elements(N, n) + extra))
 
 
-def check_fits(bk: Backend, need: int, what: str) -> None:
-    """Raise ``MemoryError`` before anything is allocated if ``need`` bytes exceed ``bk``'s free memory."""
-    free = bk.memory_free()
-    if free and need > free:
-        raise MemoryError(f"{what} needs about {format_bytes(need)} on {bk.name}/{bk.device}, "
-                          f"which has {format_bytes(free)} free; reduce N, n or d")
+def keep_freed_memory() -> bool:
+    """Let this process reuse the memory of freed arrays instead of returning it to the system.
+
+    glibc gives every block over 32 MB its own ``mmap`` and unmaps it when freed, so each new
+    ``(N, N)`` array of an at-scale task starts on fresh pages, and the kernel zeroes and maps
+    them page by page. On the two-core VM of this project that cost the reuse task 1.2 s of
+    system time at N = 4000 (about two of its seven products' worth). Here large blocks come
+    from the heap, which is never trimmed below 2 GiB of free top, so a task's arrays land on
+    pages the task before it used: no page faults after the first task. Returns whether glibc
+    took the settings (False off glibc, where nothing changes). For long runs in one process
+    (``tools/at_scale.py``, ``benchmarks/bench_at_scale.py``), not for the library.
+    """
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError, TypeError):
+        return False
+    M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4          # glibc's malloc.h
+    return bool(mallopt(M_MMAP_MAX, 0)) and bool(mallopt(M_TRIM_THRESHOLD, 2 ** 31 - 1))

@@ -23,14 +23,11 @@ of all ``-g`` and ``-N`` is run for every seed); values are read as JSON when th
 are lists is given as one JSON list: ``-g 'settings=[[[0.4,0.25]],[[0.3,0.2]]]'``.
 
 The output (``-o``, default ``results/<experiment>.json``) holds the parameters, the
-seeds, the package version, the BLAS threads and one record per task; read it with
-:func:`twostep.read_results`. Every argument, grid value, seed range, the output path and the
-memory budget are checked before the first task. The file is rewritten atomically after
-every task: a run killed at any moment keeps its finished tasks, Ctrl-C (or SIGTERM) stops
-with one line, and ``--resume`` runs only the tasks the file lacks (refusing a file of
-another experiment, parameters or package version, naming the fields). An existing file is
-overwritten only with ``--force``. A result named like a parameter is stored under another
-name (two_steps' and first_step's ``top`` values as ``top_values``).
+seeds, the package version, the BLAS threads and one record per task (a result named like a
+parameter under another name: ``top_values``); :func:`twostep.read_results` reads it. Every
+argument, grid value, seed range, the output path and the memory budget are checked before
+the first task. The file is rewritten atomically after every task (Ctrl-C or SIGTERM stop
+with one line); ``--resume`` runs only the tasks it lacks, ``--force`` overwrites it.
 
 Serial and ``-j`` runs agree to rounding: joblib gives each worker ``cpu_count // jobs`` BLAS
 threads, and another thread count sums products in another order (about 1e-15 relative);
@@ -40,10 +37,13 @@ with ``OPENBLAS_NUM_THREADS=1`` they are identical. The file records the threads
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
+import signal
 import sys
+import threading
 import time
 from functools import partial
 
@@ -55,10 +55,8 @@ from .results import ResultsWriter, blas_threads
 from ..analysis.sweep import RESERVED, run_tasks
 
 SCHEDULER_ENV = "TWOSTEP_DASK_SCHEDULER"
-#: loky and dask run tasks in CPU worker processes; cupy and torch run them one after another
-#: on this machine's GPU, drawn and measured there (twostep.scale.device).
-BACKENDS = ("loky", "dask", "cupy", "torch")
-DEVICES = ("cupy", "torch")
+#: loky and dask run tasks in CPU worker processes, on this machine or on a Dask cluster.
+BACKENDS = ("loky", "dask")
 #: The most tasks (grid points times seeds) one command runs: a larger count is a typo.
 MAX_TASKS = 1_000_000
 
@@ -88,10 +86,8 @@ def parse_grid(items) -> dict:
     for item in items or []:
         key, text = _split(item, "--grid")
         value = _value(text)
-        if isinstance(value, list):
-            grid[key] = value
-        else:
-            grid[key] = [_value(v.strip()) for v in text.split(",") if v.strip()]
+        grid[key] = value if isinstance(value, list) else [
+            _value(v.strip()) for v in text.split(",") if v.strip()]
         if not grid[key]:
             raise ValueError(f"--grid {key} must list at least one value, got {text!r}")
     return grid
@@ -101,22 +97,17 @@ def parse_seeds(items) -> list[int]:
     """``["0:5"]`` -> ``[0, 1, 2, 3, 4]``; ``["3", "7"]`` -> ``[3, 7]``; seeds are integers in
     ``[0, 2**63)``, at most :data:`MAX_TASKS` of them, each once."""
     ranges = []
-    for item in items or ["0"]:
-        for part in str(item).split(","):
-            part = part.strip()
-            try:
-                if ":" in part:
-                    lo, hi = part.split(":")
-                    ranges.append((int(lo), int(hi)))
-                elif part:
-                    ranges.append((int(part), int(part) + 1))
-            except ValueError:
-                raise ValueError(f"--seeds must be integers >= 0 or ranges START:STOP, "
-                                 f"got {item!r}") from None
-            if ranges and (ranges[-1][0] < 0 or ranges[-1][1] > 2 ** 63):
-                raise ValueError(f"--seeds must lie in [0, 2**63), got {part!r}")
-            if ":" in part and ranges[-1][1] <= ranges[-1][0]:
-                raise ValueError(f"--seeds range START:STOP needs STOP > START, got {part!r}")
+    for part in (p.strip() for item in items or ["0"] for p in str(item).split(",") if p.strip()):
+        try:
+            lo, hi = map(int, part.split(":")) if ":" in part else (int(part), int(part) + 1)
+        except ValueError:
+            raise ValueError(f"--seeds must be integers >= 0 or ranges START:STOP, "
+                             f"got {part!r}") from None
+        if lo < 0 or hi > 2 ** 63:
+            raise ValueError(f"--seeds must lie in [0, 2**63), got {part!r}")
+        if hi <= lo:
+            raise ValueError(f"--seeds range START:STOP needs STOP > START, got {part!r}")
+        ranges.append((lo, hi))
     count = sum(hi - lo for lo, hi in ranges)
     if count > MAX_TASKS:
         raise ValueError(f"--seeds {' '.join(map(str, items))} gives {count} seeds; at most "
@@ -127,11 +118,6 @@ def parse_seeds(items) -> list[int]:
     if len(set(seeds)) != len(seeds):
         raise ValueError(f"--seeds lists a seed twice: {items!r}")
     return seeds
-
-
-def parse_bytes(text: str) -> float:
-    """``"16G"`` -> 17179869184; accepts K, M, G, T suffixes (binary) or plain bytes."""
-    return parse_size(text, "--max-memory")
 
 
 def _describe() -> str:
@@ -165,9 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, default=1,
                    help="worker processes on this machine (loky backend; default 1)")
     p.add_argument("--backend", choices=BACKENDS, default="loky",
-                   help="where tasks run: loky (worker processes on this machine), dask (a Dask "
-                        "distributed cluster), or cupy / torch (this machine's NVIDIA GPU; the "
-                        "spike and reuse experiments, drawn and measured on the device)")
+                   help="where tasks run: loky (worker processes on this machine) or dask (a "
+                        "Dask distributed cluster)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help=f"Dask scheduler address, e.g. tcp://host:8786, or 'local' for a "
                         f"LocalCluster (default: ${SCHEDULER_ENV})")
@@ -182,34 +167,35 @@ def build_parser() -> argparse.ArgumentParser:
                         "refused)")
     p.add_argument("--max-memory", default=None, metavar="SIZE",
                    help="memory budget per machine, e.g. 64G (default: the memory available now)")
-    prog = p.add_mutually_exclusive_group()
-    prog.add_argument("--progress", dest="progress", action="store_true", default=None,
-                      help="always show a progress bar")
-    prog.add_argument("--no-progress", dest="progress", action="store_false",
-                      help="never show a progress bar (default: only at a terminal)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="always (or never) show a progress bar (default: only at a terminal)")
     p.add_argument("--version", action="version", version=f"twostep {__version__}")
     return p
 
 
-def _dask_client(address):
+def _on_dask(address) -> contextlib.ExitStack:
+    """A context in which joblib runs tasks on the Dask cluster at ``address`` (``"local"``: a
+    LocalCluster of two workers on this machine), closed with it."""
+    import joblib
     try:
         from distributed import Client, LocalCluster
     except ImportError:
         raise ImportError("--backend dask needs dask.distributed: "
                           "pip install 'dask[distributed]'") from None
+    stack = contextlib.ExitStack()
     if address == "local":
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                               dashboard_address=None)
-        return Client(cluster), cluster
-    return Client(address), None
+        address = stack.enter_context(LocalCluster(n_workers=2, threads_per_worker=1,
+                                                   processes=False, dashboard_address=None))
+    stack.enter_context(Client(address))
+    stack.enter_context(joblib.parallel_config(backend="dask"))
+    return stack
 
 
 def _merged(old: dict, new: dict) -> dict:
     # The grid of a resumed file: its values, then this run's new ones, per key.
     out = {k: list(v) for k, v in old.items()}
     for k, values in new.items():
-        have = out.setdefault(k, [])
-        have += [v for v in values if v not in have]
+        out[k] = out.get(k, []) + [v for v in values if v not in out.get(k, [])]
     return out
 
 
@@ -232,9 +218,6 @@ def plan(args):
     if args.sizes:
         if "N" in grid:
             raise ValueError("N is given by both -N and --grid N=...; give it once")
-        bad = [N for N in args.sizes if N < 1]
-        if bad:
-            raise ValueError(f"-N must list integers >= 1, got {bad[0]}")
         grid = {"N": args.sizes, **grid}
     for key in RESERVED:
         if key in params or key in grid:
@@ -248,7 +231,7 @@ def plan(args):
     seeds = parse_seeds(args.seeds)
     if args.jobs < 1:
         raise ValueError(f"--jobs must be an integer >= 1, got {args.jobs}")
-    max_memory = None if args.max_memory is None else parse_bytes(args.max_memory)
+    max_memory = None if args.max_memory is None else parse_size(args.max_memory, "--max-memory")
     from itertools import product
     from math import prod
     count = prod(len(v) for v in grid.values()) * len(seeds)
@@ -259,9 +242,6 @@ def plan(args):
     full = [experiment_params(exp.name, t) for t in tasks]
     for task, p in zip(tasks, full):
         check_task(exp.name, p, given=task)
-    if args.backend in DEVICES:
-        for p in full:
-            exp.device_params(p)
     out = args.output or os.path.join("results", f"{exp.name}.json")
     if not args.output:
         # Only the default folder is created: a typo in -o should not make a new tree.
@@ -272,8 +252,6 @@ def plan(args):
         if not (args.scheduler or os.environ.get(SCHEDULER_ENV)):
             raise ValueError(f"--backend dask needs --scheduler ADDRESS (or ${SCHEDULER_ENV}); "
                              "use --scheduler local for a LocalCluster on this machine")
-    elif args.backend in DEVICES:
-        need = None   # twostep.scale.device checks the device's memory before it allocates
     else:
         need = check_memory(exp.name, full, min(args.jobs, len(full) * len(seeds)), max_memory)
     effective = {k: v for k, v in full[0].items() if k not in grid}
@@ -289,10 +267,9 @@ def run(args) -> dict:
                            identity={"backend": args.backend}, grid_keys=list(grid))
     args.writer = writer
     old = writer.previous
-    todo = [(task, seed) for task in tasks for seed in seeds]
     done = writer.done()
-    remaining = [(t, s) for t, s in todo if writer.task({**t, "seed": s}) not in done]
-    args.total, args.remaining = len(todo), len(remaining)
+    remaining = [(t, s) for t in tasks for s in seeds
+                 if writer.task({**t, "seed": s}) not in done]
     commands = list(old.get("commands", [old["command"]] if old.get("command") else []))
     commands.append(getattr(args, "command", None))
     grid_all = _merged(old.get("grid", {}), grid)
@@ -303,16 +280,15 @@ def run(args) -> dict:
              for i, (values, s) in enumerate(product(product(*grid_all.values()), seeds_all))}
     before = float(old.get("elapsed", 0.0))
     start = time.perf_counter()
-    extra = {"environment": {}}
-    if args.backend == "loky" and remaining:
-        extra["environment"]["worker_blas_threads"] = _worker_threads(min(args.jobs, len(remaining)))
+    env = ({"worker_blas_threads": _worker_threads(min(args.jobs, len(remaining)))}
+           if args.backend == "loky" and remaining else {})
 
-    def save(complete, **meta):
+    def save(complete):
         writer.save(grid=grid_all, seeds=seeds_all,
                     order=lambda r: (0, index[writer.task(r)]) if writer.task(r) in index else (1, 0),
                     backend=args.backend, jobs=args.jobs,
                     elapsed=before + time.perf_counter() - start, estimated_bytes=need,
-                    command=commands[-1], commands=commands, complete=complete, **extra, **meta)
+                    command=commands[-1], commands=commands, complete=complete, environment=env)
 
     def checkpoint(record):
         writer.add(record)
@@ -321,54 +297,15 @@ def run(args) -> dict:
     # Before the first task: the file exists (a second run is refused) and is writable; with
     # no record yet it still reads and resumes (its grid and seeds are this run's plan).
     save(False)
-    if args.backend in DEVICES:
-        _run_on_device(args, exp, remaining, checkpoint, extra)
-    elif args.backend == "dask":
-        import joblib
-        client, cluster = _dask_client(args.scheduler or os.environ.get(SCHEDULER_ENV))
-        try:
-            with joblib.parallel_config(backend="dask"):
-                run_tasks(_label(exp), remaining, n_jobs=max(2, args.jobs),
-                          progress=args.progress, on_record=checkpoint)
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-    else:
-        run_tasks(_label(exp), remaining, n_jobs=args.jobs, progress=args.progress,
-                  on_record=checkpoint)
+    task = partial(run_task, exp.name)
+    task.__name__ = exp.name  # the progress bar's label
+    dask, address = args.backend == "dask", args.scheduler or os.environ.get(SCHEDULER_ENV)
+    with _on_dask(address) if dask else contextlib.nullcontext():
+        run_tasks(task, remaining, n_jobs=max(2, args.jobs) if dask else args.jobs,
+                  progress=args.progress, on_record=checkpoint)
     save(True)
     return {"path": out, "tasks": len(remaining), "records": len(writer.records),
             "elapsed": time.perf_counter() - start}
-
-
-def _label(exp):
-    func = partial(run_task, exp.name)
-    func.__name__ = exp.name  # the progress bar's label
-    return func
-
-
-def _run_on_device(args, exp, remaining, checkpoint, extra) -> None:
-    """Every remaining task in turn on the GPU; a size that cannot fit stops the run before
-    it allocates (MemoryError from twostep.scale.device)."""
-    from .backend import get_backend
-
-    bk = get_backend(args.backend)
-    extra["device"] = bk.device_name()
-    for task, seed in remaining:
-        full = exp.device_params(experiment_params(exp.name, task))
-        t0 = time.perf_counter()
-        result = exp.device(bk, seed=seed, **full)
-        bk.synchronize()
-        result = {exp.renames.get(k, k): v for k, v in result.items()}
-        clash = sorted(set(result) & (set(task) | {"seed", "wall_s"}))
-        if clash:
-            raise ValueError(f"experiment {exp.name!r} on the device returned result(s) {clash} "
-                             f"named like its parameters")
-        record = {**task, "seed": seed, "wall_s": time.perf_counter() - t0, **result}
-        checkpoint(record)
-        print(f"{exp.name} {task} seed {seed}: {record['wall_s']:.1f} s",
-              file=sys.stderr, flush=True)
 
 
 #: Options whose value may start with "-" (a negative number is then reported as out of range,
@@ -377,22 +314,16 @@ _VALUED = ("-s", "--seeds", "--max-memory", "-j", "--jobs", "-N", "--N")
 
 
 def _join_negative(argv: list[str]) -> list[str]:
-    out, i = [], 0
-    while i < len(argv):
-        a = argv[i]
-        if (a in _VALUED and i + 1 < len(argv) and argv[i + 1][:1] == "-"
-                and argv[i + 1][1:2].isdigit()):
-            out.append(f"{a}={argv[i + 1]}")
-            i += 2
-            continue
-        out.append(a)
-        i += 1
+    out = []
+    for a in argv:
+        if out and out[-1] in _VALUED and a[:1] == "-" and a[1:2].isdigit():
+            out[-1] += "=" + a
+        else:
+            out.append(a)
     return out
 
 
 def main(argv=None) -> int:
-    import signal
-
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(_join_negative(argv))
@@ -403,10 +334,9 @@ def main(argv=None) -> int:
     if not args.experiment:
         parser.error(f"give an experiment: one of {', '.join(EXPERIMENTS)} (or --list)")
 
-    def stop(signum, frame):
-        raise KeyboardInterrupt
     # SIGTERM (a scheduler's stop, kill) is handled as Ctrl-C: the finished tasks are in the file.
-    previous = signal.signal(signal.SIGTERM, stop) if _main_thread() else None
+    previous = (signal.signal(signal.SIGTERM, signal.default_int_handler)
+                if threading.current_thread() is threading.main_thread() else None)
     try:
         summary = run(args)
     except KeyboardInterrupt:
@@ -415,9 +345,7 @@ def main(argv=None) -> int:
             parser.exit(130, f"{parser.prog}: interrupted before the first task; nothing written\n")
         parser.exit(130, f"{parser.prog}: interrupted: {len(writer.records)} record(s) saved in "
                          f"{writer.path}; the same command with --resume runs the rest\n")
-    except FileExistsError as err:
-        parser.exit(2, f"{parser.prog}: error: {err}\n")
-    except (ValueError, TypeError, MemoryError, ImportError) as err:
+    except (FileExistsError, ValueError, TypeError, MemoryError, ImportError) as err:
         parser.exit(2, f"{parser.prog}: error: {err}\n")
     finally:
         if previous is not None:
@@ -425,8 +353,3 @@ def main(argv=None) -> int:
     print(f"wrote {summary['tasks']} new record(s), {summary['records']} in all, to "
           f"{summary['path']} in {summary['elapsed']:.1f} s", file=sys.stderr)
     return 0
-
-
-def _main_thread() -> bool:
-    import threading
-    return threading.current_thread() is threading.main_thread()

@@ -29,14 +29,14 @@ import math
 
 import numpy as np
 
-from .._validation import (check_alpha_pairs, check_choice, check_dtype_name, check_int,
-                           check_real, check_steps, check_type)
+from .._validation import (check_alpha_pairs, check_choice, check_dtype_name, check_fits,
+                           check_int, check_real, check_steps, check_type)
 from ..analysis.decomposition import (RankOne, _first_step_spike, _pre_activations,
                                       _second_step_terms, _signal_part, _term, weighted_direction)
 from ..model.activations import PolynomialActivation, as_activation, host_array, namespace
 from ..model.steps import BATCHES, Problem, TwoStepRun, _draw_problem, _two_steps
 from ..model.targets import Teacher, target_links
-from .backend import Backend, _device_bytes, check_fits, get_backend
+from .backend import Backend, _device_bytes, get_backend
 from ..analysis.lanczos import array_dtype, block_lanczos, top_singular_on  # noqa: F401 (its API)
 
 
@@ -51,10 +51,8 @@ def _normal(bk: Backend, seed: int, dtype):
         gen = torch.Generator(device=bk.device).manual_seed(seed)
         tdt = {np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64}[dtype]
         return lambda shape: torch.randn(shape, generator=gen, device=bk.device, dtype=tdt)
-    if bk.name == "cupy":
-        gen = bk.xp.random.default_rng(seed)
-        return lambda shape: gen.standard_normal(shape, dtype=dtype)
-    raise ValueError(f"backend must be 'cupy' or 'torch' for device draws, got {bk.name!r}")
+    gen = bk.xp.random.default_rng(seed)     # CuPy's generator
+    return lambda shape: gen.standard_normal(shape, dtype=dtype)
 
 
 def draw_problem_on(backend, N: int, n: int, d: int, target, batch: str, seed: int,
@@ -111,10 +109,8 @@ def to_host(problem: Problem, backend) -> Problem:
     """The same problem with every array copied to numpy (the reused batch stays shared)."""
     bk = _backend(backend)
     W0, a, X1, y1 = (bk.to_numpy(x) for x in (problem.W0, problem.a, problem.X1, problem.y1))
-    if problem.X2 is problem.X1:
-        X2, y2 = X1, y1
-    else:
-        X2, y2 = bk.to_numpy(problem.X2), bk.to_numpy(problem.y2)
+    reused = problem.X2 is problem.X1
+    X2, y2 = (X1, y1) if reused else (bk.to_numpy(problem.X2), bk.to_numpy(problem.y2))
     return Problem(problem.teacher, W0, a, X1, y1, X2, y2)
 
 
@@ -129,8 +125,11 @@ def _scaled_into(out, x, c: float):
             out *= c
 
 
-def _device(x):
-    return getattr(x, "device", None)
+def _like(xp, x: np.ndarray, W):
+    """The host array ``x`` in ``W``'s library and dtype, on ``W``'s device."""
+    x = xp.asarray(x.astype(array_dtype(W)))
+    device = getattr(W, "device", None)
+    return x if xp is np or device is None else xp.asarray(x, device=device)
 
 
 def _cos(xp, x, y) -> float:
@@ -138,8 +137,15 @@ def _cos(xp, x, y) -> float:
     return abs(float(xp.sum(x * y))) / (nx * ny) if nx > 0 and ny > 0 else 0.0
 
 
-def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
-               iterations: int = 100, oversample: int = 2, tol: float | None = None) -> dict:
+#: Columns beyond ``n_top`` in the blocks of a grid's spectra (:func:`measure_on`,
+#: :func:`count_on`). The terms' top-1 spectra run single-vector Lanczos: on two CPU cores a
+#: pass over ``M`` with one vector (a matrix-vector product) costs a quarter of a pass with nine.
+GRID_OVERSAMPLE = 2
+#: The most Lanczos blocks per spectrum of :func:`count_on` (elsewhere top_singular_on's 100).
+COUNT_ITERATIONS = 200
+
+
+def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6) -> dict:
     r"""The exact terms of one draw and the outlier count over a step-size grid, on ``run``'s device.
 
     Parameters
@@ -153,18 +159,11 @@ def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
     margin : float
         Outliers are singular values above :math:`(1+\text{margin})(1+\sqrt{N/d})`.
     n_top : int
-        Singular values computed per grid point (a count equal to ``n_top`` means "at least").
-    iterations : int
-        Of :func:`top_singular_on`: the most blocks per spectrum.
-    oversample : int
-        Of :func:`top_singular_on`, for the grid's blocks (``n_top + oversample`` columns). The
-        terms' top-1 spectra run single-vector Lanczos: on two CPU cores a pass over ``M`` with
-        one vector (a matrix-vector product) costs a quarter of a pass with nine.
-    tol : float, optional
-        Of :func:`top_singular_on`, for the terms. The remainder :math:`T_k - S_k` starts
-        from the block of :math:`T_k`, and each grid point from the block of the one before
-        (the points share :math:`W_0` and the terms, so their top subspaces are close); a grid
-        point stops by the count's test (``above`` of :func:`top_singular_on`).
+        Singular values computed per grid point (a count equal to ``n_top`` means "at least"),
+        by :func:`top_singular_on` with :data:`GRID_OVERSAMPLE` more columns. The remainder
+        :math:`T_k - S_k` starts from the block of :math:`T_k`, and each grid point from the
+        block of the one before (the points share :math:`W_0` and the terms, so their top
+        subspaces are close); a grid point stops by the count's test (``above``).
 
     Returns
     -------
@@ -182,26 +181,21 @@ def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6,
     check_type(run, "run", TwoStepRun, "a TwoStepRun")
     if not isinstance(run.activation, PolynomialActivation):
         raise TypeError("measure_on needs a PolynomialActivation (exact terms)")
-    return _measure_on(run, *_measure_options(min(run.W0.shape), grid, margin, n_top, iterations,
-                                              oversample, tol))
+    return _measure_on(run, *_measure_options(min(run.W0.shape), grid, margin, n_top))
 
 
-def _measure_options(m, grid=(), margin=0.05, n_top=6, iterations=100, oversample=2, tol=None):
+def _measure_options(m, grid=(), margin=0.05, n_top=6):
     # measure_on's options, checked; m = min(N, d) bounds n_top.
     n_top = check_int(n_top, "n_top")
     if n_top > m:
         raise ValueError(f"n_top must be in [1, min(N, d)] = [1, {m}], got {n_top}")
-    return (check_alpha_pairs(grid, "grid"), check_real(margin, "margin", low=0.0), n_top,
-            check_int(iterations, "iterations", 0), check_int(oversample, "oversample", 0),
-            None if tol is None else check_real(tol, "tol", low=0.0))
+    return check_alpha_pairs(grid, "grid"), check_real(margin, "margin", low=0.0), n_top
 
 
-def _measure_on(run, grid, margin, n_top, iterations, oversample, tol):
+def _measure_on(run, grid, margin, n_top):
     xp, W0 = namespace(run.W0)
     N, d = W0.shape
-    beta = xp.asarray(run.teacher.directions[0].astype(array_dtype(W0)))
-    if xp is not np and _device(W0) is not None:
-        beta = xp.asarray(beta, device=_device(W0))
+    beta = _like(xp, run.teacher.directions[0], W0)
     keys = ("top", "signal", "residual", "left", "right", "beta", "scale")
     out = {key: np.zeros(run.activation.degree) for key in keys}
     terms = _second_step_terms(run)     # T_0 .. T_{L-1} at the run's steps eta1, eta2
@@ -209,13 +203,12 @@ def _measure_on(run, grid, margin, n_top, iterations, oversample, tol):
         # The book's corrected spike S_k^corr (chapter *Two steps*): for a reused batch "auto"
         # is the reuse-aware kind, so this is its corrected part; orders 0 and 1 are unchanged.
         S = _signal_part(run, k, "auto", True)
-        sv, U, V, block, _ = block_lanczos(T, 1, iterations, tol=tol)
+        sv, U, V, block, _ = block_lanczos(T, 1)
         out["top"][k], out["signal"][k] = sv[0], S.value
         out["left"][k] = _cos(xp, U[:, 0], S.left)
         out["right"][k] = _cos(xp, V[:, 0], S.right)
         out["beta"][k] = _cos(xp, V[:, 0], beta)
-        out["residual"][k] = block_lanczos(T, 1, iterations, vectors=False,
-                                           minus=(S.value, S.left, S.right), tol=tol,
+        out["residual"][k] = block_lanczos(T, 1, vectors=False, minus=(S.value, S.left, S.right),
                                            start=block.T)[0][0]
         out["scale"][k] = run.eta2 * run.eta1 ** k
     c1, c2 = run.eta1 / N ** run.params["alpha1"], run.eta2 / N ** run.params["alpha2"]
@@ -223,7 +216,7 @@ def _measure_on(run, grid, margin, n_top, iterations, oversample, tol):
     counts, block = [], None
     etas = [(float(c1 * N ** a1), float(c2 * N ** a2)) for a1, a2 in grid]
     for W2 in _rescaled_W2(run, terms, etas):
-        top, _, _, block, _ = block_lanczos(W2, n_top, iterations, oversample, vectors=False,
+        top, _, _, block, _ = block_lanczos(W2, n_top, oversample=GRID_OVERSAMPLE, vectors=False,
                                             above=edge, start=None if block is None else block.T)
         counts.append(int(np.sum(top > edge)))
     out["grid_count"] = np.array(counts, dtype=int)
@@ -284,7 +277,8 @@ def run_two_steps_on(backend, N: int, n: int, d: int, activation, target, steps,
     N, n, d, target, batch, seed, noise, dt = _checked_draw(N, n, d, target, batch, seed, noise,
                                                             dtype)
     need = _device_bytes(N, n, d, batch, dt, check_int(terms, "terms", 0))
-    check_fits(bk, need, f"two steps at N={N}, n={n}, d={d} ({dt.name}, {batch} batch)")
+    check_fits(need, f"two steps at N={N}, n={n}, d={d} ({dt.name}, {batch} batch) on "
+               f"{bk.name}/{bk.device}", (bk.memory_free(), "its free memory"), "reduce N, n or d")
     return _two_steps(_draw_problem_on(bk, N, n, d, target, batch, seed, noise, dt), activation,
                       steps, False)
 
@@ -313,8 +307,7 @@ def count_points(N: int, settings, kappas=(0.2,), extra_kappas=(), extra_max_N: 
 
 def count_on(backend, N: int, batch: str, activation="poly4", target="he1", c: float = 0.2,
              ref=(0.4, 0.25), settings=(), kappas=(0.2,), extra_kappas=(), extra_max_N: int = 0,
-             margin: float = 0.05, n_top: int = 8, seed: int = 0, dtype="float32",
-             iterations: int = 200) -> dict:
+             margin: float = 0.05, n_top: int = 8, seed: int = 0, dtype="float32") -> dict:
     r"""The outliers of :math:`W_2` against its own bulk edge at chosen step sizes, one draw
     (:math:`N = n = d`), on the device.
 
@@ -348,11 +341,7 @@ def count_on(backend, N: int, batch: str, activation="poly4", target="he1", c: f
     if not len(pts) or np.any((pts[:, 1:] < 0) | (pts[:, 1:] >= 0.5)) or np.any(pts[:, 0] <= 0):
         raise ValueError("settings must be (alpha1, alpha2) pairs in [0, 1/2) and kappas > 0, "
                          f"at least one point; got {pts.tolist()}")
-    margin = check_real(margin, "margin", low=0.0)
-    n_top = check_int(n_top, "n_top")
-    if n_top > N:
-        raise ValueError(f"n_top must be in [1, N] = [1, {N}], got {n_top}")
-    iterations = check_int(iterations, "iterations", 0)
+    _, margin, n_top = _measure_options(check_int(N, "N"), (), margin, n_top)
     run = run_two_steps_on(bk, N, N, N, act, target, ((c, ref[0]), (c, ref[1])), batch, seed,
                            dtype=dtype, terms=L)
     xp, W0 = namespace(run.W0)
@@ -362,10 +351,7 @@ def count_on(backend, N: int, batch: str, activation="poly4", target="he1", c: f
         1.0 / (run.eta2 * run.eta1 ** k)) for k in range(L)]
     R_L, R_R, theta = spike_core([RankOne(p.value, host_array(p.left), host_array(p.right))
                                   for p in parts])
-    a = host_array(run.a).astype(np.float64)
-    Q = power_basis(a, L).astype(array_dtype(W0))
-    if xp is not np:
-        Q = xp.asarray(Q, device=_device(W0)) if _device(W0) is not None else xp.asarray(Q)
+    Q = _like(xp, power_basis(host_array(run.a).astype(np.float64), L), W0)
     etas = [(k * N ** a1, k * N ** a2) for k, a1, a2 in pts]
     raw_edge = 1 + math.sqrt(N / N)
     out = {"points": pts, "edge_own": np.zeros(len(pts)), "count_own": np.zeros(len(pts), int),
@@ -377,13 +363,13 @@ def count_on(backend, N: int, batch: str, activation="poly4", target="he1", c: f
     for i, W2 in enumerate(_rescaled_W2(run, terms, etas)):
         # The own edge is a value inside a bulk: its value test, not the residual's.
         edge, _, _, edge_block, _ = block_lanczos(
-            W2, 1, iterations, vectors=False, tol=1e-5, project=Q,
+            W2, 1, COUNT_ITERATIONS, vectors=False, tol=1e-5, project=Q,
             start=None if edge_block is None else edge_block.T)
         out["edge_own"][i] = edge[0]
         for key, threshold in (("count_own", (1 + margin) * edge[0]),
                                ("count_raw", (1 + margin) * raw_edge)):
-            top, _, _, block, _ = block_lanczos(W2, n_top, iterations, 2, vectors=False,
-                                                above=threshold,
+            top, _, _, block, _ = block_lanczos(W2, n_top, COUNT_ITERATIONS, GRID_OVERSAMPLE,
+                                                vectors=False, above=threshold,
                                                 start=None if block is None else block.T)
             out[key][i] = int(np.sum(top > threshold))
             if key == "count_own":
@@ -401,8 +387,8 @@ def _memorised(xp, X, Vt):
 
 
 def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float = 0.2,
-             alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25, term: int | None = 2,
-             top: int = 8, seed: int = 0, dtype="float32", iterations: int = 100) -> dict:
+             alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25, term: int = 2,
+             top: int = 8, seed: int = 0, dtype="float32") -> dict:
     r"""The reuse experiment on the device (:math:`N = n = d`): where the learned directions point.
 
     The same quantities as :func:`twostep.experiments.reuse.reuse_experiment` (without its
@@ -424,15 +410,13 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
     bk = _backend(backend)
     activation = as_activation(activation)
     L = activation.degree or 0
-    if term is not None:
-        term = check_int(term, "term", 0)
-        if term > L - 1:
-            raise ValueError(f"term must be in [0, L-1] = [0, {L - 1}] for a degree-{L} "
-                             f"activation, got {term}")
+    term = check_int(term, "term", 0)
+    if term > L - 1:
+        raise ValueError(f"term must be in [0, L-1] = [0, {L - 1}] for a degree-{L} activation, "
+                         f"got {term}")
     top = check_int(top, "top")
     if top > N:
         raise ValueError(f"top must be in [1, N] = [1, {N}], got {top}")
-    iterations = check_int(iterations, "iterations", 0)
     run = run_two_steps_on(bk, N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)),
                            batch, seed, dtype=dtype, terms=1)
     xp = namespace(run.W0)[0]
@@ -440,26 +424,24 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
     s = run.X2 @ run.v
     U = [bk.to_numpy(weighted_direction(run.X2, run.y2, s ** k)) for k in range(L)]
     out = {"signal": overlaps(np.array(U, dtype=float), B)}
-    if term is not None:
-        out["signal_reuse"] = overlaps(bk.to_numpy(_signal_part(run, term, "auto", False).right)
-                                       .astype(float), B)[0]
-        pre = _pre_activations(run)      # P and Delta once, for T_k and its projection
-        T = _term(run, term, *pre)
-        sv, _, V, _, _ = block_lanczos(T, 1, iterations)
-        Vt = V.T
-        del T
-        out["term_value"] = float(sv[0])
-        out["term_overlap"] = overlaps(bk.to_numpy(Vt).astype(float), B)[0]
-        memo, J = _memorised(xp, run.X2, Vt)
-        out["term_memorisation"] = float(memo[0])
-        out["term_input_overlap"] = overlaps(bk.to_numpy(run.X2[int(J[0])]).astype(float), B)[0]
-        # One sign vector per seed, from its own stream: the same for both batches of a pair.
-        signs = np.random.default_rng([seed, 1]).choice([-1.0, 1.0], size=N)
-        proj = projected_alignment(run, term, signs=bk.asarray(signs.astype(np.dtype(dtype))),
-                                   pre=pre)
-        del pre
-        out.update({f"projected_{key}": value for key, value in proj.items()})
-    sv, _, V, _, _ = block_lanczos(run.W2, top, iterations)
+    out["signal_reuse"] = overlaps(bk.to_numpy(_signal_part(run, term, "auto", False).right)
+                                   .astype(float), B)[0]
+    pre = _pre_activations(run)      # P and Delta once, for T_k and its projection
+    T = _term(run, term, *pre)
+    sv, _, V, _, _ = block_lanczos(T, 1)
+    Vt = V.T
+    del T
+    out["term_value"] = float(sv[0])
+    out["term_overlap"] = overlaps(bk.to_numpy(Vt).astype(float), B)[0]
+    memo, J = _memorised(xp, run.X2, Vt)
+    out["term_memorisation"] = float(memo[0])
+    out["term_input_overlap"] = overlaps(bk.to_numpy(run.X2[int(J[0])]).astype(float), B)[0]
+    # One sign vector per seed, from its own stream: the same for both batches of a pair.
+    signs = np.random.default_rng([seed, 1]).choice([-1.0, 1.0], size=N)
+    proj = projected_alignment(run, term, signs=bk.asarray(signs.astype(np.dtype(dtype))), pre=pre)
+    del pre
+    out.update({f"projected_{key}": value for key, value in proj.items()})
+    sv, _, V, _, _ = block_lanczos(run.W2, top)
     Vt = V.T
     memo, J = _memorised(xp, run.X2, Vt)
     V = bk.to_numpy(Vt).astype(float)

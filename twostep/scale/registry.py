@@ -1,16 +1,8 @@
 r"""The book's experiments by name, their defaults, and a memory check before they run.
 
-A registry maps a name to an existing experiment routine of the package, so that
-``python -m twostep`` (:mod:`twostep.cli`) and a chapter run the same code:
-
-=============  ==============================================================
-``two_steps``  :func:`twostep.experiments.spikes.two_step_spectrum`: the top singular
-               values of :math:`W_2` and the overlaps of their right vectors with :math:`\beta^*`
-``first_step`` :func:`twostep.first_step_diagnostics`
-``spike``      :func:`twostep.spike_experiment`
-``reuse``      :func:`twostep.reuse_experiment`
-``payoff``     :func:`twostep.payoff_experiment`
-=============  ==============================================================
+:data:`EXPERIMENTS` maps a name (``two_steps``, ``first_step``, ``spike``, ``reuse``,
+``payoff``) to an existing experiment routine of the package, with a one-line summary, so
+that ``python -m twostep`` (:mod:`twostep.scale.cli`) and a chapter run the same code.
 
 Every experiment has one signature, ``func(rng, *, N, ..., activation, target, batch,
 c1, alpha1, c2, alpha2, ...)``: a generator, then keywords only, with activations and links
@@ -41,24 +33,20 @@ from typing import Callable
 
 import numpy as np
 
-from .._validation import (available_memory, check_dtype_name, check_int, check_real,
-                           format_bytes)
+from .._validation import (available_memory, check_alpha, check_alpha_pairs, check_choice,
+                           check_dtype_name, check_fits, check_int, check_pairs, check_real)
 from ..experiments.first_step import first_step_diagnostics
 from ..experiments.readout import payoff_experiment
 from ..experiments.reuse import reuse_experiment
 from ..experiments.spikes import spike_experiment, two_step_spectrum
-from .device import reuse_on, spike_on
+from ..model.activations import as_activation
+from ..model.targets import target_links
 
 
 @dataclass(frozen=True)
 class Experiment:
-    """A registered experiment: the routine, its defaults and its memory footprint.
-
-    Every routine has the package's one experiment signature,
-    ``func(rng, *, N, ..., activation, target, batch, c1, alpha1, c2, alpha2, ...)``
-    (keyword-only after the generator), and returns one run as a dict of named columns,
-    so the registry calls it as it is.
-    """
+    """A registered experiment: the routine (of the one experiment signature, called as it
+    is), its defaults and its memory footprint."""
 
     name: str
     func: Callable
@@ -67,11 +55,6 @@ class Experiment:
     #: Number of N x d arrays and of n x d arrays held at the peak (see the module docstring).
     wide: float = 6.0
     tall: float = 2.0
-    #: ``device(backend, seed=..., **params)``: the same experiment drawn and measured on a GPU
-    #: (:mod:`twostep.scale.device`), or ``None`` if there is no device path.
-    device: Callable | None = None
-    #: Parameters the device path does not have; they must keep their defaults there.
-    host_only: tuple = ()
     #: Result keys stored under another name, because the routine returns a column named
     #: like one of its parameters (``top``: the count asked for, and the values found). A
     #: record holds a task's parameters and results side by side, so no result may take a
@@ -87,39 +70,12 @@ class Experiment:
                              f"a parameter's name")
 
     def parameters(self) -> dict:
-        """Every keyword the experiment accepts, with its effective default.
-
-        Read from the routine's signature, then updated with the registered defaults; a
-        keyword without any default maps to :data:`REQUIRED`.
-        """
-        out = {name: REQUIRED if par.default is par.empty else par.default
-               for name, par in inspect.signature(self.func).parameters.items()
+        """Every keyword the experiment accepts, with its effective default: the routine's,
+        updated with the registered ones (which give the width ``N``, the one without)."""
+        out = {name: par.default for name, par in inspect.signature(self.func).parameters.items()
                if par.kind == par.KEYWORD_ONLY}
         return {**out, **self.defaults}
 
-    def device_params(self, params: dict) -> dict:
-        """``params`` (effective, from :func:`experiment_params`) for the device path: the
-        host-only ones must be at their defaults and are dropped."""
-        if self.device is None:
-            raise ValueError(f"experiment {self.name!r} has no device path; --backend cupy|torch "
-                             f"runs {', '.join(n for n, e in EXPERIMENTS.items() if e.device)}")
-        defaults = self.parameters()
-        changed = [k for k in self.host_only if _differs(params.get(k), defaults[k])]
-        if changed:
-            raise ValueError(f"{', '.join(changed)} of experiment {self.name!r} run on the host "
-                             f"only; leave {'it' if len(changed) == 1 else 'them'} at the default "
-                             f"on a device")
-        return {k: v for k, v in params.items() if k not in self.host_only}
-
-
-def _differs(value, default) -> bool:
-    # Sequences from the CLI arrive as lists, defaults are tuples: compare as lists.
-    norm = (lambda v: list(v) if isinstance(v, (list, tuple)) else v)
-    return norm(value) != norm(default)
-
-
-#: Marks a parameter that has no default.
-REQUIRED = "<required>"
 
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
@@ -133,11 +89,10 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                renames={"top": "top_values"}),
     Experiment("spike", spike_experiment, {"N": 500},
                "is each exact term T_k its rank-one spike? (spike_experiment, N = n = d)",
-               wide=12, tall=2, device=spike_on, host_only=("settings", "corrected"),
-               polynomial=True),
+               wide=12, tall=2, polynomial=True),
     Experiment("reuse", reuse_experiment, {"N": 500},
                "where the learned directions point, reused vs fresh batch (reuse_experiment, N = n = d)",
-               wide=8, tall=2, device=reuse_on, host_only=("alpha2s",), polynomial=True),
+               wide=8, tall=2, polynomial=True),
     Experiment("payoff", payoff_experiment, {"N": 500},
                "test error of a ridge readout after 0, 1, 2 steps (payoff_experiment)",
                wide=16, tall=6),
@@ -152,22 +107,14 @@ def get_experiment(name: str) -> Experiment:
 
 
 def experiment_params(name: str, params: dict | None = None) -> dict:
-    """Every effective parameter of experiment ``name``: its defaults updated with ``params``.
-
-    An unknown key raises a ``ValueError`` that lists the accepted ones; a parameter
-    without a default that ``params`` does not give raises one too.
-    """
-    exp = get_experiment(name)
-    accepted = exp.parameters()
+    """Every effective parameter of experiment ``name``: its defaults updated with ``params``;
+    an unknown key raises a ``ValueError`` that lists the accepted ones."""
+    accepted = get_experiment(name).parameters()
     unknown = sorted(set(params or {}) - set(accepted))
     if unknown:
         raise ValueError(f"experiment {name!r} has no parameter {', '.join(map(repr, unknown))}; "
                          f"it accepts {', '.join(sorted(accepted))}")
-    out = {**accepted, **(params or {})}
-    missing = sorted(k for k, v in out.items() if isinstance(v, str) and v == REQUIRED)
-    if missing:
-        raise ValueError(f"experiment {name!r} needs a value for {', '.join(missing)} (-p KEY=VALUE)")
-    return out
+    return {**accepted, **(params or {})}
 
 
 def run_task(name: str, rng: np.random.Generator, **params) -> dict:
@@ -187,64 +134,55 @@ def run_task(name: str, rng: np.random.Generator, **params) -> dict:
     return out
 
 
+#: How :func:`check_task` checks each parameter it knows: ``check(value, name)``, raising a
+#: ``ValueError`` or ``TypeError`` that names it.
+_CHECKS = {
+    **dict.fromkeys(("c", "c1", "c2"), lambda v, k: check_real(v, k, low=0.0, low_open=True)),
+    **dict.fromkeys(("noise", "margin"), lambda v, k: check_real(v, k, low=0.0)),
+    **dict.fromkeys(("alpha1", "alpha2"), check_alpha),
+    **dict.fromkeys(("settings", "grid"), check_alpha_pairs),
+    "alpha2s": lambda v, k: [check_alpha(a, f"{k}[{i}]") for i, a in enumerate(v or ())],
+    "steps": lambda v, k: [(check_real(c, f"{k}[{i}][0]", low=0.0), check_alpha(a, f"{k}[{i}][1]"))
+                           for i, (c, a) in enumerate(check_pairs(v, k, "a (c, alpha) pair"))],
+    "batch": lambda v, k: check_choice(v, k, ("reused", "fresh")),
+    "dtype": lambda v, k: check_dtype_name(v),
+    "target": lambda v, k: target_links(v) if isinstance(v, str) else None,
+    "term": lambda v, k: v is None or check_int(v, k, 0),
+    **dict.fromkeys(("n_train", "n_test"), lambda v, k: v is None or check_int(v, k, 1)),
+}
+
+
 def check_task(name: str, params: dict, given: dict | None = None) -> None:
     """Check one task's effective parameters before any task runs.
 
-    The routines check their arguments too, but some only after the expensive part (a count
-    compared with a matrix's size); here every value is checked against its accepted range
-    first, so a bad grid value stops the sweep before the first task. The message names the
-    parameter, the range and the task (``given``: the parameters the command set).
+    The routines check their arguments where they enter, but only once their task runs; here
+    every task's values are checked against their accepted ranges first, so a bad grid value
+    stops the sweep before the first task. The message names the parameter, the range and
+    the task (``given``: the parameters the command set).
     """
-    from .._validation import check_alpha, check_alpha_pairs, check_choice, check_pairs
-    from ..model.activations import as_activation
-    from ..model.targets import target_links
-
     where = f" (experiment {name!r}, task {given})" if given else f" (experiment {name!r})"
     p = params
     try:
         N = check_int(p.get("N"), "N", 8 if name == "spike" else 1)
         check_int(N if p.get("n") is None else p["n"], "n")
         d = check_int(N if p.get("d") is None else p["d"], "d")
-        for key in ("c", "c1", "c2"):
-            if key in p:
-                check_real(p[key], key, low=0.0, low_open=True)
-        for key in ("alpha1", "alpha2"):
-            if key in p:
-                check_alpha(p[key], key)
-        for i, a in enumerate(p.get("alpha2s") or ()):
-            check_alpha(a, f"alpha2s[{i}]")
-        for key in ("settings", "grid"):
-            if key in p:
-                check_alpha_pairs(p[key], key)
-        for i, (c, a) in enumerate(check_pairs(p.get("steps", ()), "steps", "a (c, alpha) pair")):
-            check_real(c, f"steps[{i}][0]", low=0.0)
-            check_alpha(a, f"steps[{i}][1]")
-        if "batch" in p:
-            check_choice(p["batch"], "batch", ("reused", "fresh"))
-        if "dtype" in p:
-            check_dtype_name(p["dtype"])
+        for key, value in p.items():
+            if key in _CHECKS:
+                _CHECKS[key](value, key)
         if "activation" in p:
             act = as_activation(p["activation"])
             if get_experiment(name).polynomial and not getattr(act, "degree", None):
                 raise ValueError(f"activation must be a polynomial activation (poly2, poly3, "
                                  f"poly4) for experiment {name!r}, got {p['activation']!r}")
-        if isinstance(p.get("target"), str):
-            target_links(p["target"])
-        for key in ("noise", "margin"):
-            if key in p:
-                check_real(p[key], key, low=0.0)
         if "n_top" in p:
             top = check_int(p["n_top"], "n_top", 1)
             if top >= N - 1:
                 raise ValueError(f"n_top must be in [1, N - 2] = [1, {N - 2}], got {top}")
-        if "top" in p and name in ("two_steps", "first_step", "reuse"):
+        if "top" in p:
             top = check_int(p["top"], "top", 1)
             if top >= min(N, d):
                 raise ValueError(f"top must be in [1, min(N, d) - 1] = [1, {min(N, d) - 1}], "
                                  f"got {top}")
-        for key, low in (("term", 0), ("n_train", 1), ("n_test", 1)):
-            if p.get(key) is not None:
-                check_int(p[key], key, low)
     except (TypeError, ValueError) as err:
         raise type(err)(f"{err}{where}") from None
 
@@ -263,33 +201,13 @@ def estimate_bytes(name: str, params: dict) -> int:
 
 def check_memory(name: str, grid: list[dict], concurrent: int = 1,
                  max_memory: float | None = None) -> int:
-    """Raise ``MemoryError`` if the largest task of ``grid``, ``concurrent`` at a time, cannot fit.
-
-    Parameters
-    ----------
-    name : str
-        A registered experiment.
-    grid : list of dict
-        The parameter sets of the sweep (each completed with the defaults).
-    concurrent : int
-        Tasks running at once (worker processes on this machine).
-    max_memory : float, optional
-        Budget in bytes; defaults to :func:`available_memory`.
-
-    Returns
-    -------
-    int
-        The estimated peak bytes (largest task times ``concurrent``).
-    """
+    """The estimated peak bytes of experiment ``name``'s largest task of ``grid`` (parameter
+    sets) times ``concurrent`` (tasks at once), or a ``MemoryError`` if that exceeds
+    ``max_memory`` bytes (default: :func:`available_memory`)."""
     concurrent = check_int(concurrent, "concurrent", 1)
     need = max(estimate_bytes(name, p) for p in (grid or [{}])) * concurrent
-    if max_memory is None:
-        budget, source = available_memory(), "available memory"
-    else:
-        budget, source = check_real(max_memory, "max_memory", low=0.0, low_open=True), "max_memory"
-    if budget and need > budget:
-        raise MemoryError(
-            f"experiment {name!r} needs about {format_bytes(need)} ({concurrent} task(s) at once) "
-            f"but {source} is {format_bytes(budget)}; reduce N, n or d, use dtype=float32, "
-            f"fewer jobs, or raise --max-memory if the estimate is too cautious")
-    return need
+    budget = ((available_memory(), "available memory") if max_memory is None else
+              (check_real(max_memory, "max_memory", low=0.0, low_open=True), "max_memory"))
+    return check_fits(need, f"experiment {name!r} ({concurrent} task(s) at once)", budget,
+                      "reduce N, n or d, use dtype=float32, fewer jobs, or raise --max-memory if "
+                      "the estimate is too cautious")

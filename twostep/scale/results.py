@@ -16,11 +16,8 @@ digits). Tuples come back as lists.
 file and the field in every error. Files written before the ``schema`` field existed
 (twostep 0.1.0, e.g. the committed ``results/at_scale/*.json``) read as schema 1.
 
-:class:`ResultsWriter` is the one writer of ``python -m twostep`` and ``tools/at_scale.py``:
-it refuses to overwrite a file unless told (``force``), resumes only a file whose
-experiment, schema, package version and parameters are this run's (naming the fields that
-differ otherwise), never drops a record it was not asked to recompute, and rewrites the
-file atomically after every task.
+:class:`ResultsWriter` is the one writer of ``python -m twostep`` and ``tools/at_scale.py``
+(no silent overwrite, resume only of this run's file, no record dropped).
 
 Crash safety: every write goes through one function (a temporary file beside the target,
 flushed to disk, renamed over it, the folder flushed), so a file on disk is always one the
@@ -36,6 +33,7 @@ write, for the tests of ``tests/test_crash_safety.py``. Unset, it costs one look
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import numbers
@@ -109,17 +107,21 @@ def _decode(value, where, path):
     def fail(message):
         raise ResultsFileError(f"{path}: {where} {message}")
 
+    def dtype(what):
+        name = value.get("dtype")
+        try:
+            dt = np.dtype(name) if isinstance(name, str) else None
+        except TypeError:
+            dt = None
+        if dt is None:
+            fail(f"has an unknown dtype {name!r}")
+        if dt.kind not in _KINDS:
+            fail(f"has dtype {name!r}; a results file holds bool, integer and float {what}")
+        return dt
+
     if isinstance(value, dict):
         if "__ndarray__" in value:
-            dtype, shape = value.get("dtype"), value.get("shape")
-            if not isinstance(dtype, str):
-                fail(f"is an array without a dtype string, got {dtype!r}")
-            try:
-                dt = np.dtype(dtype)
-            except TypeError:
-                fail(f"has an unknown dtype {dtype!r}")
-            if dt.kind not in _KINDS:
-                fail(f"has dtype {dtype!r}; a results file holds bool, integer and float arrays")
+            dt, shape = dtype("arrays"), value.get("shape")
             if (not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool)
                                                        and s >= 0 for s in shape)):
                 fail(f"has shape {shape!r}; it must be a list of integers >= 0")
@@ -127,17 +129,12 @@ def _decode(value, where, path):
             try:
                 arr = np.asarray(data, dtype=dt)
             except (TypeError, ValueError) as err:
-                fail(f"holds data that is not a {dtype} array ({err})")
+                fail(f"holds data that is not a {dt} array ({err})")
             if arr.shape != tuple(shape) and arr.size != math.prod(shape):
                 fail(f"holds {arr.size} value(s) but its shape {shape} needs {math.prod(shape)}")
             return arr.reshape(shape)
         if "__scalar__" in value:
-            try:
-                dt = np.dtype(value.get("dtype"))
-            except TypeError:
-                fail(f"is a scalar of unknown dtype {value.get('dtype')!r}")
-            if dt.kind not in _KINDS:
-                fail(f"is a scalar of dtype {dt}; a results file holds bool, integer and float")
+            dt = dtype("scalars")
             item = _decode(value["__scalar__"], where, path)
             if not isinstance(item, (bool, int, float)):
                 fail(f"is a {dt} scalar holding {item!r}")
@@ -168,10 +165,8 @@ def blas_threads() -> dict:
         from threadpoolctl import threadpool_info
     except ImportError:
         return {}
-    out = {}
-    for info in threadpool_info():
-        out[info.get("internal_api", info.get("prefix", "?"))] = int(info.get("num_threads", 0))
-    return out
+    return {info.get("internal_api", info.get("prefix", "?")): int(info.get("num_threads", 0))
+            for info in threadpool_info()}
 
 
 def environment(device: str | None = None) -> dict:
@@ -187,9 +182,8 @@ def environment(device: str | None = None) -> dict:
            "scipy": scipy.__version__, "machine": platform.machine(),
            "processor": platform.processor() or platform.machine(),
            "blas_threads": blas_threads()}
-    for name in ("cupy", "torch"):
-        if name in sys.modules:
-            env[name] = getattr(sys.modules[name], "__version__", "?")
+    env.update({name: getattr(sys.modules[name], "__version__", "?") for name in ("cupy", "torch")
+                if name in sys.modules})
     if device:
         env["device"] = device
     return env
@@ -200,24 +194,16 @@ FAULT_ENV = "TWOSTEP_FAULT_AT"
 _writes = 0   # atomic writes so far in this process (the hook's K)
 
 
-def _fault_point():
+def _die_at(when: str) -> None:
     text = os.environ.get(FAULT_ENV)
     if not text:
-        return None
-    k, _, when = text.partition(":")
-    try:
-        k = int(k)
-    except ValueError:
-        k = 0
-    if k < 1 or when not in ("before", "after"):
+        return
+    k, _, at = text.partition(":")
+    if not k.isdigit() or int(k) < 1 or at not in ("before", "after"):
         # A malformed hook must not pass for a run that survived every fault.
         raise ValueError(f"{FAULT_ENV} must be K:before or K:after with an integer K >= 1, "
                          f"got {text!r}")
-    return k, when
-
-
-def _die_at(when: str) -> None:
-    if _fault_point() == (_writes, when):
+    if (int(k), at) == (_writes, when):
         # SIGKILL, not an exception: no finally block, buffer flush or atexit handler runs,
         # as in a crash, an out-of-memory kill or a scheduler's hard stop.
         if hasattr(signal, "SIGKILL"):
@@ -244,29 +230,16 @@ def _umask() -> int:
     return mask
 
 
-def _file_mode(path: str) -> int:
-    # mkstemp makes its file 0o600 and the rename keeps that mode; a results file gets what
-    # open(path, "w") would give: an existing file's own mode, or 0o666 less the umask.
-    try:
-        return stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        return 0o666 & ~_umask()
-
-
 def _fsync_folder(folder: str) -> None:
     # The rename reaches the disk with the folder's entry: without this flush a power cut
     # could bring back the old file after the new one was reported written (POSIX; where a
     # folder cannot be opened, as on Windows, this does nothing).
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _atomic_write(path: str, text: str) -> None:
@@ -275,18 +248,20 @@ def _atomic_write(path: str, text: str) -> None:
     # The one place a results file is written, hence the one place of the test hook.
     global _writes
     folder = os.path.dirname(path) or "."
-    mode = _file_mode(path)
+    # mkstemp makes its file 0o600 and the rename keeps that mode; a results file gets what
+    # open(path, "w") would give: an existing file's own mode, or 0o666 less the umask.
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = 0o666 & ~_umask()
     _writes += 1
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            os.chmod(tmp, mode)
             fh.write(text)
             fh.flush()
-            if hasattr(os, "fchmod"):
-                os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
-        if not hasattr(os, "fchmod"):
-            os.chmod(tmp, mode)
         _die_at("before")
         os.replace(tmp, path)
     except BaseException:
@@ -335,11 +310,8 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "environment": env, **meta, "records": records}
     path = os.fspath(path)
-    folder = os.path.dirname(path)
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-    text = json.dumps(_encode(doc, "document"), indent=1, allow_nan=False)
-    _atomic_write(path, text)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    _atomic_write(path, json.dumps(_encode(doc, "document"), indent=1, allow_nan=False))
     return path
 
 
@@ -352,69 +324,61 @@ def _type_name(types) -> str:
 
 def _is(value, types) -> bool:
     types = types if isinstance(types, tuple) else (types,)
-    if isinstance(value, bool):
-        return bool in types
-    return isinstance(value, types)
-
-
-def _check_version(text, path):
-    from .._version import __version__
-
-    found, here = _VERSION.match(text), _VERSION.match(__version__)
-    if not found:
-        raise ResultsFileError(f"{path}: field 'version' must be a twostep version such as "
-                               f"{__version__!r}, got {text!r}")
-    if (int(found[1]), int(found[2])) > (int(here[1]), int(here[2])):
-        raise ResultsFileError(f"{path}: field 'version' is {text!r}, newer than this twostep "
-                               f"({__version__}); upgrade twostep to read it")
+    return bool in types if isinstance(value, bool) else isinstance(value, types)
 
 
 def check_document(doc, path="<document>") -> None:
     """Raise :class:`ResultsFileError` (a ``ValueError``) naming ``path`` and the field if the
     raw JSON ``doc`` is not a results file of a schema this package reads."""
+    from .._version import __version__
+
+    def fail(message):
+        raise ResultsFileError(f"{path}: {message}")
+
     if not isinstance(doc, dict):
-        raise ResultsFileError(f"{path}: not a twostep results file (a JSON object with "
-                               f"format {FORMAT!r}), got a JSON {type(doc).__name__}")
+        fail(f"not a twostep results file (a JSON object with format {FORMAT!r}), got a JSON "
+             f"{type(doc).__name__}")
     if doc.get("format") != FORMAT:
-        raise ResultsFileError(f"{path}: not a twostep results file: field 'format' must be "
-                               f"{FORMAT!r}, got {doc.get('format')!r}")
+        fail(f"not a twostep results file: field 'format' must be {FORMAT!r}, got "
+             f"{doc.get('format')!r}")
     for key, types in {**REQUIRED, **OPTIONAL}.items():
         if key not in doc and key in REQUIRED:
-            raise ResultsFileError(f"{path}: lacks the required field {key!r} ({_type_name(types)})")
+            fail(f"lacks the required field {key!r} ({_type_name(types)})")
         if key in doc and not _is(doc[key], types):
-            raise ResultsFileError(f"{path}: field {key!r} must be {_type_name(types)}, got "
-                                   f"{type(doc[key]).__name__} {str(doc[key])[:60]!r}")
+            fail(f"field {key!r} must be {_type_name(types)}, got {type(doc[key]).__name__} "
+                 f"{str(doc[key])[:60]!r}")
     schema = doc.get("schema", 1)   # files of twostep 0.1.0 have no schema field: schema 1
     if schema < 1 or schema > SCHEMA:
-        raise ResultsFileError(f"{path}: field 'schema' is {schema}; this twostep reads "
-                               f"schema 1 to {SCHEMA}")
-    _check_version(doc["version"], path)
+        fail(f"field 'schema' is {schema}; this twostep reads schema 1 to {SCHEMA}")
+    found, here = _VERSION.match(doc["version"]), _VERSION.match(__version__)
+    if not found:
+        fail(f"field 'version' must be a twostep version such as {__version__!r}, got "
+             f"{doc['version']!r}")
+    if (int(found[1]), int(found[2])) > (int(here[1]), int(here[2])):
+        fail(f"field 'version' is {doc['version']!r}, newer than this twostep ({__version__}); "
+             f"upgrade twostep to read it")
     if not doc["experiment"]:
-        raise ResultsFileError(f"{path}: field 'experiment' must be a non-empty string")
+        fail("field 'experiment' must be a non-empty string")
     for key, values in doc["grid"].items():
         # A file with no record yet sweeps nothing so far: its grid lists may be empty (an
         # older tools/at_scale.py wrote such a file before its first task; it resumes).
         if not isinstance(values, list) or (not values and doc["records"]):
-            raise ResultsFileError(f"{path}: field grid.{key} must be a non-empty list"
-                                   f"{' (the file has records)' if values == [] else ''}, got "
-                                   f"{values!r}")
+            fail(f"field grid.{key} must be a non-empty list"
+                 f"{' (the file has records)' if values == [] else ''}, got {values!r}")
     for i, seed in enumerate(doc["seeds"]):
         if not _is(seed, int) or seed < 0:
-            raise ResultsFileError(f"{path}: field seeds[{i}] must be an integer >= 0, got {seed!r}")
+            fail(f"field seeds[{i}] must be an integer >= 0, got {seed!r}")
     for i, rec in enumerate(doc["records"]):
         if not isinstance(rec, dict):
-            raise ResultsFileError(f"{path}: field records[{i}] must be an object (one task), "
-                                   f"got {type(rec).__name__}")
+            fail(f"field records[{i}] must be an object (one task), got {type(rec).__name__}")
         if "seed" not in rec:
-            raise ResultsFileError(f"{path}: field records[{i}] lacks 'seed'")
+            fail(f"field records[{i}] lacks 'seed'")
         missing = [k for k in doc["grid"] if k not in rec]
         if missing:
-            raise ResultsFileError(f"{path}: field records[{i}] lacks the swept parameter(s) "
-                                   f"{missing}")
+            fail(f"field records[{i}] lacks the swept parameter(s) {missing}")
         for key, low in (("seed", 0), ("N", 1), ("n", 1), ("d", 1)):
             if key in rec and not (_is(rec[key], int) and rec[key] >= low):
-                raise ResultsFileError(f"{path}: field records[{i}].{key} must be an integer "
-                                       f">= {low}, got {rec[key]!r}")
+                fail(f"field records[{i}].{key} must be an integer >= {low}, got {rec[key]!r}")
 
 
 def read_results(path) -> dict:
@@ -437,17 +401,13 @@ def read_results(path) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
-    except json.JSONDecodeError as err:
-        raise ResultsFileError(f"{path}: not a twostep results file (invalid JSON: {err})") from None
-    except UnicodeDecodeError as err:
-        raise ResultsFileError(f"{path}: not a twostep results file (not UTF-8 text: {err})") from None
-    except RecursionError:
-        raise ResultsFileError(f"{path}: not a twostep results file (nested too deeply)") from None
-    check_document(doc, path)
-    try:
+        check_document(doc, path)
         return {k: _decode(v, k, path) for k, v in doc.items()}
     except RecursionError:
         raise ResultsFileError(f"{path}: not a twostep results file (nested too deeply)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        what = "invalid JSON" if isinstance(err, json.JSONDecodeError) else "not UTF-8 text"
+        raise ResultsFileError(f"{path}: not a twostep results file ({what}: {err})") from None
 
 
 # --- the one writer ----------------------------------------------------------------------
@@ -589,26 +549,14 @@ def _remove_temporaries(path: str) -> None:
         return
     for name in names:
         if pattern.fullmatch(name):
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(os.path.join(folder, name))
-            except OSError:
-                pass
 
 
 def check_output_path(path) -> str:
-    """Raise ``ValueError`` unless ``path`` can be written as a results file: not a folder,
-    in an existing folder that can hold a new file (one is created there and removed), and
-    writable if it exists. Checked before any work.
-
-    Parameters
-    ----------
-    path : str or path-like
-
-    Returns
-    -------
-    str
-        ``path`` as a string.
-    """
+    """``path`` (str or path-like) as a string; a ``ValueError`` unless it can be written as a
+    results file: not a folder, in an existing folder that can hold a new file (one is created
+    there and removed), and writable if it exists. Checked before any work."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or path-like, got {type(path).__name__}")
     path = os.fspath(path)
@@ -620,14 +568,12 @@ def check_output_path(path) -> str:
                          f"{os.path.join(path, 'results.json')}")
     if not os.path.isdir(folder):
         raise ValueError(f"output folder {folder} does not exist; create it first")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"output folder {folder} is not writable")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise ValueError(f"output {path} exists and is not writable")
-    # os.access answers from the mode bits (and says yes to root everywhere); only a file
-    # created there, as every write creates its temporary file, proves the folder holds one
-    # (not so in /proc or on a read-only mount). The probe is named like a temporary file,
-    # so one left by a run killed right here is removed as one (_remove_temporaries).
+    # Only a file created there, as every write creates its temporary file, proves the folder
+    # holds one (os.access answers from the mode bits and says yes to root everywhere, also in
+    # /proc or on a read-only mount). The probe is named like a temporary file, so one left by
+    # a run killed right here is removed as one (_remove_temporaries).
     try:
         fd, probe = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
                                      dir=folder)
@@ -635,8 +581,6 @@ def check_output_path(path) -> str:
         raise ValueError(f"output folder {folder} cannot hold a new file "
                          f"({err.strerror or err}); give a path in a writable folder") from None
     os.close(fd)
-    try:
+    with contextlib.suppress(FileNotFoundError):   # removed meanwhile as a stale temporary
         os.unlink(probe)
-    except FileNotFoundError:   # removed meanwhile as a stale temporary
-        pass
     return path
