@@ -1,42 +1,29 @@
-r"""Single runs of two steps (chapter *Two steps*): the exact terms against their spikes and the spectrum of W2 at many step sizes of one draw."""
+r"""Single runs of two steps (chapter *Two steps*): the exact terms against their spikes and the
+spectrum of W2 at many step sizes of one draw (:func:`spike_experiment`, swept over widths and
+seeds by the chapter and run at scale), and the chapter's single draws: how exact the
+decomposition is, the pair a reused draw memorises, the spectra at several step sizes and the
+components along the powers of :math:`a`."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
-from .._validation import (check_alpha, check_alpha_pairs, check_bool, check_choice,
-                           check_dtype_name, check_int, check_ints, check_pairs, check_real,
-                           check_rng, check_steps)
+from .._validation import (check_alpha_pairs, check_bool, check_choice, check_dtype_name,
+                           check_int, check_real, check_rng, check_steps)
 from ..analysis.alignment import _overlap, overlaps
-from ..analysis.decomposition import _first_step_spike, _second_step_terms, _signal_part
+from ..analysis.decomposition import (RankOne, _first_step_spike, _second_step_terms,
+                                      _signal_part)
 from ..analysis.lanczos import block_lanczos
 from ..analysis.rescaling import StepFamily
-from ..analysis.spectra import _top_singular, bulk_edge
-from ..analysis.spikes import (_own_bulk_edge, _term_diagnostics, rank_one_sum_singular_values,
-                               spike_core)
+from ..analysis.spectra import _top_singular, bulk_edge, count_outliers, singular_values
+from ..analysis.spikes import (_own_bulk_edge, _term_diagnostics, power_projections,
+                               power_projections_null, predicted_spikes,
+                               rank_one_sum_singular_values, spike_core)
+from ..analysis.theory import n_spikes, spike_terms
 from ..model.activations import as_activation
 from ..model.steps import BATCHES, _draw_problem, _two_steps
-from ..model.targets import Link, get_link
-
-
-# --------------------------------------------------------------------------- checks
-# The pages of *Two steps* check their arguments with these (twostep.pages.two_steps).
-
-_check_settings = check_alpha_pairs
-_check_ints = check_ints
-
-
-def _check_alpha_pair(pair, name):
-    (a1, a2), = check_pairs([pair], name, "an (alpha1, alpha2) pair")
-    return check_alpha(a1, f"{name}[0]"), check_alpha(a2, f"{name}[1]")
-
-
-def _target(target):
-    if isinstance(target, str):
-        return get_link(target)
-    if not isinstance(target, Link):
-        raise TypeError(f"target must be a link name such as 'he1' or a Link, got {type(target).__name__}")
-    return target
 
 
 def _polynomial(activation, name="activation"):
@@ -46,8 +33,17 @@ def _polynomial(activation, name="activation"):
     return act
 
 
-def _steps(c, ref):
-    return ((c, ref[0]), (c, ref[1]))
+def _entry(rng, N, activation, c1, alpha1, c2, alpha2):
+    # The arguments every run of the chapter checks on entry: N, a polynomial activation and
+    # the step sizes ((c1, alpha1), (c2, alpha2)).
+    check_rng(rng)
+    return check_int(N, "N", 8), _polynomial(activation), check_steps(((c1, alpha1), (c2, alpha2)))
+
+
+def _run(rng, N, batch, activation, target, steps, dtype="float32", keep_pre=True):
+    # One draw at N = n = d and its two steps, on checked arguments.
+    problem = _draw_problem(N, N, N, target, batch, rng, 0.0, np.dtype(dtype))
+    return _two_steps(problem, activation, steps, keep_pre)
 
 
 # --------------------------------------------------------------------------- the experiment
@@ -155,11 +151,8 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
         :math:`\eta_1` and each :math:`S_k` per unit :math:`\eta_2\eta_1^k`, corrected with
         ``corrected``): ``core_left``, ``core_right`` ``(L + 1, L + 1)``, ``core_free`` ``(L + 1,)``.
     """
-    check_rng(rng)
-    N = check_int(N, "N", 8)
+    N, activation, steps = _entry(rng, N, activation, c1, alpha1, c2, alpha2)
     batch = check_choice(batch, "batch", BATCHES)
-    activation = _polynomial(activation)
-    steps = check_steps(((c1, alpha1), (c2, alpha2)))
     settings = check_alpha_pairs(settings, "settings")
     grid = check_alpha_pairs(grid, "grid")
     n_top = check_int(n_top, "n_top", 1)
@@ -168,7 +161,7 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     margin = check_real(margin, "margin", low=0.0)
     dt = check_dtype_name(dtype)
     check_bool(corrected, "corrected")
-    run = _two_steps(_draw_problem(N, N, N, target, batch, rng, 0.0, dt), activation, steps, True)
+    run = _run(rng, N, batch, activation, target, steps, dt)
     terms = _second_step_terms(run)
     out = _term_diagnostics(run, "auto", terms, False, corrected)
     for key in ("top", "signal", "residual"):
@@ -252,3 +245,149 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
             cache1[a1] = count(family._W1(e1))[0]
         out["grid_count_W1"][i] = cache1[a1]
     return out
+
+
+# --------------------------------------------------------------------------- single draws
+
+def decomposition_check(rng: np.random.Generator, *, N: int, activation="poly4", target="he1",
+                        c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
+                        alpha2: float = 0.25, other=((1.0, 0.1), (0.5, 0.45))) -> dict:
+    r"""How exact the decomposition :math:`W_2 - W_1 = \sum_kT_k` and the step-size rescaling are.
+
+    Trains one draw (float64, :math:`N = n = d`, each run from a copy of ``rng``) with both
+    batch schemes at :math:`\eta_t = \kappa_tN^{\alpha_t}`, and the same reused draw at the
+    step sizes ``other`` :math:`= ((\kappa_1,\alpha_1), (\kappa_2,\alpha_2))`. Returns
+    ``sum_error`` (by batch) :math:`\|\sum_kT_k - (W_2-W_1)\|_F/\|W_2-W_1\|_F`;
+    ``scale_error`` :math:`\max_k\|T_k' - \eta_2'\eta_1'^k\hat T_k\|_F/\|T_k'\|_F`, the terms
+    at ``other`` rebuilt from the reference run (:class:`StepFamily`); ``w2_error``, the same
+    for :math:`W_2'`.
+    """
+    N, activation, steps = _entry(rng, N, activation, c1, alpha1, c2, alpha2)
+    other = check_steps(other)
+    runs = {b: _run(copy.deepcopy(rng), N, b, activation, target, steps, "float64", False)
+            for b in ("fresh", "reused")}
+    sum_error = {}
+    for b, run in runs.items():
+        D = run.W2 - run.W1
+        sum_error[b] = float(np.linalg.norm(sum(_second_step_terms(run)) - D) / np.linalg.norm(D))
+    moved = _run(copy.deepcopy(rng), N, "reused", activation, target, other, "float64", False)
+    family = StepFamily(runs["reused"])
+    scale_error = max(np.linalg.norm(family.term(k, moved.eta1, moved.eta2) - T) / np.linalg.norm(T)
+                      for k, T in enumerate(_second_step_terms(moved)))
+    w2_error = np.linalg.norm(family.W2(moved.eta1, moved.eta2) - moved.W2) / np.linalg.norm(moved.W2)
+    return dict(sum_error=sum_error, scale_error=float(scale_error), w2_error=float(w2_error))
+
+
+def memorised_pair(rng: np.random.Generator, *, N: int, activation="poly4", target="he1",
+                   c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25,
+                   at=(0.2, 0.2)) -> dict:
+    r"""Which neuron and sample carry :math:`T_{L-1}`'s top singular pair in one reused draw.
+
+    Trains one draw (float32, :math:`N = n = d`, :math:`\eta_t = \kappa_tN^{\alpha_t}`) and
+    finds :math:`i^\star = \arg\max_i|U_i|` for the top left vector :math:`U` of
+    :math:`T_{L-1}` and :math:`j^\star = \arg\max_j|\langle x_j, V\rangle|/\|x_j\|` for its top
+    right vector :math:`V`. Returns ``loc`` :math:`= |U_{i^\star}|`, ``cos`` (that largest
+    cosine), ``P`` :math:`= P_{i^\star j^\star}`, ``dsigma`` :math:`= \sigma'(P_{i^\star
+    j^\star})`, ``rank_P`` (the fraction of the neuron's :math:`|P_{i^\star j}|` below it),
+    ``y`` :math:`= y_{j^\star}`, ``rank_y``; and, at the exponents ``at`` of the same draw
+    (:class:`StepFamily`), the singular values ``sv_two`` of :math:`W_2` and ``sv_one`` of
+    :math:`W_{\rm lin}`, one step of size :math:`\eta_1+\eta_2`, each ``(N,)``.
+    """
+    N, activation, steps = _entry(rng, N, activation, c1, alpha1, c2, alpha2)
+    (a1, a2), = check_alpha_pairs([at], "at")
+    k = activation.degree - 1
+    run = _run(rng, N, "reused", activation, target, steps)
+    terms = _second_step_terms(run)
+    diag = _term_diagnostics(run, "auto", terms, True, False)
+    i_star = int(np.argmax(np.abs(diag["U"][k])))
+    cosines = np.abs(run.X2 @ diag["Vt"][k]) / np.linalg.norm(run.X2, axis=1)
+    j_star = int(np.argmax(cosines))
+    P_row = run.W0[i_star] @ run.X2.T          # neuron i's pre-activations on all samples
+    P_star = float(P_row[j_star])
+    family = StepFamily(run, terms)
+    eta1, eta2 = c1 * N ** a1, c2 * N ** a2
+    return dict(loc=float(abs(diag["U"][k][i_star])), cos=float(cosines[j_star]), P=P_star,
+                dsigma=float(activation.derivative(P_star, 1)),
+                rank_P=float(np.mean(np.abs(P_row) < abs(P_star))), y=float(run.y2[j_star]),
+                rank_y=float(np.mean(np.abs(run.y2) < abs(run.y2[j_star]))),
+                sv_two=singular_values(family.W2(eta1, eta2)),
+                sv_one=singular_values(family.linearised(eta1, eta2)))
+
+
+def settings_spectra(rng: np.random.Generator, *, N: int, batch: str = "fresh",
+                     activation="poly4", target="he1", c1: float = 0.2, alpha1: float = 0.4,
+                     c2: float = 0.2, alpha2: float = 0.25, settings=((0.4, 0.25),)) -> dict:
+    r"""One draw (float32, :math:`N = n = d`) rescaled to each :math:`(\alpha_1,\alpha_2)` of
+    ``settings`` (:class:`StepFamily`, the constants :math:`\kappa_1, \kappa_2` kept).
+
+    Returns ``spec``, per setting a dict: ``a1``, ``a2``, ``lam`` (:math:`\Lambda`), ``sv2``
+    (the spectrum of :math:`W_2`, ``(N,)``), ``sv1`` (top 6 of :math:`W_1`), ``learned`` (top
+    8 of :math:`W_2-W_0`), ``sizes`` :math:`\|S_k\|` and ``strengths`` (the top ``L`` singular
+    values of the predicted spike part :math:`\eta_1\mu_1av^\top + \sum_kS_k`,
+    :func:`rank_one_sum_singular_values`), ``(L,)``, and the outlier counts ``n2``, ``n1``
+    beyond :math:`2(1.05)`; ``W0`` (the spectrum of :math:`W_0`), ``a`` ``(N,)``; ``U``
+    ``(L, N)``, the top left vectors of the :math:`T_k` at the reference steps, and ``left``
+    their cosines with :math:`a^{\circ(k+1)}`; ``second_cos_a2``, the cosine of :math:`W_2`'s
+    second left singular vector at the last setting with :math:`a^{\circ2}`.
+    """
+    N, activation, steps = _entry(rng, N, activation, c1, alpha1, c2, alpha2)
+    batch = check_choice(batch, "batch", BATCHES)
+    settings = check_alpha_pairs(settings, "settings")
+    L = activation.degree
+    run = _run(rng, N, batch, activation, target, steps)
+    terms = _second_step_terms(run)
+    diag = _term_diagnostics(run, "auto", terms, True, False)
+    first = _first_step_spike(run.a, run.X1, run.y1, activation)   # mu1 a v^T
+    parts_ref = [_signal_part(run, k, "auto", False) for k in range(L)]
+    eta_ref = (run.eta1, run.eta2)
+    family = StepFamily(run, terms)   # rescales terms in place
+    del terms
+    spec = []
+    for a1, a2 in settings:
+        e1, e2 = c1 * N ** a1, c2 * N ** a2
+        W2 = family.W2(e1, e2)
+        sv2 = singular_values(W2)
+        sv1 = _top_singular(family.W1(e1), 6)[0]
+        parts = [RankOne(first.value * e1, first.left, first.right)] + [
+            RankOne(p.value * e2 * e1 ** k / (eta_ref[1] * eta_ref[0] ** k), p.left, p.right)
+            for k, p in enumerate(parts_ref)]
+        spec.append(dict(a1=a1, a2=a2, lam=n_spikes(a1, a2, L), sv2=sv2, sv1=sv1,
+                         learned=_top_singular(W2 - family.W0, 8)[0],
+                         sizes=np.array([p.value for p in parts[1:]]),
+                         strengths=rank_one_sum_singular_values(parts)[:L],
+                         n2=count_outliers(sv2, 2.0), n1=count_outliers(sv1, 2.0)))
+    U2 = _top_singular(W2, 2)[1]     # the second singular pair of W2 at the last setting
+    return dict(spec=spec, W0=singular_values(run.W0), a=run.a.astype(float),
+                U=np.asarray(diag["U"]), left=np.asarray(diag["left"]),
+                second_cos_a2=float(abs(U2[:, 1].astype(float) @ parts_ref[1].left)))
+
+
+def power_components(rng: np.random.Generator, *, N: int, activation="poly4", target="he1",
+                     c1: float = 0.2, alpha1: float = 0.45, c2: float = 0.2, alpha2: float = 0.3,
+                     powers: int = 6, null_seed: int = 1) -> dict:
+    r"""Components of :math:`W_2-W_1` along the orthonormalised powers :math:`q_m` of :math:`a`.
+
+    One fresh draw (float32, :math:`N = n = d`, :math:`\eta_t = \kappa_tN^{\alpha_t}`, any
+    activation with Hermite coefficients, e.g. ``"tanh"``): ``measured``
+    :math:`\|q_m^\top(W_2-W_1)\|` (:func:`~twostep.analysis.spikes.power_projections`),
+    ``predicted`` (the same for :math:`\sum_kS_k`, :func:`predicted_spikes`), ``null``
+    (random-sign directions, ``default_rng(null_seed)``) and ``ratio`` (measured / null), each
+    ``(powers,)``; ``mu``, :math:`\mu_0..\mu_8` (0 below :math:`10^{-12}`); ``terms``, the
+    orders :math:`1\le k\le\Lambda` with :math:`\mu_{k+1}\ne0` (:func:`twostep.spike_terms`);
+    ``degree``.
+    """
+    check_rng(rng)
+    N, activation = check_int(N, "N", 8), as_activation(activation)
+    steps = check_steps(((c1, alpha1), (c2, alpha2)))
+    powers = check_int(powers, "powers", 1)
+    run = _run(rng, N, "fresh", activation, target, steps, keep_pre=False)
+    update = run.W2 - run.W1
+    predicted_sum = sum(S.matrix() for S in predicted_spikes(run, powers))
+    mu = np.array(activation.hermite_coefficients(8))
+    mu[np.abs(mu) < 1e-12] = 0.0
+    measured = power_projections(update, run.a, powers)
+    null = power_projections_null(update, run.a, powers,
+                                  np.random.default_rng(check_int(null_seed, "null_seed", 0)))
+    return dict(measured=measured, predicted=power_projections(predicted_sum, run.a, powers),
+                null=null, ratio=measured / null, mu=mu, degree=activation.degree,
+                terms=spike_terms(alpha1, alpha2, mu[: (activation.degree + 1 if activation.degree else 8)]))
