@@ -67,7 +67,7 @@ class PlaneMap:
     ``points`` ``(P, 2)``; ``lam`` ``(P,)`` :math:`\Lambda`; ``e`` ``(P, L)`` the theory's
     :math:`e_k`; ``term_exp``, ``term_se`` ``(P, L)``: fitted exponent of :math:`s_1(T_k)` and its
     standard error; ``sum_exp``, ``sum_se`` ``(P, L + 1)``: of :math:`s_j(\Sigma)`; ``df``: the
-    fits' degrees of freedom (records minus 2); ``Ns``, ``seeds``, ``kappa``, ``L``.
+    fits' degrees of freedom (records minus 2).
     """
 
     points: np.ndarray
@@ -78,10 +78,6 @@ class PlaneMap:
     sum_exp: np.ndarray
     sum_se: np.ndarray
     df: int
-    Ns: list
-    seeds: list
-    kappa: float
-    L: int
 
     def exponents(self, method: str) -> tuple:
         r"""Exponent and standard error of the size of order :math:`k = 1..L-1`, each
@@ -89,7 +85,8 @@ class PlaneMap:
         if method == "term":
             return self.term_exp[:, 1:], self.term_se[:, 1:]
         if method == "sum":
-            return self.sum_exp[:, 1:self.L], self.sum_se[:, 1:self.L]
+            L = self.term_exp.shape[1]
+            return self.sum_exp[:, 1:L], self.sum_se[:, 1:L]
         raise ValueError(f"method must be 'term' or 'sum', got {method!r}")
 
     def count(self, method: str) -> np.ndarray:
@@ -157,9 +154,7 @@ def plane_map(records, points, kappa: float) -> PlaneMap:
     sum_exp, sum_se, _ = linear_fit(x, sums)
     lam = np.array([n_spikes(a1, a2, L) for a1, a2 in pts])
     e = np.array([[spike_exponent(j, a1, a2) for j in range(L)] for a1, a2 in pts])
-    return PlaneMap(pts, lam, e, term_exp, term_se, sum_exp, sum_se, len(records) - 2,
-                    sorted({r["N"] for r in records}), sorted({r["seed"] for r in records}),
-                    kappa, L)
+    return PlaneMap(pts, lam, e, term_exp, term_se, sum_exp, sum_se, len(records) - 2)
 
 
 def clearing_width(N, values, threshold: float) -> float:
@@ -259,8 +254,7 @@ class CountTest:
 
     ``settings`` ``(S, 2)``; ``lam`` ``(S,)``; ``Ns`` the widths; ``seeds`` per width;
     ``count``, ``edge`` ``{N: (seeds, S)}``: :math:`W_2`'s outliers beyond its own edge and that
-    edge; ``ratio`` ``{N: (seeds, S, L + 1)}``: the spike sum's singular values over the own
-    edge's ratio to :math:`W_0`'s; ``nstar`` ``(S, L, 3)``: for the :math:`j`-th new outlier
+    edge; ``nstar`` ``(S, L, 3)``: for the :math:`j`-th new outlier
     (:math:`j = 1..\Lambda`; row ``j``, row 0 the first spike) the low, median and high
     :math:`N^\star` over seeds and margins (``nan`` beyond :math:`\Lambda`); ``hits``,
     ``total`` ``(S,)``: (seed, width) pairs at or beyond :math:`N^\star_\Lambda` (high) where
@@ -269,15 +263,12 @@ class CountTest:
     (high) where the count is at least :math:`1+j`, of how many.
     """
 
-    batch: str
-    kappa: float
     settings: np.ndarray
     lam: np.ndarray
     Ns: list
     seeds: dict
     count: dict
     edge: dict
-    ratio: dict
     nstar: np.ndarray
     hits: np.ndarray
     total: np.ndarray
@@ -331,8 +322,7 @@ def count_test(records, batch: str, kappa: float, settings, L: int,
                                                          for w in Ns]), outlier_strength(1.0, m))
                       for seed in common for m in margins]
             nstar[s_i, j] = [min(widths), float(np.median(widths)), max(widths)]
-    hits, total = np.zeros(len(settings), int), np.zeros(len(settings), int)
-    spike_hits, spike_total = np.zeros(len(settings), int), np.zeros(len(settings), int)
+    hits, total, spike_hits, spike_total = np.zeros((4, len(settings)), int)
     for s_i in range(len(settings)):
         for N in Ns:
             c = count[N][:, s_i]
@@ -343,8 +333,8 @@ def count_test(records, batch: str, kappa: float, settings, L: int,
                 if N >= nstar[s_i, j, 2]:
                     spike_total[s_i] += c.size
                     spike_hits[s_i] += int(np.sum(c >= 1 + j))
-    return CountTest(batch, float(kappa), settings, lam, Ns, seeds, count, edge, ratio, nstar,
-                     hits, total, spike_hits, spike_total)
+    return CountTest(settings, lam, Ns, seeds, count, edge, nstar, hits, total, spike_hits,
+                     spike_total)
 
 
 def _point_index(points, kappa, settings) -> np.ndarray:

@@ -13,8 +13,7 @@ import numpy as np
 from .._validation import (check_alpha_pairs, check_bool, check_choice, check_dtype_name,
                            check_int, check_real, check_rng, check_steps)
 from ..analysis.alignment import _overlap, overlaps
-from ..analysis.decomposition import (RankOne, _first_step_spike, _second_step_terms,
-                                      _signal_part)
+from ..analysis.decomposition import _first_step_spike, _second_step_terms, _signal_part
 from ..analysis.lanczos import block_lanczos
 from ..analysis.rescaling import StepFamily
 from ..analysis.spectra import _top_singular, bulk_edge, count_outliers, singular_values
@@ -44,6 +43,13 @@ def _run(rng, N, batch, activation, target, steps, dtype="float32", keep_pre=Tru
     # One draw at N = n = d and its two steps, on checked arguments.
     problem = _draw_problem(N, N, N, target, batch, rng, 0.0, np.dtype(dtype))
     return _two_steps(problem, activation, steps, keep_pre)
+
+
+def _spike_parts(first, parts, eta_ref, eta1, eta2):
+    # The predicted spike part at step sizes (eta1, eta2) as rank-one parts: the first spike
+    # (per unit eta1) and the signal parts measured at the reference steps eta_ref, rescaled.
+    return [first.scaled(eta1)] + [p.scaled(eta2 * eta1 ** k / (eta_ref[1] * eta_ref[0] ** k))
+                                   for k, p in enumerate(parts)]
 
 
 # --------------------------------------------------------------------------- the experiment
@@ -172,12 +178,11 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     parts_corr = [_signal_part(run, k, "auto", True) for k in range(L)] if corrected else []
     # The spike sum's core per unit step sizes: its singular values at any (eta1, eta2) cost a
     # (L+1) x (L+1) SVD (the map over the (alpha1, alpha2) plane, twostep.analysis.plane).
+    eta_ref = (run.eta1, run.eta2)
     out["core_left"], out["core_right"], out["core_free"] = spike_core(
-        [first] + [p.scaled(1.0 / (run.eta2 * run.eta1 ** k))
-                   for k, p in enumerate(parts_corr or parts_free)])
+        _spike_parts(first, parts_corr or parts_free, eta_ref, 1.0, 1.0))
     a = run.a.astype(float)
     beta = run.teacher.directions[0].astype(float)
-    eta1_ref, eta2_ref = run.eta1, run.eta2
     family = StepFamily(run, terms)  # rescales the terms in place
     del run, terms
     edge = bulk_edge(1.0)
@@ -202,16 +207,10 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
         return int(np.sum(s > threshold)), Q.T
 
     m = len(settings)
-    for key, shape in (("settings_top", (m, n_top)), ("settings_spikes", (m, L + 1))):
-        out[key] = np.zeros(shape)
-    for key in ("settings_higher", "settings_lin_overlap", "settings_beta_two", "settings_beta_lin"):
-        out[key] = np.zeros(m)
-    out["settings_count"] = np.zeros(m, dtype=int)
-    out["settings_count_W1"] = np.zeros(m, dtype=int)
-    out["settings_count_own"] = np.zeros(m, dtype=int)
-    out["settings_edge_own"] = np.zeros(m)
-    if corrected:
-        out["settings_spikes_corrected"] = np.zeros((m, L + 1))
+    shapes = dict(top=(m, n_top), spikes=(m, L + 1), higher=m, lin_overlap=m, beta_two=m,
+                  beta_lin=m, edge_own=m, **({"spikes_corrected": (m, L + 1)} if corrected else {}))
+    out.update({f"settings_{key}": np.zeros(shape) for key, shape in shapes.items()})
+    out.update({f"settings_{key}": np.zeros(m, int) for key in ("count", "count_W1", "count_own")})
     for i, (a1, a2) in enumerate(settings):
         e1, e2 = c1 * N ** a1, c2 * N ** a2
         W2 = family._W2(e1, e2)
@@ -219,13 +218,11 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
         out["settings_top"][i] = s
         out["settings_count"][i] = int(np.sum(s > threshold))
         out["settings_count_W1"][i] = count(family._W1(e1))[0]
-        parts = [first.scaled(e1)] + [p.scaled(e2 * e1 ** k / (eta2_ref * eta1_ref ** k))
-                                      for k, p in enumerate(parts_free)]
-        out["settings_spikes"][i] = rank_one_sum_singular_values(parts)
+        out["settings_spikes"][i] = rank_one_sum_singular_values(
+            _spike_parts(first, parts_free, eta_ref, e1, e2))
         if corrected:
             out["settings_spikes_corrected"][i] = rank_one_sum_singular_values(
-                [first.scaled(e1)] + [p.scaled(e2 * e1 ** k / (eta2_ref * eta1_ref ** k))
-                                      for k, p in enumerate(parts_corr)])
+                _spike_parts(first, parts_corr, eta_ref, e1, e2))
         out["settings_edge_own"][i] = _own_bulk_edge(W2, a, L)
         out["settings_count_own"][i] = int(np.sum(s > out["settings_edge_own"][i] * (1 + margin)))
         out["settings_higher"][i] = top_values(family._terms_from(1, e1, e2), 1)[0]
@@ -348,9 +345,7 @@ def settings_spectra(rng: np.random.Generator, *, N: int, batch: str = "fresh",
         W2 = family.W2(e1, e2)
         sv2 = singular_values(W2)
         sv1 = _top_singular(family.W1(e1), 6)[0]
-        parts = [RankOne(first.value * e1, first.left, first.right)] + [
-            RankOne(p.value * e2 * e1 ** k / (eta_ref[1] * eta_ref[0] ** k), p.left, p.right)
-            for k, p in enumerate(parts_ref)]
+        parts = _spike_parts(first, parts_ref, eta_ref, e1, e2)
         spec.append(dict(a1=a1, a2=a2, lam=n_spikes(a1, a2, L), sv2=sv2, sv1=sv1,
                          learned=_top_singular(W2 - family.W0, 8)[0],
                          sizes=np.array([p.value for p in parts[1:]]),

@@ -114,7 +114,7 @@ def provenance_numbers(data: AtScale) -> dict:
 
 
 def _provenance(doc: dict, Ns: list) -> dict:
-    # What one results document records of how it was made, for provenance_table.
+    # What one results document records of how it was made (provenance_table, where_label).
     env, host = doc.get("environment", {}), doc.get("host", {})
     planned = doc.get("widths_planned") or Ns
     return {"backend": doc.get("backend", "?"), "device": env.get("device", doc.get("device", "?")),
@@ -155,9 +155,9 @@ def commands_text(data: AtScale) -> str:
     as shell lines with the file each wrote, for ``print`` in the chapter."""
     lines = []
     for name, doc in data.docs.items():
-        lines.append(f"# results/at_scale/{name}.json ({doc.get('backend', '?')} backend, "
-                     f"device {doc.get('environment', {}).get('device', '?')}, "
-                     f"{str(doc.get('created', '?'))[:10]})")
+        p = _provenance(doc, data.runs[name].axis())
+        lines.append(f"# results/at_scale/{name}.json ({p['backend']} backend, device "
+                     f"{p['device']}, {p['date']})")
         lines += [str(c) for c in doc.get("commands") or [doc.get("command", "?")]]
     return "\n".join(lines)
 
@@ -166,14 +166,11 @@ def where_label(data: AtScale) -> str:
     """One line saying where the files were computed, from the spike file's provenance: on the
     host (numpy backend) "computed on a 2-core CPU in float32; no GPU run has been made (...)",
     on a device "computed on <device> in <dtype>"."""
-    doc = data.docs["spike"]
-    dtype = doc.get("dtype", doc["params"].get("dtype", "?"))
-    if doc.get("backend") == "numpy":
-        cores = doc.get("host", {}).get("cpu_count", "?")
-        return (f"computed on a {cores}-core CPU in {dtype}; no GPU run has been made (one would "
-                f"reach N = 32000–45000 with the same command)")
-    device = doc.get("environment", {}).get("device", doc.get("device", "?"))
-    return f"computed on {device} ({doc.get('backend')}) in {dtype}"
+    p = _provenance(data.docs["spike"], data.runs["spike"].axis())
+    if p["backend"] == "numpy":
+        return (f"computed on a {p['cores']}-core CPU in {p['dtype']}; no GPU run has been made "
+                "(one would reach N = 32000–45000 with the same command)")
+    return f"computed on {p['device']} ({p['backend']}) in {p['dtype']}"
 
 
 def wall_table(data: AtScale) -> tuple:

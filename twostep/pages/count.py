@@ -17,7 +17,6 @@ from functools import partial
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.lines import Line2D
 
 from ..analysis.phases import ALIGNED, empirical_count, is_spike, theory_count
 from ..analysis.plane import CountTest, count_test, plane_grid, plane_map, rank_points
@@ -45,8 +44,7 @@ def plane_data(scaling, step: float = 0.02) -> dict:
     runs = {b: scaling.summary.runs(batch=b) for b in BATCH_ORDER}
     maps = {b: plane_map(runs[b], points, scaling.c) for b in BATCH_ORDER}
     return {"points": points, "maps": maps, "rank": rank_points(runs["fresh"], points, scaling.c),
-            "kappa": scaling.c, "Ns": scaling.Ns, "seeds": scaling.seeds, "L": scaling.L,
-            "step": step}
+            "L": scaling.L}
 
 
 def chosen(data: dict) -> list:
@@ -272,14 +270,12 @@ def plot_count(data: dict):
         ax.set_xticks(Ns, [f"{N // 1000}k" for N in Ns])
         ax.minorticks_off()
         ax.set_xlabel("$N = n = d$")
-    handles = [Line2D([], [], marker="o", ls="none", color=COLORS["fresh"], label="fresh"),
-               Line2D([], [], marker="o", ls="none", color=COLORS["reused"], mfc="none",
-                      label="reused"),
-               Line2D([], [], color=COLORS["theory"], lw=1.2, label=r"prediction $1+\Lambda$"),
-               Line2D([], [], color=COLORS["chance"], ls=":", lw=1.2, label="null: 1"),
-               plt.Rectangle((0, 0), 1, 1, color=COLORS["theory"], alpha=0.07,
-                             label=r"$N \geq N^\star$")]
-    fig.legend(handles=handles, loc="outside lower center", ncol=3)
+    legend_from(fig, [("fresh", dict(marker="o", ls="none", color=COLORS["fresh"])),
+                      ("reused", dict(marker="o", ls="none", color=COLORS["reused"], mfc="none")),
+                      (r"prediction $1+\Lambda$", dict(color=COLORS["theory"], lw=1.2)),
+                      ("null: 1", dict(color=COLORS["chance"], ls=":", lw=1.2)),
+                      (r"$N \geq N^\star$", dict(patch=True, color=COLORS["theory"], alpha=0.07))],
+                loc="outside lower center", ncol=3)
     return finished(fig)
 
 

@@ -50,7 +50,7 @@ SHADE_KEY = [(rf"$\Lambda = {v}$", dict(ls="none", marker="s", ms=8, mfc=SHADES(
 SUMMARY_VALUES = ("size_corr", "rel_corr", "right_corrected", "localisation",
                   "localisation_signal", "memorisation", "settings_higher",
                   "settings_lin_overlap", "settings_beta_two", "settings_beta_lin",
-                  "settings_count_W1", "settings_edge_own")
+                  "settings_count", "settings_count_W1", "settings_count_own", "settings_edge_own")
 
 
 def parameter_numbers(c: float, ref, settings, L: int, Ns, seeds, n_grid: int) -> dict:
@@ -511,41 +511,39 @@ def shade_plane(ax, L: int, resolution: int = 300, lw: float = 1.0) -> None:
 def phase_data(scaling: Scaling, n_se: float = 2.0) -> dict:
     r"""The empirical phase diagram from the scaling study.
 
-    Per batch, each ``(L,)``: ``emp`` holds ``e_hat``, ``e_se`` (log-log slope of
+    Per batch, ``emp`` holds, each ``(L,)``: ``e_hat``, ``e_se`` (log-log slope of
     :math:`s_1(\hat T_k)`), ``ratio_slope``, ``ratio_se`` (that of :math:`\|S_k\|/\|T_k-S_k\|_{op}`,
-    minus the relative remainder's) and ``spike`` (:func:`is_spike`, the ratio's slope lowered
-    by ``n_se`` standard errors); ``left``, ``right`` (cosines at the largest width). On the
+    minus the relative remainder's), ``left``, ``right`` (cosines at the largest width) and
+    ``spike`` (:func:`is_spike`, the ratio's slope lowered by ``n_se`` standard errors). On the
     grid ``scaling.alphas``:sup:`2`: ``theory`` :math:`\Lambda`, ``emp_grid`` and ``exp_grid``
     (:func:`empirical_count`, the second with every order a spike), ``raw`` (mean raw outlier
-    count of :math:`W_2` at :math:`N` = ``scaling.n_grid``)."""
-    s, L, N = scaling.summary, scaling.L, scaling.Ns[-1]
+    count of :math:`W_2` at :math:`N` = ``scaling.n_grid``); ``margins``, the fresh exponents'
+    :func:`~twostep.analysis.phases.count_margins`."""
+    s, L, N, n = scaling.summary, scaling.L, scaling.Ns[-1], len(scaling.alphas)
     A1, A2 = np.meshgrid(scaling.alphas, scaling.alphas, indexing="ij")
-    n = len(scaling.alphas)
-    out = dict(alphas=scaling.alphas, L=L, n_se=n_se, n_top=scaling.n_top, Ns=scaling.Ns,
-               theory=theory_count(A1, A2, L), emp={}, left={}, right={}, emp_grid={},
-               exp_grid={}, raw={})
+    out = dict(alphas=scaling.alphas, L=L, n_se=n_se, n_top=scaling.n_top,
+               theory=theory_count(A1, A2, L), emp={}, emp_grid={}, exp_grid={}, raw={})
     for b in BATCH_ORDER:
         top = np.array([scaling.slope(b, "top_free", k) for k in range(L)])
         rel = np.array([scaling.slope(b, "rel", k) for k in range(L)])
-        out["left"][b], out["right"][b] = s.at("left", batch=b, N=N), s.at("right", batch=b, N=N)
-        spike = is_spike(out["left"][b], out["right"][b], -rel[:, 0] - n_se * rel[:, 1])
+        left, right = s.at("left", batch=b, N=N), s.at("right", batch=b, N=N)
+        spike = is_spike(left, right, -rel[:, 0] - n_se * rel[:, 1])
         out["emp"][b] = dict(e_hat=top[:, 0], e_se=top[:, 1], ratio_slope=-rel[:, 0],
-                             ratio_se=rel[:, 1], spike=spike)
+                             ratio_se=rel[:, 1], left=left, right=right, spike=spike)
         out["emp_grid"][b] = empirical_count(A1, A2, top[:, 0], spike, L)
         out["exp_grid"][b] = empirical_count(A1, A2, top[:, 0], np.ones(L, bool), L)
         out["raw"][b] = s.seed_values("grid_count", batch=b, N=scaling.n_grid).mean(axis=0).reshape(n, n)
+    out["margins"] = count_margins(scaling.alphas, out["emp"]["fresh"]["e_hat"], L)
     return out
 
 
 def phase_table(data: dict) -> tuple:
     r"""Table *tab-phase*: :math:`\hat e_k`, the ratio's slope, the cosines and the spike test."""
-    emp = data["emp"]
     return (["batch", "$k$", "$\\hat e_k$", "slope of spike/remainder", "left", "right", "spike"],
-            [[b, str(k), pm(emp[b]["e_hat"][k], emp[b]["e_se"][k], 3, signed=True),
-              pm(emp[b]["ratio_slope"][k], emp[b]["ratio_se"][k], 3, signed=True),
-              f"{data['left'][b][k]:.3f}", f"{data['right'][b][k]:.3f}",
-              "yes" if emp[b]["spike"][k] else "no"]
-             for b in BATCH_ORDER for k in range(1, data["L"])])
+            [[b, str(k), pm(e["e_hat"][k], e["e_se"][k], 3, signed=True),
+              pm(e["ratio_slope"][k], e["ratio_se"][k], 3, signed=True), f"{e['left'][k]:.3f}",
+              f"{e['right'][k]:.3f}", "yes" if e["spike"][k] else "no"]
+             for b, e in data["emp"].items() for k in range(1, data["L"])])
 
 
 def plot_phase(data: dict, resolution: int = 400):
@@ -617,26 +615,22 @@ def counts_table(data: dict) -> tuple:
     r"""Table *tab-counts*: at how many grid points each count equals the theory's, at
     :math:`\Lambda = 0`, :math:`\Lambda\ge1` and all."""
     theory = data["theory"]
-
-    def row(name, against, count, target):
-        return [name, against] + [str(int(np.sum((count == target) & mask)))
-                                  for mask in (theory == 0, theory > 0, theory >= 0)]
-
-    rows = []
-    for b in BATCH_ORDER:
-        rows.append(row(f"exponents and spike test, {b}", "$\\Lambda$", data["emp_grid"][b], theory))
-        rows.append(row(f"exponents only, {b}", "$\\Lambda$", data["exp_grid"][b], theory))
-    rows += [row(f"raw outliers of $W_2$, {b}", "$1+\\Lambda$", data["raw"][b], 1 + theory)
-             for b in BATCH_ORDER]
-    return ["count", "compared with", "$\\Lambda = 0$", "$\\Lambda\\ge1$", "all"], rows
+    counts = [(f"{name}, {b}", "$\\Lambda$", data[key][b], theory) for b in BATCH_ORDER
+              for name, key in (("exponents and spike test", "emp_grid"),
+                                ("exponents only", "exp_grid"))]
+    counts += [(f"raw outliers of $W_2$, {b}", "$1+\\Lambda$", data["raw"][b], 1 + theory)
+               for b in BATCH_ORDER]
+    return (["count", "compared with", "$\\Lambda = 0$", "$\\Lambda\\ge1$", "all"],
+            [[name, against] + [str(int(np.sum((count == target) & mask)))
+                                for mask in (theory == 0, theory > 0, theory >= 0)]
+             for name, against, count, target in counts])
 
 
 def margin_numbers(data: dict) -> dict:
-    """Glue values of :func:`~twostep.analysis.phases.count_margins` for the fresh exponents:
-    the narrowest and widest side of a window (``margin_min``, ``margin_max``) and the
-    smallest and largest standard error of an exponent (``se_min``, ``se_max``)."""
-    m = count_margins(data["alphas"], data["emp"]["fresh"]["e_hat"], data["L"])
-    se = data["emp"]["fresh"]["e_se"][1:]
+    """Glue values of the fresh exponents' window (``data["margins"]``): the narrowest and
+    widest side of a window (``margin_min``, ``margin_max``) and the smallest and largest
+    standard error of an exponent (``se_min``, ``se_max``)."""
+    m, se = data["margins"], data["emp"]["fresh"]["e_se"][1:]
     return dict(margin_min=min(m["down"] + m["up"]), margin_max=max(m["down"] + m["up"]),
                 se_min=float(min(se)), se_max=float(max(se)))
 
@@ -644,12 +638,11 @@ def margin_numbers(data: dict) -> dict:
 def margin_table(data: dict) -> tuple:
     r"""Table *tab-margin*: the window of :math:`\hat e_k + k/2` that keeps the count at
     :math:`\Lambda` everywhere, against the measured deviations (both batches) and standard errors."""
-    emp = data["emp"]
-    m = count_margins(data["alphas"], emp["fresh"]["e_hat"], data["L"])
+    m, fresh, reused = data["margins"], data["emp"]["fresh"], data["emp"]["reused"]
     return (["$k$", "window", "fresh", "fresh s.e.", "reused", "reused s.e."],
             [[str(k), f"{-m['down'][k - 1]:+.3f} to {m['up'][k - 1]:+.3f}", f"{m['dev'][k - 1]:+.3f}",
-              f"{emp['fresh']['e_se'][k]:.3f}", f"{emp['reused']['e_hat'][k] + k / 2:+.3f}",
-              f"{emp['reused']['e_se'][k]:.3f}"] for k in range(1, data["L"])])
+              f"{fresh['e_se'][k]:.3f}", f"{reused['e_hat'][k] + k / 2:+.3f}",
+              f"{reused['e_se'][k]:.3f}"] for k in range(1, data["L"])])
 
 
 # --------------------------------------------------------------------------- how large must N be
@@ -819,32 +812,25 @@ def correction_numbers(scaling: Scaling, limits: dict) -> dict:
 
 # --------------------------------------------------------------------------- own edge and verdicts
 
-def _own_edge(scaling: Scaling, b: str, i: int, N: int) -> tuple:
-    # Per seed, at batch b, setting i and width N: W2's outliers beyond W0's edge and beyond
-    # its own, and its own edge.
-    return tuple(scaling.summary.seed_values(key, i, batch=b, N=N)
-                 for key in ("settings_count", "settings_count_own", "settings_edge_own"))
-
-
 def own_edge_table(scaling: Scaling) -> tuple:
     r"""Table *tab-own-edge*: :math:`W_2`'s outliers at each setting against :math:`W_0`'s edge and
     against its own bulk edge (:func:`twostep.analysis.spikes.own_bulk_edge`), mean over seeds
     at each width, both batches, next to the theory's :math:`1+\Lambda` (the own edges are in
     :func:`own_edge_level_table`)."""
-    rows = []
-    for b in BATCH_ORDER:
-        for i, (a1, a2) in enumerate(scaling.settings):
-            rows.append([b, f"({a1:g}, {a2:g})", str(1 + n_spikes(a1, a2, scaling.L))]
-                        + ["{:.1f} / {:.1f}".format(*(x.mean() for x in _own_edge(scaling, b, i, N)[:2]))
-                           for N in scaling.Ns])
-    return ["batch", "$(\\alpha_1,\\alpha_2)$", "$1+\\Lambda$"] + [f"$N = {N}$" for N in scaling.Ns], rows
+    at = scaling.summary.at
+    return (["batch", "$(\\alpha_1,\\alpha_2)$", "$1+\\Lambda$"] + [f"$N = {N}$" for N in scaling.Ns],
+            [[b, f"({a1:g}, {a2:g})", str(1 + n_spikes(a1, a2, scaling.L))]
+             + [f"{at('settings_count', i, batch=b, N=N):.1f} / "
+                f"{at('settings_count_own', i, batch=b, N=N):.1f}" for N in scaling.Ns]
+             for b in BATCH_ORDER for i, (a1, a2) in enumerate(scaling.settings)])
 
 
 def own_edge_spread(scaling: Scaling) -> str:
     """The spread of :func:`own_edge_table` for its caption: whether the seeds' counts of one
     entry (either count) differ, and by at most how much."""
-    spread = max(int(np.ptp(x)) for b in BATCH_ORDER for i in range(len(scaling.settings))
-                 for N in scaling.Ns for x in _own_edge(scaling, b, i, N)[:2])
+    spread = max(int(np.ptp(scaling.summary.seed_values(key, i, batch=b, N=N)))
+                 for key in ("settings_count", "settings_count_own") for b in BATCH_ORDER
+                 for i in range(len(scaling.settings)) for N in scaling.Ns)
     return ("every seed gives the same counts" if spread == 0
             else f"the counts of the seeds differ by at most {spread}")
 
@@ -874,9 +860,8 @@ def own_edge_numbers(scaling: Scaling) -> dict:
     s, N, out = scaling.summary, scaling.Ns[-1], {}
     lams = [n_spikes(a1, a2, scaling.L) for a1, a2 in scaling.settings]
     for b in BATCH_ORDER:
-        out[f"own_{b}_hits"] = sum(
-            int(round(s.seed_values("settings_count_own", i, batch=b, N=N).mean())) == 1 + lam
-            for i, lam in enumerate(lams) if lam >= 1)
+        out[f"own_{b}_hits"] = sum(round(s.at("settings_count_own", i, batch=b, N=N)) == 1 + lam
+                                   for i, lam in enumerate(lams) if lam >= 1)
         out[f"own_{b}_total"] = sum(lam >= 1 for lam in lams)
         out[f"own_{b}_edge_max"] = max(s.at("settings_edge_own", i, batch=b, N=N)
                                        for i in range(len(lams)))
