@@ -90,8 +90,8 @@ def test_decomposition_check_is_exact_and_matches_direct_computation():
         ex.decomposition_check(rng_for(0), N=24, activation="tanh")
 
 
-def test_memorised_pair_matches_direct_computation():
-    mem = ex.memorised_pair(rng_for(0), N=40, at=SETTINGS[0], **RUN)
+def test_one_draw_memorised_pair_matches_direct_computation():
+    mem = ex.one_draw(rng_for(0), N=40, batch="reused", settings=SETTINGS[:1], **RUN)
     run = run_two_steps(40, 40, 40, get_activation("poly4"), get_link("he1"),
                         ((C, REF[0]), (C, REF[1])), "reused", rng_for(0), dtype=np.float32)
     diag = term_diagnostics(run, vectors=True)
@@ -99,11 +99,11 @@ def test_memorised_pair_matches_direct_computation():
     assert mem["cos"] == pytest.approx(diag["memorisation"][3], rel=1e-5)
     assert 0 <= mem["rank_P"] <= 1 and 0 <= mem["rank_y"] <= 1
     assert mem["dsigma"] == pytest.approx(float(get_activation("poly4").derivative(mem["P"], 1)))
-    assert mem["sv_two"].shape == mem["sv_one"].shape == (40,)
+    assert mem["spec"][0]["sv2"].shape == mem["spec"][0]["sv_lin"].shape == (40,)
 
 
-def test_settings_spectra_shapes_and_counts():
-    spectra = ex.settings_spectra(rng_for(0), N=40, settings=SETTINGS, **RUN)
+def test_one_draw_shapes_and_counts():
+    spectra = ex.one_draw(rng_for(0), N=40, settings=SETTINGS, **RUN)
     assert len(spectra["spec"]) == len(SETTINGS)
     for s, (a1, a2) in zip(spectra["spec"], SETTINGS):
         assert s["sv2"].shape == (40,) and s["sv1"].shape == (6,) and s["learned"].shape == (8,)

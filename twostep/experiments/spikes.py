@@ -275,57 +275,30 @@ def decomposition_check(rng: np.random.Generator, *, N: int, activation="poly4",
     return dict(sum_error=sum_error, scale_error=float(scale_error), w2_error=float(w2_error))
 
 
-def memorised_pair(rng: np.random.Generator, *, N: int, activation="poly4", target="he1",
-                   c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25,
-                   at=(0.2, 0.2)) -> dict:
-    r"""Which neuron and sample carry :math:`T_{L-1}`'s top singular pair in one reused draw.
-
-    Trains one draw (float32, :math:`N = n = d`, :math:`\eta_t = \kappa_tN^{\alpha_t}`) and
-    finds :math:`i^\star = \arg\max_i|U_i|` for the top left vector :math:`U` of
-    :math:`T_{L-1}` and :math:`j^\star = \arg\max_j|\langle x_j, V\rangle|/\|x_j\|` for its top
-    right vector :math:`V`. Returns ``loc`` :math:`= |U_{i^\star}|`, ``cos`` (that largest
-    cosine), ``P`` :math:`= P_{i^\star j^\star}`, ``dsigma`` :math:`= \sigma'(P_{i^\star
-    j^\star})`, ``rank_P`` (the fraction of the neuron's :math:`|P_{i^\star j}|` below it),
-    ``y`` :math:`= y_{j^\star}`, ``rank_y``; and, at the exponents ``at`` of the same draw
-    (:class:`StepFamily`), the singular values ``sv_two`` of :math:`W_2` and ``sv_one`` of
-    :math:`W_{\rm lin}`, one step of size :math:`\eta_1+\eta_2`, each ``(N,)``.
-    """
-    N, activation, steps = _entry(rng, N, activation, c1, alpha1, c2, alpha2)
-    (a1, a2), = check_alpha_pairs([at], "at")
-    k = activation.degree - 1
-    run = _run(rng, N, "reused", activation, target, steps)
-    terms = _second_step_terms(run)
-    diag = _term_diagnostics(run, "auto", terms, True, False)
-    i_star = int(np.argmax(np.abs(diag["U"][k])))
-    cosines = np.abs(run.X2 @ diag["Vt"][k]) / np.linalg.norm(run.X2, axis=1)
-    j_star = int(np.argmax(cosines))
-    P_row = run.W0[i_star] @ run.X2.T          # neuron i's pre-activations on all samples
-    P_star = float(P_row[j_star])
-    family = StepFamily(run, terms)
-    eta1, eta2 = c1 * N ** a1, c2 * N ** a2
-    return dict(loc=float(abs(diag["U"][k][i_star])), cos=float(cosines[j_star]), P=P_star,
-                dsigma=float(activation.derivative(P_star, 1)),
-                rank_P=float(np.mean(np.abs(P_row) < abs(P_star))), y=float(run.y2[j_star]),
-                rank_y=float(np.mean(np.abs(run.y2) < abs(run.y2[j_star]))),
-                sv_two=singular_values(family.W2(eta1, eta2)),
-                sv_one=singular_values(family.linearised(eta1, eta2)))
-
-
-def settings_spectra(rng: np.random.Generator, *, N: int, batch: str = "fresh",
-                     activation="poly4", target="he1", c1: float = 0.2, alpha1: float = 0.4,
-                     c2: float = 0.2, alpha2: float = 0.25, settings=((0.4, 0.25),)) -> dict:
+def one_draw(rng: np.random.Generator, *, N: int, batch: str = "fresh", activation="poly4",
+             target="he1", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
+             alpha2: float = 0.25, settings=((0.4, 0.25),)) -> dict:
     r"""One draw (float32, :math:`N = n = d`) rescaled to each :math:`(\alpha_1,\alpha_2)` of
-    ``settings`` (:class:`StepFamily`, the constants :math:`\kappa_1, \kappa_2` kept).
+    ``settings`` (:class:`StepFamily`, the constants :math:`\kappa_1, \kappa_2` kept): its
+    spectra and predicted spikes there, the top vectors of its terms, and the neuron and
+    sample that carry the top singular pair of the highest term.
 
     Returns ``spec``, per setting a dict: ``a1``, ``a2``, ``lam`` (:math:`\Lambda`), ``sv2``
-    (the spectrum of :math:`W_2`, ``(N,)``), ``sv1`` (top 6 of :math:`W_1`), ``learned`` (top
-    8 of :math:`W_2-W_0`), ``sizes`` :math:`\|S_k\|` and ``strengths`` (the top ``L`` singular
-    values of the predicted spike part :math:`\eta_1\mu_1av^\top + \sum_kS_k`,
+    and ``sv_lin`` (the spectra of :math:`W_2` and of :math:`W_{\rm lin} = W_1 + T_0`, one step
+    of size :math:`\eta_1+\eta_2` for a reused batch, ``(N,)``), ``sv1`` (top 6 of :math:`W_1`),
+    ``learned`` (top 8 of :math:`W_2-W_0`), ``sizes`` :math:`\|S_k\|` and ``strengths`` (the top
+    ``L`` singular values of the predicted spike part :math:`\eta_1\mu_1av^\top + \sum_kS_k`,
     :func:`rank_one_sum_singular_values`), ``(L,)``, and the outlier counts ``n2``, ``n1``
     beyond :math:`2(1.05)`; ``W0`` (the spectrum of :math:`W_0`), ``a`` ``(N,)``; ``U``
-    ``(L, N)``, the top left vectors of the :math:`T_k` at the reference steps, and ``left``
-    their cosines with :math:`a^{\circ(k+1)}`; ``second_cos_a2``, the cosine of :math:`W_2`'s
-    second left singular vector at the last setting with :math:`a^{\circ2}`.
+    ``(L, N)``, the top left vectors of the :math:`T_k` at the reference steps, ``left`` their
+    cosines with :math:`a^{\circ(k+1)}`; ``second_cos_a2``, the cosine of :math:`W_2`'s second
+    left singular vector at the last setting with :math:`a^{\circ2}`. For
+    :math:`i^\star = \arg\max_i|U_i|` (the top left vector :math:`U` of :math:`T_{L-1}`) and
+    :math:`j^\star = \arg\max_j|\langle x_j, V\rangle|/\|x_j\|` (its top right vector
+    :math:`V`, the second batch's inputs): ``loc`` :math:`= |U_{i^\star}|`, ``cos`` (that
+    largest cosine), ``P`` :math:`= P_{i^\star j^\star}`, ``dsigma``
+    :math:`= \sigma'(P_{i^\star j^\star})`, ``rank_P`` (the fraction of the neuron's
+    :math:`|P_{i^\star j}|` below it), ``y`` :math:`= y_{j^\star}`, ``rank_y``.
     """
     N, activation, steps = _entry(rng, N, activation, c1, alpha1, c2, alpha2)
     batch = check_choice(batch, "batch", BATCHES)
@@ -334,27 +307,37 @@ def settings_spectra(rng: np.random.Generator, *, N: int, batch: str = "fresh",
     run = _run(rng, N, batch, activation, target, steps)
     terms = _second_step_terms(run)
     diag = _term_diagnostics(run, "auto", terms, True, False)
+    i_star = int(np.argmax(np.abs(diag["U"][L - 1])))
+    cosines = np.abs(run.X2 @ diag["Vt"][L - 1]) / np.linalg.norm(run.X2, axis=1)
+    j_star = int(np.argmax(cosines))
+    P_row = run.W0[i_star] @ run.X2.T          # neuron i's pre-activations on all samples
+    P_star = float(P_row[j_star])
+    out = dict(loc=float(abs(diag["U"][L - 1][i_star])), cos=float(cosines[j_star]), P=P_star,
+               dsigma=float(activation.derivative(P_star, 1)),
+               rank_P=float(np.mean(np.abs(P_row) < abs(P_star))), y=float(run.y2[j_star]),
+               rank_y=float(np.mean(np.abs(run.y2) < abs(run.y2[j_star]))),
+               W0=singular_values(run.W0), a=run.a.astype(float), U=np.asarray(diag["U"]),
+               left=np.asarray(diag["left"]), spec=[])
     first = _first_step_spike(run.a, run.X1, run.y1, activation)   # mu1 a v^T
     parts_ref = [_signal_part(run, k, "auto", False) for k in range(L)]
     eta_ref = (run.eta1, run.eta2)
     family = StepFamily(run, terms)   # rescales terms in place
     del terms
-    spec = []
     for a1, a2 in settings:
         e1, e2 = c1 * N ** a1, c2 * N ** a2
         W2 = family.W2(e1, e2)
         sv2 = singular_values(W2)
         sv1 = _top_singular(family.W1(e1), 6)[0]
         parts = _spike_parts(first, parts_ref, eta_ref, e1, e2)
-        spec.append(dict(a1=a1, a2=a2, lam=n_spikes(a1, a2, L), sv2=sv2, sv1=sv1,
-                         learned=_top_singular(W2 - family.W0, 8)[0],
-                         sizes=np.array([p.value for p in parts[1:]]),
-                         strengths=rank_one_sum_singular_values(parts)[:L],
-                         n2=count_outliers(sv2, 2.0), n1=count_outliers(sv1, 2.0)))
+        out["spec"].append(dict(
+            a1=a1, a2=a2, lam=n_spikes(a1, a2, L), sv2=sv2,
+            sv_lin=singular_values(family.linearised(e1, e2)), sv1=sv1,
+            learned=_top_singular(W2 - family.W0, 8)[0], sizes=np.array([p.value for p in parts[1:]]),
+            strengths=rank_one_sum_singular_values(parts)[:L], n2=count_outliers(sv2, 2.0),
+            n1=count_outliers(sv1, 2.0)))
     U2 = _top_singular(W2, 2)[1]     # the second singular pair of W2 at the last setting
-    return dict(spec=spec, W0=singular_values(run.W0), a=run.a.astype(float),
-                U=np.asarray(diag["U"]), left=np.asarray(diag["left"]),
-                second_cos_a2=float(abs(U2[:, 1].astype(float) @ parts_ref[1].left)))
+    out["second_cos_a2"] = float(abs(U2[:, 1].astype(float) @ parts_ref[1].left))
+    return out
 
 
 def power_components(rng: np.random.Generator, *, N: int, activation="poly4", target="he1",

@@ -214,8 +214,8 @@ def localisation_table(scaling: Scaling) -> tuple:
 # --------------------------------------------------------------------------- one memorised pair
 
 def memorised_table(mem: dict, N: int) -> tuple:
-    """Table *tab-memorised*: the numbers of :func:`twostep.experiments.spikes.memorised_pair`
-    (width ``N``) with their reference values."""
+    """Table *tab-memorised*: the pair of :func:`twostep.experiments.spikes.one_draw` (width
+    ``N``) with its reference values."""
     chance = chance_maximum(N, N)
     return ["quantity", "value", "for comparison"], [
         ["largest entry of the top left vector (neuron $i$)", f"{mem['loc']:.2f}",
@@ -230,7 +230,7 @@ def memorised_table(mem: dict, N: int) -> tuple:
 
 
 # --------------------------------------------------------------------------- spectra of W2
-# ``data`` below: the dict of :func:`twostep.experiments.spikes.settings_spectra`.
+# ``data`` below: the dict of :func:`twostep.experiments.spikes.one_draw`.
 
 def spectra_table(data: dict) -> tuple:
     """Table *tab-spectra*: outlier counts and the top singular values of :math:`W_2`, per setting
@@ -364,24 +364,24 @@ def powers_table(data: dict) -> tuple:
 # --------------------------------------------------------------------------- two steps as one
 # Two steps against W_lin = W_1 + T_0: the scaling study records ||sum_{k>=1} T_k||_op
 # (settings_higher) and the top right vectors' cosines at its settings; the memorised pair's
-# draw (twostep.experiments.spikes.memorised_pair) holds the spectra at the first setting.
+# draw (twostep.experiments.spikes.one_draw) holds the spectra at the first setting.
 
 def plot_one_step(scaling: Scaling, mem: dict, settings):
     r"""Figure *fig-one-step*, a 2x2 grid 7.0 in wide: (a) the spectra of :math:`W_2` and of one
-    step of size :math:`\eta_1+\eta_2` (``mem``, at the first of ``settings``); (b)
+    step of size :math:`\eta_1+\eta_2` (``mem["spec"][0]``, at the first of ``settings``); (b)
     :math:`\|W_2-W_{\rm lin}\|_{op}` against :math:`N` with slope :math:`e_1`; (c) one minus the
     cosine of their top right vectors, at ``settings`` (among ``scaling.settings``); the fourth
     cell holds the key to (b) and (c)."""
-    s, NS, EQ = scaling.summary, scaling.Ns, settings
+    s, NS, EQ, spec = scaling.summary, scaling.Ns, settings, mem["spec"][0]
     fig, grid = plt.subplots(2, 2, figsize=(7.0, 5.9))
     ax, ax_norm, ax_cos, ax_key = grid.flat
     bins = np.linspace(0, 2.4, 60)
-    ax.hist(mem["sv_two"], bins=bins, density=True, histtype="stepfilled", color="0.75",
+    ax.hist(spec["sv2"], bins=bins, density=True, histtype="stepfilled", color="0.75",
             label=r"$W_2$")
-    ax.hist(mem["sv_one"], bins=bins, density=True, histtype="step", color=COLORS["one-step"],
+    ax.hist(spec["sv_lin"], bins=bins, density=True, histtype="step", color=COLORS["one-step"],
             lw=1.2, label=r"$W_0+(\eta_1+\eta_2)G_1$")
     ax.set(xlabel="singular value", ylabel="density", ylim=(0, 1.25),
-           title=rf"(a) $({EQ[0][0]}, {EQ[0][1]})$, reused, $N = {mem['sv_two'].size}$")
+           title=rf"(a) $({EQ[0][0]}, {EQ[0][1]})$, reused, $N = {spec['sv2'].size}$")
     ax.legend(loc="upper right")
     Ns, key = np.array(NS, float), []
     for b in BATCH_ORDER:
@@ -420,7 +420,7 @@ def plot_one_step(scaling: Scaling, mem: dict, settings):
 def one_step_numbers(mem: dict) -> dict:
     r"""Glue values: ``eq_top_two``, ``eq_top_one`` (the top singular values of the memorised
     pair's two spectra) and ``eq_ks`` (the largest gap between the sorted spectra)."""
-    two, one = mem["sv_two"], mem["sv_one"]
+    two, one = mem["spec"][0]["sv2"], mem["spec"][0]["sv_lin"]
     return dict(eq_top_two=float(two[0]), eq_top_one=float(one[0]),
                 eq_ks=float(np.max(np.abs(np.sort(two) - np.sort(one)))))
 
