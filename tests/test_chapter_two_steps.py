@@ -11,7 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import twostep as ts
-from twostep.analysis import phases
+from twostep.analysis import plane
 from twostep.analysis.spikes import outlier_strength, width_to_reach
 from twostep.pages import count as cnt, report, spikes as sp, two_steps as ch
 from twostep.experiments import spikes as ex
@@ -207,7 +207,7 @@ def test_cap_tables_and_figure():
 def test_phase_data(scaling, phase):
     n = len(ALPHAS)
     A1, A2 = np.meshgrid(ALPHAS, ALPHAS, indexing="ij")
-    assert np.array_equal(phase["theory"], phases.theory_count(A1, A2, 4))
+    assert np.array_equal(phase["theory"], plane.theory_count(A1, A2, 4))
     for b in ("fresh", "reused"):
         assert phase["emp_grid"][b].shape == phase["raw"][b].shape == (n, n)
         assert phase["emp"][b]["e_hat"][2] == pytest.approx(scaling.slope(b, "top_free", 2)[0])

@@ -115,7 +115,7 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
       :math:`W_{\rm lin} = W_1 + T_0` (one step of size :math:`\eta_1+\eta_2` when reused):
       :math:`\|W_2 - W_{\rm lin}\|_{op} = \|\sum_{k\ge1}T_k\|_{op}` and cosines of top right
       singular vectors with each other and with :math:`\beta^*`;
-    * for every point of ``grid``: the raw outlier counts of :math:`W_2` and :math:`W_1` only.
+    * for every point of ``grid``: the raw outlier count of :math:`W_2` only.
 
     Per setting it also counts :math:`W_2`'s outliers against its own bulk edge
     (:func:`twostep.analysis.spikes.own_bulk_edge`: the predicted spikes' left span projected
@@ -146,13 +146,13 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     Returns
     -------
     dict
-        The arrays of :func:`term_diagnostics` (shape ``(L,)``) and the step-free sizes
-        ``top_free``, ``signal_free``, ``residual_free`` (divided by ``scale``); per setting
+        The arrays of :func:`term_diagnostics` (shape ``(L,)``) and the step-free size
+        ``top_free`` (``top`` divided by ``scale``); per setting
         (leading axis ``len(settings)``): ``settings_top`` ``(., n_top)``, ``settings_count``,
         ``settings_count_W1``, ``settings_spikes`` ``(., L + 1)``, ``settings_higher``,
         ``settings_lin_overlap``, ``settings_beta_two``, ``settings_beta_lin``,
         ``settings_edge_own``, ``settings_count_own`` (and ``settings_spikes_corrected`` with
-        ``corrected``); per grid point: ``grid_count``, ``grid_count_W1``; and the spike sum's
+        ``corrected``); per grid point: ``grid_count``; and the spike sum's
         step-free core (:func:`~twostep.analysis.spikes.spike_core` of the first spike per unit
         :math:`\eta_1` and each :math:`S_k` per unit :math:`\eta_2\eta_1^k`, corrected with
         ``corrected``): ``core_left``, ``core_right`` ``(L + 1, L + 1)``, ``core_free`` ``(L + 1,)``.
@@ -170,8 +170,7 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     run = _run(rng, N, batch, activation, target, steps, dt)
     terms = _second_step_terms(run)
     out = _term_diagnostics(run, "auto", terms, False, corrected)
-    for key in ("top", "signal", "residual"):
-        out[key + "_free"] = out[key] / out["scale"]
+    out["top_free"] = out["top"] / out["scale"]
     L = run.activation.degree
     first = _first_step_spike(run.a, run.X1, run.y1, run.activation)  # per unit eta1
     parts_free = [_signal_part(run, k, "auto", False) for k in range(L)]  # at the reference steps
@@ -232,15 +231,9 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
         out["settings_beta_two"][i] = _overlap(r2, beta)
         out["settings_beta_lin"][i] = _overlap(rlin, beta)
 
-    out["grid_count"] = np.zeros(len(grid), dtype=int)
-    out["grid_count_W1"] = np.zeros(len(grid), dtype=int)
-    cache1, start = {}, None
+    out["grid_count"], start = np.zeros(len(grid), dtype=int), None
     for i, (a1, a2) in enumerate(grid):
-        e1, e2 = c1 * N ** a1, c2 * N ** a2
-        out["grid_count"][i], start = count(family._W2(e1, e2), start)
-        if a1 not in cache1:
-            cache1[a1] = count(family._W1(e1))[0]
-        out["grid_count_W1"][i] = cache1[a1]
+        out["grid_count"][i], start = count(family._W2(c1 * N ** a1, c2 * N ** a2), start)
     return out
 
 

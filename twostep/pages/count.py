@@ -18,8 +18,8 @@ from functools import partial
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..analysis.phases import ALIGNED, empirical_count, is_spike, theory_count
-from ..analysis.plane import CountTest, count_test, plane_grid, plane_map, rank_points
+from ..analysis.plane import (ALIGNED, CountTest, count_test, empirical_count, is_spike,
+                              plane_grid, plane_map, rank_points, theory_count)
 from ..analysis.sweep import sweep
 from ..analysis.verdicts import count_verdict, worst
 from ..experiments.spikes import spike_experiment

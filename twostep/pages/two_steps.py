@@ -23,9 +23,8 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 
 from ..analysis.alignment import chance_maximum
-from ..analysis.phases import (count_margins, empirical_boundary, empirical_count,
-                               is_spike, theory_count)
-from ..analysis.plane import nstar_spread, power_gram, spike_widths
+from ..analysis.plane import (count_margins, empirical_boundary, empirical_count, is_spike,
+                              nstar_spread, power_gram, spike_widths, theory_count)
 from ..analysis.population import population_signal
 from ..analysis.spikes import outlier_strength, power_cosine, power_law_constant
 from ..analysis.summary import Summary
@@ -518,7 +517,7 @@ def phase_data(scaling: Scaling, n_se: float = 2.0) -> dict:
     grid ``scaling.alphas``:sup:`2`: ``theory`` :math:`\Lambda`, ``emp_grid`` and ``exp_grid``
     (:func:`empirical_count`, the second with every order a spike), ``raw`` (mean raw outlier
     count of :math:`W_2` at :math:`N` = ``scaling.n_grid``); ``margins``, the fresh exponents'
-    :func:`~twostep.analysis.phases.count_margins`."""
+    :func:`~twostep.analysis.plane.count_margins`."""
     s, L, N, n = scaling.summary, scaling.L, scaling.Ns[-1], len(scaling.alphas)
     A1, A2 = np.meshgrid(scaling.alphas, scaling.alphas, indexing="ij")
     out = dict(alphas=scaling.alphas, L=L, n_se=n_se, n_top=scaling.n_top,
