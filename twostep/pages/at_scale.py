@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
-from scipy import stats
 
 from ..analysis.plane import spike_sum_values, spike_widths
 from ..analysis.population import population_signal
@@ -27,7 +26,7 @@ from ..analysis.spikes import outlier_strength
 from ..analysis.summary import Summary
 from ..analysis.sweep import linear_slope
 from ..analysis.theory import n_spikes, spike_exponent
-from ..analysis.verdicts import CONFIDENCE, count_verdict, mean_sem
+from ..analysis.verdicts import CONFIDENCE, count_verdict, mean_sem, t_interval
 from ..experiments.reuse import TERM_KEYS
 from ..model.activations import get_activation
 from .figures import BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_below, width_axis
@@ -611,10 +610,10 @@ def verdict_numbers(data: AtScale, rows: list) -> dict:
     verdict."""
     raw = next(r for r in rows if r["key"] == "raw")
     slope, se, points = raw["slope"], raw["se"], raw["points"]
-    half = (stats.t.ppf(0.5 + CONFIDENCE / 2, points - 2) * se
-            if points > 2 and np.isfinite(se) else math.inf)
-    where = ("contains zero" if not np.isfinite(slope) or abs(slope) <= half
-             else f"lies {'above' if slope > 0 else 'below'} zero")
+    # its CONFIDENCE interval; one that cannot be fitted (too few points) contains zero
+    lo, hi = t_interval(slope, se, points - 2) if points > 2 and np.isfinite(se) else (0, 0)
+    where = ("contains zero" if not np.isfinite(slope) or lo <= 0 <= hi
+             else f"lies {'above' if lo > 0 else 'below'} zero")
     N_max = max(data.runs["spike"].axis()[-1], data.runs["reuse"].axis()[-1])
     N_count = data.runs["spike"].axis()[-1]
     exact = count_hits(data, "fresh", N_count, 1, every_run=True)

@@ -24,7 +24,7 @@ from ..analysis.sweep import sweep
 from ..analysis.verdicts import count_verdict, worst
 from ..experiments.spikes import spike_experiment
 from ..model.activations import PolynomialActivation
-from .figures import BATCH_ORDER, COLORS, finished, legend_from
+from .figures import BATCH_ORDER, COLORS, finished, legend_from, width_axis
 from .report import num, pm, sci, width_verdicts
 from .two_steps import SHADE_KEY, shade_plane
 
@@ -131,12 +131,10 @@ def exponent_table(data: dict, batch: str = "fresh") -> tuple:
 def plane_numbers(data: dict) -> dict:
     """Glue values of the map: its size and, per batch and measure, the share of points whose
     measured count equals Lambda (``plane_<batch>_<method>``)."""
-    out = {"plane_points": len(data["points"])}
-    for batch in BATCH_ORDER:
-        for method in METHODS:
-            m = data["maps"][batch]
-            out[f"plane_{batch}_{method}"] = float(np.mean(m.count(method) == m.lam))
-    return out
+    maps = data["maps"]
+    return {"plane_points": len(data["points"]),
+            **{f"plane_{b}_{method}": float(np.mean(maps[b].count(method) == maps[b].lam))
+               for b in BATCH_ORDER for method in METHODS}}
 
 
 # --------------------------------------------------------------------------- the count test
@@ -267,9 +265,7 @@ def plot_count(data: dict):
             ax.legend(loc="upper left", ncol=3, handlelength=1.0, borderaxespad=0.2,
                       columnspacing=0.8, title=r"$(\alpha_1, \alpha_2)$", fontsize=8)
     for ax in axes[-1]:
-        ax.set_xticks(Ns, [f"{N // 1000}k" for N in Ns])
-        ax.minorticks_off()
-        ax.set_xlabel("$N = n = d$")
+        width_axis(ax, Ns, "$N = n = d$", thousands=True)
     legend_from(fig, [("fresh", dict(marker="o", ls="none", color=COLORS["fresh"])),
                       ("reused", dict(marker="o", ls="none", color=COLORS["reused"], mfc="none")),
                       (r"prediction $1+\Lambda$", dict(color=COLORS["theory"], lw=1.2)),
