@@ -256,16 +256,16 @@ def decomposition_check(rng: np.random.Generator, *, N: int, activation="poly4",
     other = check_steps(other)
     runs = {b: _run(copy.deepcopy(rng), N, b, activation, target, steps, "float64", False)
             for b in ("fresh", "reused")}
-    sum_error = {}
-    for b, run in runs.items():
-        D = run.W2 - run.W1
-        sum_error[b] = float(np.linalg.norm(sum(_second_step_terms(run)) - D) / np.linalg.norm(D))
     moved = _run(copy.deepcopy(rng), N, "reused", activation, target, other, "float64", False)
     family = StepFamily(runs["reused"])
-    scale_error = max(np.linalg.norm(family.term(k, moved.eta1, moved.eta2) - T) / np.linalg.norm(T)
-                      for k, T in enumerate(_second_step_terms(moved)))
-    w2_error = np.linalg.norm(family.W2(moved.eta1, moved.eta2) - moved.W2) / np.linalg.norm(moved.W2)
-    return dict(sum_error=sum_error, scale_error=float(scale_error), w2_error=float(w2_error))
+
+    def error(M, exact):    # relative, in Frobenius norm
+        return float(np.linalg.norm(M - exact) / np.linalg.norm(exact))
+
+    return dict(sum_error={b: error(sum(_second_step_terms(r)), r.W2 - r.W1) for b, r in runs.items()},
+                scale_error=max(error(family.term(k, moved.eta1, moved.eta2), T)
+                                for k, T in enumerate(_second_step_terms(moved))),
+                w2_error=error(family.W2(moved.eta1, moved.eta2), moved.W2))
 
 
 def one_draw(rng: np.random.Generator, *, N: int, batch: str = "fresh", activation="poly4",

@@ -6,11 +6,11 @@ The second update splits exactly into one term per order of the Taylor expansion
 :math:`e_k = \alpha_2 - k(1/2-\alpha_1)`. :func:`scaling_study` runs
 :func:`twostep.experiments.spikes.spike_experiment` over widths, seeds and both batch schemes,
 summarised by batch and width (:mod:`twostep.pages.spikes`, shared with the appendix *At
-scale*); the other compute functions draw their own runs, each from ``rng_for(seed)``, so
-the order of the calls changes no number. The ``*_table`` functions return the header and
-rows of tables whose captions the chapter writes (``*_spread``: a caption's spread over
-seeds), the ``*_numbers`` functions the values glued into the prose. The count over the plane
-and its test are in :mod:`twostep.pages.count`.
+scale*); the chapter's single draws are the other experiments of
+:mod:`twostep.experiments.spikes`, whose results the functions here draw and tabulate. The
+``*_table`` functions return the header and rows of tables whose captions the chapter writes
+(``*_spread``: a caption's spread over seeds), the ``*_numbers`` functions the values glued
+into the prose. The count over the plane and its test are in :mod:`twostep.pages.count`.
 """
 
 from __future__ import annotations
@@ -91,7 +91,6 @@ class Scaling:
 
     summary: Summary
     Ns: list
-    seeds: list
     c: float
     ref: tuple
     settings: list
@@ -129,7 +128,7 @@ def scaling_study(Ns, seeds, activation="poly4", target="he1", c: float = 0.2, r
     for r in records:
         r["size_corr"] = r["top"] / r["signal_corrected"]
         r["rel_corr"] = r["residual_corrected"] / r["signal_corrected"]
-    return Scaling(terms_summary(records, SUMMARY_VALUES), list(Ns), list(seeds), c, tuple(ref),
+    return Scaling(terms_summary(records, SUMMARY_VALUES), list(Ns), c, tuple(ref),
                    [tuple(st) for st in settings], list(alphas), n_grid, n_top, act.degree, act,
                    target)
 
