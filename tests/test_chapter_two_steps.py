@@ -11,9 +11,8 @@ import pytest
 from matplotlib.figure import Figure
 
 import twostep as ts
-from twostep.analysis import phases
-from twostep.analysis.rescaling import StepFamily
-from twostep.analysis.spikes import outlier_strength, term_diagnostics, width_to_reach
+from twostep.analysis import plane
+from twostep.analysis.spikes import outlier_strength, width_to_reach
 from twostep.pages import count as cnt, report, spikes as sp, two_steps as ch
 from twostep.experiments import spikes as ex
 from twostep.pages.report import VERDICT_SYMBOLS, VERDICT_WIDTHS
@@ -23,6 +22,7 @@ SETTINGS = [(0.2, 0.2), (0.3, 0.3), (0.4, 0.25), (0.45, 0.3)]
 ALPHAS = [0.05, 0.23, 0.41]
 NS, SEEDS = [20, 28, 36], [0, 1]
 LABELS = {"poly2": "s2", "poly3": "s3", "poly4": "s4", "tanh": "tanh"}
+RUN = dict(activation="poly4", target="he1", c1=C, alpha1=REF[0], c2=C, alpha2=REF[1])
 
 
 @pytest.fixture(scope="module")
@@ -33,12 +33,12 @@ def scaling():
 
 @pytest.fixture(scope="module")
 def mem():
-    return ch.memorised_pair(40, "poly4", "he1", C, REF)
+    return ex.one_draw(ts.rng_for(0), N=40, batch="reused", settings=SETTINGS[:1], **RUN)
 
 
 @pytest.fixture(scope="module")
 def spectra():
-    return ch.spectra_data(40, "poly4", "he1", C, REF, SETTINGS)
+    return ex.one_draw(ts.rng_for(0), N=40, settings=SETTINGS, **RUN)
 
 
 @pytest.fixture(scope="module")
@@ -84,20 +84,10 @@ def test_parameter_numbers():
     assert v["s3"] == "(0.45, 0.3)" and v["s3e1"] == pytest.approx(0.3 - 0.05)
 
 
-def test_decomposition_check_is_exact_and_matches_direct_computation():
-    out = ch.decomposition_check(24, "poly4", "he1", C, REF)
-    run = ts.run_two_steps(24, 24, 24, ts.get_activation("poly4"), ts.get_link("he1"),
-                           ((C, REF[0]), (C, REF[1])), "fresh", ts.rng_for(0))
-    D = run.W2 - run.W1
-    direct = np.linalg.norm(sum(ts.second_step_terms(run)) - D) / np.linalg.norm(D)
-    assert out["sum_error"]["fresh"] == pytest.approx(direct)
-    assert max(out["sum_error"].values()) < 1e-10
-    assert out["scale_error"] < 1e-10 and out["w2_error"] < 1e-10
-    assert out["N"] == 24 and out["other"] == ((1.0, 0.1), (0.5, 0.45))
+def test_check_table():
+    out = ex.decomposition_check(ts.rng_for(0), N=24, **RUN)
     text = _table(ch.check_table(out), "tab-checks", 4)
     assert f"| $W_2$ rebuilt from other step sizes | {report.sci(out['w2_error'])} |" in text
-    with pytest.raises(ValueError, match="activation"):    # the experiments' own check
-        ch.decomposition_check(24, activation="tanh")
 
 
 # ----------------------------------------------------------------- the scaling study
@@ -157,35 +147,19 @@ def test_terms_figure_tables_and_numbers(scaling):
 
 # ----------------------------------------------------------------- one memorised pair
 
-def test_memorised_pair_matches_direct_computation(mem):
-    run = ts.run_two_steps(40, 40, 40, ts.get_activation("poly4"), ts.get_link("he1"),
-                           ((C, REF[0]), (C, REF[1])), "reused", ts.rng_for(0), dtype=np.float32)
-    diag = term_diagnostics(run, vectors=True)
-    v = mem.numbers
-    assert v["mem_loc"] == pytest.approx(np.abs(diag["U"][3]).max(), rel=1e-5)
-    assert v["mem_cos"] == pytest.approx(diag["memorisation"][3], rel=1e-5)
-    assert 0 <= v["mem_rank_P"] <= 1 and 0 <= v["mem_rank_y"] <= 1
-    assert v["mem_dsigma"] == pytest.approx(float(ts.get_activation("poly4").derivative(v["mem_P"], 1)))
-    assert isinstance(mem.family, StepFamily) and mem.N == 40
-    text = _table(ch.memorised_table(mem), "tab-memorised", 5)
+def test_memorised_table(mem):
+    text = _table(ch.memorised_table(mem, 40), "tab-memorised", 5)
     # every row has its three cells: no "|" inside a cell splits it
     assert all(line.count("|") == 4 for line in text.splitlines() if line.startswith("|"))
+    assert f"{ts.chance_maximum(40, 40):.3f}" in text
 
 
 # ----------------------------------------------------------------- spectra and left vectors
 
-def test_spectra_data_shapes_and_counts(spectra):
-    assert len(spectra.spec) == len(SETTINGS) and spectra.L == 4
-    for s, (a1, a2) in zip(spectra.spec, SETTINGS):
-        assert s["sv2"].shape == (40,) and s["sv1"].shape == (6,) and s["learned"].shape == (8,)
-        assert s["sizes"].shape == (4,) and s["strengths"].shape == (4,)
-        assert s["lam"] == ts.n_spikes(a1, a2, 4)
-        assert s["n2"] == ts.count_outliers(s["sv2"], 2.0)
-        assert np.all(np.diff(s["strengths"]) <= 1e-12)
-    assert spectra.U.shape == (4, 40) and spectra.a.shape == (40,)
-    assert spectra.theta_star > ts.bbp_threshold(1.0)
+def test_spectra_tables_and_figures(spectra):
     v = ch.spectra_numbers(spectra)
-    assert v["spec_sv2"] == pytest.approx(spectra.spec[-1]["sv2"][1]) and v["edge_margin"] == 2.1
+    assert v["spec_sv2"] == pytest.approx(spectra["spec"][-1]["sv2"][1]) and v["edge_margin"] == 2.1
+    assert v["N_spec"] == 40 and v["theta_star"] == outlier_strength(1.0)
     assert 0 <= v["spec_cos_a2"] <= 1 + 1e-9
     _table(ch.spectra_table(spectra), "tab-spectra", 4)
     _table(ch.spectra_spikes_table(spectra), "tab-spectra-spikes", 8)
@@ -198,36 +172,30 @@ def test_spectra_data_shapes_and_counts(spectra):
 
 # ----------------------------------------------------------------- two steps as one
 
-def test_one_step_data(scaling, mem):
+def test_one_step(scaling, mem):
     eq = SETTINGS[:2]
-    data = ch.one_step_data(scaling, mem, eq)
     rows = [r for r in scaling.summary.records if r["batch"] == "reused"]
     direct = ts.loglog_slope([r["N"] for r in rows], [r["settings_higher"][1] for r in rows])
     assert scaling.slope("reused", "settings_higher", 1) == pytest.approx(direct)
-    assert data.sv_two.shape == data.sv_one.shape == (40,)
-    _labelled(ch.plot_one_step(data))
-    v = ch.one_step_numbers(data)
-    assert v["eq_top_two"] == pytest.approx(data.sv_two[0])
-    assert v["eq_ks"] == pytest.approx(np.max(np.abs(np.sort(data.sv_two) - np.sort(data.sv_one))))
-    text = _table(ch.one_step_table(data), "tab-one-step", 4)
+    _labelled(ch.plot_one_step(scaling, mem, eq))
+    v = ch.one_step_numbers(mem)
+    two, one = mem["spec"][0]["sv2"], mem["spec"][0]["sv_lin"]
+    assert v["eq_top_two"] == pytest.approx(two[0])
+    assert v["eq_ks"] == pytest.approx(np.max(np.abs(np.sort(two) - np.sort(one))))
+    text = _table(ch.one_step_table(scaling, eq), "tab-one-step", 4)
     slope = report.minus_sign(report.pm(*direct, 2, signed=True))
     assert f"| (0.3, 0.3) | reused | +0.1 | {slope} |" in text     # e_1 = 0.3 + 0.3 - 1/2
 
 
 # ----------------------------------------------------------------- the cap
 
-def test_cap_data():
-    data = ch.cap_data(24, (0.45, 0.3), list(LABELS), 6, "he1", C)
-    for name in LABELS:
-        a = data["acts"][name]
-        assert a["measured"].shape == a["predicted"].shape == a["null"].shape == (6,)
-        assert np.allclose(a["ratio"], a["measured"] / a["null"])
-    assert data["acts"]["poly2"]["terms"] == [1]
-    assert 1 not in data["acts"]["tanh"]["terms"]          # mu_2 = 0 for an odd activation
-    assert data["acts"]["tanh"]["degree"] is None or data["acts"]["tanh"]["degree"] == 0
-    v = ch.cap_numbers(data)
+def test_cap_tables_and_figure():
+    data = {name: ex.power_components(ts.rng_for(0), N=24, activation=name, target="he1",
+                                      c1=C, alpha1=0.45, c2=C, alpha2=0.3, powers=6)
+            for name in LABELS}
+    v = ch.cap_numbers(data, (0.45, 0.3), 24)
     assert v["cap"] == "(0.45, 0.3)" and v["cap_floor"] == ts.n_spikes(0.45, 0.3)
-    assert v["cap_p3_m2"] == pytest.approx(data["acts"]["poly3"]["ratio"][2])
+    assert v["N_cap"] == 24 and v["cap_p3_m2"] == pytest.approx(data["poly3"]["ratio"][2])
     _table(ch.cap_table(data, LABELS), "tab-cap", 4)
     _table(ch.cap_ratio_table(data, LABELS), "tab-cap-ratio", 4)
     fig = ch.plot_cap(data, LABELS)
@@ -239,7 +207,7 @@ def test_cap_data():
 def test_phase_data(scaling, phase):
     n = len(ALPHAS)
     A1, A2 = np.meshgrid(ALPHAS, ALPHAS, indexing="ij")
-    assert np.array_equal(phase["theory"], phases.theory_count(A1, A2, 4))
+    assert np.array_equal(phase["theory"], plane.theory_count(A1, A2, 4))
     for b in ("fresh", "reused"):
         assert phase["emp_grid"][b].shape == phase["raw"][b].shape == (n, n)
         assert phase["emp"][b]["e_hat"][2] == pytest.approx(scaling.slope(b, "top_free", 2)[0])
@@ -281,7 +249,7 @@ def test_extrapolation_and_first_spike(scaling):
     assert v["first_count_4000"] == pytest.approx(count[36])
     assert v["first_count_2000"] == pytest.approx(count[28])
     assert "nstar_31" in v and "nstar_second" in v
-    text = _table(ch.first_spike_table(scaling, "poly4", "he1"), "tab-first", len(NS))
+    text = _table(ch.first_spike_table(scaling), "tab-first", len(NS))
     for N in NS:
         counts = [r["settings_count_W1"][0] for r in _seeds(scaling, "fresh", N)]
         theta = ts.spike_strength(C * N ** SETTINGS[0][0], 1.0, link.coefficients[1],
@@ -348,9 +316,10 @@ def test_mean_and_spread_formats():
 
 def test_order_count_data_and_plot():
     data = cnt.order_count_data(L=5, alpha2=0.3, Ns=(40, 80), seeds=2, alpha1=np.linspace(0, 0.45, 10))
-    assert data.e_hat.shape == data.spike.shape == (5,) and data.spike.dtype == bool
-    np.testing.assert_array_equal(data.theory, [ts.n_spikes(a, 0.3, 5) for a in data.alpha1])
-    assert np.all(data.measured <= data.theory.max()) and np.all(np.diff(data.measured) >= 0)
+    assert data["e_hat"].shape == data["spike"].shape == (5,) and data["spike"].dtype == bool
+    np.testing.assert_array_equal(data["theory"], [ts.n_spikes(a, 0.3, 5) for a in data["alpha1"]])
+    assert np.all(data["measured"] <= data["theory"].max())
+    assert np.all(np.diff(data["measured"]) >= 0)
     _labelled(cnt.plot_order_count(data))
 
 
@@ -400,11 +369,11 @@ def test_order_count_verdict():
 
     data = cnt.order_count_data(L=5, alpha2=0.3, Ns=(40, 80), seeds=3, alpha1=np.linspace(0, 0.45, 10))
     out = cnt.order_count_verdict(data)
-    assert data.measured_seeds.shape == (3, 10)
+    assert data["measured_seeds"].shape == (3, 10)
     # one alpha1 inside each interval of constant Lambda (boundaries 0.2, 0.35, 0.4, 0.425)
-    cols = [int(np.argmin(np.abs(data.alpha1 - float(x)))) for x in out["c6_points"].split(", ")]
-    assert len(set(data.theory[cols])) == len(cols) == 5
-    hits = int(np.sum(data.measured_seeds[:, cols] == data.theory[cols]))
+    cols = [int(np.argmin(np.abs(data["alpha1"] - float(x)))) for x in out["c6_points"].split(", ")]
+    assert len(set(data["theory"][cols])) == len(cols) == 5
+    hits = int(np.sum(data["measured_seeds"][:, cols] == data["theory"][cols]))
     assert (out["c6_hits"], out["c6_pairs"]) == (hits, 15)
     assert out["verdict_c6"] == count_verdict(hits, 15, seeds=3).label
 

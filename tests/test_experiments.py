@@ -63,3 +63,64 @@ def test_memory_estimate_and_check():
         estimate_bytes("two_steps", {"N": 10, "dtype": "float16"})
     with pytest.raises(ValueError, match="N must be an integer"):
         estimate_bytes("two_steps", {"N": 0})
+
+
+# --------------------------------------------------------------------------- the chapter's single draws
+# (twostep.experiments.spikes; their tables and figures are in tests/test_chapter_two_steps.py)
+
+from twostep import count_outliers, n_spikes, rng_for, second_step_terms  # noqa: E402
+from twostep.analysis.spikes import term_diagnostics  # noqa: E402
+from twostep.experiments import spikes as ex  # noqa: E402
+
+C, REF = 0.2, (0.4, 0.25)
+SETTINGS = [(0.2, 0.2), (0.3, 0.3), (0.4, 0.25), (0.45, 0.3)]
+RUN = dict(activation="poly4", target="he1", c1=C, alpha1=REF[0], c2=C, alpha2=REF[1])
+
+
+def test_decomposition_check_is_exact_and_matches_direct_computation():
+    out = ex.decomposition_check(rng_for(0), N=24, **RUN)
+    run = run_two_steps(24, 24, 24, get_activation("poly4"), get_link("he1"),
+                        ((C, REF[0]), (C, REF[1])), "fresh", rng_for(0))
+    D = run.W2 - run.W1
+    direct = np.linalg.norm(sum(second_step_terms(run)) - D) / np.linalg.norm(D)
+    assert out["sum_error"]["fresh"] == pytest.approx(direct)
+    assert max(out["sum_error"].values()) < 1e-10
+    assert out["scale_error"] < 1e-10 and out["w2_error"] < 1e-10
+    with pytest.raises(ValueError, match="activation"):
+        ex.decomposition_check(rng_for(0), N=24, activation="tanh")
+
+
+def test_one_draw_memorised_pair_matches_direct_computation():
+    mem = ex.one_draw(rng_for(0), N=40, batch="reused", settings=SETTINGS[:1], **RUN)
+    run = run_two_steps(40, 40, 40, get_activation("poly4"), get_link("he1"),
+                        ((C, REF[0]), (C, REF[1])), "reused", rng_for(0), dtype=np.float32)
+    diag = term_diagnostics(run, vectors=True)
+    assert mem["loc"] == pytest.approx(np.abs(diag["U"][3]).max(), rel=1e-5)
+    assert mem["cos"] == pytest.approx(diag["memorisation"][3], rel=1e-5)
+    assert 0 <= mem["rank_P"] <= 1 and 0 <= mem["rank_y"] <= 1
+    assert mem["dsigma"] == pytest.approx(float(get_activation("poly4").derivative(mem["P"], 1)))
+    assert mem["spec"][0]["sv2"].shape == mem["spec"][0]["sv_lin"].shape == (40,)
+
+
+def test_one_draw_shapes_and_counts():
+    spectra = ex.one_draw(rng_for(0), N=40, settings=SETTINGS, **RUN)
+    assert len(spectra["spec"]) == len(SETTINGS)
+    for s, (a1, a2) in zip(spectra["spec"], SETTINGS):
+        assert s["sv2"].shape == (40,) and s["sv1"].shape == (6,) and s["learned"].shape == (8,)
+        assert s["sizes"].shape == (4,) and s["strengths"].shape == (4,)
+        assert s["lam"] == n_spikes(a1, a2, 4)
+        assert s["n2"] == count_outliers(s["sv2"], 2.0)
+        assert np.all(np.diff(s["strengths"]) <= 1e-12)
+    assert spectra["U"].shape == (4, 40) and spectra["a"].shape == (40,)
+    assert 0 <= spectra["second_cos_a2"] <= 1 + 1e-9
+
+
+def test_power_components_per_activation():
+    out = {name: ex.power_components(rng_for(0), N=24, activation=name, powers=6)
+           for name in ("poly2", "poly4", "tanh")}
+    for a in out.values():
+        assert a["measured"].shape == a["predicted"].shape == a["null"].shape == (6,)
+        assert np.allclose(a["ratio"], a["measured"] / a["null"])
+    assert out["poly2"]["terms"] == [1]
+    assert 1 not in out["tanh"]["terms"]          # mu_2 = 0 for an odd activation
+    assert out["tanh"]["degree"] is None or out["tanh"]["degree"] == 0

@@ -10,7 +10,9 @@ imports the other.
 * :mod:`.first_step`: the first update against its spike (:func:`~.first_step.first_step_diagnostics`),
   the data direction per target, the spikes of the feature matrix;
 * :mod:`.spikes`: two steps, the exact terms against their spikes and the spectrum of
-  :math:`W_2` at many step sizes (:func:`~.spikes.spike_experiment`);
+  :math:`W_2` at many step sizes (:func:`~.spikes.spike_experiment`), and the single draws of
+  the chapter *Two steps* (:func:`~.spikes.decomposition_check`, :func:`~.spikes.one_draw`,
+  :func:`~.spikes.power_components`);
 * :mod:`.reuse`: where the learned directions point with a reused or fresh second batch
   (:func:`~.reuse.reuse_experiment`, :func:`~.reuse.paired_reuse_experiment`);
 * :mod:`.readout`: five first layers from one problem and their test errors

@@ -1,42 +1,28 @@
-r"""Single runs of two steps (chapter *Two steps*): the exact terms against their spikes and the spectrum of W2 at many step sizes of one draw."""
+r"""Single runs of two steps (chapter *Two steps*): the exact terms against their spikes and the
+spectrum of W2 at many step sizes of one draw (:func:`spike_experiment`, swept over widths and
+seeds by the chapter and run at scale), and the chapter's single draws: how exact the
+decomposition is, the pair a reused draw memorises, the spectra at several step sizes and the
+components along the powers of :math:`a`."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
-from .._validation import (check_alpha, check_alpha_pairs, check_bool, check_choice,
-                           check_dtype_name, check_int, check_ints, check_pairs, check_real,
-                           check_rng, check_steps)
+from .._validation import (check_alpha_pairs, check_bool, check_choice, check_dtype_name,
+                           check_int, check_real, check_rng, check_steps)
 from ..analysis.alignment import _overlap, overlaps
 from ..analysis.decomposition import _first_step_spike, _second_step_terms, _signal_part
 from ..analysis.lanczos import block_lanczos
 from ..analysis.rescaling import StepFamily
-from ..analysis.spectra import _top_singular, bulk_edge
-from ..analysis.spikes import (_own_bulk_edge, _term_diagnostics, rank_one_sum_singular_values,
-                               spike_core)
+from ..analysis.spectra import _top_singular, bulk_edge, count_outliers, singular_values
+from ..analysis.spikes import (_own_bulk_edge, _term_diagnostics, power_projections,
+                               power_projections_null, predicted_spikes,
+                               rank_one_sum_singular_values, spike_core)
+from ..analysis.theory import n_spikes, spike_terms
 from ..model.activations import as_activation
 from ..model.steps import BATCHES, _draw_problem, _two_steps
-from ..model.targets import Link, get_link
-
-
-# --------------------------------------------------------------------------- checks
-# The pages of *Two steps* check their arguments with these (twostep.pages.two_steps).
-
-_check_settings = check_alpha_pairs
-_check_ints = check_ints
-
-
-def _check_alpha_pair(pair, name):
-    (a1, a2), = check_pairs([pair], name, "an (alpha1, alpha2) pair")
-    return check_alpha(a1, f"{name}[0]"), check_alpha(a2, f"{name}[1]")
-
-
-def _target(target):
-    if isinstance(target, str):
-        return get_link(target)
-    if not isinstance(target, Link):
-        raise TypeError(f"target must be a link name such as 'he1' or a Link, got {type(target).__name__}")
-    return target
 
 
 def _polynomial(activation, name="activation"):
@@ -46,8 +32,24 @@ def _polynomial(activation, name="activation"):
     return act
 
 
-def _steps(c, ref):
-    return ((c, ref[0]), (c, ref[1]))
+def _entry(rng, N, activation, c1, alpha1, c2, alpha2):
+    # The arguments every run of the chapter checks on entry: N, a polynomial activation and
+    # the step sizes ((c1, alpha1), (c2, alpha2)).
+    check_rng(rng)
+    return check_int(N, "N", 8), _polynomial(activation), check_steps(((c1, alpha1), (c2, alpha2)))
+
+
+def _run(rng, N, batch, activation, target, steps, dtype="float32", keep_pre=True):
+    # One draw at N = n = d and its two steps, on checked arguments.
+    problem = _draw_problem(N, N, N, target, batch, rng, 0.0, np.dtype(dtype))
+    return _two_steps(problem, activation, steps, keep_pre)
+
+
+def _spike_parts(first, parts, eta_ref, eta1, eta2):
+    # The predicted spike part at step sizes (eta1, eta2) as rank-one parts: the first spike
+    # (per unit eta1) and the signal parts measured at the reference steps eta_ref, rescaled.
+    return [first.scaled(eta1)] + [p.scaled(eta2 * eta1 ** k / (eta_ref[1] * eta_ref[0] ** k))
+                                   for k, p in enumerate(parts)]
 
 
 # --------------------------------------------------------------------------- the experiment
@@ -113,7 +115,7 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
       :math:`W_{\rm lin} = W_1 + T_0` (one step of size :math:`\eta_1+\eta_2` when reused):
       :math:`\|W_2 - W_{\rm lin}\|_{op} = \|\sum_{k\ge1}T_k\|_{op}` and cosines of top right
       singular vectors with each other and with :math:`\beta^*`;
-    * for every point of ``grid``: the raw outlier counts of :math:`W_2` and :math:`W_1` only.
+    * for every point of ``grid``: the raw outlier count of :math:`W_2` only.
 
     Per setting it also counts :math:`W_2`'s outliers against its own bulk edge
     (:func:`twostep.analysis.spikes.own_bulk_edge`: the predicted spikes' left span projected
@@ -144,22 +146,19 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     Returns
     -------
     dict
-        The arrays of :func:`term_diagnostics` (shape ``(L,)``) and the step-free sizes
-        ``top_free``, ``signal_free``, ``residual_free`` (divided by ``scale``); per setting
+        The arrays of :func:`term_diagnostics` (shape ``(L,)``) and the step-free size
+        ``top_free`` (``top`` divided by ``scale``); per setting
         (leading axis ``len(settings)``): ``settings_top`` ``(., n_top)``, ``settings_count``,
         ``settings_count_W1``, ``settings_spikes`` ``(., L + 1)``, ``settings_higher``,
         ``settings_lin_overlap``, ``settings_beta_two``, ``settings_beta_lin``,
         ``settings_edge_own``, ``settings_count_own`` (and ``settings_spikes_corrected`` with
-        ``corrected``); per grid point: ``grid_count``, ``grid_count_W1``; and the spike sum's
+        ``corrected``); per grid point: ``grid_count``; and the spike sum's
         step-free core (:func:`~twostep.analysis.spikes.spike_core` of the first spike per unit
         :math:`\eta_1` and each :math:`S_k` per unit :math:`\eta_2\eta_1^k`, corrected with
         ``corrected``): ``core_left``, ``core_right`` ``(L + 1, L + 1)``, ``core_free`` ``(L + 1,)``.
     """
-    check_rng(rng)
-    N = check_int(N, "N", 8)
+    N, activation, steps = _entry(rng, N, activation, c1, alpha1, c2, alpha2)
     batch = check_choice(batch, "batch", BATCHES)
-    activation = _polynomial(activation)
-    steps = check_steps(((c1, alpha1), (c2, alpha2)))
     settings = check_alpha_pairs(settings, "settings")
     grid = check_alpha_pairs(grid, "grid")
     n_top = check_int(n_top, "n_top", 1)
@@ -168,23 +167,21 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     margin = check_real(margin, "margin", low=0.0)
     dt = check_dtype_name(dtype)
     check_bool(corrected, "corrected")
-    run = _two_steps(_draw_problem(N, N, N, target, batch, rng, 0.0, dt), activation, steps, True)
+    run = _run(rng, N, batch, activation, target, steps, dt)
     terms = _second_step_terms(run)
     out = _term_diagnostics(run, "auto", terms, False, corrected)
-    for key in ("top", "signal", "residual"):
-        out[key + "_free"] = out[key] / out["scale"]
+    out["top_free"] = out["top"] / out["scale"]
     L = run.activation.degree
     first = _first_step_spike(run.a, run.X1, run.y1, run.activation)  # per unit eta1
     parts_free = [_signal_part(run, k, "auto", False) for k in range(L)]  # at the reference steps
     parts_corr = [_signal_part(run, k, "auto", True) for k in range(L)] if corrected else []
     # The spike sum's core per unit step sizes: its singular values at any (eta1, eta2) cost a
     # (L+1) x (L+1) SVD (the map over the (alpha1, alpha2) plane, twostep.analysis.plane).
+    eta_ref = (run.eta1, run.eta2)
     out["core_left"], out["core_right"], out["core_free"] = spike_core(
-        [first] + [p.scaled(1.0 / (run.eta2 * run.eta1 ** k))
-                   for k, p in enumerate(parts_corr or parts_free)])
+        _spike_parts(first, parts_corr or parts_free, eta_ref, 1.0, 1.0))
     a = run.a.astype(float)
     beta = run.teacher.directions[0].astype(float)
-    eta1_ref, eta2_ref = run.eta1, run.eta2
     family = StepFamily(run, terms)  # rescales the terms in place
     del run, terms
     edge = bulk_edge(1.0)
@@ -209,16 +206,10 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
         return int(np.sum(s > threshold)), Q.T
 
     m = len(settings)
-    for key, shape in (("settings_top", (m, n_top)), ("settings_spikes", (m, L + 1))):
-        out[key] = np.zeros(shape)
-    for key in ("settings_higher", "settings_lin_overlap", "settings_beta_two", "settings_beta_lin"):
-        out[key] = np.zeros(m)
-    out["settings_count"] = np.zeros(m, dtype=int)
-    out["settings_count_W1"] = np.zeros(m, dtype=int)
-    out["settings_count_own"] = np.zeros(m, dtype=int)
-    out["settings_edge_own"] = np.zeros(m)
-    if corrected:
-        out["settings_spikes_corrected"] = np.zeros((m, L + 1))
+    shapes = dict(top=(m, n_top), spikes=(m, L + 1), higher=m, lin_overlap=m, beta_two=m,
+                  beta_lin=m, edge_own=m, **({"spikes_corrected": (m, L + 1)} if corrected else {}))
+    out.update({f"settings_{key}": np.zeros(shape) for key, shape in shapes.items()})
+    out.update({f"settings_{key}": np.zeros(m, int) for key in ("count", "count_W1", "count_own")})
     for i, (a1, a2) in enumerate(settings):
         e1, e2 = c1 * N ** a1, c2 * N ** a2
         W2 = family._W2(e1, e2)
@@ -226,13 +217,11 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
         out["settings_top"][i] = s
         out["settings_count"][i] = int(np.sum(s > threshold))
         out["settings_count_W1"][i] = count(family._W1(e1))[0]
-        parts = [first.scaled(e1)] + [p.scaled(e2 * e1 ** k / (eta2_ref * eta1_ref ** k))
-                                      for k, p in enumerate(parts_free)]
-        out["settings_spikes"][i] = rank_one_sum_singular_values(parts)
+        out["settings_spikes"][i] = rank_one_sum_singular_values(
+            _spike_parts(first, parts_free, eta_ref, e1, e2))
         if corrected:
             out["settings_spikes_corrected"][i] = rank_one_sum_singular_values(
-                [first.scaled(e1)] + [p.scaled(e2 * e1 ** k / (eta2_ref * eta1_ref ** k))
-                                      for k, p in enumerate(parts_corr)])
+                _spike_parts(first, parts_corr, eta_ref, e1, e2))
         out["settings_edge_own"][i] = _own_bulk_edge(W2, a, L)
         out["settings_count_own"][i] = int(np.sum(s > out["settings_edge_own"][i] * (1 + margin)))
         out["settings_higher"][i] = top_values(family._terms_from(1, e1, e2), 1)[0]
@@ -242,13 +231,134 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
         out["settings_beta_two"][i] = _overlap(r2, beta)
         out["settings_beta_lin"][i] = _overlap(rlin, beta)
 
-    out["grid_count"] = np.zeros(len(grid), dtype=int)
-    out["grid_count_W1"] = np.zeros(len(grid), dtype=int)
-    cache1, start = {}, None
+    out["grid_count"], start = np.zeros(len(grid), dtype=int), None
     for i, (a1, a2) in enumerate(grid):
-        e1, e2 = c1 * N ** a1, c2 * N ** a2
-        out["grid_count"][i], start = count(family._W2(e1, e2), start)
-        if a1 not in cache1:
-            cache1[a1] = count(family._W1(e1))[0]
-        out["grid_count_W1"][i] = cache1[a1]
+        out["grid_count"][i], start = count(family._W2(c1 * N ** a1, c2 * N ** a2), start)
     return out
+
+
+# --------------------------------------------------------------------------- single draws
+
+def decomposition_check(rng: np.random.Generator, *, N: int, activation="poly4", target="he1",
+                        c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
+                        alpha2: float = 0.25, other=((1.0, 0.1), (0.5, 0.45))) -> dict:
+    r"""How exact the decomposition :math:`W_2 - W_1 = \sum_kT_k` and the step-size rescaling are.
+
+    Trains one draw (float64, :math:`N = n = d`, each run from a copy of ``rng``) with both
+    batch schemes at :math:`\eta_t = \kappa_tN^{\alpha_t}`, and the same reused draw at the
+    step sizes ``other`` :math:`= ((\kappa_1,\alpha_1), (\kappa_2,\alpha_2))`. Returns
+    ``sum_error`` (by batch) :math:`\|\sum_kT_k - (W_2-W_1)\|_F/\|W_2-W_1\|_F`;
+    ``scale_error`` :math:`\max_k\|T_k' - \eta_2'\eta_1'^k\hat T_k\|_F/\|T_k'\|_F`, the terms
+    at ``other`` rebuilt from the reference run (:class:`StepFamily`); ``w2_error``, the same
+    for :math:`W_2'`.
+    """
+    N, activation, steps = _entry(rng, N, activation, c1, alpha1, c2, alpha2)
+    other = check_steps(other)
+    runs = {b: _run(copy.deepcopy(rng), N, b, activation, target, steps, "float64", False)
+            for b in ("fresh", "reused")}
+    moved = _run(copy.deepcopy(rng), N, "reused", activation, target, other, "float64", False)
+    family = StepFamily(runs["reused"])
+
+    def error(M, exact):    # relative, in Frobenius norm
+        return float(np.linalg.norm(M - exact) / np.linalg.norm(exact))
+
+    return dict(sum_error={b: error(sum(_second_step_terms(r)), r.W2 - r.W1) for b, r in runs.items()},
+                scale_error=max(error(family.term(k, moved.eta1, moved.eta2), T)
+                                for k, T in enumerate(_second_step_terms(moved))),
+                w2_error=error(family.W2(moved.eta1, moved.eta2), moved.W2))
+
+
+def one_draw(rng: np.random.Generator, *, N: int, batch: str = "fresh", activation="poly4",
+             target="he1", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
+             alpha2: float = 0.25, settings=((0.4, 0.25),)) -> dict:
+    r"""One draw (float32, :math:`N = n = d`) rescaled to each :math:`(\alpha_1,\alpha_2)` of
+    ``settings`` (:class:`StepFamily`, the constants :math:`\kappa_1, \kappa_2` kept): its
+    spectra and predicted spikes there, the top vectors of its terms, and the neuron and
+    sample that carry the top singular pair of the highest term.
+
+    Returns ``spec``, per setting a dict: ``a1``, ``a2``, ``lam`` (:math:`\Lambda`), ``sv2``
+    and ``sv_lin`` (the spectra of :math:`W_2` and of :math:`W_{\rm lin} = W_1 + T_0`, one step
+    of size :math:`\eta_1+\eta_2` for a reused batch, ``(N,)``), ``sv1`` (top 6 of :math:`W_1`),
+    ``learned`` (top 8 of :math:`W_2-W_0`), ``sizes`` :math:`\|S_k\|` and ``strengths`` (the top
+    ``L`` singular values of the predicted spike part :math:`\eta_1\mu_1av^\top + \sum_kS_k`,
+    :func:`rank_one_sum_singular_values`), ``(L,)``, and the outlier counts ``n2``, ``n1``
+    beyond :math:`2(1.05)`; ``W0`` (the spectrum of :math:`W_0`), ``a`` ``(N,)``; ``U``
+    ``(L, N)``, the top left vectors of the :math:`T_k` at the reference steps, ``left`` their
+    cosines with :math:`a^{\circ(k+1)}`; ``second_cos_a2``, the cosine of :math:`W_2`'s second
+    left singular vector at the last setting with :math:`a^{\circ2}`. For
+    :math:`i^\star = \arg\max_i|U_i|` (the top left vector :math:`U` of :math:`T_{L-1}`) and
+    :math:`j^\star = \arg\max_j|\langle x_j, V\rangle|/\|x_j\|` (its top right vector
+    :math:`V`, the second batch's inputs): ``loc`` :math:`= |U_{i^\star}|`, ``cos`` (that
+    largest cosine), ``P`` :math:`= P_{i^\star j^\star}`, ``dsigma``
+    :math:`= \sigma'(P_{i^\star j^\star})`, ``rank_P`` (the fraction of the neuron's
+    :math:`|P_{i^\star j}|` below it), ``y`` :math:`= y_{j^\star}`, ``rank_y``.
+    """
+    N, activation, steps = _entry(rng, N, activation, c1, alpha1, c2, alpha2)
+    batch = check_choice(batch, "batch", BATCHES)
+    settings = check_alpha_pairs(settings, "settings")
+    L = activation.degree
+    run = _run(rng, N, batch, activation, target, steps)
+    terms = _second_step_terms(run)
+    diag = _term_diagnostics(run, "auto", terms, True, False)
+    i_star = int(np.argmax(np.abs(diag["U"][L - 1])))
+    cosines = np.abs(run.X2 @ diag["Vt"][L - 1]) / np.linalg.norm(run.X2, axis=1)
+    j_star = int(np.argmax(cosines))
+    P_row = run.W0[i_star] @ run.X2.T          # neuron i's pre-activations on all samples
+    P_star = float(P_row[j_star])
+    out = dict(loc=float(abs(diag["U"][L - 1][i_star])), cos=float(cosines[j_star]), P=P_star,
+               dsigma=float(activation.derivative(P_star, 1)),
+               rank_P=float(np.mean(np.abs(P_row) < abs(P_star))), y=float(run.y2[j_star]),
+               rank_y=float(np.mean(np.abs(run.y2) < abs(run.y2[j_star]))),
+               W0=singular_values(run.W0), a=run.a.astype(float), U=np.asarray(diag["U"]),
+               left=np.asarray(diag["left"]), spec=[])
+    first = _first_step_spike(run.a, run.X1, run.y1, activation)   # mu1 a v^T
+    parts_ref = [_signal_part(run, k, "auto", False) for k in range(L)]
+    eta_ref = (run.eta1, run.eta2)
+    family = StepFamily(run, terms)   # rescales terms in place
+    del terms
+    for a1, a2 in settings:
+        e1, e2 = c1 * N ** a1, c2 * N ** a2
+        W2 = family.W2(e1, e2)
+        sv2 = singular_values(W2)
+        sv1 = _top_singular(family.W1(e1), 6)[0]
+        parts = _spike_parts(first, parts_ref, eta_ref, e1, e2)
+        out["spec"].append(dict(
+            a1=a1, a2=a2, lam=n_spikes(a1, a2, L), sv2=sv2,
+            sv_lin=singular_values(family.linearised(e1, e2)), sv1=sv1,
+            learned=_top_singular(W2 - family.W0, 8)[0], sizes=np.array([p.value for p in parts[1:]]),
+            strengths=rank_one_sum_singular_values(parts)[:L], n2=count_outliers(sv2, 2.0),
+            n1=count_outliers(sv1, 2.0)))
+    U2 = _top_singular(W2, 2)[1]     # the second singular pair of W2 at the last setting
+    out["second_cos_a2"] = float(abs(U2[:, 1].astype(float) @ parts_ref[1].left))
+    return out
+
+
+def power_components(rng: np.random.Generator, *, N: int, activation="poly4", target="he1",
+                     c1: float = 0.2, alpha1: float = 0.45, c2: float = 0.2, alpha2: float = 0.3,
+                     powers: int = 6, null_seed: int = 1) -> dict:
+    r"""Components of :math:`W_2-W_1` along the orthonormalised powers :math:`q_m` of :math:`a`.
+
+    One fresh draw (float32, :math:`N = n = d`, :math:`\eta_t = \kappa_tN^{\alpha_t}`, any
+    activation with Hermite coefficients, e.g. ``"tanh"``): ``measured``
+    :math:`\|q_m^\top(W_2-W_1)\|` (:func:`~twostep.analysis.spikes.power_projections`),
+    ``predicted`` (the same for :math:`\sum_kS_k`, :func:`predicted_spikes`), ``null``
+    (random-sign directions, ``default_rng(null_seed)``) and ``ratio`` (measured / null), each
+    ``(powers,)``; ``mu``, :math:`\mu_0..\mu_8` (0 below :math:`10^{-12}`); ``terms``, the
+    orders :math:`1\le k\le\Lambda` with :math:`\mu_{k+1}\ne0` (:func:`twostep.spike_terms`);
+    ``degree``.
+    """
+    check_rng(rng)
+    N, activation = check_int(N, "N", 8), as_activation(activation)
+    steps = check_steps(((c1, alpha1), (c2, alpha2)))
+    powers = check_int(powers, "powers", 1)
+    run = _run(rng, N, "fresh", activation, target, steps, keep_pre=False)
+    update = run.W2 - run.W1
+    predicted_sum = sum(S.matrix() for S in predicted_spikes(run, powers))
+    mu = np.array(activation.hermite_coefficients(8))
+    mu[np.abs(mu) < 1e-12] = 0.0
+    measured = power_projections(update, run.a, powers)
+    null = power_projections_null(update, run.a, powers,
+                                  np.random.default_rng(check_int(null_seed, "null_seed", 0)))
+    return dict(measured=measured, predicted=power_projections(predicted_sum, run.a, powers),
+                null=null, ratio=measured / null, mu=mu, degree=activation.degree,
+                terms=spike_terms(alpha1, alpha2, mu[: (activation.degree + 1 if activation.degree else 8)]))

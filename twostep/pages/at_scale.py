@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
-from scipy import stats
 
 from ..analysis.plane import spike_sum_values, spike_widths
 from ..analysis.population import population_signal
@@ -27,7 +26,7 @@ from ..analysis.spikes import outlier_strength
 from ..analysis.summary import Summary
 from ..analysis.sweep import linear_slope
 from ..analysis.theory import n_spikes, spike_exponent
-from ..analysis.verdicts import CONFIDENCE, count_verdict, mean_sem
+from ..analysis.verdicts import CONFIDENCE, count_verdict, mean_sem, t_interval
 from ..experiments.reuse import TERM_KEYS
 from ..model.activations import get_activation
 from .figures import BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_below, width_axis
@@ -114,7 +113,7 @@ def provenance_numbers(data: AtScale) -> dict:
 
 
 def _provenance(doc: dict, Ns: list) -> dict:
-    # What one results document records of how it was made, for provenance_table.
+    # What one results document records of how it was made (provenance_table, where_label).
     env, host = doc.get("environment", {}), doc.get("host", {})
     planned = doc.get("widths_planned") or Ns
     return {"backend": doc.get("backend", "?"), "device": env.get("device", doc.get("device", "?")),
@@ -155,9 +154,9 @@ def commands_text(data: AtScale) -> str:
     as shell lines with the file each wrote, for ``print`` in the chapter."""
     lines = []
     for name, doc in data.docs.items():
-        lines.append(f"# results/at_scale/{name}.json ({doc.get('backend', '?')} backend, "
-                     f"device {doc.get('environment', {}).get('device', '?')}, "
-                     f"{str(doc.get('created', '?'))[:10]})")
+        p = _provenance(doc, data.runs[name].axis())
+        lines.append(f"# results/at_scale/{name}.json ({p['backend']} backend, device "
+                     f"{p['device']}, {p['date']})")
         lines += [str(c) for c in doc.get("commands") or [doc.get("command", "?")]]
     return "\n".join(lines)
 
@@ -166,14 +165,11 @@ def where_label(data: AtScale) -> str:
     """One line saying where the files were computed, from the spike file's provenance: on the
     host (numpy backend) "computed on a 2-core CPU in float32; no GPU run has been made (...)",
     on a device "computed on <device> in <dtype>"."""
-    doc = data.docs["spike"]
-    dtype = doc.get("dtype", doc["params"].get("dtype", "?"))
-    if doc.get("backend") == "numpy":
-        cores = doc.get("host", {}).get("cpu_count", "?")
-        return (f"computed on a {cores}-core CPU in {dtype}; no GPU run has been made (one would "
-                f"reach N = 32000–45000 with the same command)")
-    device = doc.get("environment", {}).get("device", doc.get("device", "?"))
-    return f"computed on {device} ({doc.get('backend')}) in {dtype}"
+    p = _provenance(data.docs["spike"], data.runs["spike"].axis())
+    if p["backend"] == "numpy":
+        return (f"computed on a {p['cores']}-core CPU in {p['dtype']}; no GPU run has been made "
+                "(one would reach N = 32000–45000 with the same command)")
+    return f"computed on {p['device']} ({p['backend']}) in {p['dtype']}"
 
 
 def wall_table(data: AtScale) -> tuple:
@@ -614,10 +610,10 @@ def verdict_numbers(data: AtScale, rows: list) -> dict:
     verdict."""
     raw = next(r for r in rows if r["key"] == "raw")
     slope, se, points = raw["slope"], raw["se"], raw["points"]
-    half = (stats.t.ppf(0.5 + CONFIDENCE / 2, points - 2) * se
-            if points > 2 and np.isfinite(se) else math.inf)
-    where = ("contains zero" if not np.isfinite(slope) or abs(slope) <= half
-             else f"lies {'above' if slope > 0 else 'below'} zero")
+    # its CONFIDENCE interval; one that cannot be fitted (too few points) contains zero
+    lo, hi = t_interval(slope, se, points - 2) if points > 2 and np.isfinite(se) else (0, 0)
+    where = ("contains zero" if not np.isfinite(slope) or lo <= 0 <= hi
+             else f"lies {'above' if lo > 0 else 'below'} zero")
     N_max = max(data.runs["spike"].axis()[-1], data.runs["reuse"].axis()[-1])
     N_count = data.runs["spike"].axis()[-1]
     exact = count_hits(data, "fresh", N_count, 1, every_run=True)

@@ -13,19 +13,18 @@ functions return the header and rows of tables whose captions the chapter writes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import partial
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.lines import Line2D
 
-from ..analysis.phases import ALIGNED, empirical_count, is_spike, theory_count
-from ..analysis.plane import CountTest, count_test, plane_grid, plane_map, rank_points
-from ..analysis.spikes import term_diagnostics
+from ..analysis.plane import (ALIGNED, CountTest, count_test, empirical_count, is_spike,
+                              plane_grid, plane_map, rank_points, theory_count)
+from ..analysis.sweep import sweep
 from ..analysis.verdicts import count_verdict, worst
+from ..experiments.spikes import spike_experiment
 from ..model.activations import PolynomialActivation
-from ..model.steps import run_two_steps
-from .figures import BATCH_ORDER, COLORS, finished, legend_from
+from .figures import BATCH_ORDER, COLORS, finished, legend_from, width_axis
 from .report import num, pm, sci, width_verdicts
 from .two_steps import SHADE_KEY, shade_plane
 
@@ -45,8 +44,7 @@ def plane_data(scaling, step: float = 0.02) -> dict:
     runs = {b: scaling.summary.runs(batch=b) for b in BATCH_ORDER}
     maps = {b: plane_map(runs[b], points, scaling.c) for b in BATCH_ORDER}
     return {"points": points, "maps": maps, "rank": rank_points(runs["fresh"], points, scaling.c),
-            "kappa": scaling.c, "Ns": scaling.Ns, "seeds": scaling.seeds, "L": scaling.L,
-            "step": step}
+            "L": scaling.L}
 
 
 def chosen(data: dict) -> list:
@@ -133,12 +131,10 @@ def exponent_table(data: dict, batch: str = "fresh") -> tuple:
 def plane_numbers(data: dict) -> dict:
     """Glue values of the map: its size and, per batch and measure, the share of points whose
     measured count equals Lambda (``plane_<batch>_<method>``)."""
-    out = {"plane_points": len(data["points"])}
-    for batch in BATCH_ORDER:
-        for method in METHODS:
-            m = data["maps"][batch]
-            out[f"plane_{batch}_{method}"] = float(np.mean(m.count(method) == m.lam))
-    return out
+    maps = data["maps"]
+    return {"plane_points": len(data["points"]),
+            **{f"plane_{b}_{method}": float(np.mean(maps[b].count(method) == maps[b].lam))
+               for b in BATCH_ORDER for method in METHODS}}
 
 
 # --------------------------------------------------------------------------- the count test
@@ -269,17 +265,13 @@ def plot_count(data: dict):
             ax.legend(loc="upper left", ncol=3, handlelength=1.0, borderaxespad=0.2,
                       columnspacing=0.8, title=r"$(\alpha_1, \alpha_2)$", fontsize=8)
     for ax in axes[-1]:
-        ax.set_xticks(Ns, [f"{N // 1000}k" for N in Ns])
-        ax.minorticks_off()
-        ax.set_xlabel("$N = n = d$")
-    handles = [Line2D([], [], marker="o", ls="none", color=COLORS["fresh"], label="fresh"),
-               Line2D([], [], marker="o", ls="none", color=COLORS["reused"], mfc="none",
-                      label="reused"),
-               Line2D([], [], color=COLORS["theory"], lw=1.2, label=r"prediction $1+\Lambda$"),
-               Line2D([], [], color=COLORS["chance"], ls=":", lw=1.2, label="null: 1"),
-               plt.Rectangle((0, 0), 1, 1, color=COLORS["theory"], alpha=0.07,
-                             label=r"$N \geq N^\star$")]
-    fig.legend(handles=handles, loc="outside lower center", ncol=3)
+        width_axis(ax, Ns, "$N = n = d$", thousands=True)
+    legend_from(fig, [("fresh", dict(marker="o", ls="none", color=COLORS["fresh"])),
+                      ("reused", dict(marker="o", ls="none", color=COLORS["reused"], mfc="none")),
+                      (r"prediction $1+\Lambda$", dict(color=COLORS["theory"], lw=1.2)),
+                      ("null: 1", dict(color=COLORS["chance"], ls=":", lw=1.2)),
+                      (r"$N \geq N^\star$", dict(patch=True, color=COLORS["theory"], alpha=0.07))],
+                loc="outside lower center", ncol=3)
     return finished(fig)
 
 
@@ -344,107 +336,91 @@ def width_numbers(data: dict) -> dict:
 
 # --- Claim C6: more orders as alpha1 -> 1/2 (issue 16, item 2) -------------------------
 
-@dataclass
-class OrderCount:
-    r"""How many exact terms :math:`T_k` are spikes that grow, along :math:`\alpha_1` at fixed
-    :math:`\alpha_2` (:func:`order_count_data`). Shape ``(L,)``: ``e_hat`` and ``ratio_slope``,
-    the exponents in :math:`N` of :math:`s_1(\hat T_k)` and :math:`\|S_k\|/\|T_k-S_k\|_{op}`;
-    ``left``, ``right`` (cosines at the largest :math:`N`) and their spread ``*_sd``; ``spike``
-    (:func:`is_spike`). Shape ``(g,)``: ``alpha1``, ``theory`` :math:`\Lambda` and ``measured``
-    :math:`\hat\Lambda`; ``measured_seeds`` ``(seeds, g)``, the count from each seed alone."""
-
-    L: int
-    alpha2: float
-    Ns: np.ndarray
-    seeds: int
-    e_hat: np.ndarray
-    ratio_slope: np.ndarray
-    left: np.ndarray
-    right: np.ndarray
-    left_sd: np.ndarray
-    right_sd: np.ndarray
-    spike: np.ndarray
-    alpha1: np.ndarray
-    theory: np.ndarray
-    measured: np.ndarray
-    measured_seeds: np.ndarray
-
-
 def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seeds: int = 3,
                      alpha1=np.linspace(0.0, 0.48, 49), c: float = 0.2,
-                     batch: str = "fresh") -> OrderCount:
-    r"""Claim C6 with a degree-``L`` polynomial :math:`\sigma_L = \sum_{k\le L}\mathrm{He}_k/k!`.
+                     batch: str = "fresh") -> dict:
+    r"""Claim C6 with a degree-``L`` polynomial :math:`\sigma_L = \sum_{k\le L}\mathrm{He}_k/k!`:
+    how many exact terms :math:`T_k` are spikes that grow, along :math:`\alpha_1` at fixed
+    :math:`\alpha_2`.
 
-    One two-step run per width (at least two) and seed ``s`` (``default_rng(s)``,
-    :math:`N = n = d`, float32, target :math:`\mathrm{He}_1`, :math:`\eta_t = \kappa N^{0.4},
+    One :func:`~twostep.experiments.spikes.spike_experiment` per width (at least two) and
+    seed ``0..seeds-1`` (target :math:`\mathrm{He}_1`, :math:`\eta_t = \kappa N^{0.4},
     \kappa N^{0.25}`); since :math:`T_k = \eta_2\eta_1^k\hat T_k`, the spike test and the
     exponent :math:`\hat e_k` of :math:`s_1(\hat T_k)` hold at every step size, and the count at
     :math:`(\alpha_1, \alpha_2)` is the number of spike terms with
-    :math:`\alpha_2 + k\alpha_1 + \hat e_k \ge 0` (:func:`empirical_count`)."""
-    Ns = np.array(Ns)
-    a1 = np.asarray(alpha1, dtype=float)
+    :math:`\alpha_2 + k\alpha_1 + \hat e_k \ge 0` (:func:`empirical_count`). Returns, shape
+    ``(L,)``: ``e_hat`` and ``ratio_slope``, the exponents in :math:`N` of
+    :math:`s_1(\hat T_k)` and :math:`\|S_k\|/\|T_k-S_k\|_{op}`; ``left``, ``right`` (cosines at
+    the largest :math:`N`) and their spread ``left_sd``, ``right_sd``; ``spike``
+    (:func:`is_spike`); shape ``(g,)``: ``alpha1``, ``theory`` :math:`\Lambda` and ``measured``
+    :math:`\hat\Lambda`; ``measured_seeds`` ``(seeds, g)``, the count from each seed alone; and
+    ``L``, ``alpha2``, ``Ns``, ``seeds``."""
+    Ns, a1 = np.array(Ns), np.asarray(alpha1, dtype=float)
     activation = PolynomialActivation([0.0] + [1.0] * L, name=f"sigma_{L}")
-    top, ratio, left, right = (np.zeros((Ns.size, seeds, L)) for _ in range(4))
-    for i, N in enumerate(Ns):
-        for s in range(seeds):
-            run = run_two_steps(N, N, N, activation, "he1", ((c, 0.4), (c, 0.25)), batch,
-                                np.random.default_rng(s), dtype=np.float32, keep_pre=True)
-            out = term_diagnostics(run)
-            top[i, s], ratio[i, s] = out["top"] / out["scale"], out["signal"] / out["residual"]
-            left[i, s], right[i, s] = out["left"], out["right"]
+    task = partial(spike_experiment, batch=batch, activation=activation, target="he1", c1=c,
+                   alpha1=0.4, c2=c, alpha2=0.25)
+    records = sweep(task, [{"N": int(N)} for N in Ns], seeds=range(seeds))
+
+    def per_run(value):     # (widths, seeds, L)
+        return np.array([value(r) for r in records]).reshape(Ns.size, seeds, L)
+
+    top, ratio = per_run(lambda r: r["top_free"]), per_run(lambda r: r["signal"] / r["residual"])
+    left, right = per_run(lambda r: r["left"])[-1], per_run(lambda r: r["right"])[-1]
 
     def fit(x):     # the exponents in N of x (widths, ...), fitted in logs along the widths
         return np.polyfit(np.log(Ns), np.log(x).reshape(len(Ns), -1), 1)[0].reshape(x.shape[1:])
 
     e_hat, slope, e_seed, r_seed = fit(top.mean(1)), fit(ratio.mean(1)), fit(top), fit(ratio)
-    spike = is_spike(left[-1].mean(0), right[-1].mean(0), slope)
-    per_seed = [empirical_count(a1, alpha2, e_seed[s], is_spike(left[-1, s], right[-1, s],
-                                                                r_seed[s]), L)
+    spike = is_spike(left.mean(0), right.mean(0), slope)
+    per_seed = [empirical_count(a1, alpha2, e_seed[s], is_spike(left[s], right[s], r_seed[s]), L)
                 for s in range(seeds)]     # the same count from one seed's draws alone
-    return OrderCount(L, alpha2, Ns, seeds, e_hat, slope, left[-1].mean(0), right[-1].mean(0),
-                      left[-1].std(0), right[-1].std(0), spike, a1,
-                      theory_count(a1, alpha2, L), empirical_count(a1, alpha2, e_hat, spike, L),
-                      np.array(per_seed))
+    return dict(L=L, alpha2=alpha2, Ns=Ns, seeds=seeds, e_hat=e_hat, ratio_slope=slope,
+                left=left.mean(0), right=right.mean(0), left_sd=left.std(0),
+                right_sd=right.std(0), spike=spike, alpha1=a1, theory=theory_count(a1, alpha2, L),
+                measured=empirical_count(a1, alpha2, e_hat, spike, L),
+                measured_seeds=np.array(per_seed))
 
 
-def plot_order_count(data: OrderCount):
+def plot_order_count(data: dict):
     r"""(a) :math:`\Lambda` and the measured count along :math:`\alpha_1` at fixed :math:`\alpha_2`;
     (b) the top-vector cosines of each :math:`T_k` at the largest width, with the threshold
     :math:`1/\sqrt2` and the chance levels :math:`1/\sqrt N`."""
+    a1, a2, N = data["alpha1"], data["alpha2"], data["Ns"][-1]
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(7.0, 3.9), gridspec_kw={"width_ratios": [1.15, 1]})
-    ax.step(data.alpha1, data.theory, where="post", color=COLORS["theory"], lw=1.6,
-            label=rf"(a) theory $\Lambda(\alpha_1, {data.alpha2:g})$, $L = {data.L}$")
-    ax.step(data.alpha1, data.measured, where="post", color=COLORS["fresh"], lw=1.6, ls="--",
+    ax.step(a1, data["theory"], where="post", color=COLORS["theory"], lw=1.6,
+            label=rf"(a) theory $\Lambda(\alpha_1, {a2:g})$, $L = {data['L']}$")
+    ax.step(a1, data["measured"], where="post", color=COLORS["fresh"], lw=1.6, ls="--",
             label=r"(a) measured: spike terms with $\alpha_2 + k\alpha_1 + \hat e_k \geq 0$")
     ax.set(xlabel=r"$\alpha_1$", ylabel="new outliers", xlim=(0, 0.5),
-           title=rf"(a) count along $\alpha_1$, $\alpha_2 = {data.alpha2:g}$")
-    k = np.arange(data.L)
-    bx.errorbar(k - 0.08, data.left, yerr=data.left_sd, fmt="o", color=COLORS["fresh"], capsize=2,
-                label=r"(b) left vector vs $a^{\circ(k+1)}$")
-    bx.errorbar(k + 0.08, data.right, yerr=data.right_sd, fmt="s", color=COLORS["reused"],
+           title=rf"(a) count along $\alpha_1$, $\alpha_2 = {a2:g}$")
+    k = np.arange(data["L"])
+    bx.errorbar(k - 0.08, data["left"], yerr=data["left_sd"], fmt="o", color=COLORS["fresh"],
+                capsize=2, label=r"(b) left vector vs $a^{\circ(k+1)}$")
+    bx.errorbar(k + 0.08, data["right"], yerr=data["right_sd"], fmt="s", color=COLORS["reused"],
                 capsize=2, label=r"(b) right vector vs $u_k$")
     bx.axhline(ALIGNED, color=COLORS["theory"], ls=":", lw=1, label=r"(b) threshold $1/\sqrt{2}$")
-    bx.axhline(1 / np.sqrt(data.Ns[-1]), color=COLORS["chance"], ls="--", lw=1,
+    bx.axhline(1 / np.sqrt(N), color=COLORS["chance"], ls="--", lw=1,
                label=r"(b) chance $1/\sqrt{N}$")
     bx.set(xlabel="order $k$", ylabel="cosine", ylim=(0, 1.05), xticks=k,
-           title=rf"(b) is $T_k$ a spike? $N = {data.Ns[-1]}$")
+           title=rf"(b) is $T_k$ a spike? $N = {N}$")
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = bx.get_legend_handles_labels()
     fig.legend(h1 + h2, l1 + l2, loc="outside lower center", ncol=2)
     return finished(fig)
 
 
-def order_count_verdict(data: OrderCount) -> dict:
+def order_count_verdict(data: dict) -> dict:
     r"""Verdict of "more directions as :math:`\alpha_1\to1/2`", judged as a count
     (:func:`twostep.analysis.verdicts.count_verdict`): at the middle of each interval of
     :math:`\alpha_1` where the theory's :math:`\Lambda` is constant, and for each seed's own
     count, whether the measured count equals :math:`\Lambda`. Returns ``verdict_c6``, the pairs
     ``c6_hits`` of ``c6_pairs``, and ``c6_points`` (the midpoints)."""
-    edges = [0.0] + [0.5 - data.alpha2 / k for k in range(1, data.L) if 0.5 - data.alpha2 / k > 0]
+    a1, a2, seeds = data["alpha1"], data["alpha2"], data["seeds"]
+    edges = [0.0] + [0.5 - a2 / k for k in range(1, data["L"]) if 0.5 - a2 / k > 0]
     edges = sorted(set(edges)) + [0.5]
     mids = [(lo + hi) / 2 for lo, hi in zip(edges[:-1], edges[1:])]
-    cols = [int(np.argmin(np.abs(data.alpha1 - m))) for m in mids]
-    hits = int(np.sum(data.measured_seeds[:, cols] == data.theory[cols]))
-    pairs = data.seeds * len(cols)
-    return {"verdict_c6": count_verdict(hits, pairs, seeds=data.seeds).label, "c6_hits": hits,
-            "c6_pairs": pairs, "c6_points": ", ".join(f"{data.alpha1[c]:.2f}" for c in cols)}
+    cols = [int(np.argmin(np.abs(a1 - m))) for m in mids]
+    hits = int(np.sum(data["measured_seeds"][:, cols] == data["theory"][cols]))
+    pairs = seeds * len(cols)
+    return {"verdict_c6": count_verdict(hits, pairs, seeds=seeds).label, "c6_hits": hits,
+            "c6_pairs": pairs, "c6_points": ", ".join(f"{a1[c]:.2f}" for c in cols)}

@@ -23,9 +23,6 @@ from .figures import (BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend
                       theory_power_law, width_axis)
 from .report import sci, width_verdicts
 
-#: The committed results files under :func:`results_folder`: the appendix's spike file, its
-#: reuse file (odd bounded link) and control (He_2), and the count test that *Two steps* reads.
-RESULTS_FILES = ("spike", "reuse", "reuse_he2", "count")
 #: The values of a record that :func:`terms_summary` averages over seeds (``rel`` and ``size``
 #: are added to each record).
 TERM_VALUES = ("top", "signal", "rel", "size", "left", "right")
@@ -40,8 +37,9 @@ def results_folder() -> Path:
 
 
 def results_path(name: str, folder=None) -> Path:
-    """The path of results file ``name`` (one of :data:`RESULTS_FILES`) in ``folder``
-    (default :func:`results_folder`)."""
+    """The path of results file ``name`` in ``folder`` (default :func:`results_folder`): the
+    appendix's ``"spike"``, ``"reuse"`` and its control ``"reuse_he2"``, and ``"count"``, the
+    count test that *Two steps* reads."""
     return (results_folder() if folder is None else Path(folder)) / f"{name}.json"
 
 

@@ -6,11 +6,11 @@ The second update splits exactly into one term per order of the Taylor expansion
 :math:`e_k = \alpha_2 - k(1/2-\alpha_1)`. :func:`scaling_study` runs
 :func:`twostep.experiments.spikes.spike_experiment` over widths, seeds and both batch schemes,
 summarised by batch and width (:mod:`twostep.pages.spikes`, shared with the appendix *At
-scale*); the other compute functions draw their own runs, each from ``rng_for(seed)``, so
-the order of the calls changes no number. The ``*_table`` functions return the header and
-rows of tables whose captions the chapter writes (``*_spread``: a caption's spread over
-seeds), the ``*_numbers`` functions the values glued into the prose. The count over the plane
-and its test are in :mod:`twostep.pages.count`.
+scale*); the chapter's single draws are the other experiments of
+:mod:`twostep.experiments.spikes`, whose results the functions here draw and tabulate. The
+``*_table`` functions return the header and rows of tables whose captions the chapter writes
+(``*_spread``: a caption's spread over seeds), the ``*_numbers`` functions the values glued
+into the prose. The count over the plane and its test are in :mod:`twostep.pages.count`.
 """
 
 from __future__ import annotations
@@ -23,26 +23,19 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 
 from ..analysis.alignment import chance_maximum
-from ..analysis.decomposition import RankOne, first_step_spike, second_step_terms, signal_part
-from ..analysis.phases import (count_margins, empirical_boundary, empirical_count,
-                               is_spike, theory_count)
-from ..analysis.plane import nstar_spread, power_gram, spike_widths
+from ..analysis.plane import (count_margins, empirical_boundary, empirical_count, is_spike,
+                              nstar_spread, power_gram, spike_widths, theory_count)
 from ..analysis.population import population_signal
-from ..analysis.rescaling import StepFamily
-from ..analysis.spectra import count_outliers, singular_values, top_singular
-from ..analysis.spikes import (outlier_strength, power_cosine, power_law_constant,
-                               power_projections, power_projections_null, predicted_spikes,
-                               rank_one_sum_singular_values, term_diagnostics)
+from ..analysis.spikes import outlier_strength, power_cosine, power_law_constant
 from ..analysis.summary import Summary
-from ..analysis.sweep import loglog_slope, rng_for, sweep
-from ..analysis.theory import (n_spikes, phase_boundaries, spike_exponent, spike_strength,
-                               spike_terms)
-from ..experiments.spikes import _polynomial, _steps, _target, spike_experiment
-from ..model.activations import as_activation, get_activation
-from ..model.steps import run_two_steps
+from ..analysis.sweep import loglog_slope, sweep
+from ..analysis.theory import n_spikes, phase_boundaries, spike_exponent, spike_strength
+from ..experiments.spikes import spike_experiment
+from ..model.activations import as_activation
+from ..model.targets import target_links
 from .figures import (BATCH_ORDER, COLORS, K_COLORS, chance_line, errorbars, finished,
                       legend_from, plot_spectrum, theory_power_law, width_axis)
-from .report import minus_sign, pm, sci, sig
+from .report import cell, minus_sign, pm, sci, sig
 from .spikes import nstar_text, terms_summary, terms_verdict, terms_width_verdicts
 
 #: Colour of the predicted spike strengths and projections, and of a count that differs.
@@ -56,12 +49,7 @@ SHADE_KEY = [(rf"$\Lambda = {v}$", dict(ls="none", marker="s", ms=8, mfc=SHADES(
 SUMMARY_VALUES = ("size_corr", "rel_corr", "right_corrected", "localisation",
                   "localisation_signal", "memorisation", "settings_higher",
                   "settings_lin_overlap", "settings_beta_two", "settings_beta_lin",
-                  "settings_count_W1", "settings_edge_own")
-
-
-def _pm(s: Summary, value: str, index, decimals: int = 2, **where) -> str:
-    # "mean ± standard error" over seeds of value[index] at one point of s.
-    return pm(s.at(value, index, **where), s.at(value, index, sem=True, **where), decimals)
+                  "settings_count", "settings_count_W1", "settings_count_own", "settings_edge_own")
 
 
 def parameter_numbers(c: float, ref, settings, L: int, Ns, seeds, n_grid: int) -> dict:
@@ -80,36 +68,9 @@ def parameter_numbers(c: float, ref, settings, L: int, Ns, seeds, n_grid: int) -
 
 # --------------------------------------------------------------------------- exactness checks
 
-def decomposition_check(N: int, activation="poly4", target="he1", c: float = 0.2,
-                        ref=(0.4, 0.25), other=((1.0, 0.1), (0.5, 0.45)), seed: int = 0) -> dict:
-    r"""How exact the decomposition :math:`W_2 - W_1 = \sum_kT_k` and the step-size rescaling are.
-
-    Trains one draw (``rng_for(seed)``, float64, :math:`N = n = d`) with both batch schemes at
-    :math:`\eta_t = \kappa N^{\alpha_t}`, ``ref`` :math:`= (\alpha_1,\alpha_2)`, and the same reused
-    draw at the step sizes ``other`` :math:`= ((\kappa_1,\alpha_1), (\kappa_2,\alpha_2))`. Returns
-    ``sum_error`` (by batch) :math:`\|\sum_kT_k - (W_2-W_1)\|_F/\|W_2-W_1\|_F`; ``scale_error``
-    :math:`\max_k\|T_k' - \eta_2'\eta_1'^k\hat T_k\|_F/\|T_k'\|_F`, the terms at ``other``
-    rebuilt from the reference run (:class:`StepFamily`); ``w2_error``, the same for
-    :math:`W_2'`; ``N`` and ``other``.
-    """
-    act, link = _polynomial(activation), _target(target)
-    runs = {b: run_two_steps(N, N, N, act, link, _steps(c, ref), b, rng_for(seed))
-            for b in BATCH_ORDER}
-    sum_error = {}
-    for b, run in runs.items():
-        D = run.W2 - run.W1
-        sum_error[b] = float(np.linalg.norm(sum(second_step_terms(run)) - D) / np.linalg.norm(D))
-    moved = run_two_steps(N, N, N, act, link, tuple(other), "reused", rng_for(seed))
-    family = StepFamily(runs["reused"])
-    scale_error = max(np.linalg.norm(family.term(k, moved.eta1, moved.eta2) - T) / np.linalg.norm(T)
-                      for k, T in enumerate(second_step_terms(moved)))
-    w2_error = np.linalg.norm(family.W2(moved.eta1, moved.eta2) - moved.W2) / np.linalg.norm(moved.W2)
-    return dict(N=N, other=tuple(other), sum_error=sum_error, scale_error=float(scale_error),
-                w2_error=float(w2_error))
-
-
 def check_table(check: dict) -> tuple:
-    """Table *tab-checks*: the four relative errors of :func:`decomposition_check`."""
+    """Table *tab-checks*: the four relative errors of
+    :func:`twostep.experiments.spikes.decomposition_check`."""
     e = check["sum_error"]
     return ["check", "relative error"], [
         [r"$\sum_kT_k$ against $W_2-W_1$, fresh", sci(e["fresh"])],
@@ -119,13 +80,6 @@ def check_table(check: dict) -> tuple:
 
 
 # --------------------------------------------------------------------------- the scaling study
-
-def _scaling_task(rng, N, batch, *, activation, target, c, ref, settings, grid, n_grid, n_top):
-    return spike_experiment(
-        rng, N=N, batch=batch, activation=activation, target=target, c1=c, alpha1=ref[0], c2=c,
-        alpha2=ref[1], settings=settings, grid=grid if N == n_grid else (), n_top=n_top,
-        corrected=True)
-
 
 @dataclass
 class Scaling:
@@ -137,7 +91,6 @@ class Scaling:
 
     summary: Summary
     Ns: list
-    seeds: list
     c: float
     ref: tuple
     settings: list
@@ -166,16 +119,16 @@ def scaling_study(Ns, seeds, activation="poly4", target="he1", c: float = 0.2, r
     every seed (:func:`~twostep.analysis.sweep.sweep`), at :math:`\eta_t = \kappa N^{\alpha_t}`,
     ``ref`` :math:`= (\alpha_1,\alpha_2)`, with the spectrum of :math:`W_2` also at ``settings``
     and, at :math:`N` = ``n_grid`` only, on the grid ``alphas`` :math:`\times` ``alphas``."""
-    act = _polynomial(activation)
+    act = as_activation(activation)
+    task = partial(spike_experiment, activation=activation, target=target, c1=c, alpha1=ref[0],
+                   c2=c, alpha2=ref[1], settings=settings, n_top=n_top, corrected=True)
     grid = [(a1, a2) for a1 in alphas for a2 in alphas]
-    task = partial(_scaling_task, activation=activation, target=target, c=c, ref=ref,
-                   settings=settings, grid=grid, n_grid=n_grid, n_top=n_top)
-    records = sweep(task, [{"N": N, "batch": b} for b in BATCH_ORDER for N in Ns], seeds=seeds,
-                    n_jobs=n_jobs)
+    records = sweep(task, [{"N": N, "batch": b, "grid": grid if N == n_grid else ()}
+                           for b in BATCH_ORDER for N in Ns], seeds=seeds, n_jobs=n_jobs)
     for r in records:
         r["size_corr"] = r["top"] / r["signal_corrected"]
         r["rel_corr"] = r["residual_corrected"] / r["signal_corrected"]
-    return Scaling(terms_summary(records, SUMMARY_VALUES), list(Ns), list(seeds), c, tuple(ref),
+    return Scaling(terms_summary(records, SUMMARY_VALUES), list(Ns), c, tuple(ref),
                    [tuple(st) for st in settings], list(alphas), n_grid, n_top, act.degree, act,
                    target)
 
@@ -251,166 +204,59 @@ def localisation_table(scaling: Scaling) -> tuple:
     top right vector with one input, per batch and order, each as mean ± standard error."""
     s, N = scaling.summary, scaling.Ns[-1]
     return (["batch", "$k$", "left entry", "predicted", "cosine with one $x_j$"],
-            [[b, str(k)] + [_pm(s, key, k, batch=b, N=N)
+            [[b, str(k)] + [cell(s, key, k, 2, batch=b, N=N)
                             for key in ("localisation", "localisation_signal", "memorisation")]
              for b in BATCH_ORDER for k in range(scaling.L)])
 
 
 # --------------------------------------------------------------------------- one memorised pair
 
-@dataclass
-class Memorised:
-    r"""One reused draw: the neuron and sample that carry the top singular pair of the highest term.
-
-    ``numbers`` holds the glue values (see :func:`memorised_pair`); ``family`` is the draw's
-    :class:`StepFamily`, reused for :func:`one_step_data`; ``N`` its width.
-    """
-
-    numbers: dict
-    family: StepFamily
-    N: int
-
-
-def memorised_pair(N: int, activation="poly4", target="he1", c: float = 0.2, ref=(0.4, 0.25),
-                   seed: int = 0) -> Memorised:
-    r"""Which neuron and sample carry :math:`T_{L-1}`'s top singular pair in one reused draw.
-
-    Trains ``rng_for(seed)`` in float32 at :math:`N = n = d`, :math:`\eta_t = \kappa N^{\alpha_t}`,
-    and finds :math:`i^\star = \arg\max_i|U_i|` for the top left vector :math:`U` of
-    :math:`T_{L-1}` and :math:`j^\star = \arg\max_j|\langle x_j, V\rangle|/\|x_j\|` for its top
-    right vector :math:`V`. Numbers: ``N_mem``, ``chance_Nmem`` :math:`= \sqrt{2\log N/N}` (the
-    chance level of a maximum of :math:`N` entries or cosines), ``mem_loc`` :math:`= |U_{i^\star}|`,
-    ``mem_cos``, ``mem_P`` :math:`= P_{i^\star j^\star}`, ``mem_dsigma`` :math:`= \sigma'(P_{i^\star
-    j^\star})`, ``mem_rank_P`` (fraction of the neuron's :math:`|P_{i^\star j}|` below it),
-    ``mem_y`` :math:`= y_{j^\star}`, ``mem_rank_y``.
-    """
-    act = _polynomial(activation)
-    k = act.degree - 1
-    run = run_two_steps(N, N, N, act, _target(target), _steps(c, ref), "reused", rng_for(seed),
-                        dtype=np.float32, keep_pre=True)
-    terms = second_step_terms(run)
-    diag = term_diagnostics(run, terms=terms, vectors=True)
-    i_star = int(np.argmax(np.abs(diag["U"][k])))
-    cosines = np.abs(run.X2 @ diag["Vt"][k]) / np.linalg.norm(run.X2, axis=1)
-    j_star = int(np.argmax(cosines))
-    P_row = run.W0[i_star] @ run.X2.T          # neuron i's pre-activations on all samples
-    P_star = float(P_row[j_star])
-    numbers = dict(N_mem=N, chance_Nmem=chance_maximum(N, N), mem_loc=float(abs(diag["U"][k][i_star])),
-                   mem_cos=float(cosines[j_star]), mem_P=P_star,
-                   mem_dsigma=float(act.derivative(P_star, 1)),
-                   mem_rank_P=float(np.mean(np.abs(P_row) < abs(P_star))),
-                   mem_y=float(run.y2[j_star]),
-                   mem_rank_y=float(np.mean(np.abs(run.y2) < abs(run.y2[j_star]))))
-    return Memorised(numbers=numbers, family=StepFamily(run, terms), N=N)
-
-
-def memorised_table(mem: Memorised) -> tuple:
-    """Table *tab-memorised*: the numbers of :func:`memorised_pair` with their reference values."""
-    v = mem.numbers
+def memorised_table(mem: dict, N: int) -> tuple:
+    """Table *tab-memorised*: the pair of :func:`twostep.experiments.spikes.one_draw` (width
+    ``N``) with its reference values."""
+    chance = chance_maximum(N, N)
     return ["quantity", "value", "for comparison"], [
-        ["largest entry of the top left vector (neuron $i$)", f"{v['mem_loc']:.2f}",
-         f"random unit vector: $\\sqrt{{2\\log N/N}} = {v['chance_Nmem']:.3f}$"],
-        ["cosine of the top right vector with one input $x_j$", f"{v['mem_cos']:.3f}",
-         f"random vector, best of $n$: $\\sqrt{{2\\log n/d}} = {v['chance_Nmem']:.3f}$"],
-        ["pre-activation $P_{ij}$", f"{v['mem_P']:.2f}",
-         f"larger in absolute value than a fraction {v['mem_rank_P']:.4f} of neuron $i$'s others"],
-        ["$\\sigma_4'(P_{ij})$", f"{v['mem_dsigma']:.1f}", "mean $\\mu_1 = 1$"],
-        ["label $y_j$", f"{v['mem_y']:.2f}",
-         f"larger in absolute value than a fraction {v['mem_rank_y']:.4f} of the others"]]
+        ["largest entry of the top left vector (neuron $i$)", f"{mem['loc']:.2f}",
+         f"random unit vector: $\\sqrt{{2\\log N/N}} = {chance:.3f}$"],
+        ["cosine of the top right vector with one input $x_j$", f"{mem['cos']:.3f}",
+         f"random vector, best of $n$: $\\sqrt{{2\\log n/d}} = {chance:.3f}$"],
+        ["pre-activation $P_{ij}$", f"{mem['P']:.2f}",
+         f"larger in absolute value than a fraction {mem['rank_P']:.4f} of neuron $i$'s others"],
+        ["$\\sigma_4'(P_{ij})$", f"{mem['dsigma']:.1f}", "mean $\\mu_1 = 1$"],
+        ["label $y_j$", f"{mem['y']:.2f}",
+         f"larger in absolute value than a fraction {mem['rank_y']:.4f} of the others"]]
 
 
 # --------------------------------------------------------------------------- spectra of W2
+# ``data`` below: the dict of :func:`twostep.experiments.spikes.one_draw`.
 
-@dataclass
-class Spectra:
-    r"""One fresh draw at several step sizes (:func:`spectra_data`).
-
-    ``spec``: per setting ``a1, a2, lam``, ``sv2`` (the spectrum of :math:`W_2`), ``sv1`` (top 6
-    of :math:`W_1`), ``learned`` (top 8 of :math:`W_2-W_0`), ``sizes`` :math:`\|S_k\|` and
-    ``strengths`` (top ``L`` singular values of the predicted spike part), ``(L,)``, and the
-    outlier counts ``n2``, ``n1``. ``W0``: the spectrum of :math:`W_0`; ``a`` ``(N,)``; ``U``,
-    ``(L, N)``, the top left vectors of the :math:`T_k`, ``left`` their cosines with
-    :math:`a^{\circ(k+1)}`."""
-
-    N: int
-    spec: list
-    W0: np.ndarray
-    a: np.ndarray
-    U: np.ndarray
-    left: np.ndarray
-    theta_star: float
-    second_cos_a2: float
-    L: int
-
-
-def spectra_data(N: int, activation="poly4", target="he1", c: float = 0.2, ref=(0.4, 0.25),
-                 settings=(), seed: int = 0) -> Spectra:
-    r"""One fresh draw (``rng_for(seed)``, float32, :math:`N = n = d`) rescaled to each setting.
-
-    At every :math:`(\alpha_1,\alpha_2)` of ``settings`` (at least one): the spectra, and the
-    singular values of the predicted spike part :math:`\eta_1\mu_1av^\top + \sum_kS_k`
-    (:func:`rank_one_sum_singular_values`); the cosine of :math:`W_2`'s second left singular
-    vector at the last setting with :math:`a^{\circ2}`, and :math:`\theta_\star`
-    (:func:`outlier_strength` at :math:`N/d = 1`)."""
-    act = _polynomial(activation)
-    L = act.degree
-    run = run_two_steps(N, N, N, act, _target(target), _steps(c, ref), "fresh", rng_for(seed),
-                        dtype=np.float32, keep_pre=True)
-    terms = second_step_terms(run)
-    diag = term_diagnostics(run, terms=terms, vectors=True)
-    first = first_step_spike(run.a, run.X1, run.y1, act)   # mu1 a v^T
-    parts_ref = [signal_part(run, k) for k in range(L)]
-    eta_ref = (run.eta1, run.eta2)
-    family = StepFamily(run, terms)   # rescales terms in place
-    del terms
-    spec = []
-    for a1, a2 in settings:
-        e1, e2 = c * N ** a1, c * N ** a2
-        W2 = family.W2(e1, e2)
-        sv2 = singular_values(W2)
-        sv1 = top_singular(family.W1(e1), 6)[0]
-        parts = [RankOne(first.value * e1, first.left, first.right)] + [
-            RankOne(p.value * e2 * e1 ** k / (eta_ref[1] * eta_ref[0] ** k), p.left, p.right)
-            for k, p in enumerate(parts_ref)]
-        spec.append(dict(a1=a1, a2=a2, lam=n_spikes(a1, a2, L), sv2=sv2, sv1=sv1,
-                         learned=top_singular(W2 - family.W0, 8)[0],
-                         sizes=np.array([p.value for p in parts[1:]]),
-                         strengths=rank_one_sum_singular_values(parts)[:L],
-                         n2=count_outliers(sv2, 2.0), n1=count_outliers(sv1, 2.0)))
-    # the second singular pair of W2 at the last setting: which left vector?
-    _, U2, _ = top_singular(W2, 2)
-    second_cos_a2 = float(abs(U2[:, 1].astype(float) @ parts_ref[1].left))
-    return Spectra(N=N, spec=spec, W0=singular_values(run.W0), a=run.a.astype(float),
-                   U=np.asarray(diag["U"]), left=np.asarray(diag["left"]),
-                   theta_star=outlier_strength(1.0), second_cos_a2=second_cos_a2, L=L)
-
-
-def spectra_table(data: Spectra) -> tuple:
+def spectra_table(data: dict) -> tuple:
     """Table *tab-spectra*: outlier counts and the top singular values of :math:`W_2`, per setting
     (the predicted strengths and sizes are in :func:`spectra_spikes_table`)."""
     return (["$(\\alpha_1,\\alpha_2)$", "$\\Lambda$", "outliers $W_1$", "outliers $W_2$",
              "$s_1(W_2)$", "$s_2(W_2)$", "$s_3(W_2)$"],
             [[f"({s['a1']}, {s['a2']})", str(s["lam"]), str(s["n1"]), str(s["n2"])]
-             + [f"{v:.3f}" for v in s["sv2"][:3]] for s in data.spec])
+             + [f"{v:.3f}" for v in s["sv2"][:3]] for s in data["spec"]])
 
 
-def spectra_spikes_table(data: Spectra) -> tuple:
+def spectra_spikes_table(data: dict) -> tuple:
     r"""Table *tab-spectra-spikes*: per setting, the strengths of the predicted spikes (singular
     values :math:`i = 1..L` of the predicted spike part) and the sizes :math:`\|S_{i-1}\|`."""
     rows = []
-    for s in data.spec:
+    for s in data["spec"]:
         rows.append([f"({s['a1']}, {s['a2']})", "strength"] + [sci(v, 3) for v in s["strengths"]])
         rows.append(["", "$\\|S_{i-1}\\|$"] + [sci(v, 3) for v in s["sizes"]])
-    return ["$(\\alpha_1,\\alpha_2)$", "", *[f"$i = {i}$" for i in range(1, data.L + 1)]], rows
+    return ["$(\\alpha_1,\\alpha_2)$", "", *[f"$i = {i}$" for i in range(1, len(data["U"]) + 1)]], rows
 
 
-def spectra_numbers(data: Spectra) -> dict:
-    r"""Glue values: ``N_spec``, ``theta_star``, ``edge_margin``, and at the last setting
-    ``spec_sv2`` :math:`= s_2(W_2)`, ``spec_sv1_2`` :math:`= s_2(W_1)`, ``spec_cos_a2``."""
-    last = data.spec[-1]
-    return dict(N_spec=data.N, theta_star=data.theta_star, edge_margin=2 * 1.05,
+def spectra_numbers(data: dict) -> dict:
+    r"""Glue values: ``N_spec``, ``theta_star`` (:func:`outlier_strength` at :math:`N/d = 1`),
+    ``edge_margin``, and at the last setting ``spec_sv2`` :math:`= s_2(W_2)`, ``spec_sv1_2``
+    :math:`= s_2(W_1)`, ``spec_cos_a2``."""
+    last = data["spec"][-1]
+    return dict(N_spec=data["a"].size, theta_star=outlier_strength(1.0), edge_margin=2 * 1.05,
                 spec_sv2=float(last["sv2"][1]), spec_sv1_2=float(last["sv1"][1]),
-                spec_cos_a2=data.second_cos_a2)
+                spec_cos_a2=data["second_cos_a2"])
 
 
 #: W0's histogram outline in fig-spectra; the threshold's legend entry names it in words, since
@@ -419,19 +265,19 @@ W0_COLOR = "#2e86c1"
 THETA_LABEL = r"outlier threshold $\theta_{\star}$"
 
 
-def plot_spectra(data: Spectra):
+def plot_spectra(data: dict):
     r"""Figure *fig-spectra*: one row per setting; left, the spectrum of :math:`W_2` against
     Marchenko--Pastur and :math:`W_0` with the outliers of :math:`W_1`; right, the top singular
     values of :math:`W_2-W_0` against the predicted spike strengths and :math:`\theta_\star`.
     7.0 in wide."""
-    n = len(data.spec)
+    n, L = len(data["spec"]), len(data["U"])
     fig, axes = plt.subplots(n, 2, figsize=(7.0, 2.25 * n + 1.1), squeeze=False,
                              gridspec_kw={"width_ratios": [1.25, 1]})
-    for j, s in enumerate(data.spec):
+    for j, s in enumerate(data["spec"]):
         ax = axes[j, 0]
         plot_spectrum(ax, s["sv2"], 1.0, bins=50, label=r"$W_2$", outlier_color="k")
         # W0's outline in a colour of its own: in black it merges with the Marchenko-Pastur curve
-        ax.hist(data.W0, bins=50, density=True, histtype="step", color=W0_COLOR, lw=0.9,
+        ax.hist(data["W0"], bins=50, density=True, histtype="step", color=W0_COLOR, lw=0.9,
                 label=r"$W_0$")
         for x in s["sv1"][s["sv1"] > 2.1]:
             ax.axvline(x, color=COLORS["one-step"], lw=1.2, ymax=0.2, ls="--")
@@ -445,9 +291,9 @@ def plot_spectra(data: Spectra):
         ax = axes[j, 1]
         ranks = np.arange(1, len(s["learned"]) + 1)
         ax.plot(ranks, s["learned"], "o", color="k", ms=4, label=r"$s_i(W_2 - W_0)$")
-        ax.plot(ranks[:data.L], s["strengths"], "D", mfc="none", color=PRED, ms=7,
+        ax.plot(ranks[:L], s["strengths"], "D", mfc="none", color=PRED, ms=7,
                 label="predicted spike strengths")
-        ax.axhline(data.theta_star, color=COLORS["theory"], ls="--", lw=1, label=THETA_LABEL)
+        ax.axhline(outlier_strength(1.0), color=COLORS["theory"], ls="--", lw=1, label=THETA_LABEL)
         ax.axvspan(0.5, 1.5 + s["lam"], color="0.92", zorder=0,
                    label=r"first spike and $k\leq\Lambda$")
         ax.set(yscale="log", ylim=(1e-3, 30), xlim=(0.5, 8.5), xticks=range(1, 9),
@@ -468,25 +314,32 @@ def plot_spectra(data: Spectra):
     return finished(fig)
 
 
-def plot_left(data: Spectra):
+def _panels(n: int, height: float, key: float, **kw):
+    # n panels in rows of two (one if n = 1), 7.0 in wide, each row `height` in tall and `key`
+    # in more for the key below; the cells past n hidden. Returns the figure and the n axes.
+    ncol = 2 if n > 1 else 1
+    nrow = -(-n // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(7.0, height * nrow + key), squeeze=False, **kw)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, axes.flat[:n]
+
+
+def plot_left(data: dict):
     r"""Figure *fig-left*: entries of the top left singular vector of each :math:`T_k` against
     :math:`\sqrt N a_i`, with the predicted profile :math:`a^{\circ(k+1)}/\|a^{\circ(k+1)}\|`."""
-    ncol = 2 if data.L > 1 else 1
-    nrow = -(-data.L // ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(7.0, 2.55 * nrow + 0.5), sharex=True,
-                             squeeze=False)
-    for ax in axes.flat[data.L:]:
-        ax.set_visible(False)
-    x = data.a * np.sqrt(data.N)
+    a, U = data["a"], data["U"]
+    fig, axes = _panels(len(U), 2.55, 0.5, sharex=True)
+    x = a * np.sqrt(a.size)
     grid_x = np.linspace(x.min(), x.max(), 200)
-    for k, ax in enumerate(axes.flat[:data.L]):
-        power = data.a ** (k + 1)
-        u = data.U[k] * np.sign(data.U[k] @ power)
+    for k, ax in enumerate(axes):
+        power = a ** (k + 1)
+        u = U[k] * np.sign(U[k] @ power)
         # thousands of dots: drawn as one raster inside the SVG, so the page keeps a vector figure
         ax.plot(x, u, ".", ms=2, color=K_COLORS[k % len(K_COLORS)], alpha=0.6, rasterized=True)
-        ax.plot(grid_x, (grid_x / np.sqrt(data.N)) ** (k + 1) / np.linalg.norm(power),
+        ax.plot(grid_x, (grid_x / np.sqrt(a.size)) ** (k + 1) / np.linalg.norm(power),
                 color=COLORS["theory"], lw=1)
-        ax.set_title(f"$T_{k}$: cosine {data.left[k]:.3f}")
+        ax.set_title(f"$T_{k}$: cosine {data['left'][k]:.3f}")
         ax.set(xlabel=r"$\sqrt{N}\,a_i$", ylabel="entry $i$ of the left vector")
         ax.xaxis.set_tick_params(labelbottom=True)
     legend_from(fig, [("top left vector of $T_k$", dict(color="0.4", marker=".", ls="none")),
@@ -495,73 +348,54 @@ def plot_left(data: Spectra):
     return finished(fig)
 
 
-def powers_table(data: Spectra) -> tuple:
+def powers_table(data: dict) -> tuple:
     r"""Table *tab-powers*: cosines between the powers :math:`a^{\circ i}`, :math:`a^{\circ j}` of the
-    draw of :func:`spectra_data` (:func:`~twostep.analysis.plane.power_gram`) against their
-    Gaussian limits (:func:`~twostep.analysis.spikes.power_cosine`), all pairs :math:`i<j\le L`."""
-    gram = power_gram(data.a, data.L)
+    draw (:func:`~twostep.analysis.plane.power_gram`) against their Gaussian limits
+    (:func:`~twostep.analysis.spikes.power_cosine`), all pairs :math:`i<j\le L`."""
+    L = len(data["U"])
+    gram = power_gram(data["a"], L)
     return ["powers", "this draw", "limit"], [
         [f"$a^{{\\circ{i + 1}}}$, $a^{{\\circ{j + 1}}}$", f"{gram[i, j]:.3f}",
-         f"{power_cosine(i + 1, j + 1):.3f}"] for i in range(data.L) for j in range(i + 1, data.L)]
+         f"{power_cosine(i + 1, j + 1):.3f}"] for i in range(L) for j in range(i + 1, L)]
 
 
 # --------------------------------------------------------------------------- two steps as one
+# Two steps against W_lin = W_1 + T_0: the scaling study records ||sum_{k>=1} T_k||_op
+# (settings_higher) and the top right vectors' cosines at its settings; the memorised pair's
+# draw (twostep.experiments.spikes.one_draw) holds the spectra at the first setting.
 
-@dataclass
-class OneStep:
-    r"""Two steps against :math:`W_{\rm lin} = W_1 + T_0` (:func:`one_step_data`): the scaling
-    study ``scaling``, which records :math:`\|\sum_{k\ge1}T_k\|_{op}` (``settings_higher``) and
-    the top right vectors' cosines at its settings, two of which are ``settings``; and for the
-    draw of :func:`memorised_pair` (width ``N``) at the first of them the singular values
-    ``sv_two`` of :math:`W_2` and ``sv_one`` of :math:`W_0+(\eta_1+\eta_2)G_1`."""
-
-    scaling: Scaling
-    settings: list
-    sv_two: np.ndarray
-    sv_one: np.ndarray
-    N: int
-
-
-def one_step_data(scaling: Scaling, mem: Memorised, settings) -> OneStep:
-    r"""Two steps against one step of size :math:`\eta_1+\eta_2` at ``settings`` (among
-    ``scaling.settings``): the spectra of the draw of ``mem`` at the first of them."""
-    eta1, eta2 = (scaling.c * mem.N ** a for a in settings[0])
-    return OneStep(scaling, list(settings), singular_values(mem.family.W2(eta1, eta2)),
-                   singular_values(mem.family.linearised(eta1, eta2)), mem.N)
-
-
-def plot_one_step(data: OneStep):
+def plot_one_step(scaling: Scaling, mem: dict, settings):
     r"""Figure *fig-one-step*, a 2x2 grid 7.0 in wide: (a) the spectra of :math:`W_2` and of one
-    step of size :math:`\eta_1+\eta_2`; (b) :math:`\|W_2-W_{\rm lin}\|_{op}` against :math:`N` with
-    slope :math:`e_1`; (c) one minus the cosine of their top right vectors; the fourth cell holds
-    the key to (b) and (c)."""
-    sc, EQ = data.scaling, data.settings
-    s, NS = sc.summary, sc.Ns
+    step of size :math:`\eta_1+\eta_2` (``mem["spec"][0]``, at the first of ``settings``); (b)
+    :math:`\|W_2-W_{\rm lin}\|_{op}` against :math:`N` with slope :math:`e_1`; (c) one minus the
+    cosine of their top right vectors, at ``settings`` (among ``scaling.settings``); the fourth
+    cell holds the key to (b) and (c)."""
+    s, NS, EQ, spec = scaling.summary, scaling.Ns, settings, mem["spec"][0]
     fig, grid = plt.subplots(2, 2, figsize=(7.0, 5.9))
     ax, ax_norm, ax_cos, ax_key = grid.flat
     bins = np.linspace(0, 2.4, 60)
-    ax.hist(data.sv_two, bins=bins, density=True, histtype="stepfilled", color="0.75",
+    ax.hist(spec["sv2"], bins=bins, density=True, histtype="stepfilled", color="0.75",
             label=r"$W_2$")
-    ax.hist(data.sv_one, bins=bins, density=True, histtype="step", color=COLORS["one-step"],
+    ax.hist(spec["sv_lin"], bins=bins, density=True, histtype="step", color=COLORS["one-step"],
             lw=1.2, label=r"$W_0+(\eta_1+\eta_2)G_1$")
-    ax.set(xlabel="singular value", ylabel="density",
-           title=rf"(a) $({EQ[0][0]}, {EQ[0][1]})$, reused, $N = {data.N}$", ylim=(0, 1.25))
+    ax.set(xlabel="singular value", ylabel="density", ylim=(0, 1.25),
+           title=rf"(a) $({EQ[0][0]}, {EQ[0][1]})$, reused, $N = {spec['sv2'].size}$")
     ax.legend(loc="upper right")
     Ns, key = np.array(NS, float), []
     for b in BATCH_ORDER:
         for j, st in enumerate(EQ):
-            i = sc.settings.index(st)
+            i = scaling.settings.index(st)
             style = dict(color=COLORS[b], ls=("-", "--", "-.", ":")[j % 4],
                          mfc=COLORS[b] if j == 0 else "white")
             errorbars(ax_norm, *s.series("settings_higher", i, batch=b), **style)
             x, lin, lin_sem = s.series("settings_lin_overlap", i, batch=b)
             errorbars(ax_cos, x * (0.96 if b == "fresh" else 1.04), 1 - lin, lin_sem, **style,
                       marker="o" if b == "fresh" else "s")
-            slope = minus_sign(f"{sc.slope(b, 'settings_higher', i)[0]:+.2f}")
+            slope = minus_sign(f"{scaling.slope(b, 'settings_higher', i)[0]:+.2f}")
             key.append((rf"{b} $({st[0]}, {st[1]})$, fitted slope {slope}", dict(style, marker="o")))
     for st, ls in zip(EQ, (":", "-.", "--", "-")):
         e1 = spike_exponent(1, *st)
-        C, _ = power_law_constant(*s.pooled("settings_higher", sc.settings.index(st),
+        C, _ = power_law_constant(*s.pooled("settings_higher", scaling.settings.index(st),
                                             batch="fresh"), e1)
         theory_power_law(ax_norm, Ns, e1, Ns[0], C * Ns[0] ** e1, color="0.2", ls=ls, lw=1.3)
         key.append((rf"slope $e_1 = {e1:+.1f}$ at $({st[0]}, {st[1]})$",
@@ -581,25 +415,25 @@ def plot_one_step(data: OneStep):
     return finished(fig)
 
 
-def one_step_numbers(data: OneStep) -> dict:
-    r"""Glue values: ``eq_top_two``, ``eq_top_one`` (the top singular values of the two spectra)
-    and ``eq_ks`` (the largest gap between the sorted spectra)."""
-    return dict(eq_top_two=float(data.sv_two[0]), eq_top_one=float(data.sv_one[0]),
-                eq_ks=float(np.max(np.abs(np.sort(data.sv_two) - np.sort(data.sv_one)))))
+def one_step_numbers(mem: dict) -> dict:
+    r"""Glue values: ``eq_top_two``, ``eq_top_one`` (the top singular values of the memorised
+    pair's two spectra) and ``eq_ks`` (the largest gap between the sorted spectra)."""
+    two, one = mem["spec"][0]["sv2"], mem["spec"][0]["sv_lin"]
+    return dict(eq_top_two=float(two[0]), eq_top_one=float(one[0]),
+                eq_ks=float(np.max(np.abs(np.sort(two) - np.sort(one)))))
 
 
-def one_step_table(data: OneStep) -> tuple:
+def one_step_table(scaling: Scaling, settings) -> tuple:
     r"""Table *tab-one-step*: per setting and batch, :math:`e_1`, the fitted slope of
     :math:`\|\sum_{k\ge1}T_k\|_{op}` (± standard error) and, at the largest width, the cosines of
     the top right vectors of :math:`W_2` and :math:`W_{\rm lin}` and with :math:`\beta^\star`."""
-    sc = data.scaling
     rows = []
-    for st in data.settings:
-        i = sc.settings.index(st)
+    for st in settings:
+        i = scaling.settings.index(st)
         for b in BATCH_ORDER:
-            at = partial(sc.summary.at, index=i, batch=b, N=sc.Ns[-1])
+            at = partial(scaling.summary.at, index=i, batch=b, N=scaling.Ns[-1])
             rows.append([f"({st[0]}, {st[1]})", b, f"{spike_exponent(1, *st):+.1f}",
-                         pm(*sc.slope(b, "settings_higher", i), 2, signed=True),
+                         pm(*scaling.slope(b, "settings_higher", i), 2, signed=True),
                          f"{at('settings_lin_overlap'):.4f}", f"{at('settings_beta_two'):.3f}",
                          f"{at('settings_beta_lin'):.3f}"])
     return (["$(\\alpha_1,\\alpha_2)$", "batch", "$e_1$", "slope", "$W_2$, $W_{\\rm lin}$",
@@ -607,83 +441,46 @@ def one_step_table(data: OneStep) -> tuple:
 
 
 # --------------------------------------------------------------------------- the cap at L - 1
+# ``cap`` below: {activation name: twostep.experiments.spikes.power_components of one draw}.
 
-def cap_data(N: int, alphas, activations, powers: int = 6, target="he1", c: float = 0.2,
-             seed: int = 0, null_seed: int = 1) -> dict:
-    r"""Components of :math:`W_2-W_1` along the orthonormalised powers of :math:`a`, per activation.
-
-    For each name in ``activations`` one fresh draw (``rng_for(seed)``, float32, :math:`N = n = d`,
-    :math:`\eta_t = \kappa N^{\alpha_t}` at ``alphas``): ``measured`` :math:`\|q_m^\top(W_2-W_1)\|`,
-    ``predicted`` (the same for :math:`\sum_kS_k`), ``null`` (random-sign directions,
-    ``default_rng(null_seed)``) and ``ratio`` (measured / null), each ``(powers,)``; ``mu``,
-    :math:`\mu_0..\mu_8` (0 below :math:`10^{-12}`); ``terms``, the orders :math:`1\le k\le\Lambda`
-    with :math:`\mu_{k+1}\ne0` (:func:`twostep.spike_terms`).
-    """
-    link = _target(target)
-    out = {}
-    for name in activations:
-        act = get_activation(name)
-        run = run_two_steps(N, N, N, act, link, _steps(c, alphas), "fresh", rng_for(seed),
-                            dtype=np.float32)
-        update = run.W2 - run.W1
-        predicted_sum = sum(S.matrix() for S in predicted_spikes(run, powers))
-        mu = np.array(act.hermite_coefficients(8))
-        mu[np.abs(mu) < 1e-12] = 0.0
-        out[name] = dict(
-            measured=power_projections(update, run.a, powers),
-            predicted=power_projections(predicted_sum, run.a, powers),
-            null=power_projections_null(update, run.a, powers, np.random.default_rng(null_seed)),
-            terms=spike_terms(*alphas, mu[: (act.degree + 1 if act.degree else 8)]),
-            mu=mu, degree=act.degree)
-        out[name]["ratio"] = out[name]["measured"] / out[name]["null"]
-        del run, update, predicted_sum
-    return dict(N=N, alphas=tuple(alphas), powers=powers, acts=out)
-
-
-def cap_table(data: dict, labels: dict) -> tuple:
+def cap_table(cap: dict, labels: dict) -> tuple:
     r"""Table *tab-cap*: degree, :math:`\mu_2..\mu_5` and the orders present, per activation
     (``labels``: activation name to its label in the text)."""
     return (["activation", "degree $L$", "$\\mu_2$", "$\\mu_3$", "$\\mu_4$", "$\\mu_5$",
              "orders $k$ present"],
-            [[label, str(data["acts"][n]["degree"] or "∞")]
-             + [f"{data['acts'][n]['mu'][m]:.3f}" for m in range(2, 6)]
-             + [", ".join(map(str, data["acts"][n]["terms"]))] for n, label in labels.items()])
+            [[label, str(cap[n]["degree"] or "∞")] + [f"{cap[n]['mu'][m]:.3f}" for m in range(2, 6)]
+             + [", ".join(map(str, cap[n]["terms"]))] for n, label in labels.items()])
 
 
-def cap_ratio_table(data: dict, labels: dict) -> tuple:
+def cap_ratio_table(cap: dict, labels: dict) -> tuple:
     """Table *tab-cap-ratio*: the measured components in units of the sampling level."""
-    return (["activation"] + [f"$a^{{\\circ{i + 1}}}$" for i in range(data["powers"])],
-            [[label] + [f"{v:.2f}" for v in data["acts"][n]["ratio"]] for n, label in labels.items()])
+    powers = len(next(iter(cap.values()))["ratio"])
+    return (["activation"] + [f"$a^{{\\circ{i + 1}}}$" for i in range(powers)],
+            [[label] + [f"{v:.2f}" for v in cap[n]["ratio"]] for n, label in labels.items()])
 
 
-def cap_numbers(data: dict) -> dict:
+def cap_numbers(cap: dict, alphas, N: int) -> dict:
     r"""Glue values: ``cap`` (the pair :math:`(\alpha_1,\alpha_2)` as text), ``cap_floor``
     (:math:`\Lambda` there), ``N_cap``, the ratios to the sampling level quoted in the text
     (``cap_p2_m2``, ``cap_p3_m2``, ``cap_p4_m1``, ``cap_tanh_m1``) and ``cap_absent_max`` (the
     largest ratio along a power that :func:`twostep.spike_terms` rules out). Needs the
     activations poly2, poly3, poly4 and tanh and at least 4 powers."""
-    ratio = {n: a["ratio"] for n, a in data["acts"].items()}
-    a1, a2 = data["alphas"]
-    return dict(cap=f"({a1:g}, {a2:g})", cap_floor=n_spikes(a1, a2), N_cap=data["N"],
+    ratio = {n: a["ratio"] for n, a in cap.items()}
+    a1, a2 = alphas
+    return dict(cap=f"({a1:g}, {a2:g})", cap_floor=n_spikes(a1, a2), N_cap=N,
                 cap_p2_m2=ratio["poly2"][2], cap_p3_m2=ratio["poly3"][2],
                 cap_p4_m1=ratio["poly4"][1], cap_tanh_m1=ratio["tanh"][1],
                 cap_absent_max=max(ratio["poly2"][2:].max(), ratio["poly3"][3:].max(),
                                    ratio["poly4"][4:].max(), ratio["tanh"][1], ratio["tanh"][3]))
 
 
-def plot_cap(data: dict, labels: dict):
+def plot_cap(cap: dict, labels: dict):
     r"""Figure *fig-cap*: measured components (bars), the predicted ones (diamonds) and the null
     level (dashes) along :math:`a^{\circ1}..a^{\circ P}`, one panel per activation."""
-    ncol = 2 if len(labels) > 1 else 1
-    nrow = -(-len(labels) // ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(7.0, 2.6 * nrow + 0.6), sharey=True,
-                             squeeze=False)
-    for ax in axes.flat[len(labels):]:
-        ax.set_visible(False)
-    axes = axes.flat[:len(labels)]
-    m = np.arange(data["powers"])
+    fig, axes = _panels(len(labels), 2.6, 0.6, sharey=True)
     for ax, (name, label) in zip(axes, labels.items()):
-        c_ = data["acts"][name]
+        c_ = cap[name]
+        m = np.arange(len(c_["measured"]))
         ax.bar(m, c_["measured"], color="0.7", label=r"measured $\|q_m^\top(W_2-W_1)\|$")
         ax.plot(m, c_["predicted"], "D", color=PRED, ms=5,
                 label=r"same projection of the predicted $\sum_k S_k$")
@@ -712,41 +509,39 @@ def shade_plane(ax, L: int, resolution: int = 300, lw: float = 1.0) -> None:
 def phase_data(scaling: Scaling, n_se: float = 2.0) -> dict:
     r"""The empirical phase diagram from the scaling study.
 
-    Per batch, each ``(L,)``: ``emp`` holds ``e_hat``, ``e_se`` (log-log slope of
+    Per batch, ``emp`` holds, each ``(L,)``: ``e_hat``, ``e_se`` (log-log slope of
     :math:`s_1(\hat T_k)`), ``ratio_slope``, ``ratio_se`` (that of :math:`\|S_k\|/\|T_k-S_k\|_{op}`,
-    minus the relative remainder's) and ``spike`` (:func:`is_spike`, the ratio's slope lowered
-    by ``n_se`` standard errors); ``left``, ``right`` (cosines at the largest width). On the
+    minus the relative remainder's), ``left``, ``right`` (cosines at the largest width) and
+    ``spike`` (:func:`is_spike`, the ratio's slope lowered by ``n_se`` standard errors). On the
     grid ``scaling.alphas``:sup:`2`: ``theory`` :math:`\Lambda`, ``emp_grid`` and ``exp_grid``
     (:func:`empirical_count`, the second with every order a spike), ``raw`` (mean raw outlier
-    count of :math:`W_2` at :math:`N` = ``scaling.n_grid``)."""
-    s, L, N = scaling.summary, scaling.L, scaling.Ns[-1]
+    count of :math:`W_2` at :math:`N` = ``scaling.n_grid``); ``margins``, the fresh exponents'
+    :func:`~twostep.analysis.plane.count_margins`."""
+    s, L, N, n = scaling.summary, scaling.L, scaling.Ns[-1], len(scaling.alphas)
     A1, A2 = np.meshgrid(scaling.alphas, scaling.alphas, indexing="ij")
-    n = len(scaling.alphas)
-    out = dict(alphas=scaling.alphas, L=L, n_se=n_se, n_top=scaling.n_top, Ns=scaling.Ns,
-               theory=theory_count(A1, A2, L), emp={}, left={}, right={}, emp_grid={},
-               exp_grid={}, raw={})
+    out = dict(alphas=scaling.alphas, L=L, n_se=n_se, n_top=scaling.n_top,
+               theory=theory_count(A1, A2, L), emp={}, emp_grid={}, exp_grid={}, raw={})
     for b in BATCH_ORDER:
         top = np.array([scaling.slope(b, "top_free", k) for k in range(L)])
         rel = np.array([scaling.slope(b, "rel", k) for k in range(L)])
-        out["left"][b], out["right"][b] = s.at("left", batch=b, N=N), s.at("right", batch=b, N=N)
-        spike = is_spike(out["left"][b], out["right"][b], -rel[:, 0] - n_se * rel[:, 1])
+        left, right = s.at("left", batch=b, N=N), s.at("right", batch=b, N=N)
+        spike = is_spike(left, right, -rel[:, 0] - n_se * rel[:, 1])
         out["emp"][b] = dict(e_hat=top[:, 0], e_se=top[:, 1], ratio_slope=-rel[:, 0],
-                             ratio_se=rel[:, 1], spike=spike)
+                             ratio_se=rel[:, 1], left=left, right=right, spike=spike)
         out["emp_grid"][b] = empirical_count(A1, A2, top[:, 0], spike, L)
         out["exp_grid"][b] = empirical_count(A1, A2, top[:, 0], np.ones(L, bool), L)
         out["raw"][b] = s.seed_values("grid_count", batch=b, N=scaling.n_grid).mean(axis=0).reshape(n, n)
+    out["margins"] = count_margins(scaling.alphas, out["emp"]["fresh"]["e_hat"], L)
     return out
 
 
 def phase_table(data: dict) -> tuple:
     r"""Table *tab-phase*: :math:`\hat e_k`, the ratio's slope, the cosines and the spike test."""
-    emp = data["emp"]
     return (["batch", "$k$", "$\\hat e_k$", "slope of spike/remainder", "left", "right", "spike"],
-            [[b, str(k), pm(emp[b]["e_hat"][k], emp[b]["e_se"][k], 3, signed=True),
-              pm(emp[b]["ratio_slope"][k], emp[b]["ratio_se"][k], 3, signed=True),
-              f"{data['left'][b][k]:.3f}", f"{data['right'][b][k]:.3f}",
-              "yes" if emp[b]["spike"][k] else "no"]
-             for b in BATCH_ORDER for k in range(1, data["L"])])
+            [[b, str(k), pm(e["e_hat"][k], e["e_se"][k], 3, signed=True),
+              pm(e["ratio_slope"][k], e["ratio_se"][k], 3, signed=True), f"{e['left'][k]:.3f}",
+              f"{e['right'][k]:.3f}", "yes" if e["spike"][k] else "no"]
+             for b, e in data["emp"].items() for k in range(1, data["L"])])
 
 
 def plot_phase(data: dict, resolution: int = 400):
@@ -818,26 +613,22 @@ def counts_table(data: dict) -> tuple:
     r"""Table *tab-counts*: at how many grid points each count equals the theory's, at
     :math:`\Lambda = 0`, :math:`\Lambda\ge1` and all."""
     theory = data["theory"]
-
-    def row(name, against, count, target):
-        return [name, against] + [str(int(np.sum((count == target) & mask)))
-                                  for mask in (theory == 0, theory > 0, theory >= 0)]
-
-    rows = []
-    for b in BATCH_ORDER:
-        rows.append(row(f"exponents and spike test, {b}", "$\\Lambda$", data["emp_grid"][b], theory))
-        rows.append(row(f"exponents only, {b}", "$\\Lambda$", data["exp_grid"][b], theory))
-    rows += [row(f"raw outliers of $W_2$, {b}", "$1+\\Lambda$", data["raw"][b], 1 + theory)
-             for b in BATCH_ORDER]
-    return ["count", "compared with", "$\\Lambda = 0$", "$\\Lambda\\ge1$", "all"], rows
+    counts = [(f"{name}, {b}", "$\\Lambda$", data[key][b], theory) for b in BATCH_ORDER
+              for name, key in (("exponents and spike test", "emp_grid"),
+                                ("exponents only", "exp_grid"))]
+    counts += [(f"raw outliers of $W_2$, {b}", "$1+\\Lambda$", data["raw"][b], 1 + theory)
+               for b in BATCH_ORDER]
+    return (["count", "compared with", "$\\Lambda = 0$", "$\\Lambda\\ge1$", "all"],
+            [[name, against] + [str(int(np.sum((count == target) & mask)))
+                                for mask in (theory == 0, theory > 0, theory >= 0)]
+             for name, against, count, target in counts])
 
 
 def margin_numbers(data: dict) -> dict:
-    """Glue values of :func:`~twostep.analysis.phases.count_margins` for the fresh exponents:
-    the narrowest and widest side of a window (``margin_min``, ``margin_max``) and the
-    smallest and largest standard error of an exponent (``se_min``, ``se_max``)."""
-    m = count_margins(data["alphas"], data["emp"]["fresh"]["e_hat"], data["L"])
-    se = data["emp"]["fresh"]["e_se"][1:]
+    """Glue values of the fresh exponents' window (``data["margins"]``): the narrowest and
+    widest side of a window (``margin_min``, ``margin_max``) and the smallest and largest
+    standard error of an exponent (``se_min``, ``se_max``)."""
+    m, se = data["margins"], data["emp"]["fresh"]["e_se"][1:]
     return dict(margin_min=min(m["down"] + m["up"]), margin_max=max(m["down"] + m["up"]),
                 se_min=float(min(se)), se_max=float(max(se)))
 
@@ -845,12 +636,11 @@ def margin_numbers(data: dict) -> dict:
 def margin_table(data: dict) -> tuple:
     r"""Table *tab-margin*: the window of :math:`\hat e_k + k/2` that keeps the count at
     :math:`\Lambda` everywhere, against the measured deviations (both batches) and standard errors."""
-    emp = data["emp"]
-    m = count_margins(data["alphas"], emp["fresh"]["e_hat"], data["L"])
+    m, fresh, reused = data["margins"], data["emp"]["fresh"], data["emp"]["reused"]
     return (["$k$", "window", "fresh", "fresh s.e.", "reused", "reused s.e."],
             [[str(k), f"{-m['down'][k - 1]:+.3f} to {m['up'][k - 1]:+.3f}", f"{m['dev'][k - 1]:+.3f}",
-              f"{emp['fresh']['e_se'][k]:.3f}", f"{emp['reused']['e_hat'][k] + k / 2:+.3f}",
-              f"{emp['reused']['e_se'][k]:.3f}"] for k in range(1, data["L"])])
+              f"{fresh['e_se'][k]:.3f}", f"{reused['e_hat'][k] + k / 2:+.3f}",
+              f"{reused['e_se'][k]:.3f}"] for k in range(1, data["L"])])
 
 
 # --------------------------------------------------------------------------- how large must N be
@@ -910,17 +700,18 @@ def extrapolation_numbers(rows: list, scaling: Scaling) -> dict:
                 first_count_4000=at(N=scaling.Ns[-1]))
 
 
-def first_spike_table(scaling: Scaling, activation="poly4", target="he1") -> tuple:
+def first_spike_table(scaling: Scaling) -> tuple:
     r"""Table *tab-first*: per width, the predicted strength of the first spike of :math:`W_1` at
     the first setting, :math:`\eta_1|\mu_1|\sqrt{c_1^2+\mathbb E[y^2]/\psi}`
     (:func:`twostep.spike_strength`, :math:`\eta_1 = \kappa N^{\alpha_1}`, :math:`\psi = 1`),
     and its raw outlier count in the fresh runs (mean ± standard error over seeds)."""
-    act, link, a1 = as_activation(activation), _target(target), scaling.settings[0][0]
+    (link,), _ = target_links(scaling.target)
+    act, a1 = scaling.activation, scaling.settings[0][0]
     theta = {N: spike_strength(scaling.c * N ** a1, act.mu[1], link.coefficients[1],
                                link.second_moment, 1.0) for N in scaling.Ns}
     return (["$N$", "predicted strength", "outliers of $W_1$"],
-            [[str(N), f"{theta[N]:.2f}", _pm(scaling.summary, "settings_count_W1", 0,
-                                             batch="fresh", N=N)] for N in scaling.Ns])
+            [[str(N), f"{theta[N]:.2f}", cell(scaling.summary, "settings_count_W1", 0, 2,
+                                              batch="fresh", N=N)] for N in scaling.Ns])
 
 
 # --- The missing term of the predicted spikes (issue 18; the book's derivation) ------------
@@ -982,7 +773,7 @@ def plot_correction(scaling: Scaling, limits: dict):
 def _correction_rows(scaling: Scaling, keys, extra=lambda b, j: []) -> list:
     # One row per batch and order: "mean ± standard error" over seeds at the largest width for
     # each key, then the cells extra(batch, order index).
-    return [[b, str(k)] + [_pm(scaling.summary, key, k, 3, batch=b, N=scaling.Ns[-1])
+    return [[b, str(k)] + [cell(scaling.summary, key, k, 3, batch=b, N=scaling.Ns[-1])
                            for key in keys] + extra(b, j)
             for b in BATCH_ORDER for j, k in enumerate(CORRECTION_ORDERS)]
 
@@ -1019,32 +810,25 @@ def correction_numbers(scaling: Scaling, limits: dict) -> dict:
 
 # --------------------------------------------------------------------------- own edge and verdicts
 
-def _own_edge(scaling: Scaling, b: str, i: int, N: int) -> tuple:
-    # Per seed, at batch b, setting i and width N: W2's outliers beyond W0's edge and beyond
-    # its own, and its own edge.
-    return tuple(scaling.summary.seed_values(key, i, batch=b, N=N)
-                 for key in ("settings_count", "settings_count_own", "settings_edge_own"))
-
-
 def own_edge_table(scaling: Scaling) -> tuple:
     r"""Table *tab-own-edge*: :math:`W_2`'s outliers at each setting against :math:`W_0`'s edge and
     against its own bulk edge (:func:`twostep.analysis.spikes.own_bulk_edge`), mean over seeds
     at each width, both batches, next to the theory's :math:`1+\Lambda` (the own edges are in
     :func:`own_edge_level_table`)."""
-    rows = []
-    for b in BATCH_ORDER:
-        for i, (a1, a2) in enumerate(scaling.settings):
-            rows.append([b, f"({a1:g}, {a2:g})", str(1 + n_spikes(a1, a2, scaling.L))]
-                        + ["{:.1f} / {:.1f}".format(*(x.mean() for x in _own_edge(scaling, b, i, N)[:2]))
-                           for N in scaling.Ns])
-    return ["batch", "$(\\alpha_1,\\alpha_2)$", "$1+\\Lambda$"] + [f"$N = {N}$" for N in scaling.Ns], rows
+    at = scaling.summary.at
+    return (["batch", "$(\\alpha_1,\\alpha_2)$", "$1+\\Lambda$"] + [f"$N = {N}$" for N in scaling.Ns],
+            [[b, f"({a1:g}, {a2:g})", str(1 + n_spikes(a1, a2, scaling.L))]
+             + [f"{at('settings_count', i, batch=b, N=N):.1f} / "
+                f"{at('settings_count_own', i, batch=b, N=N):.1f}" for N in scaling.Ns]
+             for b in BATCH_ORDER for i, (a1, a2) in enumerate(scaling.settings)])
 
 
 def own_edge_spread(scaling: Scaling) -> str:
     """The spread of :func:`own_edge_table` for its caption: whether the seeds' counts of one
     entry (either count) differ, and by at most how much."""
-    spread = max(int(np.ptp(x)) for b in BATCH_ORDER for i in range(len(scaling.settings))
-                 for N in scaling.Ns for x in _own_edge(scaling, b, i, N)[:2])
+    spread = max(int(np.ptp(scaling.summary.seed_values(key, i, batch=b, N=N)))
+                 for key in ("settings_count", "settings_count_own") for b in BATCH_ORDER
+                 for i in range(len(scaling.settings)) for N in scaling.Ns)
     return ("every seed gives the same counts" if spread == 0
             else f"the counts of the seeds differ by at most {spread}")
 
@@ -1074,9 +858,8 @@ def own_edge_numbers(scaling: Scaling) -> dict:
     s, N, out = scaling.summary, scaling.Ns[-1], {}
     lams = [n_spikes(a1, a2, scaling.L) for a1, a2 in scaling.settings]
     for b in BATCH_ORDER:
-        out[f"own_{b}_hits"] = sum(
-            int(round(s.seed_values("settings_count_own", i, batch=b, N=N).mean())) == 1 + lam
-            for i, lam in enumerate(lams) if lam >= 1)
+        out[f"own_{b}_hits"] = sum(round(s.at("settings_count_own", i, batch=b, N=N)) == 1 + lam
+                                   for i, lam in enumerate(lams) if lam >= 1)
         out[f"own_{b}_total"] = sum(lam >= 1 for lam in lams)
         out[f"own_{b}_edge_max"] = max(s.at("settings_edge_own", i, batch=b, N=N)
                                        for i in range(len(lams)))
