@@ -32,7 +32,7 @@ def test_summary_is_reproducible_and_uses_the_whole_spectrum(summary):
 
 
 def test_plot_has_labelled_axes(summary):
-    fig = landing.plot_summary(summary)
+    fig = landing.plot_summary(summary, landing.terms_data(N=80, seeds=[0]))
     axes = fig.axes
     assert axes[0].get_xlabel() == r"$\alpha_1$" and axes[0].get_ylabel() == r"$\alpha_2$"
     assert any(ax.get_xlabel() == "singular value" for ax in axes)

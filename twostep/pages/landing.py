@@ -105,25 +105,23 @@ def terms_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float
     return Summary(records, ("N",), ("ratio", "left"))
 
 
-def plot_summary(data: Draw, terms: Summary | None = None):
+def plot_summary(data: Draw, terms: Summary):
     r"""(a) :math:`\Lambda(\alpha_1, \alpha_2)` with the lines :math:`\alpha_2 = k(1/2-\alpha_1)`
-    and the simulated point; with ``terms``, (b) each exact term's top singular value over its
-    predicted spike, and its left vector's cosine with :math:`a^{\circ(k+1)}`, against 1 and
+    and the simulated point; (b) each exact term's top singular value over its predicted spike
+    (``terms``), and its left vector's cosine with :math:`a^{\circ(k+1)}`, against 1 and
     chance :math:`1/\sqrt N`; below, the spectra of both :math:`W_2` against the
     Marchenko--Pastur law, with their outliers and :math:`W_1`'s marked.
 
     Drawn for the text column (7 in wide): the theory and the terms side by side on top,
-    the two spectra side by side below (without ``terms``, the phase diagram is alone on top).
+    the two spectra side by side below.
     """
     L = data.L
     fig = plt.figure(figsize=(7.0, 6.6))
     grid = fig.add_gridspec(2, 2, height_ratios=[1.1, 1])
-    ax_phase = fig.add_subplot(grid[0, 0] if terms is not None else grid[0, :])
+    ax_phase = fig.add_subplot(grid[0, 0])
     ax_rows = [fig.add_subplot(grid[1, 0])]
     ax_rows.append(fig.add_subplot(grid[1, 1], sharey=ax_rows[0], sharex=ax_rows[0]))
-    if terms is not None:
-        _plot_terms(fig.add_subplot(grid[0, 1]), terms)
-    spectra = "b" if terms is None else "c"
+    _plot_terms(fig.add_subplot(grid[0, 1]), terms)
 
     a = np.linspace(0, 0.5, 251)[:-1]
     A1, A2 = np.meshgrid(a, a)
@@ -161,7 +159,7 @@ def plot_summary(data: Draw, terms: Summary | None = None):
         ax.plot([], [], color=color, lw=1.6, label=f"{shown.removeprefix('largest ')}{beyond.size} beyond")
         ax.plot([], [], color=COLORS["one-step"], lw=1.4, ls="--", label=r"outlier of $W_1$")
         ax.set(xlabel="singular value", ylim=(0, 1.45),
-               title=f"({spectra}{i + 1}) $W_2$, {name}")
+               title=f"(c{i + 1}) $W_2$, {name}")
         ax.legend(loc="upper right", handlelength=1.4, borderaxespad=0.3)
     ax_rows[0].set_ylabel("density")
     ax_rows[1].tick_params(labelleft=False)

@@ -30,11 +30,11 @@ from ..analysis.summary import Summary
 from ..analysis.sweep import loglog_slope, sweep
 from ..analysis.theory import feature_spike_count, finite_size_overlap, one_step_overlap, spike_strength
 from ..analysis.verdicts import judge, worst
-from ..experiments.first_step import feature_spikes, first_step_diagnostics, learned_direction_overlaps
+from ..experiments.first_step import (cui_experiment, feature_spikes, first_step_diagnostics,
+                                      first_update, learned_direction_overlaps)
 from ..model.activations import Activation, Tanh
-from ..model.network import gaussian_inputs, initialise
-from ..model.steps import one_step, step_size
-from ..model.targets import Link, Teacher
+from ..model.steps import step_size
+from ..model.targets import Link
 from .figures import (COLORS, chance_line, errorbars, finished, legend_from, plot_spectrum,
                       theory_power_law, ticks_at, width_axis)
 from .report import num, pm, sci, sig, width_verdicts
@@ -241,26 +241,20 @@ def plot_growth(data: ResidualData):
 
 
 def residual_numbers(data: ResidualData) -> dict:
-    """Named values of :func:`residual_data` for the prose: seeds and widths of the fits, the
-    slopes (``slope_*``), the remainders at the largest width, the tail's values, and per
-    recorded step ``i`` its exponent ``alpha_i``, with ``top2_max_i`` and ``rem_max_i`` of the
-    last step."""
-    s, sizes, small = data.slopes, data.sizes, data.sizes_small
+    """Named values of :func:`residual_data` for the prose: the slopes (``slope_*``), the
+    remainders at the largest width, the tail's values, and of the last recorded step ``i``
+    ``top2_max_i`` and ``rem_max_i``."""
+    s, sizes = data.slopes, data.sizes
     last = data.summary.entry(act=data.main, N=sizes[-1])
-    he3 = data.tail.entry(target="He_3", N=small[-1])
+    he3 = data.tail.entry(target="He_3", N=data.sizes_small[-1])
     curves = _growth_curves(data)
     i = len(curves) - 1
-    counts = [data.summary.count(act=data.main, N=N) for N in sizes]
     return dict(
-        res_seeds_small=counts[0], res_seeds_large=counts[-1],
-        res_large_from=int(sizes[counts.index(counts[-1])]), slope_poly=s[data.main][0], slope_poly_se=s[data.main][1],
-        res_Nmid=data.fit_from, log_slope_max=log_corrected_slope(sizes[-1]),
-        res_poly_max=last["residual"], best_poly_max=last["best_residual"],
-        tail_Nmax=int(small[-1]), sample_chance=1 / np.sqrt(small[-1]), slope_tanh=s["tanh"][0],
-        slope_he3=s["tail_He_3"][0], res_he3_max=he3["residual"],
-        sample_ov_he3=he3["remainder_sample_overlap"], growth_c=data.steps[0][0],
+        slope_poly=s[data.main][0], slope_poly_se=s[data.main][1], slope_tanh=s["tanh"][0],
+        log_slope_max=log_corrected_slope(sizes[-1]), res_poly_max=last["residual"],
+        best_poly_max=last["best_residual"], slope_he3=s["tail_He_3"][0],
+        res_he3_max=he3["residual"], sample_ov_he3=he3["remainder_sample_overlap"],
         rem_exponent_2=data.steps[-1][1] - 0.5,
-        **{f"alpha_{j}": cur["alpha"] for j, cur in enumerate(curves)},
         **{f"top2_max_{i}": curves[-1]["top2"][-1], f"rem_max_{i}": curves[-1]["remainder"][-1]})
 
 
@@ -359,9 +353,7 @@ def growth_table_spread(data: ResidualData) -> str:
 class SpectrumData:
     """One draw of :math:`W_1 = W_0 + \\eta_1G` at several step sizes (see :func:`w1_spectrum_data`)."""
 
-    N: int
     cs: list                  # step constants c, eta_1 = c N^alpha
-    alpha: float
     margin: float
     singular: list            # per step: all singular values of W_1, shape (N,)
     theta: list               # predicted spike strength per step
@@ -371,22 +363,17 @@ class SpectrumData:
 
 def w1_spectrum_data(N: int, cs, alpha: float, activation: Activation, target: Link,
                      rng: np.random.Generator, margin: float = 0.05) -> SpectrumData:
-    r"""All singular values of :math:`W_1 = W_0 + \eta_1G` for one draw, :math:`N = n = d`.
-
-    Draws, in this order, the teacher, :math:`(W_0, a)`, :math:`X` and the labels, forms the
-    update per unit step :math:`G` once (``one_step(..., eta=1) - W0``) and, for each ``c``
-    in ``cs``, the spectrum of :math:`W_0 + cN^{\alpha}G`; the prediction is
+    r"""All singular values of :math:`W_1 = W_0 + \eta_1G` for one draw
+    (:func:`~twostep.experiments.first_step.first_update`, :math:`N = n = d`) at
+    :math:`\eta_1 = cN^{\alpha}` for each ``c`` in ``cs``; the prediction is
     :math:`s_\star(\theta)` of equation ``eq-bbp`` with :math:`\theta = \eta_1|\mu_1|\sqrt{c_1^2+\mathbb E[y^2]}`.
     """
-    teacher = Teacher(target, N, rng)
-    W0, a = initialise(N, N, rng)
-    X = gaussian_inputs(N, N, rng)
-    G = one_step(W0, a, X, teacher.labels(X, rng), activation, 1.0) - W0
-    mu1 = _mu1(activation)
-    singular = [singular_values(W0 + step_size(c, alpha, N) * G) for c in cs]
-    theta = [_theta(step_size(c, alpha, N), mu1, target) for c in cs]
-    return SpectrumData(N=N, cs=list(cs), alpha=alpha, margin=margin, singular=singular,
-                        theta=theta, pred=[float(spiked_outlier(t, 1.0)) for t in theta],
+    W0, G = first_update(rng, N, activation, target)
+    mu1, etas = _mu1(activation), [step_size(c, alpha, N) for c in cs]
+    theta = [_theta(eta, mu1, target) for eta in etas]
+    return SpectrumData(cs=list(cs), margin=margin,
+                        singular=[singular_values(W0 + eta * G) for eta in etas], theta=theta,
+                        pred=[float(spiked_outlier(t, 1.0)) for t in theta],
                         eta_c=critical_step(mu1, target.coefficients[1], target.second_moment,
                                             1.0, 1.0))
 
@@ -420,10 +407,9 @@ def plot_w1_spectrum(data: SpectrumData):
 
 def w1_spectrum_numbers(data: SpectrumData) -> dict:
     """Named values of :func:`w1_spectrum_data` for the prose (at the last step size)."""
-    return dict(spec_N=data.N,
-                spec_out_high=int(np.sum(data.singular[-1] > bulk_edge(1.0) * (1 + data.margin))),
+    return dict(spec_out_high=int(np.sum(data.singular[-1] > bulk_edge(1.0) * (1 + data.margin))),
                 spec_top_high=float(data.singular[-1][0]), spec_pred_high=data.pred[-1],
-                spec_margin=data.margin, eta_c_he1=data.eta_c)
+                eta_c_he1=data.eta_c)
 
 
 # --- the BBP-type transition (fig-bbp) ---------------------------------------------------
@@ -432,10 +418,8 @@ def w1_spectrum_numbers(data: SpectrumData) -> dict:
 class BBPData:
     """Step-size sweep at :math:`\\alpha_1 = 0` (see :func:`bbp_data`)."""
 
-    N: int
     cs: np.ndarray            # (C,) step sizes eta_1 = c
     n_seeds: int
-    window: float
     mu1: float
     targets: dict             # name -> Link
     summary: Summary          # over ("target",): top1, right_v_overlap, pred_measured,
@@ -486,8 +470,8 @@ def bbp_data(N: int, cs, targets: dict, seeds, activation: Activation, window: f
         gap[name] = (float(to_limit[i]), float(to_measured[j]))
         gap_sem[name] = (float(e["top1_sem"][above][i] / limit[i]),
                          float(e["measured_gap_sem"][above][j]))
-    return BBPData(N=N, cs=cs, n_seeds=len(seeds), window=window, mu1=mu1, targets=targets,
-                   summary=summary, eta_c=eta_c, gap=gap, gap_sem=gap_sem)
+    return BBPData(cs=cs, n_seeds=len(seeds), mu1=mu1, targets=targets, summary=summary,
+                   eta_c=eta_c, gap=gap, gap_sem=gap_sem)
 
 
 def plot_bbp(data: BBPData):
@@ -525,8 +509,7 @@ def plot_bbp(data: BBPData):
 
 def bbp_numbers(data: BBPData) -> dict:
     """Named values of :func:`bbp_data` (targets ``He_1`` and ``He_3``) for the prose."""
-    return dict(bbp_N=data.N, bbp_seeds=data.n_seeds, bbp_window=data.window,
-                bbp_gap_he1=data.gap["He_1"][0], bbp_gap_he3=data.gap["He_3"][0],
+    return dict(bbp_gap_he1=data.gap["He_1"][0], bbp_gap_he3=data.gap["He_3"][0],
                 eta_c_ratio=data.eta_c["He_3"] / data.eta_c["He_1"],
                 **{f"eta_c_{name}": eta for name, eta in data.eta_c.items()})
 
@@ -564,15 +547,12 @@ class OverlapData:
     """Overlaps of the one-step direction with :math:`\\beta^*` (see :func:`overlap_data`)."""
 
     d: int
-    c: float
-    alpha: float
     psis: np.ndarray          # (P,)
     n_seeds: int
     targets: dict             # name -> Link
     stats: dict               # name -> arrays over psi: v, v_sem, w, w_sem, wv, pred, finite, z; m22
     dim_psi: float
     dim_ds: np.ndarray        # (D,)
-    dim_seeds: int
     dim_keys: list
     dim_stats: dict           # name -> arrays over d: v, v_sem, finite; slope (slope, se)
 
@@ -630,9 +610,9 @@ def overlap_data(d: int, c: float, alpha: float, psis, seeds, targets: dict, act
         dim_stats[key] = dict(v=v, v_sem=v_sem, slope=loglog_slope(ds, v), finite=np.array(
             [finite_size_overlap(g.coefficients[1], g.second_moment, stats[key]["m22"],
                                  int(dim_psi * q), int(q)) for q in ds]))
-    return OverlapData(d=d, c=c, alpha=alpha, psis=np.array(psis), n_seeds=len(seeds),
-                       targets=targets, stats=stats, dim_psi=dim_psi, dim_ds=ds,
-                       dim_seeds=len(dim_seeds), dim_keys=list(dim_keys), dim_stats=dim_stats)
+    return OverlapData(d=d, psis=np.array(psis), n_seeds=len(seeds), targets=targets,
+                       stats=stats, dim_psi=dim_psi, dim_ds=ds, dim_keys=list(dim_keys),
+                       dim_stats=dim_stats)
 
 
 def plot_overlap(data: OverlapData):
@@ -696,8 +676,7 @@ def overlap_numbers(data: OverlapData) -> dict:
     :math:`\\mathbb E[y^2z^2]` and the slopes against ``d`` (targets ``He_2``, ``He_3``, ``odd``)."""
     ie1, high = _information_groups(data)
     st = data.stats
-    return dict(ov_alpha=data.alpha, ov_c=data.c, ov_seeds=data.n_seeds,
-                ov_chance=chance_overlap(data.d), dim_seeds=data.dim_seeds,
+    return dict(ov_chance=chance_overlap(data.d),
                 dev_ie1=max(np.max(np.abs(st[k]["v"] - st[k]["pred"])) for k in ie1),
                 wv_min_ie1=min(np.min(st[k]["wv"]) for k in ie1),
                 high_max=max(np.max(st[k]["v"]) for k in high),
@@ -729,14 +708,6 @@ def overlap_table(data: OverlapData) -> tuple[list, list]:
 
 # --- the one-step literature, reproduced: Cui et al. (2024) -------------------------------
 
-def _peer_task(rng, d, link, activation, alpha0, eta_tilde, lam, alphas, n_test, dtype):
-    W1, teacher, measured = peer.peer_first_layer(rng, d, link, activation, alpha0, eta_tilde, dtype)
-    X_test, y_test = teacher.sample(n_test, rng, W1.dtype)
-    errors = [peer.peer_test_error(W1, teacher, activation, max(1, int(round(al * d))), lam,
-                                   X_test, y_test, rng) for al in alphas]
-    return {"errors": np.array(errors), **measured}
-
-
 @dataclass
 class PeerData:
     """A setting of Cui et al. simulated with twostep (see :func:`peer_data`)."""
@@ -749,32 +720,28 @@ class PeerData:
     formulas: dict                    # gamma, r, c from cui_parameters
     cell7: dict                       # the peer's expressions (cui_cell7_parameters)
     peer_alphas: np.ndarray           # (P,) the peer's alphas
-    peer_values: np.ndarray           # (P, k) the peer's stored values (k seeds, or 1: theory)
-    peer_kind: str                    # "simulation" or "theory"
+    peer_values: np.ndarray           # (P, k) the peer's stored values: k > 1 seeds of their
+                                      # simulation, or k = 1 for their theory
 
 
-def peer_data(setting: dict, d: int, alphas, seeds, stored: dict, peer_kind: str,
-              n_jobs: int = 1, dtype=np.float32) -> PeerData:
+def peer_data(setting: dict, d: int, alphas, seeds, stored: dict, n_jobs: int = 1,
+              dtype=np.float32) -> PeerData:
     r"""Cui et al.'s experiment at their ``setting`` (``CUI_SETTING_1`` or ``_2`` of
-    :mod:`twostep.analysis.peer`), with twostep, at size ``d = p``: every seed draws a teacher
-    direction, a first layer (``peer_first_layer``), one test set, and a fresh training set of
-    :math:`\alpha d` samples for every ``alpha`` of ``alphas`` (``peer_test_error``), ratios at
-    which the peer ``stored`` a value (``alpha -> value`` or ``alpha -> (seed values)``, of
-    ``peer_kind`` ``"simulation"`` or ``"theory"``)."""
-    link, act, alpha0, eta_tilde = (peer.peer_link(setting["teacher"]), Tanh(), setting["alpha0"],
-                                    setting["eta_tilde"])
-    task = partial(_peer_task, d=d, link=link, activation=act, alpha0=alpha0, eta_tilde=eta_tilde,
-                   lam=setting["lam"], alphas=list(alphas), n_test=setting["n_test"], dtype=dtype)
+    :mod:`twostep.analysis.peer`) with twostep at size ``d = p``, one
+    :func:`~twostep.experiments.first_step.cui_experiment` per seed, at ratios ``alphas`` at
+    which the peer ``stored`` a value (``alpha -> value`` of their theory, or
+    ``alpha -> (seed values)`` of their simulation)."""
+    task = partial(cui_experiment, setting=setting, d=d, alphas=list(alphas), dtype=dtype)
     records = sweep(task, None, seeds=seeds, n_jobs=n_jobs)
+    link, alpha0, eta_tilde = peer.peer_link(setting["teacher"]), setting["alpha0"], setting["eta_tilde"]
     return PeerData(setting=dict(setting), d=d, alphas=np.array(alphas, dtype=float),
                     errors=np.array([r["errors"] for r in records]),
                     measured={k: np.array([r[k] for r in records]) for k in ("gamma", "r", "c")},
-                    formulas=peer.cui_parameters(link, act, alpha0, eta_tilde),
+                    formulas=peer.cui_parameters(link, Tanh(), alpha0, eta_tilde),
                     cell7=peer.cui_cell7_parameters(link.func, np.tanh,
                                                     lambda z: 1 - np.tanh(z) ** 2, alpha0, eta_tilde),
                     peer_alphas=np.array(sorted(stored)),
-                    peer_values=np.array([np.atleast_1d(stored[a]) for a in sorted(stored)], dtype=float),
-                    peer_kind=peer_kind)
+                    peer_values=np.array([np.atleast_1d(stored[a]) for a in sorted(stored)], dtype=float))
 
 
 def peer_comparison(data: PeerData) -> dict:
@@ -791,10 +758,8 @@ def cui_data(d1: int, seeds1, alphas1, d2: int, seeds2, alphas2, n_jobs: int = 1
              dtype=np.float32) -> tuple[PeerData, PeerData]:
     r""":func:`peer_data` in Cui et al.'s settings (:mod:`twostep.analysis.peer`): the tanh teacher
     at size ``d1`` against their simulation, the sin teacher at ``d2`` against their theory."""
-    return (peer_data(peer.CUI_SETTING_1, d1, alphas1, seeds1, peer.CUI_SIMULATED,
-                      "simulation", n_jobs, dtype),
-            peer_data(peer.CUI_SETTING_2, d2, alphas2, seeds2, peer.CUI_THEORY, "theory",
-                      n_jobs, dtype))
+    return (peer_data(peer.CUI_SETTING_1, d1, alphas1, seeds1, peer.CUI_SIMULATED, n_jobs, dtype),
+            peer_data(peer.CUI_SETTING_2, d2, alphas2, seeds2, peer.CUI_THEORY, n_jobs, dtype))
 
 
 def plot_cui(data: tuple[PeerData, PeerData]):
@@ -806,7 +771,7 @@ def plot_cui(data: tuple[PeerData, PeerData]):
     fig, axes = plt.subplots(1, 2, figsize=(6.5, 3.3), sharey=False)
     for ax, run, title in zip(axes, data, ("tanh teacher", "sin teacher")):
         s, pv = run.setting, run.peer_values
-        if run.peer_kind == "simulation":
+        if pv.shape[1] > 1:   # their simulation
             ax.errorbar(run.peer_alphas, pv.mean(axis=1), yerr=pv.std(axis=1, ddof=1),
                         color=COLORS["theory"], marker="s", ms=4, capsize=3, lw=1,
                         label=f"Cui et al. (simulation, d = {s['d']})")
@@ -843,7 +808,7 @@ def cui_table(data: tuple[PeerData, PeerData]) -> tuple[list, list]:
         cmp = peer_comparison(run)
         for j, al in enumerate(run.alphas):
             spread = (f"{cmp['sd'][j]:.4f} (peer {cmp['peer_sd'][j]:.4f})"
-                      if run.peer_kind == "simulation" else f"{cmp['sd'][j]:.4f}")
+                      if run.peer_values.shape[1] > 1 else f"{cmp['sd'][j]:.4f}")
             rows.append([f"test error, {run.setting['teacher']}, $\\alpha_{{\\rm C}} = {al:g}$",
                          f"{cmp['peer'][j]:.4f}", f"{cmp['mean'][j]:.4f}", f"{cmp['diff'][j]:.4f}",
                          spread])
@@ -860,7 +825,7 @@ def cui_numbers(data: tuple[PeerData, PeerData]) -> dict:
     # differences in standard errors of the difference of the means (seeds independent)
     se1 = np.sqrt(c1["sd"] ** 2 / first.errors.shape[0] + c1["peer_sd"] ** 2 / first.peer_values.shape[1])
     se2 = c2["sd"] / np.sqrt(second.errors.shape[0])
-    return {"peer_d2": second.d, "peer_formula_diff": sci(max(max(diffs), 1e-16), 1),
+    return {"peer_formula_diff": sci(max(max(diffs), 1e-16), 1),
             "peer_c_book1": first.formulas["c"], "peer_c_cell1": first.cell7["c"],
             "peer_c_meas1": float(first.measured["c"].mean()),
             "peer_c_sd1": float(first.measured["c"].std(ddof=1)),
@@ -881,9 +846,7 @@ class FeatureSpikeData:
     """Spike counts of the feature matrix over a grid of step exponents (see
     :func:`feature_spike_data`)."""
 
-    N: int
     alphas: np.ndarray                # (A,)
-    n_seeds: int
     L: int | None                     # degree of the activation (None: not a polynomial)
     margin: float
     predicted: np.ndarray             # (A,) feature_spike_count(alpha, L)
@@ -892,16 +855,16 @@ class FeatureSpikeData:
 
 
 def feature_spike_data(N: int, alphas, seeds, activation: Activation, link: Link,
-                       margin: float = 0.05, top: int = 8, kmax: int = 4, n_jobs: int = 1,
-                       dtype=np.float64) -> FeatureSpikeData:
+                       margin: float = 0.05, n_jobs: int = 1,
+                       dtype=np.float32) -> FeatureSpikeData:
     r""":func:`twostep.experiments.first_step.feature_spikes` for several seeds (one task per
     seed), with the count the book's reading of Moniri et al. (2024) predicts
     (:func:`twostep.analysis.theory.feature_spike_count`, capped at the activation's degree)."""
-    seeds, alphas, L = list(seeds), np.array([float(a) for a in alphas]), activation.degree
+    alphas, L = np.array([float(a) for a in alphas]), activation.degree
     task = partial(feature_spikes, N=N, alphas=list(alphas), activation=activation, link=link,
-                   margin=margin, top=top, kmax=kmax, dtype=dtype)
-    runs = sweep(task, None, seeds=seeds, n_jobs=n_jobs)
-    return FeatureSpikeData(N=N, alphas=alphas, n_seeds=len(seeds), L=L, margin=margin,
+                   margin=margin, dtype=dtype)
+    runs = sweep(task, None, seeds=list(seeds), n_jobs=n_jobs)
+    return FeatureSpikeData(alphas=alphas, L=L, margin=margin,
                             predicted=np.array([feature_spike_count(a, L) for a in alphas]),
                             runs={k: np.array([r[k] for r in runs]) for k in (
                                 "count", "proj_beta", "proj_chance", "top", "edge", "edge0",
@@ -917,8 +880,9 @@ def plot_feature_spikes(data: FeatureSpikeData):
     grid = np.linspace(0.0, float(max(data.alphas.max(), 0.45)), 400)
     axes[0].step(grid, [feature_spike_count(a, data.L) for a in grid], where="post",
                  color=COLORS["theory"], lw=1.2, label="predicted (book's reading)")
-    offsets = np.linspace(-0.004, 0.004, data.n_seeds)
-    for j in range(data.n_seeds):
+    n_seeds = len(data.runs["count"])
+    offsets = np.linspace(-0.004, 0.004, n_seeds)
+    for j in range(n_seeds):
         axes[0].plot(data.alphas + offsets[j], data.runs["count"][j], "o", ms=4,
                      color=COLORS["reused"], alpha=0.8, label="counted, one seed each" if j == 0 else None)
     axes[0].set_xlabel(r"step exponent $\alpha_1$ ($\eta_1 = N^{\alpha_1}$)")
@@ -952,12 +916,11 @@ def feature_spike_table(data: FeatureSpikeData, orders=(1, 2, 3)) -> tuple[list,
 
 
 def feature_spike_numbers(data: FeatureSpikeData) -> dict:
-    """Named values for the prose: size, margin, the exponents where the count agrees
-    with the prediction on every seed, and the overlap of the learned direction."""
+    """Named values for the prose: the exponents where the count agrees with the prediction on
+    every seed, the largest counts, the bulk edges, and the overlap of the learned direction."""
     counts = data.runs["count"]
-    return {"fs_N": data.N, "fs_margin": data.margin,
-            "fs_agree": int(np.sum(np.all(counts == data.predicted[None, :], axis=0))),
-            "fs_alphas": int(data.alphas.size), "fs_max_count": int(counts.max()),
+    return {"fs_agree": int(np.sum(np.all(counts == data.predicted[None, :], axis=0))),
+            "fs_max_count": int(counts.max()),
             "fs_max_pred": int(data.predicted.max()),
             "fs_v_overlap": float(data.runs["v_overlap"].mean()),
             "fs_edge0": float(data.runs["edge0"].mean()),
