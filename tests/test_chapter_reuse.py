@@ -212,8 +212,7 @@ def test_paired_runs_rescale_and_measure_a_bounded_activation():
     assert np.isnan(out["term_overlap_reused"])        # no exact terms for tanh
     for key in ex.EXPONENT_KEYS:
         assert out[f"{key}_reused"].shape == out[f"{key}_fresh"].shape == (3,)
-    # the rescaled W2' at the reference exponent is W2 itself: its top ratio matches
-    assert out["top_ratio_reused"][0] > 1 and np.all(out["row_ratio_fresh"] >= 1)
+    assert np.all(out["row_ratio_fresh"] >= 1)
     assert out["null_subspace"].shape == out["null_unmemorised"].shape == (3,)
 
 

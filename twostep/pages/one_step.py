@@ -101,22 +101,19 @@ def residual_data(activations: dict, target: Link, sizes_small, seeds_small, siz
                   seeds_large, tail_targets: dict, steps=(), main: str = "poly4",
                   main_key: str = "He_1", fit_from: int = 1000, n_jobs: int = 1,
                   dtype=np.float32) -> ResidualData:
-    r"""The first update against the width :math:`N = n = d`, for several activations and targets.
+    r"""The first update (:func:`first_step_diagnostics`) against the width :math:`N = n = d`:
+    every activation of ``activations`` with ``target`` at ``sizes_small`` (seeds
+    ``seeds_small``) and ``sizes_large`` (``seeds_large``), the activation ``main`` also at each
+    :math:`\eta_1 = cN^\alpha` of ``steps``; the links of ``tail_targets`` with ``main`` at the
+    small widths, next to ``target`` as ``main_key``.
 
-    For every activation of ``activations`` (name -> Activation), width of ``sizes_small``
-    (seeds ``seeds_small``) and ``sizes_large`` (``seeds_large``, at least two seeds each) and
-    seed, :func:`first_step_diagnostics` with ``target`` measures the relative remainder
-    :math:`\|G-\mu_1av^\top\|_{op}/\|G\|_{op}`; for the activation ``main`` it also records the
-    two largest singular values of :math:`W_1 = W_0 + \eta_1G` at each :math:`\eta_1 = cN^\alpha`
-    of ``steps`` ((c, alpha) pairs) and :math:`\|\Delta_1\|_{op} = \eta_1\|G-\mu_1av^\top\|_{op}`.
-    The links of ``tail_targets`` are run with ``main`` over the small widths, next to ``target``
-    under the name ``main_key``. The ``"<act>_large"`` slopes fit the widths ``>= fit_from``.
-
-    Returns :class:`ResidualData`: ``summary`` holds ``residual``, ``best_residual``, ``spike``,
-    ``top1``/``top2`` and ``remainder`` (shape ``(len(steps),)`` for ``main``) per activation
-    and width; ``tail`` holds ``residual``, ``remainder_sample_overlap``, ``max_label`` and
-    ``remainder_norm`` (:math:`\|G-\mu_1av^\top\|_{op}`) per target and small width; ``slopes``
-    the log-log slopes ``(slope, se)`` keyed ``act``, ``act + "_large"`` and ``"tail_" + key``.
+    ``summary`` (by ``("act", "N")``) holds the relative remainder ``residual``
+    :math:`\|G-\mu_1av^\top\|_{op}/\|G\|_{op}`, ``best_residual``, and per step (shape
+    ``(len(steps),)``) ``top1``/``top2`` of :math:`W_1` and ``remainder``
+    :math:`\|\Delta_1\|_{op} = \eta_1\|G-\mu_1av^\top\|_{op}`; ``tail`` (by ``("target", "N")``)
+    ``residual``, ``remainder_sample_overlap``, ``max_label`` and ``remainder_norm``; ``slopes``
+    the log-log slopes ``(slope, se)`` keyed ``act``, ``act + "_large"`` (widths ``>= fit_from``)
+    and ``"tail_" + key``.
     """
     steps, acts = list(steps), list(activations)
     task = partial(_first_step_task, target=main_key, activations=activations,
@@ -135,7 +132,7 @@ def residual_data(activations: dict, target: Link, sizes_small, seeds_small, siz
     for r in records + tail_records:
         r["remainder_norm"] = r["residual"] * r["update_norm"]
     summary = Summary(records, ("act", "N"),
-                      ("residual", "best_residual", "top1", "top2", "remainder", "spike"))
+                      ("residual", "best_residual", "top1", "top2", "remainder"))
     tail_summary = Summary(tail_records, ("target", "N"), ("residual", "remainder_sample_overlap",
                                                            "max_label", "remainder_norm"))
     slopes = {}
@@ -156,10 +153,7 @@ def residual_data(activations: dict, target: Link, sizes_small, seeds_small, siz
 
 def plot_residual(data: ResidualData):
     r"""figure ``fig-residual``: the relative remainder against :math:`N`, with :math:`N^{-1/2}` and
-    :math:`\sqrt{\log N/N}` overlaid (left: the activations; right: the tail targets).
-
-    Returns a closed ``matplotlib.figure.Figure`` with two log-log axes.
-    """
+    :math:`\sqrt{\log N/N}` overlaid (left: the activations; right: the tail targets)."""
     fig, (ax, ax_t) = plt.subplots(1, 2, figsize=(6.8, 4.0))
     sizes, small, slopes = data.sizes, data.sizes_small, data.slopes
     for act in data.acts:
@@ -210,7 +204,7 @@ def _growth_curves(data: ResidualData) -> list[dict]:
 def plot_growth(data: ResidualData):
     r"""figure ``fig-growth``: top two singular values of :math:`W_1` against :math:`N` with
     :math:`s_\star(\theta)` (left) and :math:`\|\Delta_1\|_{op}` with slopes :math:`\alpha_1-1/2`
-    (right), one colour per recorded step. Returns a closed ``matplotlib.figure.Figure``."""
+    (right), one colour per recorded step."""
     sizes = data.sizes
     fig, axes = plt.subplots(1, 2, figsize=(6.8, 3.8))
     curves = _growth_curves(data)
@@ -276,9 +270,8 @@ def residual_table(data: ResidualData) -> tuple[list, list]:
 
 
 def residual_table_spread(data: ResidualData) -> str:
-    r"""The spread over seeds of :func:`residual_table`, for its caption ("... at most 4% of the
-    entry"): the largest relative standard error :math:`\mathrm{se}/\bar r` of the ratio over
-    the widths and activations, :func:`~twostep.pages.report.sig` in percent."""
+    r"""The spread over seeds of :func:`residual_table`, for its caption: the largest relative
+    standard error :math:`\mathrm{se}/\bar r` of the ratio over the widths and activations."""
     rel = max(float(e["residual_sem"] / e["residual"]) for e in data.summary.groups.values())
     return (f"means over the seeds counted in the second column, with standard errors at most "
             f"{sig(100 * rel)}% of the entry")
@@ -303,10 +296,10 @@ def slope_table(data: ResidualData) -> tuple[list, list]:
 
 
 def tail_table(data: ResidualData) -> tuple[list, list]:
-    r"""Header and rows per tail target at the largest small width, each cell mean ± standard
-    error: the cosine of the top right singular vector of :math:`G-\mu_1av^\top` with the input
-    of the largest label, that label, :math:`\|G-\mu_1av^\top\|_{op}` and
-    :func:`~twostep.analysis.moments.single_sample_norm` of the label (linear in it)."""
+    r"""Header and rows per tail target at the largest small width (mean ± standard error): the
+    cosine of the top right singular vector of :math:`G-\mu_1av^\top` with the input of the
+    largest label, that label, :math:`\|G-\mu_1av^\top\|_{op}` and what that one sample
+    predicts (:func:`~twostep.analysis.moments.single_sample_norm`, linear in the label)."""
     N = int(data.sizes_small[-1])
     # no "|" inside a cell: it would end the cell of a pipe table
     header = ["target", r"cosine with $x_{j^\star}$", r"$\max_j \lvert y_j\rvert$",
@@ -335,9 +328,8 @@ def growth_table(data: ResidualData) -> tuple[list, list]:
 
 
 def growth_table_spread(data: ResidualData) -> str:
-    r"""The spread over seeds of :func:`growth_table`, for its caption ("means over 3 seeds (6 at
-    :math:`N = 250`), with standard errors at most 0.8% of the entry for :math:`s_1`, ..."):
-    per quantity the largest relative standard error over the steps, in percent (``sig``)."""
+    r"""The spread over seeds of :func:`growth_table`, for its caption: the seeds, and per quantity
+    the largest relative standard error over the steps."""
     curves = _growth_curves(data)
     rel = lambda key, at: max(float(c[key + "_sem"][i] / c[key][i]) for c in curves for i in at)
     lo, hi = (data.summary.count(act=data.main, N=N) for N in (data.sizes[0], data.sizes[-1]))
@@ -380,8 +372,7 @@ def w1_spectrum_data(N: int, cs, alpha: float, activation: Activation, target: L
 
 def plot_w1_spectrum(data: SpectrumData):
     r"""figure ``fig-w1-spectrum``: one histogram per step size against the Marchenko--Pastur
-    density of :math:`W_0`, the values beyond the margin and the predicted outlier (dashed).
-    Returns a closed ``matplotlib.figure.Figure``."""
+    density of :math:`W_0`, the values beyond the margin and the predicted outlier (dashed)."""
     fig, axes = plt.subplots(1, len(data.cs), figsize=(6.8, 3.4), sharey=True, squeeze=False)
     axes = axes[0]
     for ax, c, s, theta, pred in zip(axes, data.cs, data.singular, data.theta, data.pred):
@@ -437,16 +428,13 @@ def _bbp_task(rng, target, N, cs, activation, targets, dtype):
 def bbp_data(N: int, cs, targets: dict, seeds, activation: Activation, window: float = 1.2,
              n_jobs: int = 1, dtype=np.float32) -> BBPData:
     r"""Top singular value of :math:`W_1` and the cosine of its right singular vector with
-    :math:`\hat v`, against the steps :math:`\eta_1 = c` of ``cs`` (:math:`\alpha_1 = 0`,
-    :math:`N = n = d`), for every link of ``targets`` (name -> Link) and seed (at least two).
+    :math:`\hat v` against the steps :math:`\eta_1 = c` of ``cs`` (:math:`\alpha_1 = 0`,
+    :math:`N = n = d`), for every link of ``targets`` and seed (at least two).
 
-    For each draw the prediction :math:`s_\star` is also evaluated at the draw's own
-    :math:`\theta = c\,|\mu_1|\|a\|\|v\|` (``pred_measured``). ``gap[name]`` is the largest
-    relative deviation :math:`|s_1/s_\star - 1|` over steps :math:`c > \text{window}\cdot\eta_c`,
-    against the limiting and against the measured :math:`\theta`; ``spike_dev`` (in
-    ``summary``) is :math:`|\mu_1|\|a\|\|v\|/\lim - 1`. ``gap_sem[name]`` holds the standard
-    errors of the two gaps at the step where each is largest: :math:`\mathrm{se}(s_1)/s_\star`
-    for the limiting :math:`\theta`, that of the draws' :math:`s_1/s_\star - 1` for the other.
+    ``pred_measured`` is :math:`s_\star` at each draw's own :math:`\theta = c|\mu_1|\|a\|\|v\|`,
+    ``spike_dev`` :math:`|\mu_1|\|a\|\|v\|/\lim - 1`; ``gap[name]`` the largest
+    :math:`|s_1/s_\star - 1|` over :math:`c > \text{window}\cdot\eta_c`, limiting and measured
+    :math:`\theta`, and ``gap_sem[name]`` their standard errors at those steps.
     """
     cs, seeds, mu1 = np.asarray(cs, dtype=float), list(seeds), _mu1(activation)
     task = partial(_bbp_task, N=N, cs=cs, activation=activation, targets=targets, dtype=dtype)
@@ -477,7 +465,7 @@ def bbp_data(N: int, cs, targets: dict, seeds, activation: Activation, window: f
 def plot_bbp(data: BBPData):
     r"""figure ``fig-bbp``: top singular value of :math:`W_1` (left) and
     :math:`|\langle\tilde w_1,\hat v\rangle|` (right) against :math:`\eta_1`, with the limits of
-    ``claim-bbp``, the critical steps and the bulk edge. Returns a closed ``Figure``."""
+    ``claim-bbp``, the critical steps and the bulk edge."""
     fig, axes = plt.subplots(1, 2, figsize=(6.8, 3.7))
     cs = data.cs
     grid = np.linspace(cs[0], cs[-1], 400)
@@ -530,9 +518,8 @@ def bbp_table(data: BBPData) -> tuple[list, list]:
 
 
 def bbp_table_spread(data: BBPData) -> str:
-    r"""The spread over seeds of :func:`bbp_table`, for its caption ("... at most 0.3% for the
-    percentages and 0.004 for the remainder"): the largest of ``gap_sem`` and the standard
-    errors of ``spike_dev``, and that of the relative remainder (``sig``)."""
+    r"""The spread over seeds of :func:`bbp_table`, for its caption: the largest standard error of
+    its percentages (``gap_sem``, ``spike_dev``) and of the relative remainder."""
     at = partial(data.summary.at, sem=True)
     percent = max(max(*data.gap_sem[k], at("spike_dev", target=k)) for k in data.targets)
     remainder = max(at("residual", target=k) for k in data.targets)
@@ -579,13 +566,10 @@ def overlap_data(d: int, c: float, alpha: float, psis, seeds, targets: dict, act
     r"""Overlap with :math:`\beta^*` of :math:`\hat v = v/\|v\|` and of the top right singular vector
     of :math:`W_1` (:math:`N = d`, :math:`n = \psi d`, :math:`\eta_1 = cN^\alpha`) against
     :math:`\psi`, and of :math:`\hat v` alone (:func:`learned_direction_overlaps`, links
-    ``dim_keys``) at ``dim_psi`` against ``d`` (``dim_ds`` ascending).
-
-    Overlaps are root mean squares over seeds (standard errors by the delta method). The
-    predictions are :math:`|c_1|/\sqrt{c_1^2+\mathbb E[y^2]/\psi}` (``pred``,
-    ``eq-one-step-overlap``) and :func:`twostep.finite_size_overlap` (``finite``); ``z`` is
-    :math:`|\hat v - \text{finite}|/\text{sem}`. ``stats[name]`` holds arrays over ``psis``,
-    ``dim_stats[name]`` arrays over ``dim_ds`` and ``slope``, the log-log slope against :math:`d`.
+    ``dim_keys``) at ``dim_psi`` against ``d`` (``dim_ds`` ascending): root mean squares over
+    seeds (standard errors by the delta method), against ``pred``
+    :math:`|c_1|/\sqrt{c_1^2+\mathbb E[y^2]/\psi}` and ``finite``
+    (:func:`twostep.finite_size_overlap`); ``z`` is :math:`|\hat v - \text{finite}|/\text{sem}`.
     """
     psis, seeds, dim_seeds, ds = sorted(psis), list(seeds), list(dim_seeds), np.array(dim_ds)
     task = partial(_overlap_task, d=d, activation=activation, targets=targets, c=c, alpha=alpha,
@@ -617,8 +601,7 @@ def overlap_data(d: int, c: float, alpha: float, psis, seeds, targets: dict, act
 
 def plot_overlap(data: OverlapData):
     r"""figure ``fig-overlap``: overlaps against :math:`\psi` (left; limits solid, finite-size
-    dashed, chance :math:`1/\sqrt d` dotted) and against :math:`d` (right, log-log).
-    Returns a closed ``matplotlib.figure.Figure``."""
+    dashed, chance :math:`1/\sqrt d` dotted) and against :math:`d` (right, log-log)."""
     fig, axes = plt.subplots(1, 2, figsize=(6.8, 4.4))
     keys = list(data.targets)
     psi_grid = np.geomspace(data.psis[0], data.psis[-1], 200)
@@ -763,11 +746,9 @@ def cui_data(d1: int, seeds1, alphas1, d2: int, seeds2, alphas2, n_jobs: int = 1
 
 
 def plot_cui(data: tuple[PeerData, PeerData]):
-    r"""figure ``fig-peer``: test error against :math:`\alpha_{\rm C} = n/d` in the peer's two settings.
-
-    Left: their simulation (mean and sd over their 3 seeds) and twostep's (mean and sd over
-    its seeds); right: their theory curve and twostep's simulation. Returns a closed Figure.
-    """
+    r"""figure ``fig-peer``: test error against :math:`\alpha_{\rm C} = n/d` in the peer's two
+    settings: their simulation (left, mean and sd over their seeds) or theory (right), and
+    twostep's simulation (mean and sd over its seeds)."""
     fig, axes = plt.subplots(1, 2, figsize=(6.5, 3.3), sharey=False)
     for ax, run, title in zip(axes, data, ("tanh teacher", "sin teacher")):
         s, pv = run.setting, run.peer_values
@@ -874,8 +855,7 @@ def feature_spike_data(N: int, alphas, seeds, activation: Activation, link: Link
 def plot_feature_spikes(data: FeatureSpikeData):
     r"""figure ``fig-feature-spikes``: left, the number of spikes of :math:`\sigma(\tilde XW_1^\top)`
     against :math:`\alpha_1` (every seed, and the book's reading of Moniri et al.'s count);
-    right, the top singular values divided by the bulk edge, with the counting threshold.
-    Returns a closed Figure."""
+    right, the top singular values divided by the bulk edge, with the counting threshold."""
     fig, axes = plt.subplots(1, 2, figsize=(6.5, 3.2))
     grid = np.linspace(0.0, float(max(data.alphas.max(), 0.45)), 400)
     axes[0].step(grid, [feature_spike_count(a, data.L) for a in grid], where="post",
@@ -931,12 +911,11 @@ def feature_spike_numbers(data: FeatureSpikeData) -> dict:
 
 def one_step_verdict(residual: ResidualData, overlap: OverlapData) -> dict:
     r"""The verdicts of the chapter's claim (:func:`twostep.analysis.verdicts.judge`):
-    ``verdict_rank_one``, the remainder's fitted slope against :math:`-1/2` (null 0; widths
-    minus two degrees of freedom), and ``verdict_high``, the worst over the targets of
-    information exponent two or more and the :math:`\psi` of the overlap of :math:`\hat v` with
-    :math:`\beta^\star` against its finite-size level (the predicted null; the effect denied is
-    what information exponent one reaches there); ``high_chance``, the largest of those
-    levels, and ``high_chance_d`` (:math:`1/\sqrt d`)."""
+    ``verdict_rank_one``, the remainder's fitted slope against :math:`-1/2` (null 0), and
+    ``verdict_high``, the worst over the targets of information exponent two or more and the
+    :math:`\psi` of :math:`\hat v`'s overlap with :math:`\beta^\star` against its finite-size
+    level (the predicted null; the effect denied is what information exponent one reaches);
+    ``high_chance``, the largest of those levels, and ``high_chance_d`` (:math:`1/\sqrt d`)."""
     slope, se = residual.slopes[residual.main]
     rank_one = judge(slope, se, -0.5, 0.0, seeds=residual.n_seeds_small,
                      df=len(residual.sizes) - 2)
