@@ -149,14 +149,14 @@ def test_w1_spectrum_data_matches_a_direct_draw():
     W0, a = initialise(40, 40, rng)
     X = gaussian_inputs(40, 40, rng)
     G = one_step(W0, a, X, teacher.labels(X, rng), POLY4, 1.0) - W0
-    for c, s in zip([0.5, 2.0], spec.singular):
+    for c, s in zip([0.5, 2.0], spec["singular"]):
         assert s.shape == (40,)
         np.testing.assert_allclose(s, singular_values(W0 + c * G), rtol=1e-10)
-    assert spec.pred[1] == pytest.approx(spiked_outlier(spike_strength(2.0, 1.0, 1.0, 1.0, 1.0), 1.0))
-    assert spec.eta_c == pytest.approx(1 / np.sqrt(2))
+    assert spec["pred"][1] == pytest.approx(spiked_outlier(spike_strength(2.0, 1.0, 1.0, 1.0, 1.0), 1.0))
+    assert spec["eta_c"] == pytest.approx(1 / np.sqrt(2))
     nums = ch.w1_spectrum_numbers(spec)
-    assert nums["spec_out_high"] == int(np.sum(spec.singular[1] > 2.0 * 1.05))
-    assert nums["spec_top_high"] == pytest.approx(spec.singular[1][0])
+    assert nums["spec_out_high"] == int(np.sum(spec["singular"][1] > 2.0 * 1.05))
+    assert nums["spec_top_high"] == pytest.approx(spec["singular"][1][0])
     _labelled(ch.plot_w1_spectrum(spec))
 
 
@@ -250,10 +250,9 @@ def test_cui_data_tables_figure_and_numbers():
 
 
 def test_feature_spike_data_counts_table_and_figure():
-    data = ch.feature_spike_data(60, [0.1, 0.3], range(2), POLY4, HE1)
-    runs = data.runs
+    data = runs = ch.feature_spike_data(60, [0.1, 0.3], range(2), POLY4, HE1)
     assert runs["count"].shape == (2, 2) and runs["proj_beta"].shape == (2, 2, 4)
-    assert list(data.predicted) == [1, 2]
+    assert list(data["predicted"]) == [1, 2]
     assert np.all((runs["proj_beta"] >= 0) & (runs["proj_beta"] <= 1 + 1e-9))
     assert np.all(runs["edge"] > 0)
     header, rows = ch.feature_spike_table(data)

@@ -75,16 +75,13 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
     top : int
         Number of top right singular vectors of :math:`W_2` to measure.
     alpha2s : sequence of float
-        Other second-step exponents :math:`\alpha_2'` (same :math:`c_2`, same
-        :math:`\alpha_1`) at which to measure the learned subspace of the *same draw*. Since
-        :math:`W_2 - W_1 = \eta_2\sum_k\eta_1^k\hat T_k` (:mod:`twostep.rescaling`), at fixed
-        :math:`\eta_1` the whole second update scales with :math:`\eta_2`:
-        :math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)` exactly, so no new run is needed.
+        Other second-step exponents :math:`\alpha_2'` (same :math:`c_2` and :math:`\alpha_1`)
+        at which to measure the learned subspace of the *same draw*: the second update scales
+        with :math:`\eta_2` at fixed :math:`\eta_1` (:mod:`twostep.rescaling`), so
+        :math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)` exactly.
     dtype : {"float64", "float32"}
-        Of the draws and the two steps. In float32 the products cost half, and the measured
-        overlaps differ from float64 on the same draws by far less than their spread over
-        seeds (tests/test_chapter_reuse.py); its draws are another stream of the generator,
-        as for every float32 experiment of the package.
+        Of the draws and the two steps (float32: half the cost, another stream of draws, and
+        overlaps within far less than their spread over seeds of float64's).
 
     Returns
     -------

@@ -11,7 +11,9 @@ return ``(header, rows)``; the page writes the captions.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -35,11 +37,8 @@ from .report import num
 class Draw:
     """What the landing figure's spectra show (one draw; see :func:`summary_data`)."""
 
-    N: int
-    c: float
     alpha1: float
     alpha2: float
-    seed: int
     L: int
     margin: float
     n_marked: int
@@ -82,8 +81,8 @@ def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: flo
         raise RuntimeError("W1 has more outliers than computed")
     _, _, V = top_singular(W2_reused, max(min(count["W2r"], n_marked), 1))
     memo = memorisations(V, run.X1)[0]
-    return Draw(N, c, alpha1, alpha2, seed, activation.degree, margin, n_marked, edge,
-                s_W1, s_W2, s_W2r, count, memo, chance_maximum(N, N))
+    return Draw(alpha1, alpha2, activation.degree, margin, n_marked, edge, s_W1, s_W2, s_W2r,
+                count, memo, chance_maximum(N, N))
 
 
 def terms_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
@@ -214,26 +213,18 @@ def citation_file():
     """``CITATION.cff`` of the repository holding this package (a checkout, an editable
     install, Binder), or else of the current folder (a reader who downloaded it beside the
     notebook)."""
-    from pathlib import Path
-
     repository = Path(__file__).resolve().parents[2] / "CITATION.cff"
     return repository if repository.is_file() else Path.cwd() / "CITATION.cff"
 
 
 def _bib_text(text) -> str:
     # BibTeX reads & % $ # _ as markup; the book's titles have "&".
-    import re
-
     return re.sub(r"([&%$#_])", r"\\\1", " ".join(str(text).split()))
 
 
 def _bib_authors(authors, field: str) -> str:
-    if not isinstance(authors, list) or not authors:
-        raise ValueError(f"{field} must be a non-empty list of authors, got {authors!r}")
     names = []
     for i, person in enumerate(authors):
-        if not isinstance(person, dict):
-            raise ValueError(f"{field}[{i}] must be a mapping, got {person!r}")
         if "family-names" in person:
             given = person.get("given-names")
             names.append(_bib_text(person["family-names"]) + (f", {_bib_text(given)}" if given else ""))
@@ -254,8 +245,6 @@ def bibtex_entries(cff: dict) -> tuple[str, list[str]]:
     """(the book's ``@software`` entry, one entry per item of ``references``) from a parsed
     CITATION.cff (a dict). A reference with an ``arXiv:`` identifier is a ``@misc`` with its
     ``eprint``; any other an ``@article``."""
-    import re
-
     if not isinstance(cff, dict):
         raise TypeError(f"cff must be a dict (a parsed CITATION.cff), got {type(cff).__name__}")
     for name in ("title", "authors"):
@@ -267,8 +256,6 @@ def bibtex_entries(cff: dict) -> tuple[str, list[str]]:
             book[field] = _bib_text(cff[name])
     entries = []
     for i, ref in enumerate(cff.get("references") or []):
-        if not isinstance(ref, dict) or "title" not in ref or "authors" not in ref:
-            raise ValueError(f"cff references[{i}] needs a title and authors, got {ref!r}")
         fields = {"title": _bib_text(ref["title"]),
                   "author": _bib_authors(ref["authors"], f"references[{i}].authors")}
         if "year" in ref:
@@ -293,8 +280,6 @@ def citation(path=None):
     """The landing page's "How to cite", from CITATION.cff (``path``, default
     :func:`citation_file`): the file's message, the BibTeX entry of each reference (the
     paper) and the book's own. Returns an ``IPython.display.Markdown`` object."""
-    from pathlib import Path
-
     import yaml
     from IPython.display import Markdown
 

@@ -341,42 +341,32 @@ def growth_table_spread(data: ResidualData) -> str:
 
 # --- the spectrum of W_1 at two step sizes (fig-w1-spectrum) -----------------------------
 
-@dataclass
-class SpectrumData:
-    """One draw of :math:`W_1 = W_0 + \\eta_1G` at several step sizes (see :func:`w1_spectrum_data`)."""
-
-    cs: list                  # step constants c, eta_1 = c N^alpha
-    margin: float
-    singular: list            # per step: all singular values of W_1, shape (N,)
-    theta: list               # predicted spike strength per step
-    pred: list                # predicted outlier s_star(theta) per step
-    eta_c: float              # critical step at alpha = 0
-
-
 def w1_spectrum_data(N: int, cs, alpha: float, activation: Activation, target: Link,
-                     rng: np.random.Generator, margin: float = 0.05) -> SpectrumData:
+                     rng: np.random.Generator, margin: float = 0.05) -> dict:
     r"""All singular values of :math:`W_1 = W_0 + \eta_1G` for one draw
     (:func:`~twostep.experiments.first_step.first_update`, :math:`N = n = d`) at
-    :math:`\eta_1 = cN^{\alpha}` for each ``c`` in ``cs``; the prediction is
-    :math:`s_\star(\theta)` of equation ``eq-bbp`` with :math:`\theta = \eta_1|\mu_1|\sqrt{c_1^2+\mathbb E[y^2]}`.
+    :math:`\eta_1 = cN^{\alpha}` for each ``c`` in ``cs``: per step ``singular`` (shape
+    ``(N,)``), the spike strength ``theta`` :math:`= \eta_1|\mu_1|\sqrt{c_1^2+\mathbb E[y^2]}`
+    and the outlier ``pred`` :math:`s_\star(\theta)` it predicts (``eq-bbp``); ``eta_c``, the
+    critical step at :math:`\alpha = 0`; ``cs`` and ``margin``.
     """
     W0, G = first_update(rng, N, activation, target)
     mu1, etas = _mu1(activation), [step_size(c, alpha, N) for c in cs]
     theta = [_theta(eta, mu1, target) for eta in etas]
-    return SpectrumData(cs=list(cs), margin=margin,
-                        singular=[singular_values(W0 + eta * G) for eta in etas], theta=theta,
-                        pred=[float(spiked_outlier(t, 1.0)) for t in theta],
-                        eta_c=critical_step(mu1, target.coefficients[1], target.second_moment,
-                                            1.0, 1.0))
+    return dict(cs=list(cs), margin=margin, theta=theta,
+                singular=[singular_values(W0 + eta * G) for eta in etas],
+                pred=[float(spiked_outlier(t, 1.0)) for t in theta],
+                eta_c=critical_step(mu1, target.coefficients[1], target.second_moment, 1.0, 1.0))
 
 
-def plot_w1_spectrum(data: SpectrumData):
+def plot_w1_spectrum(data: dict):
     r"""figure ``fig-w1-spectrum``: one histogram per step size against the Marchenko--Pastur
     density of :math:`W_0`, the values beyond the margin and the predicted outlier (dashed)."""
-    fig, axes = plt.subplots(1, len(data.cs), figsize=(6.8, 3.4), sharey=True, squeeze=False)
-    axes = axes[0]
-    for ax, c, s, theta, pred in zip(axes, data.cs, data.singular, data.theta, data.pred):
-        plot_spectrum(ax, s, 1.0, margin=data.margin, outlier_color=TARGET_COLORS["He_1"])
+    fig, axes = plt.subplots(1, len(data["cs"]), figsize=(6.8, 3.4), sharey=True, squeeze=False)
+    axes, margin = axes[0], data["margin"]
+    for ax, c, s, theta, pred in zip(axes, data["cs"], data["singular"], data["theta"],
+                                     data["pred"]):
+        plot_spectrum(ax, s, 1.0, margin=margin, outlier_color=TARGET_COLORS["He_1"])
         # Below the BBP threshold the prediction is the bulk edge itself, already drawn.
         if pred > bulk_edge(1.0) * (1 + 1e-9):
             ax.axvline(pred, color=COLORS["theory"], ls="--", lw=1.2)
@@ -390,17 +380,18 @@ def plot_w1_spectrum(data: SpectrumData):
         ("singular values of $W_1$", dict(color="0.6", alpha=0.8, patch=True)),
         ("Marchenko–Pastur density of $W_0$", dict(color=ink, lw=1.3)),
         (f"bulk edge {bulk_edge(1.0):.2f}", dict(color=ink, ls=":", lw=1)),
-        (f"beyond {1 + data.margin:g} × edge", dict(color=TARGET_COLORS["He_1"], lw=1.6)),
+        (f"beyond {1 + margin:g} × edge", dict(color=TARGET_COLORS["He_1"], lw=1.6)),
         (r"predicted outlier $s_\star(\theta)$", dict(color=ink, ls="--", lw=1.2))],
         loc="outside lower center", ncol=3, fontsize=9)
     return finished(fig)
 
 
-def w1_spectrum_numbers(data: SpectrumData) -> dict:
+def w1_spectrum_numbers(data: dict) -> dict:
     """Named values of :func:`w1_spectrum_data` for the prose (at the last step size)."""
-    return dict(spec_out_high=int(np.sum(data.singular[-1] > bulk_edge(1.0) * (1 + data.margin))),
-                spec_top_high=float(data.singular[-1][0]), spec_pred_high=data.pred[-1],
-                eta_c_he1=data.eta_c)
+    top = data["singular"][-1]
+    return dict(spec_out_high=int(np.sum(top > bulk_edge(1.0) * (1 + data["margin"]))),
+                spec_top_high=float(top[0]), spec_pred_high=data["pred"][-1],
+                eta_c_he1=data["eta_c"])
 
 
 # --- the BBP-type transition (fig-bbp) ---------------------------------------------------
@@ -822,57 +813,44 @@ def cui_numbers(data: tuple[PeerData, PeerData]) -> dict:
 
 # --- Moniri et al. (2024): the spikes of the feature matrix after one step ---------------
 
-@dataclass
-class FeatureSpikeData:
-    """Spike counts of the feature matrix over a grid of step exponents (see
-    :func:`feature_spike_data`)."""
-
-    alphas: np.ndarray                # (A,)
-    L: int | None                     # degree of the activation (None: not a polynomial)
-    margin: float
-    predicted: np.ndarray             # (A,) feature_spike_count(alpha, L)
-    runs: dict                        # feature_spikes' results stacked over the S seeds: count,
-                                      # proj_beta, proj_chance, top, edge, edge0, v_overlap
-
-
 def feature_spike_data(N: int, alphas, seeds, activation: Activation, link: Link,
-                       margin: float = 0.05, n_jobs: int = 1,
-                       dtype=np.float32) -> FeatureSpikeData:
+                       margin: float = 0.05, n_jobs: int = 1, dtype=np.float32) -> dict:
     r""":func:`twostep.experiments.first_step.feature_spikes` for several seeds (one task per
-    seed), with the count the book's reading of Moniri et al. (2024) predicts
-    (:func:`twostep.analysis.theory.feature_spike_count`, capped at the activation's degree)."""
+    seed): its results stacked over the seeds (``count``, ``proj_beta``, ``proj_chance``,
+    ``top``, ``edge``, ``edge0``, ``v_overlap``, leading axis the seed), with ``alphas``,
+    ``margin``, the activation's degree ``L`` and the count ``predicted`` by the book's reading
+    of Moniri et al. (2024) (:func:`twostep.analysis.theory.feature_spike_count`)."""
     alphas, L = np.array([float(a) for a in alphas]), activation.degree
     task = partial(feature_spikes, N=N, alphas=list(alphas), activation=activation, link=link,
                    margin=margin, dtype=dtype)
     runs = sweep(task, None, seeds=list(seeds), n_jobs=n_jobs)
-    return FeatureSpikeData(alphas=alphas, L=L, margin=margin,
-                            predicted=np.array([feature_spike_count(a, L) for a in alphas]),
-                            runs={k: np.array([r[k] for r in runs]) for k in (
-                                "count", "proj_beta", "proj_chance", "top", "edge", "edge0",
-                                "v_overlap")})
+    return dict(alphas=alphas, L=L, margin=margin,
+                predicted=np.array([feature_spike_count(a, L) for a in alphas]),
+                **{k: np.array([r[k] for r in runs]) for k in (
+                    "count", "proj_beta", "proj_chance", "top", "edge", "edge0", "v_overlap")})
 
 
-def plot_feature_spikes(data: FeatureSpikeData):
+def plot_feature_spikes(data: dict):
     r"""figure ``fig-feature-spikes``: left, the number of spikes of :math:`\sigma(\tilde XW_1^\top)`
     against :math:`\alpha_1` (every seed, and the book's reading of Moniri et al.'s count);
     right, the top singular values divided by the bulk edge, with the counting threshold."""
     fig, axes = plt.subplots(1, 2, figsize=(6.5, 3.2))
-    grid = np.linspace(0.0, float(max(data.alphas.max(), 0.45)), 400)
-    axes[0].step(grid, [feature_spike_count(a, data.L) for a in grid], where="post",
+    alphas, counts, margin = data["alphas"], data["count"], data["margin"]
+    grid = np.linspace(0.0, float(max(alphas.max(), 0.45)), 400)
+    axes[0].step(grid, [feature_spike_count(a, data["L"]) for a in grid], where="post",
                  color=COLORS["theory"], lw=1.2, label="predicted (book's reading)")
-    n_seeds = len(data.runs["count"])
-    offsets = np.linspace(-0.004, 0.004, n_seeds)
-    for j in range(n_seeds):
-        axes[0].plot(data.alphas + offsets[j], data.runs["count"][j], "o", ms=4,
-                     color=COLORS["reused"], alpha=0.8, label="counted, one seed each" if j == 0 else None)
+    offsets = np.linspace(-0.004, 0.004, len(counts))
+    for j, count in enumerate(counts):
+        axes[0].plot(alphas + offsets[j], count, "o", ms=4, color=COLORS["reused"], alpha=0.8,
+                     label="counted, one seed each" if j == 0 else None)
     axes[0].set_xlabel(r"step exponent $\alpha_1$ ($\eta_1 = N^{\alpha_1}$)")
     axes[0].set_ylabel(r"spikes of $\sigma(\tilde X W_1^\top)$")
-    ratio = data.runs["top"][0] / data.runs["edge"][0][:, None]
+    ratio = data["top"][0] / data["edge"][0][:, None]
     for i in range(ratio.shape[1]):
-        axes[1].plot(data.alphas, ratio[:, i], "o-" if i == 0 else "o", ms=3, lw=0.8,
+        axes[1].plot(alphas, ratio[:, i], "o-" if i == 0 else "o", ms=3, lw=0.8,
                      color=COLORS["reused"] if i < 4 else "0.6")
-    axes[1].axhline(1 + data.margin, color=COLORS["theory"], ls=":", lw=1.2,
-                    label=f"threshold (1 + {data.margin:g}) × edge")
+    axes[1].axhline(1 + margin, color=COLORS["theory"], ls=":", lw=1.2,
+                    label=f"threshold (1 + {margin:g}) × edge")
     axes[1].set_xlabel(r"step exponent $\alpha_1$")
     axes[1].set_ylabel("singular value / bulk edge")
     axes[1].set_title("seed 0: the eight largest")
@@ -881,30 +859,30 @@ def plot_feature_spikes(data: FeatureSpikeData):
     return finished(fig)
 
 
-def feature_spike_table(data: FeatureSpikeData, orders=(1, 2, 3)) -> tuple[list, list]:
+def feature_spike_table(data: dict, orders=(1, 2, 3)) -> tuple[list, list]:
     r"""Header and rows per :math:`\alpha_1`: predicted and counted spikes (every seed), and for
-    each order :math:`k` (at most ``kmax``) the norm of the projection of
+    each order :math:`k` of ``orders`` the norm of the projection of
     :math:`(\tilde X\beta^\star)^{\circ k}/\|\cdot\|` on the spikes' left singular vectors
     (mean over seeds), with the same for a random direction (chance) in brackets."""
     header = [r"$\alpha_1$", "predicted", "counted"] + [rf"$k = {k}$" for k in orders]
-    beta, chance = data.runs["proj_beta"].mean(axis=0), data.runs["proj_chance"].mean(axis=0)
-    counts = data.runs["count"]
-    rows = [[f"{al:g}", str(int(data.predicted[i])), ", ".join(str(int(c)) for c in counts[:, i])]
+    beta, chance = data["proj_beta"].mean(axis=0), data["proj_chance"].mean(axis=0)
+    counts = data["count"]
+    rows = [[f"{al:g}", str(int(data["predicted"][i])), ", ".join(str(int(c)) for c in counts[:, i])]
             + [f"{beta[i, k - 1]:.2f} ({chance[i, k - 1]:.2f})" for k in orders]
-            for i, al in enumerate(data.alphas)]
+            for i, al in enumerate(data["alphas"])]
     return header, rows
 
 
-def feature_spike_numbers(data: FeatureSpikeData) -> dict:
+def feature_spike_numbers(data: dict) -> dict:
     """Named values for the prose: the exponents where the count agrees with the prediction on
     every seed, the largest counts, the bulk edges, and the overlap of the learned direction."""
-    counts = data.runs["count"]
-    return {"fs_agree": int(np.sum(np.all(counts == data.predicted[None, :], axis=0))),
+    counts = data["count"]
+    return {"fs_agree": int(np.sum(np.all(counts == data["predicted"][None, :], axis=0))),
             "fs_max_count": int(counts.max()),
-            "fs_max_pred": int(data.predicted.max()),
-            "fs_v_overlap": float(data.runs["v_overlap"].mean()),
-            "fs_edge0": float(data.runs["edge0"].mean()),
-            "fs_edge_max": float(data.runs["edge"].mean(axis=0).max())}
+            "fs_max_pred": int(data["predicted"].max()),
+            "fs_v_overlap": float(data["v_overlap"].mean()),
+            "fs_edge0": float(data["edge0"].mean()),
+            "fs_edge_max": float(data["edge"].mean(axis=0).max())}
 
 
 # --- the chapter's verdicts -------------------------------------------------------------------

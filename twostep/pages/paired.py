@@ -1,11 +1,8 @@
-r"""Paired reused/fresh runs: both batch schemes on one draw, and the test of the reused
-:math:`T_2` seen through :math:`a^{\circ3}`.
-
-Shared by the chapters *Reused versus fresh batches* (runs at the build's widths) and *At scale*
-(the same records read from the results files): :class:`PairedData` holds them, the figures and
-tables below draw them. The ``*_table`` functions return ``(header, rows)`` and the chapter
-writes the caption, except :func:`term_evidence_table` and :func:`term_controls_table`, whose
-captions both chapters share.
+r"""Paired reused/fresh runs (both batch schemes on one draw) and the test of the reused
+:math:`T_2` seen through :math:`a^{\circ3}`, for the chapters *Reused versus fresh batches*
+(runs at the build's widths) and *At scale* (the results files' records). The ``*_table``
+functions return ``(header, rows)``, except :func:`term_evidence_table` and
+:func:`term_controls_table`, whose captions both chapters share.
 """
 
 from __future__ import annotations
@@ -41,18 +38,13 @@ class PairedConfig:
 @dataclass
 class PairedData:
     r"""Paired reused/fresh runs over seeds (:func:`paired_data`). Not a
-    :class:`~twostep.analysis.summary.Summary`: the pages compare the paired difference (reused
-    minus fresh) seed by seed, whose standard error is that of the per-seed differences.
+    :class:`~twostep.analysis.summary.Summary`: a paired difference (reused minus fresh) is
+    taken seed by seed, and its standard error is that of the per-seed differences."""
 
-    ``records`` are :func:`paired_reuse_experiment` rows with ``config`` (a key of
-    ``configs``), ``N`` and ``seed``; ``alpha2s`` the second-step exponents measured (the
-    reference first), ``n_spikes`` their :math:`\Lambda`.
-    """
-
-    configs: dict
-    alpha2s: tuple
-    n_spikes: tuple
-    records: list
+    configs: dict             # key -> PairedConfig
+    alpha2s: tuple            # the second-step exponents measured, the reference first
+    n_spikes: tuple           # their Lambda
+    records: list             # paired_reuse_experiment's, with config (a key), N and seed
 
     def values(self, config: str, N: int, key: str, batch: str | None = None,
                index: int | None = None) -> np.ndarray:
@@ -335,12 +327,11 @@ def term_evidence_numbers(data: PairedData, limits: Limits, main: str, control: 
 
 
 def plot_term_evidence(data: PairedData, limits: Limits, main: str, control: str):
-    r"""Figure: left, what the top right vector of the reused :math:`T_2` is (its overlap with
-    :math:`\beta^\star`, its memorisation, and the overlap of the single input it memorises)
-    against :math:`N`; right, :math:`T_2^\top a^{\circ3}`'s overlap with :math:`\beta^\star`,
-    reused and fresh, with the random-sign and memorised-input controls, :math:`\tilde u_2` of
-    the same runs, the ``control`` link, the theory (:math:`\tilde u_2` at finite :math:`n` and
-    its limit) and chance. Means and standard errors over the paired seeds."""
+    r"""Figure against :math:`N`, means and standard errors over the paired seeds: left, the
+    reused :math:`T_2`'s top right vector (overlap with :math:`\beta^\star`, memorisation, and
+    the overlap of the input it memorises); right, :math:`T_2^\top a^{\circ3}`'s overlap with
+    :math:`\beta^\star`, reused and fresh, its controls, :math:`\tilde u_2` of the same runs,
+    the ``control`` link, the theory (finite :math:`n` and the limit) and chance."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.0, 5.2), layout="constrained")
     Ns = data.Ns(main)
     target = data.configs[main].target
@@ -404,10 +395,9 @@ def _term_rows(data: PairedData, configs, columns):
 
 def term_evidence_table(data: PairedData, limits: Limits, configs,
                         label: str = "tab-reuse-projected"):
-    r"""Table ``label``: per configuration in ``configs`` and width, mean ± standard error over
-    the paired seeds of :math:`T_2^\top a^{\circ3}`'s overlap with :math:`\beta^\star` (reused,
-    fresh) and of :math:`\tilde u_2` in the same reused runs, next to the theory's
-    :math:`\tilde u_2` at that :math:`n`. Its controls are :func:`term_controls_table`."""
+    r"""Table ``label``: per configuration in ``configs`` and width, the overlap with
+    :math:`\beta^\star` of :math:`T_2^\top a^{\circ3}` (reused, fresh) and of :math:`\tilde u_2`
+    in the same reused runs, next to the theory's :math:`\tilde u_2` at that :math:`n`."""
     rows = _term_rows(data, configs, [("projected_overlap", "reused"),
                                       ("projected_overlap", "fresh"), ("signal_reuse", "reused")])
     theory = [f"{limits.overlap(data.configs[key].target, 'reused', n=N, aware=True):.3f}"
@@ -422,10 +412,8 @@ def term_evidence_table(data: PairedData, limits: Limits, configs,
 
 
 def term_controls_table(data: PairedData, configs, label: str = "tab-reuse-projected-controls"):
-    r"""Table ``label``: the controls of :func:`term_evidence_table` in the same reused runs, per
-    configuration in ``configs`` and width: :math:`T_2^\top a^{\circ3}` itself, the random-sign
-    left vector and the span of the memorised inputs alone (overlap with :math:`\beta^\star`,
-    mean ± standard error over the paired seeds)."""
+    r"""Table ``label``: the controls of :func:`term_evidence_table` in the same reused runs (the
+    random-sign left vector, the memorised inputs alone) next to :math:`T_2^\top a^{\circ3}`."""
     rows = _term_rows(data, configs, [("projected_overlap", "reused"),
                                       ("projected_random_sign", "reused"),
                                       ("projected_memorised_null", "reused")])
@@ -438,10 +426,8 @@ def term_controls_table(data: PairedData, configs, label: str = "tab-reuse-proje
 
 
 def term_summary_table(data: PairedData, main: str, control: str) -> tuple:
-    r"""``(header, rows)``: at the largest width of ``main``, each quantity of the exact-term test
-    in one row (mean ± standard error over the paired seeds): the reused and the fresh
-    projection, its random-sign control, the memorised inputs alone, the projection without
-    them, :math:`\tilde u_2` of the same runs, and the ``control`` link's projection (reused)."""
+    r"""``(header, rows)``: each quantity of the exact-term test at the largest width of ``main``
+    (mean ± standard error over the paired seeds), and the ``control`` link's projection."""
     N, Nc = data.Ns(main)[-1], data.Ns(control)[-1]
     rows = [(r"$T_2^\top a^{\circ3}$", main, N, "projected_overlap", "reused"),
             ("the same, fresh batch", main, N, "projected_overlap", "fresh"),
