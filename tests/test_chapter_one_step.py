@@ -165,15 +165,15 @@ def test_w1_spectrum_data_matches_a_direct_draw():
 def test_bbp_data_shapes_direct_computation_and_figure():
     cs = [0.3, 1.0, 2.0, 2.5]
     bbp = ch.bbp_data(32, cs, {"He_1": HE1, "He_3": HE3}, range(2), POLY4)
-    e = bbp.summary.entry(target="He_1")
+    e = bbp["summary"].entry(target="He_1")
     assert e["top1"].shape == (4,) and e["right_v_overlap"].shape == (4,)
     direct = [ex.first_step_diagnostics(rng_for(s), N=32, n=32, d=32, activation=POLY4, target=HE1,
                                         steps=[(c, 0.0) for c in cs], dtype=np.float32) for s in range(2)]
     np.testing.assert_allclose(e["top1"], np.mean([d["top"][:, 0] for d in direct], axis=0), rtol=1e-6)
-    assert bbp.eta_c["He_1"] == pytest.approx(1 / np.sqrt(2)) and bbp.eta_c["He_3"] == pytest.approx(1.0)
+    assert bbp["eta_c"]["He_1"] == pytest.approx(1 / np.sqrt(2)) and bbp["eta_c"]["He_3"] == pytest.approx(1.0)
     above = np.array(cs) > 1.2 / np.sqrt(2)
     limit = spiked_outlier(np.array(cs)[above] * np.sqrt(2), 1.0)
-    assert bbp.gap["He_1"][0] == pytest.approx(np.max(np.abs(e["top1"][above] / limit - 1)), rel=1e-6)
+    assert bbp["gap"]["He_1"][0] == pytest.approx(np.max(np.abs(e["top1"][above] / limit - 1)), rel=1e-6)
     nums = ch.bbp_numbers(bbp)
     assert nums["eta_c_ratio"] == pytest.approx(np.sqrt(2))
     header, rows = ch.bbp_table(bbp)
@@ -185,16 +185,16 @@ def test_bbp_data_shapes_direct_computation_and_figure():
     pred = np.array([spiked_outlier(np.array(cs) * d["spike"], 1.0) for d in direct])[:, above]
     i = int(np.argmax(np.abs(top.mean(axis=0) / limit - 1)))
     j = int(np.argmax(np.abs(top.mean(axis=0) / pred.mean(axis=0) - 1)))
-    assert bbp.gap_sem["He_1"][0] == pytest.approx(mean_sem(top[:, i])[1] / limit[i], rel=1e-6)
-    assert bbp.gap_sem["He_1"][1] == pytest.approx(mean_sem(top[:, j] / pred[:, j] - 1)[1],
+    assert bbp["gap_sem"]["He_1"][0] == pytest.approx(mean_sem(top[:, i])[1] / limit[i], rel=1e-6)
+    assert bbp["gap_sem"]["He_1"][1] == pytest.approx(mean_sem(top[:, j] / pred[:, j] - 1)[1],
                                                    rel=1e-5)
     dev = [d["spike"] / np.sqrt(2) - 1 for d in direct]
-    assert bbp.summary.at("spike_dev", target="He_1") == pytest.approx(np.mean(dev), rel=1e-6)
-    assert bbp.summary.at("spike_dev", target="He_1", sem=True) == pytest.approx(mean_sem(dev)[1],
+    assert bbp["summary"].at("spike_dev", target="He_1") == pytest.approx(np.mean(dev), rel=1e-6)
+    assert bbp["summary"].at("spike_dev", target="He_1", sem=True) == pytest.approx(mean_sem(dev)[1],
                                                                                  rel=1e-6)
-    percent = max(max(*bbp.gap_sem[k], bbp.summary.at("spike_dev", target=k, sem=True))
-                  for k in bbp.targets)
-    remainder = max(bbp.summary.at("residual", target=k, sem=True) for k in bbp.targets)
+    percent = max(max(*bbp["gap_sem"][k], bbp["summary"].at("spike_dev", target=k, sem=True))
+                  for k in bbp["targets"])
+    remainder = max(bbp["summary"].at("residual", target=k, sem=True) for k in bbp["targets"])
     assert mean_sem([d["residual"] for d in direct])[1] <= remainder
     assert ch.bbp_table_spread(bbp) == (
         f"means over 2 seeds, with standard errors at most {report.sig(100 * percent)}% for the "
@@ -208,22 +208,22 @@ def test_overlap_data_shapes_direct_computation_and_figure():
     targets = {"He_1": HE1, "He_1+He_3": HE1 + HE3, "He_2": HE2, "He_3": HE3, "odd": odd_bounded_link()}
     keys = ["He_1", "He_2", "He_3", "odd"]
     ov = ch.overlap_data(30, 1.0, 0.25, [2.0, 1.0], range(2), targets, POLY4, 2.0, [16, 24], range(2), keys)
-    assert list(ov.psis) == [1.0, 2.0]
-    st = ov.stats["He_2"]
+    assert list(ov["psis"]) == [1.0, 2.0]
+    st = ov["stats"]["He_2"]
     assert st["v"].shape == (2,) and st["z"].shape == (2,)
     direct = [ex.first_step_diagnostics(rng_for(s), N=30, n=30, d=30, activation=POLY4, target=HE2,
                                         steps=[(1.0, 0.25)], dtype=np.float32)["v_overlap"] ** 2
               for s in range(2)]
     assert st["v"][0] == pytest.approx(np.sqrt(np.mean(direct)), rel=1e-6)
-    assert ov.stats["He_1"]["pred"][1] == pytest.approx(one_step_overlap(1.0, 1.0, 2.0))
+    assert ov["stats"]["He_1"]["pred"][1] == pytest.approx(one_step_overlap(1.0, 1.0, 2.0))
     assert st["finite"][0] == pytest.approx(finite_size_overlap(0.0, 1.0, 5.0, 30, 30), rel=1e-6)
     dim = [ex.learned_direction_overlaps(32, 16, [targets[k] for k in keys], rng_for(s), dtype=np.float32)
            for s in range(2)]
-    assert ov.dim_stats["He_3"]["v"][0] == pytest.approx(np.sqrt(np.mean([o[2] ** 2 for o in dim])), rel=1e-6)
+    assert ov["dim_stats"]["He_3"]["v"][0] == pytest.approx(np.sqrt(np.mean([o[2] ** 2 for o in dim])), rel=1e-6)
     nums = ch.overlap_numbers(ov)
     assert nums["m22_he2_root"] == pytest.approx(np.sqrt(5.0))
     assert nums["m22_he3_root"] == pytest.approx(np.sqrt(7.0))
-    assert nums["high_max"] == pytest.approx(max(np.max(ov.stats[k]["v"]) for k in ["He_2", "He_3", "odd"]))
+    assert nums["high_max"] == pytest.approx(max(np.max(ov["stats"][k]["v"]) for k in ["He_2", "He_3", "odd"]))
     header, rows = ch.overlap_table(ov)
     assert len(rows) == 5
     # the table as shown: a true minus sign, and no negative zero
@@ -237,8 +237,8 @@ def test_overlap_data_shapes_direct_computation_and_figure():
 
 def test_cui_data_tables_figure_and_numbers():
     data = ch.cui_data(60, range(2), [0.2, 3.0], 40, range(2), [0.9, 3.0])
-    assert data[0].errors.shape == (2, 2) and data[1].errors.shape == (2, 2)
-    assert np.all(data[0].errors > 0)
+    assert data[0]["errors"].shape == (2, 2) and data[1]["errors"].shape == (2, 2)
+    assert np.all(data[0]["errors"] > 0)
     header, rows = ch.cui_table(data)
     _pipe_free(header, rows)
     assert len(rows) == 6 + 2 + 2
@@ -271,22 +271,29 @@ def test_one_step_verdict_applies_the_rule_to_slope_and_overlaps():
 
     from twostep.analysis.verdicts import judge
 
+    from twostep.analysis.summary import Summary
+
+    sizes = np.array([250, 500, 1000, 2000, 4000])
+    records = [{"act": "poly", "N": N, "seed": k, "residual": N ** -0.5 * (1 + 0.01 * k)}
+               for N in sizes for k in range(4)]
     residual = ch.ResidualData.__new__(ch.ResidualData)
     residual.__dict__.update(main="poly", slopes={"poly": (-0.49, 0.01)}, n_seeds_small=4,
-                             sizes=np.array([250, 500, 1000, 2000, 4000]))
-    overlap = ch.OverlapData.__new__(ch.OverlapData)
+                             sizes=sizes, summary=Summary(records, ("act", "N"), ("residual",)))
     high, first = SimpleNamespace(information_exponent=3), SimpleNamespace(information_exponent=1)
     stats = {"He_3": dict(v=np.array([0.05, 0.04]), v_sem=np.array([0.001, 0.001]),
                           finite=np.array([0.05, 0.04])),
              "He_1": dict(pred=np.array([0.7, 0.8]))}
-    overlap.__dict__.update(targets={"He_3": high, "He_1": first}, stats=stats,
-                            psis=np.array([1.0, 2.0]), n_seeds=6, d=400)
+    overlap = dict(targets={"He_3": high, "He_1": first}, stats=stats, psis=np.array([1.0, 2.0]),
+                   n_seeds=6, d=400)
     out = ch.one_step_verdict(residual, overlap)
     # the slope over 5 widths has 3 degrees of freedom
     assert out["verdict_rank_one"] == judge(-0.49, 0.01, -0.5, 0.0, seeds=4, df=3).label == "seen"
     # at the null within a tenth of the effect an information-exponent-one link shows: seen
     assert out["verdict_high"] == "seen"
     assert out["high_chance"] == pytest.approx(0.05) and out["high_chance_d"] == 0.05
+    # the landing page's verdicts at each width: from three widths on, the slope up to N
+    assert "vw_one_step_500" in out and out["vw_one_step_1000"] == report.VERDICT_SYMBOLS[
+        judge(*loglog_slope(sizes[:3], sizes[:3] ** -0.5 * 1.015), -0.5, 0.0, seeds=4, df=1).label]
     stats["He_3"]["v"] = np.array([0.2, 0.04])          # far above its null: contradicted
     assert ch.one_step_verdict(residual, overlap)["verdict_high"] == "contradicted"
     residual.slopes["poly"] = (0.5, 0.02)               # a remainder that grows: wrong sign

@@ -1,12 +1,7 @@
-r"""The landing page (``book/index.md``): the count :math:`\Lambda` and one simulated network.
-
-:func:`summary_data` draws one problem at :math:`N = n = d`, takes the second step on a
-fresh batch and, from the same :math:`W_1`, on the first batch again, and measures the
-outliers of :math:`W_1` and of both :math:`W_2`; :func:`terms_data` measures, over several
-seeds, whether each exact term :math:`T_k` of the second update is its predicted spike;
-:func:`plot_summary` draws the phase diagram of :math:`\Lambda(\alpha_1, \alpha_2)`, the
-exact terms against their predictions, and the two raw spectra. The ``*_table`` functions
-return ``(header, rows)``; the page writes the captions.
+r"""The landing page (``book/index.md``): the count :math:`\Lambda` and one simulated network
+(:func:`summary_data`), its exact terms against their predicted spikes over seeds
+(:func:`terms_data`), the figure of both (:func:`plot_summary`), and "How to cite"
+(:func:`citation`). The ``*_table`` functions return ``(header, rows)``.
 """
 
 from __future__ import annotations
@@ -39,7 +34,9 @@ class Draw:
 
     alpha1: float
     alpha2: float
-    L: int
+    L: int                # the activation's degree
+    n_spikes: int         # Lambda(alpha1, alpha2) for that degree
+    exponents: list       # e_k = alpha2 - k (1/2 - alpha1), k = 1..Lambda
     margin: float
     n_marked: int
     edge: float
@@ -49,16 +46,6 @@ class Draw:
     count: dict           # outliers beyond (1 + margin) * edge: "W1", "W2", "W2r"
     memo: np.ndarray      # max_j |cos(v, x_j)| of the marked reused outliers' right vectors
     memo_null: float      # sqrt(2 log n / d): the same for an unrelated direction
-
-    @property
-    def n_spikes(self) -> int:
-        r""":math:`\Lambda(\alpha_1, \alpha_2)` for this activation's degree."""
-        return n_spikes(self.alpha1, self.alpha2, self.L)
-
-    @property
-    def exponents(self) -> list:
-        r""":math:`e_k = \alpha_2 - k(1/2-\alpha_1)` for :math:`k = 1..\Lambda`."""
-        return [spike_exponent(k, self.alpha1, self.alpha2) for k in range(1, self.n_spikes + 1)]
 
 
 def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
@@ -81,18 +68,20 @@ def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: flo
         raise RuntimeError("W1 has more outliers than computed")
     _, _, V = top_singular(W2_reused, max(min(count["W2r"], n_marked), 1))
     memo = memorisations(V, run.X1)[0]
-    return Draw(alpha1, alpha2, activation.degree, margin, n_marked, edge, s_W1, s_W2, s_W2r,
+    L = activation.degree
+    lam = n_spikes(alpha1, alpha2, L)
+    exponents = [spike_exponent(k, alpha1, alpha2) for k in range(1, lam + 1)]
+    return Draw(alpha1, alpha2, L, lam, exponents, margin, n_marked, edge, s_W1, s_W2, s_W2r,
                 count, memo, chance_maximum(N, N))
 
 
 def terms_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
                seeds=(0, 1, 2)) -> Summary:
-    r"""The exact terms :math:`T_k` of the second update (fresh batch, the settings of
-    :func:`summary_data`) against their corrected spikes, one draw per seed
-    (``numpy.random.default_rng(seed)``, as :func:`summary_data` draws), summarised over the
-    seeds by ``("N",)``: per order :math:`k = 0..L-1` (shape ``(L,)``), ``ratio`` =
-    :math:`s_1(T_k)/\|S_k^{\rm corr}\|` and ``left`` = :math:`|\cos(\hat\ell_k, a^{\circ(k+1)})|`
-    (:func:`twostep.analysis.spikes.term_diagnostics` with ``corrected=True``)."""
+    r"""The exact terms :math:`T_k` of the second update (fresh batch, the draws of
+    :func:`summary_data` with each seed) against their corrected spikes
+    (:func:`twostep.analysis.spikes.term_diagnostics`), summarised by ``("N",)``: per order
+    :math:`k = 0..L-1`, ``ratio`` :math:`s_1(T_k)/\|S_k^{\rm corr}\|` and ``left``
+    :math:`|\cos(\hat\ell_k, a^{\circ(k+1)})|`, each of shape ``(L,)``."""
     activation = get_activation("poly4")
     records = []
     for seed in seeds:
@@ -109,11 +98,7 @@ def plot_summary(data: Draw, terms: Summary):
     and the simulated point; (b) each exact term's top singular value over its predicted spike
     (``terms``), and its left vector's cosine with :math:`a^{\circ(k+1)}`, against 1 and
     chance :math:`1/\sqrt N`; below, the spectra of both :math:`W_2` against the
-    Marchenko--Pastur law, with their outliers and :math:`W_1`'s marked.
-
-    Drawn for the text column (7 in wide): the theory and the terms side by side on top,
-    the two spectra side by side below.
-    """
+    Marchenko--Pastur law, with their outliers and :math:`W_1`'s marked."""
     L = data.L
     fig = plt.figure(figsize=(7.0, 6.6))
     grid = fig.add_gridspec(2, 2, height_ratios=[1.1, 1])

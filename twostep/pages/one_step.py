@@ -1,15 +1,12 @@
 r"""Chapter *One step*: the first gradient step as a spike plus a small remainder,
 :math:`W_1 = W_0 + \eta_1\mu_1 av^\top + \Delta_1` with :math:`v = X^\top y/n`.
 
-The chapter measures the relative remainder :math:`\|G-\mu_1av^\top\|_{op}/\|G\|_{op}` of the
-update per unit step :math:`G`, the top of the spectrum of :math:`W_1` and the overlap of
-:math:`v` with the target direction (:mod:`twostep.experiments.first_step`), against the
-formulas of :mod:`twostep.analysis.theory`, ``bbp``, ``moments`` and, for Cui et al. (2024),
-``peer``. Each figure is one ``*_data`` call (runs seeded per task by
-:func:`twostep.analysis.sweep.sweep`, summarised over seeds by
-:class:`twostep.analysis.summary.Summary`) and one ``plot_*`` call; ``*_numbers`` return the
-values the prose glues, ``*_table`` the (header, rows) of its tables, and ``*_table_spread``
-the spread over seeds that a table's caption states.
+The runs (:mod:`twostep.experiments.first_step`) measure the relative remainder
+:math:`\|G-\mu_1av^\top\|_{op}/\|G\|_{op}` of the update per unit step :math:`G`, the top of the
+spectrum of :math:`W_1` and the overlap of :math:`v` with the target direction, against the
+formulas of :mod:`twostep.analysis` (``theory``, ``bbp``, ``moments``, ``peer``). ``*_data``
+runs a figure's sweep, ``*_numbers`` return the values the prose glues, ``*_table`` the
+``(header, rows)`` of a table and ``*_table_spread`` the spread its caption states.
 """
 
 from __future__ import annotations
@@ -396,36 +393,23 @@ def w1_spectrum_numbers(data: dict) -> dict:
 
 # --- the BBP-type transition (fig-bbp) ---------------------------------------------------
 
-@dataclass
-class BBPData:
-    """Step-size sweep at :math:`\\alpha_1 = 0` (see :func:`bbp_data`)."""
-
-    cs: np.ndarray            # (C,) step sizes eta_1 = c
-    n_seeds: int
-    mu1: float
-    targets: dict             # name -> Link
-    summary: Summary          # over ("target",): top1, right_v_overlap, pred_measured,
-                              # residual, measured_gap, spike_dev, arrays of shape (C,)
-    eta_c: dict               # name -> critical step
-    gap: dict                 # name -> (max rel. gap to the limit, to the measured-theta prediction)
-    gap_sem: dict             # name -> standard errors of the two gaps, at the steps of the maxima
-
-
 def _bbp_task(rng, target, N, cs, activation, targets, dtype):
     return first_step_diagnostics(rng, N=N, activation=activation, target=targets[target],
                                   steps=[(float(c), 0.0) for c in cs], dtype=dtype)
 
 
 def bbp_data(N: int, cs, targets: dict, seeds, activation: Activation, window: float = 1.2,
-             n_jobs: int = 1, dtype=np.float32) -> BBPData:
+             n_jobs: int = 1, dtype=np.float32) -> dict:
     r"""Top singular value of :math:`W_1` and the cosine of its right singular vector with
     :math:`\hat v` against the steps :math:`\eta_1 = c` of ``cs`` (:math:`\alpha_1 = 0`,
     :math:`N = n = d`), for every link of ``targets`` and seed (at least two).
 
-    ``pred_measured`` is :math:`s_\star` at each draw's own :math:`\theta = c|\mu_1|\|a\|\|v\|`,
-    ``spike_dev`` :math:`|\mu_1|\|a\|\|v\|/\lim - 1`; ``gap[name]`` the largest
-    :math:`|s_1/s_\star - 1|` over :math:`c > \text{window}\cdot\eta_c`, limiting and measured
-    :math:`\theta`, and ``gap_sem[name]`` their standard errors at those steps.
+    Returns ``cs``, ``n_seeds``, ``mu1``, ``targets``; ``summary`` by ``("target",)`` of
+    ``top1``, ``right_v_overlap``, ``residual``, ``pred_measured`` (:math:`s_\star` at each
+    draw's own :math:`\theta = c|\mu_1|\|a\|\|v\|`), ``measured_gap`` and ``spike_dev``
+    (:math:`|\mu_1|\|a\|\|v\|/\lim - 1`), arrays over ``cs``; per target ``eta_c``, ``gap``, the
+    largest :math:`|s_1/s_\star - 1|` over :math:`c > \text{window}\cdot\eta_c` (limiting and
+    measured :math:`\theta`), and ``gap_sem``, their standard errors at those steps.
     """
     cs, seeds, mu1 = np.asarray(cs, dtype=float), list(seeds), _mu1(activation)
     task = partial(_bbp_task, N=N, cs=cs, activation=activation, targets=targets, dtype=dtype)
@@ -449,34 +433,35 @@ def bbp_data(N: int, cs, targets: dict, seeds, activation: Activation, window: f
         gap[name] = (float(to_limit[i]), float(to_measured[j]))
         gap_sem[name] = (float(e["top1_sem"][above][i] / limit[i]),
                          float(e["measured_gap_sem"][above][j]))
-    return BBPData(cs=cs, n_seeds=len(seeds), mu1=mu1, targets=targets, summary=summary,
-                   eta_c=eta_c, gap=gap, gap_sem=gap_sem)
+    return dict(cs=cs, n_seeds=len(seeds), mu1=mu1, targets=targets, summary=summary,
+                eta_c=eta_c, gap=gap, gap_sem=gap_sem)
 
 
-def plot_bbp(data: BBPData):
+def plot_bbp(data: dict):
     r"""figure ``fig-bbp``: top singular value of :math:`W_1` (left) and
     :math:`|\langle\tilde w_1,\hat v\rangle|` (right) against :math:`\eta_1`, with the limits of
     ``claim-bbp``, the critical steps and the bulk edge."""
     fig, axes = plt.subplots(1, 2, figsize=(6.8, 3.7))
-    cs = data.cs
+    cs = data["cs"]
     grid = np.linspace(cs[0], cs[-1], 400)
-    for name, g in data.targets.items():
-        color, e = TARGET_COLORS[name], data.summary.entry(target=name)
-        theta = np.array([_theta(c, data.mu1, g) for c in grid])
+    for name, g in data["targets"].items():
+        color, e = TARGET_COLORS[name], data["summary"].entry(target=name)
+        theta = np.array([_theta(c, data["mu1"], g) for c in grid])
         errorbars(axes[0], cs, e["top1"], e["top1_sem"], color=color, ls="none")
         axes[0].plot(grid, spiked_outlier(theta, 1.0), color=color, lw=1.2)
         axes[0].plot(cs, e["pred_measured"], color=color, ls=":", lw=1.2)
         errorbars(axes[1], cs, e["right_v_overlap"], e["right_v_overlap_sem"], color=color, ls="none")
         axes[1].plot(grid, spiked_overlaps(theta, 1.0)[1], color=color, lw=1.2)
         for ax in axes:
-            ax.axvline(data.eta_c[name], color=color, ls="--", lw=0.8)
+            ax.axvline(data["eta_c"][name], color=color, ls="--", lw=0.8)
     axes[0].axhline(bulk_edge(1.0), color=COLORS["chance"], ls=":", lw=1.2)
     axes[0].set_ylabel(r"top singular value of $W_1$")
     axes[1].set_ylabel(r"$|\langle \tilde w_1, v/\|v\|\rangle|$")
     for ax in axes:
         ax.set_xlabel(r"step size $\eta_1$ ($\alpha_1 = 0$)")
     ink = COLORS["theory"]
-    legend_from(fig, [(TARGET_LABELS[k], dict(color=TARGET_COLORS[k], lw=4)) for k in data.targets] + [
+    legend_from(fig, [(TARGET_LABELS[k], dict(color=TARGET_COLORS[k], lw=4))
+                      for k in data["targets"]] + [
         ("simulation", dict(color=ink, marker="o", ls="none", ms=4)),
         (r"theory, limiting $\theta$", dict(color=ink, lw=1.2)),
         (r"theory, measured $\|a\|\|v\|$ (left)", dict(color=ink, ls=":", lw=1.2)),
@@ -486,14 +471,14 @@ def plot_bbp(data: BBPData):
     return finished(fig)
 
 
-def bbp_numbers(data: BBPData) -> dict:
+def bbp_numbers(data: dict) -> dict:
     """Named values of :func:`bbp_data` (targets ``He_1`` and ``He_3``) for the prose."""
-    return dict(bbp_gap_he1=data.gap["He_1"][0], bbp_gap_he3=data.gap["He_3"][0],
-                eta_c_ratio=data.eta_c["He_3"] / data.eta_c["He_1"],
-                **{f"eta_c_{name}": eta for name, eta in data.eta_c.items()})
+    return dict(bbp_gap_he1=data["gap"]["He_1"][0], bbp_gap_he3=data["gap"]["He_3"][0],
+                eta_c_ratio=data["eta_c"]["He_3"] / data["eta_c"]["He_1"],
+                **{f"eta_c_{name}": eta for name, eta in data["eta_c"].items()})
 
 
-def bbp_table(data: BBPData) -> tuple[list, list]:
+def bbp_table(data: dict) -> tuple[list, list]:
     r"""Header and rows per target: :math:`\eta_c`, the largest relative gap of :math:`s_1` to
     :math:`s_\star` above ``window`` :math:`\eta_c` (limiting and measured :math:`\theta`), the
     mean deviation of :math:`\|a\|\|v\|` from its limit, and the relative remainder."""
@@ -501,39 +486,24 @@ def bbp_table(data: BBPData) -> tuple[list, list]:
               r"gap, measured $\lVert a\rVert\lVert v\rVert$",
               r"$\lVert a\rVert\lVert v\rVert$ vs. limit",
               r"$\lVert G-\mu_1av^\top\rVert_{op}/\lVert G\rVert_{op}$"]
-    at = data.summary.at
-    rows = [[TARGET_LABELS[k], f"{data.eta_c[k]:.3f}", f"{data.gap[k][0]:.1%}",
-             f"{data.gap[k][1]:.1%}", f"{at('spike_dev', target=k):+.1%}",
-             f"{at('residual', target=k):.3f}"] for k in data.targets]
+    at, eta_c, gap = data["summary"].at, data["eta_c"], data["gap"]
+    rows = [[TARGET_LABELS[k], f"{eta_c[k]:.3f}", f"{gap[k][0]:.1%}", f"{gap[k][1]:.1%}",
+             f"{at('spike_dev', target=k):+.1%}", f"{at('residual', target=k):.3f}"]
+            for k in data["targets"]]
     return header, rows
 
 
-def bbp_table_spread(data: BBPData) -> str:
+def bbp_table_spread(data: dict) -> str:
     r"""The spread over seeds of :func:`bbp_table`, for its caption: the largest standard error of
     its percentages (``gap_sem``, ``spike_dev``) and of the relative remainder."""
-    at = partial(data.summary.at, sem=True)
-    percent = max(max(*data.gap_sem[k], at("spike_dev", target=k)) for k in data.targets)
-    remainder = max(at("residual", target=k) for k in data.targets)
-    return (f"means over {data.n_seeds} seeds, with standard errors at most {sig(100 * percent)}% "
+    at = partial(data["summary"].at, sem=True)
+    percent = max(max(*data["gap_sem"][k], at("spike_dev", target=k)) for k in data["targets"])
+    remainder = max(at("residual", target=k) for k in data["targets"])
+    return (f"means over {data['n_seeds']} seeds, with standard errors at most {sig(100 * percent)}% "
             f"for the percentages and {sig(remainder)} for the remainder")
 
 
 # --- the learned direction (fig-overlap) -------------------------------------------------
-
-@dataclass
-class OverlapData:
-    """Overlaps of the one-step direction with :math:`\\beta^*` (see :func:`overlap_data`)."""
-
-    d: int
-    psis: np.ndarray          # (P,)
-    n_seeds: int
-    targets: dict             # name -> Link
-    stats: dict               # name -> arrays over psi: v, v_sem, w, w_sem, wv, pred, finite, z; m22
-    dim_psi: float
-    dim_ds: np.ndarray        # (D,)
-    dim_keys: list
-    dim_stats: dict           # name -> arrays over d: v, v_sem, finite; slope (slope, se)
-
 
 def _rms(mean_square, sem):
     # root mean square over seeds, with the delta-method standard error
@@ -553,7 +523,7 @@ def _dimension_task(rng, d, psi, links, dtype):
 
 def overlap_data(d: int, c: float, alpha: float, psis, seeds, targets: dict, activation: Activation,
                  dim_psi: float, dim_ds, dim_seeds, dim_keys, n_jobs: int = 1,
-                 dtype=np.float32) -> OverlapData:
+                 dtype=np.float32) -> dict:
     r"""Overlap with :math:`\beta^*` of :math:`\hat v = v/\|v\|` and of the top right singular vector
     of :math:`W_1` (:math:`N = d`, :math:`n = \psi d`, :math:`\eta_1 = cN^\alpha`) against
     :math:`\psi`, and of :math:`\hat v` alone (:func:`learned_direction_overlaps`, links
@@ -561,6 +531,11 @@ def overlap_data(d: int, c: float, alpha: float, psis, seeds, targets: dict, act
     seeds (standard errors by the delta method), against ``pred``
     :math:`|c_1|/\sqrt{c_1^2+\mathbb E[y^2]/\psi}` and ``finite``
     (:func:`twostep.finite_size_overlap`); ``z`` is :math:`|\hat v - \text{finite}|/\text{sem}`.
+
+    Returns ``d``, ``psis``, ``n_seeds``, ``targets``, ``dim_psi``, ``dim_ds``, ``dim_keys``;
+    ``stats``: per target ``v``, ``v_sem``, ``w``, ``w_sem``, ``wv``, ``pred``, ``finite``,
+    ``z`` over ``psis`` and :math:`\mathbb E[y^2z^2]` ``m22``; ``dim_stats``: per key of
+    ``dim_keys`` ``v``, ``v_sem``, ``finite`` over ``dim_ds`` and the log-log ``slope``.
     """
     psis, seeds, dim_seeds, ds = sorted(psis), list(seeds), list(dim_seeds), np.array(dim_ds)
     task = partial(_overlap_task, d=d, activation=activation, targets=targets, c=c, alpha=alpha,
@@ -585,37 +560,36 @@ def overlap_data(d: int, c: float, alpha: float, psis, seeds, targets: dict, act
         dim_stats[key] = dict(v=v, v_sem=v_sem, slope=loglog_slope(ds, v), finite=np.array(
             [finite_size_overlap(g.coefficients[1], g.second_moment, stats[key]["m22"],
                                  int(dim_psi * q), int(q)) for q in ds]))
-    return OverlapData(d=d, psis=np.array(psis), n_seeds=len(seeds), targets=targets,
-                       stats=stats, dim_psi=dim_psi, dim_ds=ds, dim_keys=list(dim_keys),
-                       dim_stats=dim_stats)
+    return dict(d=d, psis=np.array(psis), n_seeds=len(seeds), targets=targets, stats=stats,
+                dim_psi=dim_psi, dim_ds=ds, dim_keys=list(dim_keys), dim_stats=dim_stats)
 
 
-def plot_overlap(data: OverlapData):
+def plot_overlap(data: dict):
     r"""figure ``fig-overlap``: overlaps against :math:`\psi` (left; limits solid, finite-size
     dashed, chance :math:`1/\sqrt d` dotted) and against :math:`d` (right, log-log)."""
     fig, axes = plt.subplots(1, 2, figsize=(6.8, 4.4))
-    keys = list(data.targets)
-    psi_grid = np.geomspace(data.psis[0], data.psis[-1], 200)
-    for key, g in data.targets.items():
-        st, color = data.stats[key], TARGET_COLORS[key]
-        errorbars(axes[0], data.psis, st["v"], st["v_sem"], color=color, ls="none")
-        errorbars(axes[0], data.psis, st["w"], st["w_sem"], color=color, mfc="none", ls="none", marker="D")
+    keys, psis, d = list(data["targets"]), data["psis"], data["d"]
+    psi_grid = np.geomspace(psis[0], psis[-1], 200)
+    for key, g in data["targets"].items():
+        st, color = data["stats"][key], TARGET_COLORS[key]
+        errorbars(axes[0], psis, st["v"], st["v_sem"], color=color, ls="none")
+        errorbars(axes[0], psis, st["w"], st["w_sem"], color=color, mfc="none", ls="none", marker="D")
         c1, m2 = g.coefficients[1], g.second_moment
         if c1 != 0:
             axes[0].plot(psi_grid, [one_step_overlap(c1, m2, p) for p in psi_grid], color=color, lw=1.2)
         else:
-            axes[0].plot(psi_grid, [finite_size_overlap(c1, m2, st["m22"], int(round(p * data.d)), data.d)
+            axes[0].plot(psi_grid, [finite_size_overlap(c1, m2, st["m22"], int(round(p * d)), d)
                                     for p in psi_grid], color=color, lw=1, ls="--")
     axes[0].axhline(0.0, color=COLORS["theory"], lw=1.2)
-    chance_line(axes[0], chance_overlap(data.d))
+    chance_line(axes[0], chance_overlap(d))
     axes[0].set_xscale("log")
-    ticks_at(axes[0].xaxis, list(data.psis))
+    ticks_at(axes[0].xaxis, list(psis))
     axes[0].set_xlabel(r"$\psi = n/d$")
     axes[0].set_ylabel(r"overlap with $\beta^\star$ (r.m.s. over seeds)")
-    axes[0].set_title(rf"$N = d = {data.d}$")
-    ds = data.dim_ds
-    for key in data.dim_keys:
-        st = data.dim_stats[key]
+    axes[0].set_title(rf"$N = d = {d}$")
+    ds = data["dim_ds"]
+    for key in data["dim_keys"]:
+        st = data["dim_stats"][key]
         errorbars(axes[1], ds, st["v"], st["v_sem"], color=TARGET_COLORS[key], ls="none")
         axes[1].plot(ds, st["finite"], color=TARGET_COLORS[key], lw=1, ls="--")
     axes[1].plot(ds, 1 / np.sqrt(ds), color=COLORS["chance"], ls=":", lw=1.2)
@@ -623,7 +597,7 @@ def plot_overlap(data: OverlapData):
     width_axis(axes[1], list(ds), "input dimension $d$")
     ticks_at(axes[1].yaxis, [0.02, 0.05, 0.1, 0.2, 0.5, 1])
     axes[1].set_ylabel(r"overlap of $v/\|v\|$ with $\beta^\star$ (r.m.s.)")
-    axes[1].set_title(rf"$\psi = {data.dim_psi:g}$")
+    axes[1].set_title(rf"$\psi = {data['dim_psi']:g}$")
     ink = COLORS["theory"]
     blank = (" ", dict(ls="none"))
     entries = ([(TARGET_LABELS[k], dict(color=TARGET_COLORS[k], lw=4)) for k in keys]
@@ -639,18 +613,18 @@ def plot_overlap(data: OverlapData):
     return finished(fig)
 
 
-def _information_groups(data: OverlapData):
-    first = [k for k, g in data.targets.items() if g.information_exponent == 1]
-    return first, [k for k in data.targets if k not in first]
+def _information_groups(data: dict):
+    first = [k for k, g in data["targets"].items() if g.information_exponent == 1]
+    return first, [k for k in data["targets"] if k not in first]
 
 
-def overlap_numbers(data: OverlapData) -> dict:
+def overlap_numbers(data: dict) -> dict:
     """Named values of :func:`overlap_data` for the prose: the largest deviations for the
     targets of information exponent one, the largest overlaps and z-scores for the others,
     :math:`\\mathbb E[y^2z^2]` and the slopes against ``d`` (targets ``He_2``, ``He_3``, ``odd``)."""
     ie1, high = _information_groups(data)
-    st = data.stats
-    return dict(ov_chance=chance_overlap(data.d),
+    st = data["stats"]
+    return dict(ov_chance=chance_overlap(data["d"]),
                 dev_ie1=max(np.max(np.abs(st[k]["v"] - st[k]["pred"])) for k in ie1),
                 wv_min_ie1=min(np.min(st[k]["wv"]) for k in ie1),
                 high_max=max(np.max(st[k]["v"]) for k in high),
@@ -658,7 +632,7 @@ def overlap_numbers(data: OverlapData) -> dict:
                    for key, short in {"He_2": "he2", "He_3": "he3", "odd": "odd"}.items()})
 
 
-def overlap_table(data: OverlapData) -> tuple[list, list]:
+def overlap_table(data: dict) -> tuple[list, list]:
     r"""Header and rows per target: :math:`c_1`, :math:`\mathbb E[y^2z^2]`, the largest overlap of
     :math:`\hat v` and of :math:`W_1`'s singular vector over :math:`\psi`, the largest deviation of
     :math:`\hat v` from the limit (targets with :math:`c_1\ne0`) or from the finite-size prediction
@@ -668,12 +642,12 @@ def overlap_table(data: OverlapData) -> tuple[list, list]:
     header = ["target", "$c_1$", r"$\mathbb E[y^2z^2]$", r"$\hat v$", r"$\tilde w_1$",
               "deviation", "slope in $d$"]
     rows = []
-    for key, g in data.targets.items():
-        st = data.stats[key]
+    for key, g in data["targets"].items():
+        st = data["stats"][key]
         c1 = float(g.coefficients[1])
         dev = (f"{np.max(np.abs(st['v'] - st['pred'])):.3f}" if key in ie1
                else f"{np.max(st['z']):.1f} s.e.")
-        slope = data.dim_stats.get(key, {}).get("slope")
+        slope = data["dim_stats"].get(key, {}).get("slope")
         rows.append([TARGET_LABELS[key], "0" if abs(c1) < 1e-12 else f"{c1:.3f}",
                      f"{st['m22']:.3g}", f"{np.max(st['v']):.3f}", f"{np.max(st['w']):.3f}", dev,
                      "–" if slope is None else pm(*slope, 2, adaptive=False)])
@@ -682,77 +656,68 @@ def overlap_table(data: OverlapData) -> tuple[list, list]:
 
 # --- the one-step literature, reproduced: Cui et al. (2024) -------------------------------
 
-@dataclass
-class PeerData:
-    """A setting of Cui et al. simulated with twostep (see :func:`peer_data`)."""
-
-    setting: dict                     # teacher, alpha0, eta_tilde, lam, n_test, d (the peer's)
-    d: int                            # the size simulated here, d = p
-    alphas: np.ndarray                # (A,) readout sample ratios n/d
-    errors: np.ndarray                # (S, A) test errors, one row per seed
-    measured: dict                    # gamma, r, c: (S,) per seed
-    formulas: dict                    # gamma, r, c from cui_parameters
-    cell7: dict                       # the peer's expressions (cui_cell7_parameters)
-    peer_alphas: np.ndarray           # (P,) the peer's alphas
-    peer_values: np.ndarray           # (P, k) the peer's stored values: k > 1 seeds of their
-                                      # simulation, or k = 1 for their theory
-
-
 def peer_data(setting: dict, d: int, alphas, seeds, stored: dict, n_jobs: int = 1,
-              dtype=np.float32) -> PeerData:
+              dtype=np.float32) -> dict:
     r"""Cui et al.'s experiment at their ``setting`` (``CUI_SETTING_1`` or ``_2`` of
     :mod:`twostep.analysis.peer`) with twostep at size ``d = p``, one
     :func:`~twostep.experiments.first_step.cui_experiment` per seed, at ratios ``alphas`` at
     which the peer ``stored`` a value (``alpha -> value`` of their theory, or
-    ``alpha -> (seed values)`` of their simulation)."""
+    ``alpha -> (seed values)`` of their simulation).
+
+    Returns ``setting``, ``d``, ``alphas``; the test ``errors`` ``(S, A)`` and the ``measured``
+    ``gamma``, ``r``, ``c`` ``(S,)`` of the S seeds; the same three from the book's
+    ``formulas`` (:func:`~twostep.analysis.peer.cui_parameters`) and from the peer's ``cell7``;
+    the peer's ``peer_alphas`` ``(P,)`` and ``peer_values`` ``(P, k)``, k > 1 seeds of their
+    simulation or k = 1 for their theory."""
     task = partial(cui_experiment, setting=setting, d=d, alphas=list(alphas), dtype=dtype)
     records = sweep(task, None, seeds=seeds, n_jobs=n_jobs)
     link, alpha0, eta_tilde = peer.peer_link(setting["teacher"]), setting["alpha0"], setting["eta_tilde"]
-    return PeerData(setting=dict(setting), d=d, alphas=np.array(alphas, dtype=float),
-                    errors=np.array([r["errors"] for r in records]),
-                    measured={k: np.array([r[k] for r in records]) for k in ("gamma", "r", "c")},
-                    formulas=peer.cui_parameters(link, Tanh(), alpha0, eta_tilde),
-                    cell7=peer.cui_cell7_parameters(link.func, np.tanh,
-                                                    lambda z: 1 - np.tanh(z) ** 2, alpha0, eta_tilde),
-                    peer_alphas=np.array(sorted(stored)),
-                    peer_values=np.array([np.atleast_1d(stored[a]) for a in sorted(stored)], dtype=float))
+    return dict(setting=dict(setting), d=d, alphas=np.array(alphas, dtype=float),
+                errors=np.array([r["errors"] for r in records]),
+                measured={k: np.array([r[k] for r in records]) for k in ("gamma", "r", "c")},
+                formulas=peer.cui_parameters(link, Tanh(), alpha0, eta_tilde),
+                cell7=peer.cui_cell7_parameters(link.func, np.tanh, lambda z: 1 - np.tanh(z) ** 2,
+                                                alpha0, eta_tilde),
+                peer_alphas=np.array(sorted(stored)),
+                peer_values=np.array([np.atleast_1d(stored[a]) for a in sorted(stored)], dtype=float))
 
 
-def peer_comparison(data: PeerData) -> dict:
-    """Per simulated ``alpha`` (arrays over ``data.alphas``): the peer's value at its nearest
+def peer_comparison(data: dict) -> dict:
+    """Per simulated ``alpha`` (arrays over ``data["alphas"]``): the peer's value at its nearest
     stored ratio (mean of its seeds for a simulation), its spread over seeds (sd, ``ddof = 1``;
     0 for the theory), twostep's mean and sd over seeds, and the difference twostep minus peer."""
-    vals = [data.peer_values[np.argmin(np.abs(data.peer_alphas - a))] for a in data.alphas]
-    stored, mean = np.array([v.mean() for v in vals]), data.errors.mean(axis=0)
+    pv, pa = data["peer_values"], data["peer_alphas"]
+    vals = [pv[np.argmin(np.abs(pa - a))] for a in data["alphas"]]
+    stored, mean = np.array([v.mean() for v in vals]), data["errors"].mean(axis=0)
     return {"peer": stored, "peer_sd": np.array([v.std(ddof=1) if v.size > 1 else 0.0 for v in vals]),
-            "mean": mean, "sd": data.errors.std(axis=0, ddof=1), "diff": mean - stored}
+            "mean": mean, "sd": data["errors"].std(axis=0, ddof=1), "diff": mean - stored}
 
 
 def cui_data(d1: int, seeds1, alphas1, d2: int, seeds2, alphas2, n_jobs: int = 1,
-             dtype=np.float32) -> tuple[PeerData, PeerData]:
+             dtype=np.float32) -> tuple[dict, dict]:
     r""":func:`peer_data` in Cui et al.'s settings (:mod:`twostep.analysis.peer`): the tanh teacher
     at size ``d1`` against their simulation, the sin teacher at ``d2`` against their theory."""
     return (peer_data(peer.CUI_SETTING_1, d1, alphas1, seeds1, peer.CUI_SIMULATED, n_jobs, dtype),
             peer_data(peer.CUI_SETTING_2, d2, alphas2, seeds2, peer.CUI_THEORY, n_jobs, dtype))
 
 
-def plot_cui(data: tuple[PeerData, PeerData]):
+def plot_cui(data: tuple[dict, dict]):
     r"""figure ``fig-peer``: test error against :math:`\alpha_{\rm C} = n/d` in the peer's two
     settings: their simulation (left, mean and sd over their seeds) or theory (right), and
     twostep's simulation (mean and sd over its seeds)."""
     fig, axes = plt.subplots(1, 2, figsize=(6.5, 3.3), sharey=False)
     for ax, run, title in zip(axes, data, ("tanh teacher", "sin teacher")):
-        s, pv = run.setting, run.peer_values
+        s, pv = run["setting"], run["peer_values"]
         if pv.shape[1] > 1:   # their simulation
-            ax.errorbar(run.peer_alphas, pv.mean(axis=1), yerr=pv.std(axis=1, ddof=1),
+            ax.errorbar(run["peer_alphas"], pv.mean(axis=1), yerr=pv.std(axis=1, ddof=1),
                         color=COLORS["theory"], marker="s", ms=4, capsize=3, lw=1,
                         label=f"Cui et al. (simulation, d = {s['d']})")
         else:
-            ax.plot(run.peer_alphas, pv[:, 0], color=COLORS["theory"], marker="s", ms=4, lw=1.2,
+            ax.plot(run["peer_alphas"], pv[:, 0], color=COLORS["theory"], marker="s", ms=4, lw=1.2,
                     label="Cui et al. (theory)")
         cmp = peer_comparison(run)
-        ax.errorbar(run.alphas, cmp["mean"], yerr=cmp["sd"], color=COLORS["reused"], marker="o",
-                    ms=4, capsize=3, ls="--", lw=1, label=f"twostep (d = {run.d})")
+        ax.errorbar(run["alphas"], cmp["mean"], yerr=cmp["sd"], color=COLORS["reused"], marker="o",
+                    ms=4, capsize=3, ls="--", lw=1, label=f"twostep (d = {run['d']})")
         ax.set_xlabel(r"$\alpha_{\rm C} = n/d$ (readout samples)")
         ax.set_title(rf"{title}: $\alpha_0 = {s['alpha0']:g}$, $\tilde\eta = {s['eta_tilde']:g}$, "
                      rf"$\lambda = {s['lam']:g}$")
@@ -761,7 +726,7 @@ def plot_cui(data: tuple[PeerData, PeerData]):
     return finished(fig)
 
 
-def cui_table(data: tuple[PeerData, PeerData]) -> tuple[list, list]:
+def cui_table(data: tuple[dict, dict]) -> tuple[list, list]:
     """table ``tab-peer``: header and rows of gamma_C, r_C, c_C (the peer's cell-7 expressions
     against twostep's formulas and its measured values, tanh setting) and the test errors of
     both settings (the peer's simulation and theory against twostep's simulation)."""
@@ -771,38 +736,39 @@ def cui_table(data: tuple[PeerData, PeerData]) -> tuple[list, list]:
     header = ["quantity", "peer value", "twostep", "difference", "spread over seeds"]
     rows = []
     for key, label in {"gamma": r"$\gamma_{\rm C}$", "r": r"$r_{\rm C}$", "c": r"$c_{\rm C}$"}.items():
-        stored, formula, m = first.cell7[key], first.formulas[key], first.measured[key]
+        stored, formula, m = first["cell7"][key], first["formulas"][key], first["measured"][key]
         rows.append([f"{label}, formula", f"{stored:.4f}", f"{formula:.4f}",
                      sci(formula - stored, 2) if abs(formula - stored) > 1e-12 else "< 10⁻¹²", "–"])
         rows.append([f"{label}, measured", f"{stored:.4f}", f"{m.mean():.4f}",
                      f"{m.mean() - stored:.4f}", f"{m.std(ddof=1):.4f}"])
     for run in data:
         cmp = peer_comparison(run)
-        for j, al in enumerate(run.alphas):
+        for j, al in enumerate(run["alphas"]):
             spread = (f"{cmp['sd'][j]:.4f} (peer {cmp['peer_sd'][j]:.4f})"
-                      if run.peer_values.shape[1] > 1 else f"{cmp['sd'][j]:.4f}")
-            rows.append([f"test error, {run.setting['teacher']}, $\\alpha_{{\\rm C}} = {al:g}$",
+                      if run["peer_values"].shape[1] > 1 else f"{cmp['sd'][j]:.4f}")
+            rows.append([f"test error, {run['setting']['teacher']}, $\\alpha_{{\\rm C}} = {al:g}$",
                          f"{cmp['peer'][j]:.4f}", f"{cmp['mean'][j]:.4f}", f"{cmp['diff'][j]:.4f}",
                          spread])
     return header, rows
 
 
-def cui_numbers(data: tuple[PeerData, PeerData]) -> dict:
-    """Named values for the prose and the landing page: sizes, seeds, the largest formula
-    difference (gamma and r), the two values of c, the largest test-error differences and
-    their ratio to the spread over seeds."""
+def cui_numbers(data: tuple[dict, dict]) -> dict:
+    """Named values for the prose and the landing page: the largest formula difference (gamma
+    and r), the values of c, the largest test-error differences and their ratio to the spread
+    over seeds."""
     first, second = data
-    diffs = [abs(run.formulas[k] - run.cell7[k]) for run in (first, second) for k in ("gamma", "r")]
+    diffs = [abs(run["formulas"][k] - run["cell7"][k]) for run in data for k in ("gamma", "r")]
     c1, c2 = peer_comparison(first), peer_comparison(second)
     # differences in standard errors of the difference of the means (seeds independent)
-    se1 = np.sqrt(c1["sd"] ** 2 / first.errors.shape[0] + c1["peer_sd"] ** 2 / first.peer_values.shape[1])
-    se2 = c2["sd"] / np.sqrt(second.errors.shape[0])
+    se1 = np.sqrt(c1["sd"] ** 2 / len(first["errors"])
+                  + c1["peer_sd"] ** 2 / first["peer_values"].shape[1])
+    se2 = c2["sd"] / np.sqrt(len(second["errors"]))
     return {"peer_formula_diff": sci(max(max(diffs), 1e-16), 1),
-            "peer_c_book1": first.formulas["c"], "peer_c_cell1": first.cell7["c"],
-            "peer_c_meas1": float(first.measured["c"].mean()),
-            "peer_c_sd1": float(first.measured["c"].std(ddof=1)),
-            "peer_c_book2": second.formulas["c"], "peer_c_cell2": second.cell7["c"],
-            "peer_mu1_sq": first.cell7["mu1"] ** 2,
+            "peer_c_book1": first["formulas"]["c"], "peer_c_cell1": first["cell7"]["c"],
+            "peer_c_meas1": float(first["measured"]["c"].mean()),
+            "peer_c_sd1": float(first["measured"]["c"].std(ddof=1)),
+            "peer_c_book2": second["formulas"]["c"], "peer_c_cell2": second["cell7"]["c"],
+            "peer_mu1_sq": first["cell7"]["mu1"] ** 2,
             "peer_sim_max_diff": float(np.max(np.abs(c1["diff"]))),
             "peer_theory_max_diff": float(np.max(np.abs(c2["diff"]))),
             "peer_theory_max_rel": float(np.max(np.abs(c2["diff"]) / c2["peer"])),
@@ -887,34 +853,29 @@ def feature_spike_numbers(data: dict) -> dict:
 
 # --- the chapter's verdicts -------------------------------------------------------------------
 
-def one_step_verdict(residual: ResidualData, overlap: OverlapData) -> dict:
+def one_step_verdict(residual: ResidualData, overlap: dict) -> dict:
     r"""The verdicts of the chapter's claim (:func:`twostep.analysis.verdicts.judge`):
     ``verdict_rank_one``, the remainder's fitted slope against :math:`-1/2` (null 0), and
     ``verdict_high``, the worst over the targets of information exponent two or more and the
     :math:`\psi` of :math:`\hat v`'s overlap with :math:`\beta^\star` against its finite-size
     level (the predicted null; the effect denied is what information exponent one reaches);
-    ``high_chance``, the largest of those levels, and ``high_chance_d`` (:math:`1/\sqrt d`)."""
+    ``high_chance``, the largest of those levels, and ``high_chance_d`` (:math:`1/\sqrt d`); and
+    for the landing page's verdicts at each width ``vw_one_step_<N>``, the slope fitted over the
+    widths up to ``N`` (at least three) judged as ``verdict_rank_one``."""
     slope, se = residual.slopes[residual.main]
     rank_one = judge(slope, se, -0.5, 0.0, seeds=residual.n_seeds_small,
                      df=len(residual.sizes) - 2)
     first, high = _information_groups(overlap)
-    st = overlap.stats
+    st = overlap["stats"]
     learned = np.max([st[k]["pred"] for k in first], axis=0)      # (psis,)
     high_verdicts = [judge(float(st[k]["v"][i]), float(st[k]["v_sem"][i]), float(st[k]["finite"][i]),
-                           float(st[k]["finite"][i]), seeds=overlap.n_seeds, predicts_null=True,
+                           float(st[k]["finite"][i]), seeds=overlap["n_seeds"], predicts_null=True,
                            alternative=float(learned[i]))
-                     for k in high for i in range(len(overlap.psis))]
+                     for k in high for i in range(len(overlap["psis"]))]
+    sizes, res, _ = residual.summary.series("residual", act=residual.main)
+    by_width = {int(N): judge(*loglog_slope(sizes[:j + 1], res[:j + 1]), -0.5, 0.0,
+                              seeds=residual.n_seeds_small, df=j - 1).label
+                for j, N in enumerate(sizes) if j >= 2}
     return {"verdict_rank_one": str(rank_one), "verdict_high": worst(high_verdicts),
             "high_chance": max(float(np.max(st[k]["finite"])) for k in high),
-            "high_chance_d": 1.0 / math.sqrt(overlap.d)}
-
-
-def rank_one_width_numbers(residual: ResidualData) -> dict:
-    r"""Glue values ``vw_one_step_<N>`` for the landing page's verdicts at each width: the
-    remainder's slope fitted over the widths up to ``N`` (at least three) against :math:`-1/2`,
-    judged as in :func:`one_step_verdict`."""
-    sizes, res, _ = residual.summary.series("residual", act=residual.main)
-    return width_verdicts("vw_one_step", {
-        int(N): judge(*loglog_slope(sizes[:j + 1], res[:j + 1]), -0.5, 0.0,
-                      seeds=residual.n_seeds_small, df=j - 1).label
-        for j, N in enumerate(sizes) if j >= 2})
+            "high_chance_d": 1.0 / math.sqrt(overlap["d"]), **width_verdicts("vw_one_step", by_width)}

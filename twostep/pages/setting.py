@@ -1,13 +1,7 @@
-r"""Chapter *The setting*: the checks of the model's machinery and the Hermite tables.
-
-The chapter fixes the model and checks the two things every later chapter rests on. The
-gradient :math:`\nabla L(W) = -\frac1n\operatorname{diag}(a)[\sigma'(WX^\top)\odot\mathbf 1y^\top]X`
-is compared with central finite differences (:func:`kink_margin` says whether the
-difference quotients of the centred ReLU stay away from its kink); the sizes of one step,
-per neuron and for the whole matrix, are measured at two widths (:func:`step_scaling_data`);
-the Hermite coefficients of the activations and targets are tabulated
-(:func:`activation_table`, :func:`target_table`); and the spectrum of :math:`W_0` is compared
-with the Marchenko--Pastur law (:func:`w0_spectrum_data`, :func:`plot_w0_spectrum`).
+r"""Chapter *The setting*: the gradient against finite differences (with :func:`kink_margin`
+for the centred ReLU), the sizes of one step at two widths (:func:`step_scaling_data`), the
+Hermite tables of the activations and targets, and the spectrum of :math:`W_0` against the
+Marchenko--Pastur law (:func:`w0_spectrum_data`).
 """
 
 from __future__ import annotations
@@ -41,14 +35,13 @@ def kink_margin(W, X, h: float) -> tuple[float, float]:
     r"""How far the finite differences of step ``h`` stay from the kink of a ReLU at 0:
     ``(min_pre, max_shift)``, :math:`\min_{ij}|\langle w_i,x_j\rangle|` (``W``: ``(N, d)``, ``X``:
     ``(n, d)``) and :math:`h\max_{jk}|x_{jk}|`, the most a perturbation :math:`\pm h` of one
-    :math:`W_{ik}` moves a pre-activation; no difference quotient straddles the kink when
-    ``min_pre > max_shift``."""
+    :math:`W_{ik}` moves a pre-activation; no quotient straddles the kink if the first is larger."""
     return float(np.abs(W @ X.T).min()), float(h * np.abs(X).max())
 
 
 def gradient_check_table(errors: dict) -> tuple[list, list]:
-    """Header and rows of the finite-difference check: one row per activation with its
-    relative discrepancy ``errors[name]`` (see :func:`twostep.gradient_check`) in scientific notation."""
+    """Header and rows of the finite-difference check: per activation its relative discrepancy
+    ``errors[name]`` (:func:`twostep.gradient_check`)."""
     rows = [[ACTIVATION_LABELS.get(k, k), sci(v, 2)] for k, v in errors.items()]
     # no "|" inside a cell: it would end the cell of a pipe table
     return ["activation", r"$\max\lvert\nabla - \widehat\nabla\rvert / \max\lvert\nabla\rvert$"], rows
@@ -69,15 +62,12 @@ def displacement(N: int, seed: int, c: float, alpha: float, activation: Activati
     return float(np.median(np.linalg.norm(D, axis=1))), float(top_singular(D, 1)[0][0])
 
 
-def step_scaling_data(widths, n_seeds: int, c: float, alpha: float, activation: Activation,
-                      target: Link | None = None) -> Summary:
+def step_scaling_data(widths, n_seeds: int, c: float, alpha: float,
+                      activation: Activation) -> Summary:
     r"""Per-neuron and whole-matrix size of one step (:func:`displacement`, target
-    :math:`\mathrm{He}_1` by default) for the seeds ``0..n_seeds-1`` at each width, summarised
-    by ``("N",)``: ``row`` (the median row move), ``op`` (:math:`\|W_1-W_0\|_{op}`) and
-    ``eta``. The scaling argument predicts that the median row moves like
-    :math:`N^{\alpha-1/2}` and the matrix like :math:`N^{\alpha}` (see :func:`scaling_table`).
-    """
-    target = hermite_link(1) if target is None else target
+    :math:`\mathrm{He}_1`) for the seeds ``0..n_seeds-1`` at each width, summarised by
+    ``("N",)``: ``row`` (the median row move), ``op`` (:math:`\|W_1-W_0\|_{op}`) and ``eta``."""
+    target = hermite_link(1)
     records = [dict(N=N, seed=s, eta=step_size(c, alpha, N),
                     **dict(zip(("row", "op"), displacement(N, s, c, alpha, activation, target))))
                for N in widths for s in range(n_seeds)]
@@ -95,12 +85,10 @@ def scaling_numbers(data: Summary) -> dict:
 
 def scaling_table(data: Summary, alpha: float) -> tuple[list, list]:
     r"""Header and rows: per quantity (step size, median neuron move, :math:`\|W_1-W_0\|_{op}`, the
-    same per unit step) its value at the first and last width, their ratio and the ratio that
-    the step exponent ``alpha`` predicts.
-
-    The measured values are written "mean ± standard error over seeds" (``"0.261 ± 0.003"``),
-    the ratio :math:`r = \bar m_L/\bar m_S` of two means with the propagated standard error
-    :math:`r\sqrt{(\mathrm{se}_L/\bar m_L)^2 + (\mathrm{se}_S/\bar m_S)^2}`."""
+    same per unit step) its mean ± standard error at the first and last width, their ratio
+    :math:`r = \bar m_L/\bar m_S` ± :math:`r\sqrt{(\mathrm{se}_L/\bar m_L)^2 + (\mathrm{se}_S/\bar m_S)^2}`
+    and the ratio that the step exponent ``alpha`` predicts (:math:`N^{\alpha-1/2}` for a
+    neuron, :math:`N^{\alpha}` for the matrix)."""
     small, large = data.axis()[0], data.axis()[-1]
     e_small, e_large = (data.at("eta", N=N) for N in (small, large))
     op_pred = f"{(large / small) ** alpha:.2f} ($N^{{\\alpha}}$)"
