@@ -1,4 +1,5 @@
-r"""Single runs of the first step (chapter *One step*): the update against its spike, the data direction per target, and the spikes of the feature matrix."""
+r"""Single runs of the first step (chapter *One step*): the update against its spike, the data
+direction per target, the spikes of the feature matrix, and Cui et al.'s experiment."""
 
 from __future__ import annotations
 
@@ -162,12 +163,10 @@ def learned_direction_overlaps(n: int, d: int, links, rng: np.random.Generator,
         out[k] = abs(float(v @ beta)) / nv if nv > 0 else 0.0
     return out
 def first_update(rng: np.random.Generator, N: int, activation: Activation, target: Link):
-    r"""One draw at :math:`N = n = d` and its update per unit step: ``(W0, G)``.
-
-    Draws, in this order, a teacher of the link ``target``, :math:`(W_0, a)`, :math:`X` and
-    the labels (float64), and forms :math:`G` as ``one_step(..., eta=1) - W0``, so that
-    :math:`W_1 = W_0 + \eta_1G`. The model's functions check the arguments.
-    """
+    r"""One draw at :math:`N = n = d` (a teacher of the link ``target``, :math:`(W_0, a)`,
+    :math:`X`, the labels; float64) and its update per unit step: ``(W0, G)``, :math:`G` =
+    ``one_step(..., eta=1) - W0`` so that :math:`W_1 = W_0 + \eta_1G`. The model checks the
+    arguments."""
     teacher = Teacher(target, N, rng)
     W0, a = initialise(N, N, rng)
     X = gaussian_inputs(N, N, rng)
@@ -259,13 +258,11 @@ def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activat
 def cui_experiment(rng: np.random.Generator, setting: dict, d: int, alphas,
                    dtype=np.float32) -> dict:
     r"""One seed of Cui et al.'s experiment at their ``setting``
-    (:data:`twostep.analysis.peer.CUI_SETTING_1` or ``_2``) with size ``d = p``: the teacher's
-    direction, the first layer (:func:`~twostep.analysis.peer.peer_first_layer`), one test set of
-    ``setting["n_test"]`` samples, and a fresh training set of :math:`\alpha d` samples for every
-    ``alpha`` of ``alphas`` (:func:`~twostep.analysis.peer.peer_test_error`), drawn in this order.
-
-    Returns ``errors`` (shape ``(len(alphas),)``) and the measured ``gamma``, ``r``, ``c``.
-    """
+    (:data:`twostep.analysis.peer.CUI_SETTING_1` or ``_2``) with size ``d = p``: the first layer
+    (:func:`~twostep.analysis.peer.peer_first_layer`), one test set, and a fresh training set of
+    :math:`\alpha d` samples for every ``alpha`` of ``alphas``, drawn in this order. Returns the
+    test ``errors`` (:func:`~twostep.analysis.peer.peer_test_error`, shape ``(len(alphas),)``)
+    and the measured ``gamma``, ``r``, ``c``."""
     check_rng(rng)
     d, act = check_int(d, "d"), Tanh()
     W1, teacher, measured = peer_first_layer(rng, d, peer_link(setting["teacher"]), act,

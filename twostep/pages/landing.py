@@ -7,7 +7,6 @@ r"""The landing page (``book/index.md``): the count :math:`\Lambda` and one simu
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -28,32 +27,19 @@ from .figures import COLORS, finished
 from .report import num
 
 
-@dataclass
-class Draw:
-    """What the landing figure's spectra show (one draw; see :func:`summary_data`)."""
-
-    alpha1: float
-    alpha2: float
-    L: int                # the activation's degree
-    n_spikes: int         # Lambda(alpha1, alpha2) for that degree
-    exponents: list       # e_k = alpha2 - k (1/2 - alpha1), k = 1..Lambda
-    margin: float
-    n_marked: int
-    edge: float
-    s_W1: np.ndarray      # top 4 singular values of W1
-    s_W2: np.ndarray      # all singular values of W2, fresh second batch
-    s_W2r: np.ndarray     # all singular values of W2, reused batch
-    count: dict           # outliers beyond (1 + margin) * edge: "W1", "W2", "W2r"
-    memo: np.ndarray      # max_j |cos(v, x_j)| of the marked reused outliers' right vectors
-    memo_null: float      # sqrt(2 log n / d): the same for an unrelated direction
-
-
 def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
-                 seed: int = 0, margin: float = 0.05, n_marked: int = 6) -> Draw:
+                 seed: int = 0, margin: float = 0.05, n_marked: int = 6) -> dict:
     r"""One network, :math:`N = n = d`, :math:`\sigma_4`, target :math:`\mathrm{He}_1`,
     :math:`\eta_t = cN^{\alpha_t}`: the second step on a fresh batch and, from the same
-    :math:`W_1`, on the first batch again; outliers counted beyond ``(1 + margin)`` times the
-    bulk edge :math:`1 + \sqrt{N/d}`."""
+    :math:`W_1`, on the first batch again.
+
+    Returns ``alpha1``, ``alpha2``, ``margin``, ``n_marked``; the degree ``L``, ``n_spikes``
+    :math:`\Lambda` and the ``exponents`` :math:`e_k`, :math:`k = 1..\Lambda`; the top 4
+    singular values ``s_W1`` of :math:`W_1` and all of :math:`W_2`, ``s_W2`` (fresh) and
+    ``s_W2r`` (reused); ``count``, the outliers of each (``"W1"``, ``"W2"``, ``"W2r"``) beyond
+    ``(1 + margin)`` times the bulk ``edge`` :math:`1 + \sqrt{N/d}`; ``memo``, the
+    memorisation :math:`\max_j|\cos(v, x_j)|` of the right vectors of the marked reused
+    outliers, and ``memo_null``, :math:`\sqrt{2\log n/d}` for an unrelated direction."""
     activation = get_activation("poly4")
     run = run_two_steps(N, N, N, activation, hermite_link(1), ((c, alpha1), (c, alpha2)),
                         "fresh", np.random.default_rng(seed))
@@ -71,8 +57,9 @@ def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: flo
     L = activation.degree
     lam = n_spikes(alpha1, alpha2, L)
     exponents = [spike_exponent(k, alpha1, alpha2) for k in range(1, lam + 1)]
-    return Draw(alpha1, alpha2, L, lam, exponents, margin, n_marked, edge, s_W1, s_W2, s_W2r,
-                count, memo, chance_maximum(N, N))
+    return dict(alpha1=alpha1, alpha2=alpha2, L=L, n_spikes=lam, exponents=exponents,
+                margin=margin, n_marked=n_marked, edge=edge, s_W1=s_W1, s_W2=s_W2, s_W2r=s_W2r,
+                count=count, memo=memo, memo_null=chance_maximum(N, N))
 
 
 def terms_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
@@ -93,13 +80,13 @@ def terms_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float
     return Summary(records, ("N",), ("ratio", "left"))
 
 
-def plot_summary(data: Draw, terms: Summary):
+def plot_summary(data: dict, terms: Summary):
     r"""(a) :math:`\Lambda(\alpha_1, \alpha_2)` with the lines :math:`\alpha_2 = k(1/2-\alpha_1)`
     and the simulated point; (b) each exact term's top singular value over its predicted spike
     (``terms``), and its left vector's cosine with :math:`a^{\circ(k+1)}`, against 1 and
     chance :math:`1/\sqrt N`; below, the spectra of both :math:`W_2` against the
     Marchenko--Pastur law, with their outliers and :math:`W_1`'s marked."""
-    L = data.L
+    L = data["L"]
     fig = plt.figure(figsize=(7.0, 6.6))
     grid = fig.add_gridspec(2, 2, height_ratios=[1.1, 1])
     ax_phase = fig.add_subplot(grid[0, 0])
@@ -115,8 +102,8 @@ def plot_summary(data: Draw, terms: Summary):
                                shading="auto", rasterized=True)
     for k in range(1, L):
         ax_phase.plot(a, phase_boundaries(a, k), color="0.3", lw=0.8)
-    ax_phase.plot(data.alpha1, data.alpha2, ls="none", marker="*", ms=13, color="white", mec="k",
-                  mew=0.9, label="simulated")
+    ax_phase.plot(data["alpha1"], data["alpha2"], ls="none", marker="*", ms=13, color="white",
+                  mec="k", mew=0.9, label="simulated")
     ax_phase.set(xlim=(0, 0.5), ylim=(0, 0.5), xlabel=r"$\alpha_1$", ylabel=r"$\alpha_2$",
                  title=rf"(a) theory: $\Lambda(\alpha_1, \alpha_2)$, $L = {L}$")
     ax_phase.grid(False)
@@ -124,18 +111,18 @@ def plot_summary(data: Draw, terms: Summary):
     bar.set_label(r"new outliers $\Lambda$")
     ax_phase.legend(loc="upper left", frameon=True)
 
-    edge, margin, n_marked = data.edge, data.margin, data.n_marked
-    bins = np.linspace(0, 1.04 * max(data.s_W1[0], data.s_W2[0], data.s_W2r[0]), 120)
+    edge, margin, n_marked = data["edge"], data["margin"], data["n_marked"]
+    bins = np.linspace(0, 1.04 * max(data["s_W1"][0], data["s_W2"][0], data["s_W2r"][0]), 120)
     s_grid = np.linspace(0, edge, 300)
-    rows = [(data.s_W2, "fresh batch", COLORS["fresh"]),
-            (data.s_W2r, "reused batch", COLORS["reused"])]
+    rows = [(data["s_W2"], "fresh batch", COLORS["fresh"]),
+            (data["s_W2r"], "reused batch", COLORS["reused"])]
     for i, (ax, (s, name, color)) in enumerate(zip(ax_rows, rows)):
         beyond = s[s > edge * (1 + margin)]
         ax.hist(s, bins=bins, density=True, color="0.7", label="$W_2$")
         ax.plot(s_grid, marchenko_pastur_density(s_grid, 1.0), color=COLORS["theory"], lw=1.2,
                 label=r"bulk of $W_0$")
         ax.axvline(edge, color=COLORS["theory"], ls=":", lw=1)
-        for x in data.s_W1[:data.count["W1"]]:
+        for x in data["s_W1"][:data["count"]["W1"]]:
             ax.axvline(x, ymax=0.4, color=COLORS["one-step"], lw=1.4, ls="--")
         for x in beyond[:n_marked]:
             ax.axvline(x, ymax=0.4, color=color, lw=1.6)
@@ -173,13 +160,13 @@ def _plot_terms(ax, terms: Summary) -> None:
     ax.legend(loc="lower left", borderaxespad=0.3)
 
 
-def spectra_table(data: Draw) -> tuple:
+def spectra_table(data: dict) -> tuple:
     r"""``(header, rows)``: for :math:`W_1` and both :math:`W_2` of one draw, the number of
     singular values beyond ``(1 + margin)`` times the bulk edge, the two largest values, and the theory's count as :math:`N\to\infty` (1 for :math:`W_1`,
     :math:`1+\Lambda` for :math:`W_2`)."""
-    rows = [["$W_1$ (one step)", data.s_W1, data.count["W1"], 1],
-            ["$W_2$, fresh batch", data.s_W2, data.count["W2"], 1 + data.n_spikes],
-            ["$W_2$, reused batch", data.s_W2r, data.count["W2r"], 1 + data.n_spikes]]
+    rows = [["$W_1$ (one step)", data["s_W1"], data["count"]["W1"], 1],
+            ["$W_2$, fresh batch", data["s_W2"], data["count"]["W2"], 1 + data["n_spikes"]],
+            ["$W_2$, reused batch", data["s_W2r"], data["count"]["W2r"], 1 + data["n_spikes"]]]
     return (["matrix", "beyond the threshold", "$s_1$", "$s_2$", "theory"],
             [[name, str(count), num(s[0]), num(s[1], ".3f"), str(theory)]
              for name, s, count, theory in rows])
@@ -192,14 +179,6 @@ def rules_table() -> tuple:
 
 
 # --- How to cite: rendered from CITATION.cff, the one source --------------------------------
-
-
-def citation_file():
-    """``CITATION.cff`` of the repository holding this package (a checkout, an editable
-    install, Binder), or else of the current folder (a reader who downloaded it beside the
-    notebook)."""
-    repository = Path(__file__).resolve().parents[2] / "CITATION.cff"
-    return repository if repository.is_file() else Path.cwd() / "CITATION.cff"
 
 
 def _bib_text(text) -> str:
@@ -262,13 +241,17 @@ def bibtex_entries(cff: dict) -> tuple[str, list[str]]:
 
 
 def citation(path=None):
-    """The landing page's "How to cite", from CITATION.cff (``path``, default
-    :func:`citation_file`): the file's message, the BibTeX entry of each reference (the
-    paper) and the book's own. Returns an ``IPython.display.Markdown`` object."""
+    """The landing page's "How to cite", from CITATION.cff (``path``; by default the file of the
+    repository holding this package, a checkout, an editable install or Binder, or else of the
+    current folder, where a reader who downloaded the notebook put it beside it): the file's
+    message, the BibTeX entry of each reference (the paper) and the book's own. Returns an
+    ``IPython.display.Markdown`` object."""
     import yaml
     from IPython.display import Markdown
 
-    path = citation_file() if path is None else path
+    if path is None:
+        path = Path(__file__).resolve().parents[2] / "CITATION.cff"
+        path = path if path.is_file() else Path.cwd() / "CITATION.cff"
     if not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a path to CITATION.cff, got {type(path).__name__}")
     path = Path(path)

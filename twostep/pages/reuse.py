@@ -10,8 +10,6 @@ captions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -30,7 +28,7 @@ from .report import cell
 #: The values of :func:`reuse_experiment` that :func:`network_data` summarises.
 NETWORK_VALUES = ("signal_reuse", "term_overlap", "term_memorisation", "top_values",
                   "top_overlap", "top_memorisation", "subspace", "subspace_unmemorised")
-#: The values of :class:`LambdaData`, at the top :math:`1+\Lambda` right vectors.
+#: The values of :func:`lambda_data`, at the top :math:`1+\Lambda` right vectors.
 LAMBDA_VALUES = ("subspace", "subspace_unmemorised")
 _CHANCE = dict(color=COLORS["chance"], ls=":", lw=1.2)
 #: The two simulated targets of the network figures: the first filled and solid.
@@ -310,20 +308,13 @@ def span_chance(net: Summary, K: int) -> str:
             + ", ".join(str(N) for N in Ns))
 
 
-@dataclass
-class LambdaData:
-    r"""Learned-subspace overlaps of one target at several :math:`\alpha_2` (:func:`lambda_data`)."""
-
-    summary: Summary          # by ("alpha2", "batch", "N"): LAMBDA_VALUES, top 1 + Lambda vectors
-    alpha1: float
-    n_spikes: dict            # alpha2 -> Lambda(alpha1, alpha2)
-
-
 def lambda_data(net: Summary, target: str, alpha1: float, alpha2: float, alpha2s,
-                L: int) -> LambdaData:
+                L: int) -> dict:
     r"""The learned subspace of ``target``'s runs at each :math:`\alpha_2'` in ``alpha2s``: at the
     runs' own ``alpha2`` as trained, at the others from the rescaled draws of
-    :func:`network_data` (whose ``alpha2s`` are these without ``alpha2``, in order)."""
+    :func:`network_data` (whose ``alpha2s`` are these without ``alpha2``, in order). Returns
+    ``summary`` (by ``("alpha2", "batch", "N")``: :data:`LAMBDA_VALUES` of the top
+    :math:`1+\Lambda` right vectors), ``alpha1`` and ``n_spikes``, ``alpha2 -> Lambda``."""
     others = [a for a in alpha2s if a != alpha2]
     lams = {a2: n_spikes(alpha1, a2, L) for a2 in alpha2s}
     records = []
@@ -333,23 +324,24 @@ def lambda_data(net: Summary, target: str, alpha1: float, alpha2: float, alpha2s
             key, i = ("", ()) if a2 == alpha2 else ("rescaled_", (others.index(a2),))
             records.append({"alpha2": a2, "batch": r["batch"], "N": r["N"], **{
                 v: np.asarray(r[key + v])[i + (lam, 0)] for v in LAMBDA_VALUES}})
-    return LambdaData(Summary(records, ("alpha2", "batch", "N"), LAMBDA_VALUES), alpha1, lams)
+    return dict(summary=Summary(records, ("alpha2", "batch", "N"), LAMBDA_VALUES), alpha1=alpha1,
+                n_spikes=lams)
 
 
-def lambda_fresh_ratio(lam: LambdaData) -> float:
+def lambda_fresh_ratio(lam: dict) -> float:
     r"""The largest ratio, over :math:`\alpha_2`, of the fresh batch's learned-subspace overlap
     (memorised inputs set aside) at the largest width to the chance level
     :math:`\sqrt{(1+\Lambda)/d}` of a random subspace of that dimension."""
-    N = lam.summary.axis()[-1]
-    return max(lam.summary.at("subspace_unmemorised", alpha2=a2, batch="fresh", N=N)
-               / chance_overlap(N, 1 + k) for a2, k in lam.n_spikes.items())
+    N = lam["summary"].axis()[-1]
+    return max(lam["summary"].at("subspace_unmemorised", alpha2=a2, batch="fresh", N=N)
+               / chance_overlap(N, 1 + k) for a2, k in lam["n_spikes"].items())
 
 
-def plot_lambda(lam: LambdaData, limits: Limits, target: str = "odd"):
+def plot_lambda(lam: dict, limits: Limits, target: str = "odd"):
     r"""Figure: one panel per :math:`\alpha_2`, the learned subspace of :func:`plot_learned_subspace`
     for the top :math:`1+\Lambda` right vectors of :math:`W_2` against :math:`N`."""
-    Ns = lam.summary.axis()
-    alpha2s = list(lam.n_spikes)
+    summary, lams = lam["summary"], lam["n_spikes"]
+    Ns, alpha2s = summary.axis(), list(lams)
     # Two panels a row: the 7-inch column holds two log-N axes at full font size.
     ncols = min(2, len(alpha2s))
     nrows = -(-len(alpha2s) // ncols)
@@ -360,12 +352,12 @@ def plot_lambda(lam: LambdaData, limits: Limits, target: str = "odd"):
     left = [row[0] for row in axes]
     axes = axes.flat[:len(alpha2s)]
     for i, (ax, a2) in enumerate(zip(axes, alpha2s)):
-        _subspace_panel(ax, lambda key, b: lam.summary.series(key, alpha2=a2, batch=b), Ns,
-                        1 + lam.n_spikes[a2], limits.overlap(target, "reused", aware=True),
+        _subspace_panel(ax, lambda key, b: summary.series(key, alpha2=a2, batch=b), Ns,
+                        1 + lams[a2], limits.overlap(target, "reused", aware=True),
                         ("", ", raw", "chance"))
         ax.set(yscale="log", ylim=(5e-3, 0.6),
-               title=rf"$\alpha_2 = {a2}$: $\Lambda = {lam.n_spikes[a2]}$, "
-                     rf"$e_2 = {spike_exponent(2, lam.alpha1, a2):+.2f}$")
+               title=rf"$\alpha_2 = {a2}$: $\Lambda = {lams[a2]}$, "
+                     rf"$e_2 = {spike_exponent(2, lam['alpha1'], a2):+.2f}$")
         if i + ncols >= len(alpha2s):       # nothing below it: its N axis is labelled
             width_axis(ax, Ns, "$N$")
             ax.xaxis.set_tick_params(labelbottom=True)
@@ -377,14 +369,14 @@ def plot_lambda(lam: LambdaData, limits: Limits, target: str = "odd"):
     return finished(fig)
 
 
-def lambda_table(lam: LambdaData) -> tuple:
+def lambda_table(lam: dict) -> tuple:
     r"""``(header, rows)`` of :func:`lambda_data`: per :math:`\Lambda` and batch, the overlap ±
     standard error of the learned subspace (memorised inputs set aside) at each size, and the
     chance level :math:`\sqrt{(1+\Lambda)/d}`."""
-    Ns = lam.summary.axis()
-    rows = []
-    for a2, k in lam.n_spikes.items():
-        rows += [[str(k), b] + [cell(lam.summary, "subspace_unmemorised", alpha2=a2, batch=b, N=N)
+    summary = lam["summary"]
+    Ns, rows = summary.axis(), []
+    for a2, k in lam["n_spikes"].items():
+        rows += [[str(k), b] + [cell(summary, "subspace_unmemorised", alpha2=a2, batch=b, N=N)
                                 for N in Ns] for b in BATCHES]
         rows.append([str(k), "chance"] + [f"{chance_overlap(N, 1 + k):.3f}" for N in Ns])
     return ["$\\Lambda$", "batch"] + [f"$N = {N}$" for N in Ns], rows
