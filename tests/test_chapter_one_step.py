@@ -58,36 +58,36 @@ def residual():
 
 def test_residual_data_shapes_and_direct_computation(residual):
     res = residual
-    assert list(res.sizes) == [24, 32, 40, 48] and list(res.sizes_small) == [24, 32]
-    assert res.acts == ["poly4", "tanh"] and res.targets == ["He_1", "He_3", "odd"]
-    assert [len(res.summary.axis(act=a)) for a in res.acts] == [4, 4]
-    assert res.summary.at("top1", act="poly4", N=24).shape == (3,)
+    assert list(res["sizes"]) == [24, 32, 40, 48] and list(res["sizes_small"]) == [24, 32]
+    assert res["acts"] == ["poly4", "tanh"] and res["targets"] == ["He_1", "He_3", "odd"]
+    assert [len(res["summary"].axis(act=a)) for a in res["acts"]] == [4, 4]
+    assert res["summary"].at("top1", act="poly4", N=24).shape == (3,)
     # the first row is the mean over seeds of first_step_diagnostics with each seed's generator
     direct = [ex.first_step_diagnostics(rng_for(s), N=24, n=24, d=24, activation=POLY4, target=HE1,
-                                        steps=res.steps, top=2, dtype=np.float32) for s in range(2)]
-    e = res.summary.entry(act="poly4", N=24)
+                                        steps=res["steps"], top=2, dtype=np.float32) for s in range(2)]
+    e = res["summary"].entry(act="poly4", N=24)
     assert e["residual"] == pytest.approx(np.mean([d["residual"] for d in direct]), rel=1e-6)
     assert e["top2"] == pytest.approx(np.mean([d["top"][:, 1] for d in direct], axis=0), rel=1e-6)
     rem = np.mean([d["eta"] * d["residual"] * d["update_norm"] for d in direct], axis=0)
     assert e["remainder"] == pytest.approx(rem, rel=1e-6)
     tail = [ex.first_step_diagnostics(rng_for(s), N=32, n=32, d=32, activation=POLY4, target=HE3,
                                       dtype=np.float32) for s in range(2)]
-    assert res.tail.at("max_label", target="He_3", N=32) == pytest.approx(
+    assert res["tail"].at("max_label", target="He_3", N=32) == pytest.approx(
         np.mean([t["max_label"] for t in tail]))
     # the main series at the small widths is the tail's He_1
-    assert res.tail.at("residual", target="He_1", N=32) == res.summary.at("residual", act="poly4", N=32)
-    res_poly = res.summary.series("residual", act="poly4")[1]
-    assert res.slopes["poly4"] == pytest.approx(loglog_slope(res.sizes, res_poly))
-    assert res.slopes["poly4_large"][0] == pytest.approx(loglog_slope(res.sizes[1:], res_poly[1:])[0])
-    assert res.mu1 == pytest.approx(1.0) and res.spread == pytest.approx(derivative_spread(POLY4))
+    assert res["tail"].at("residual", target="He_1", N=32) == res["summary"].at("residual", act="poly4", N=32)
+    res_poly = res["summary"].series("residual", act="poly4")[1]
+    assert res["slopes"]["poly4"] == pytest.approx(loglog_slope(res["sizes"], res_poly))
+    assert res["slopes"]["poly4_large"][0] == pytest.approx(loglog_slope(res["sizes"][1:], res_poly[1:])[0])
+    assert res["mu1"] == pytest.approx(1.0) and res["spread"] == pytest.approx(derivative_spread(POLY4))
 
 
 def test_residual_numbers_tables_and_figures(residual):
     res = residual
     nums = ch.residual_numbers(res)
-    assert nums["slope_poly"] == pytest.approx(res.slopes["poly4"][0])
-    assert nums["slope_he3"] == pytest.approx(res.slopes["tail_He_3"][0])
-    assert nums["res_he3_max"] == pytest.approx(res.tail.at("residual", target="He_3", N=32))
+    assert nums["slope_poly"] == pytest.approx(res["slopes"]["poly4"][0])
+    assert nums["slope_he3"] == pytest.approx(res["slopes"]["tail_He_3"][0])
+    assert nums["res_he3_max"] == pytest.approx(res["tail"].at("residual", target="He_3", N=32))
     assert [k for k in nums if k.startswith(("top2_max_", "rem_max_"))] == ["top2_max_2", "rem_max_2"]
     assert all(isinstance(v, (int, float, str)) for v in nums.values())
     for table in (ch.residual_table, ch.slope_table, ch.tail_table, ch.growth_table):
@@ -108,8 +108,8 @@ def test_residual_tables_show_the_spread_of_the_seeds(residual):
     acts = {"poly4": POLY4, "tanh": TANH}
     direct = {(act, N): [ex.first_step_diagnostics(
         rng_for(s), N=int(N), activation=acts[act], target=HE1,
-        steps=res.steps if act == "poly4" else (), top=2, dtype=np.float32) for s in range(2)]
-        for act in acts for N in res.sizes}
+        steps=res["steps"] if act == "poly4" else (), top=2, dtype=np.float32) for s in range(2)]
+        for act in acts for N in res["sizes"]}
     # tab-residual: the largest relative standard error of the ratio, over widths and activations
     rel = max(mean_sem(v)[1] / mean_sem(v)[0]
               for v in ([d["residual"] for d in runs] for runs in direct.values()))
@@ -136,7 +136,7 @@ def test_residual_tables_show_the_spread_of_the_seeds(residual):
     assert he3[1] == cell(*mean_sem([t["remainder_sample_overlap"] for t in tail]))
     assert he3[2] == cell(*mean_sem([t["max_label"] for t in tail]))
     assert he3[3] == cell(*mean_sem([t["residual"] * t["update_norm"] for t in tail]))
-    one = [single_sample_norm(t["max_label"], res.spread, 32, 32) for t in tail]
+    one = [single_sample_norm(t["max_label"], res["spread"], 32, 32) for t in tail]
     assert he3[4] == cell(*mean_sem(one))
 
 
@@ -276,9 +276,8 @@ def test_one_step_verdict_applies_the_rule_to_slope_and_overlaps():
     sizes = np.array([250, 500, 1000, 2000, 4000])
     records = [{"act": "poly", "N": N, "seed": k, "residual": N ** -0.5 * (1 + 0.01 * k)}
                for N in sizes for k in range(4)]
-    residual = ch.ResidualData.__new__(ch.ResidualData)
-    residual.__dict__.update(main="poly", slopes={"poly": (-0.49, 0.01)}, n_seeds_small=4,
-                             sizes=sizes, summary=Summary(records, ("act", "N"), ("residual",)))
+    residual = dict(main="poly", slopes={"poly": (-0.49, 0.01)}, n_seeds_small=4, sizes=sizes,
+                    summary=Summary(records, ("act", "N"), ("residual",)))
     high, first = SimpleNamespace(information_exponent=3), SimpleNamespace(information_exponent=1)
     stats = {"He_3": dict(v=np.array([0.05, 0.04]), v_sem=np.array([0.001, 0.001]),
                           finite=np.array([0.05, 0.04])),
@@ -296,5 +295,5 @@ def test_one_step_verdict_applies_the_rule_to_slope_and_overlaps():
         judge(*loglog_slope(sizes[:3], sizes[:3] ** -0.5 * 1.015), -0.5, 0.0, seeds=4, df=1).label]
     stats["He_3"]["v"] = np.array([0.2, 0.04])          # far above its null: contradicted
     assert ch.one_step_verdict(residual, overlap)["verdict_high"] == "contradicted"
-    residual.slopes["poly"] = (0.5, 0.02)               # a remainder that grows: wrong sign
+    residual["slopes"]["poly"] = (0.5, 0.02)               # a remainder that grows: wrong sign
     assert ch.one_step_verdict(residual, overlap)["verdict_rank_one"] == "contradicted"

@@ -133,16 +133,12 @@ def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = 
 
 def learned_direction_overlaps(n: int, d: int, links, rng: np.random.Generator,
                                noise: float = 0.0, dtype=np.float64) -> np.ndarray:
-    r"""Overlaps :math:`|\langle v_k/\|v_k\|,\beta^*\rangle|` of the one-step directions
-    :math:`v_k = X^\top y_k/n` for several single-index targets sharing one batch.
+    r"""Overlaps :math:`|\langle v_k/\|v_k\|,\beta^*\rangle|`, shape ``(len(links),)``, of the
+    one-step directions :math:`v_k = X^\top y_k/n` of several single-index targets sharing one
+    batch: the data's own first-step direction, no network involved.
 
     Draws :math:`\beta^*` (uniform on the sphere), then :math:`X` (``n x d``), then the
     label noise of each link in turn; :math:`y_k = g_k(X\beta^*) + \varepsilon_k`.
-    No network is involved: :math:`v` is the data's own first-step direction.
-
-    Returns
-    -------
-    ndarray, shape (len(links),)
     """
     n, d = check_int(n, "n"), check_int(d, "d")
     links = check_links(links)
@@ -162,6 +158,8 @@ def learned_direction_overlaps(n: int, d: int, links, rng: np.random.Generator,
         nv = np.linalg.norm(v)
         out[k] = abs(float(v @ beta)) / nv if nv > 0 else 0.0
     return out
+
+
 def first_update(rng: np.random.Generator, N: int, activation: Activation, target: Link):
     r"""One draw at :math:`N = n = d` (a teacher of the link ``target``, :math:`(W_0, a)`,
     :math:`X`, the labels; float64) and its update per unit step: ``(W0, G)``, :math:`G` =

@@ -27,16 +27,12 @@ from ..model.targets import make_teacher
 
 def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, batch: str,
                               ks=(0, 1, 2, 3), activation=None) -> dict:
-    r"""Draw a teacher and data and measure the overlaps of :math:`u_k` with the target directions.
+    r"""Draw a teacher and data and measure the overlaps of :math:`u_k` with the target directions
+    (no network: :math:`u_k` depends on the data only).
 
-    No network is needed: :math:`u_k` depends on the data only. For :func:`twostep.sweep`.
-
-    Returns
-    -------
-    dict
-        ``overlaps`` (``(len(ks), r)``) and ``norms`` (``(len(ks),)``) of the :math:`u_k`;
-        with ``activation`` given, also ``overlaps_reuse`` (``(len(ks), r)``) of the
-        reuse-aware :math:`\tilde u_k` (see :func:`signal_directions`).
+    Returns ``overlaps`` (``(len(ks), r)``) and ``norms`` (``(len(ks),)``) of the :math:`u_k`;
+    with ``activation`` given, also ``overlaps_reuse`` (``(len(ks), r)``) of the reuse-aware
+    :math:`\tilde u_k` (see :func:`signal_directions`).
     """
     check_rng(rng)
     n, d = check_int(n, "n"), check_int(d, "d")

@@ -12,7 +12,6 @@ runs a figure's sweep, ``*_numbers`` return the values the prose glues, ``*_tabl
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import partial
 
 import matplotlib.pyplot as plt
@@ -68,27 +67,6 @@ def _width_ticks(Ns) -> list:
 
 # --- the remainder and the growing outlier (fig-residual, fig-growth) -------------------
 
-@dataclass
-class ResidualData:
-    """Runs behind the chapter's figures of the remainder and of the growing outlier
-    (see :func:`residual_data`)."""
-
-    sizes: np.ndarray                 # (S,) all widths N = n = d
-    sizes_small: np.ndarray           # (S_small,) widths of the tail targets
-    n_seeds_small: int
-    fit_from: int                     # widths >= fit_from make the "_large" slopes
-    main: str                         # activation with recorded steps and tail targets
-    acts: list                        # the activations, in the order given
-    targets: list                     # the tail targets and main_key, in TARGET_COLORS order
-    steps: list                       # (c, alpha) of the recorded W_1
-    target: Link                      # the target of the main series
-    mu1: float
-    spread: float                     # sd of sigma'(z) of the main activation
-    summary: Summary                  # over ("act", "N")
-    tail: Summary                     # over ("target", "N"), main activation, small widths
-    slopes: dict                      # name -> (slope, standard error)
-
-
 def _first_step_task(rng, N, act, target, activations, targets, main, steps, top, dtype):
     return first_step_diagnostics(rng, N=N, activation=activations[act], target=targets[target],
                                   steps=steps if act == main else (), top=top, dtype=dtype)
@@ -97,7 +75,7 @@ def _first_step_task(rng, N, act, target, activations, targets, main, steps, top
 def residual_data(activations: dict, target: Link, sizes_small, seeds_small, sizes_large,
                   seeds_large, tail_targets: dict, steps=(), main: str = "poly4",
                   main_key: str = "He_1", fit_from: int = 1000, n_jobs: int = 1,
-                  dtype=np.float32) -> ResidualData:
+                  dtype=np.float32) -> dict:
     r"""The first update (:func:`first_step_diagnostics`) against the width :math:`N = n = d`:
     every activation of ``activations`` with ``target`` at ``sizes_small`` (seeds
     ``seeds_small``) and ``sizes_large`` (``seeds_large``), the activation ``main`` also at each
@@ -110,7 +88,10 @@ def residual_data(activations: dict, target: Link, sizes_small, seeds_small, siz
     :math:`\|\Delta_1\|_{op} = \eta_1\|G-\mu_1av^\top\|_{op}`; ``tail`` (by ``("target", "N")``)
     ``residual``, ``remainder_sample_overlap``, ``max_label`` and ``remainder_norm``; ``slopes``
     the log-log slopes ``(slope, se)`` keyed ``act``, ``act + "_large"`` (widths ``>= fit_from``)
-    and ``"tail_" + key``.
+    and ``"tail_" + key``. Also ``sizes`` (all widths), ``sizes_small``, ``n_seeds_small``,
+    ``fit_from``, ``main``, ``acts`` (in the order given), ``targets`` (the tail's, in
+    :data:`TARGET_COLORS` order), ``steps``, ``target``, ``mu1`` and ``spread``,
+    :math:`\mathrm{sd}(\sigma'(z))` of ``main``.
     """
     steps, acts = list(steps), list(activations)
     task = partial(_first_step_task, target=main_key, activations=activations,
@@ -140,22 +121,22 @@ def residual_data(activations: dict, target: Link, sizes_small, seeds_small, siz
         slopes[act + "_large"] = loglog_slope(sizes[large], res[large])
     for key in [*tail_targets, main_key]:
         slopes["tail_" + key] = loglog_slope(*tail_summary.series("residual", target=key)[:2])
-    return ResidualData(sizes=np.array(summary.axis(act=main)), sizes_small=np.array(sizes_small),
-                        n_seeds_small=len(seeds_small), fit_from=fit_from, main=main, acts=acts,
-                        targets=[k for k in TARGET_COLORS if k in tail_targets or k == main_key],
-                        steps=steps, target=target, mu1=_mu1(activations[main]),
-                        spread=derivative_spread(activations[main]), summary=summary,
-                        tail=tail_summary, slopes=slopes)
+    return dict(sizes=np.array(summary.axis(act=main)), sizes_small=np.array(sizes_small),
+                n_seeds_small=len(seeds_small), fit_from=fit_from, main=main, acts=acts,
+                targets=[k for k in TARGET_COLORS if k in tail_targets or k == main_key],
+                steps=steps, target=target, mu1=_mu1(activations[main]),
+                spread=derivative_spread(activations[main]), summary=summary,
+                tail=tail_summary, slopes=slopes)
 
 
-def plot_residual(data: ResidualData):
+def plot_residual(data: dict):
     r"""figure ``fig-residual``: the relative remainder against :math:`N`, with :math:`N^{-1/2}` and
     :math:`\sqrt{\log N/N}` overlaid (left: the activations; right: the tail targets)."""
     fig, (ax, ax_t) = plt.subplots(1, 2, figsize=(6.8, 4.0))
-    sizes, small, slopes = data.sizes, data.sizes_small, data.slopes
-    for act in data.acts:
-        _, res, sem = data.summary.series("residual", act=act)
-        first = act == data.main
+    sizes, small, slopes, tail = data["sizes"], data["sizes_small"], data["slopes"], data["tail"]
+    for act in data["acts"]:
+        _, res, sem = data["summary"].series("residual", act=act)
+        first = act == data["main"]
         s, se = slopes[act]
         errorbars(ax, sizes, res, sem, color=TARGET_COLORS["He_1"] if first else TANH_COLOR,
                   marker="o" if first else "s",
@@ -166,10 +147,10 @@ def plot_residual(data: ResidualData):
         ax.plot(sizes, log_ref, color=COLORS["theory"], ls=":", lw=1,
                 label=r"$\sqrt{\log N/N}$" if first else None)
     ax.set_title(r"target $\mathrm{He}_1$")
-    anchor = data.tail.at("residual", target="odd", N=small[0])
+    anchor = tail.at("residual", target="odd", N=small[0])
     theory_power_law(ax_t, small, -0.5, small[0], anchor, label=r"$N^{-1/2}$")
-    for t in data.targets:
-        _, res, sem = data.tail.series("residual", target=t)
+    for t in data["targets"]:
+        _, res, sem = tail.series("residual", target=t)
         s, se = slopes["tail_" + t]
         errorbars(ax_t, small, res, sem, color=TARGET_COLORS[t],
                   label=f"{TARGET_LABELS[t]}: slope {num(s, '.2f')} ± {se:.2f}")
@@ -185,24 +166,24 @@ def plot_residual(data: ResidualData):
     return finished(fig)
 
 
-def _growth_curves(data: ResidualData) -> list[dict]:
+def _growth_curves(data: dict) -> list[dict]:
     # Per recorded step: s_1, s_2, ||Delta_1|| (means, standard errors) against N, and the
     # predicted outlier s_star(theta).
-    out = []
-    for i, (c, alpha) in enumerate(data.steps):
-        theta = [_theta(step_size(c, alpha, int(N)), data.mu1, data.target) for N in data.sizes]
+    out, mu1, target = [], data["mu1"], data["target"]
+    for i, (c, alpha) in enumerate(data["steps"]):
+        theta = [_theta(step_size(c, alpha, int(N)), mu1, target) for N in data["sizes"]]
         cur = dict(alpha=alpha, c=c, pred=np.asarray(spiked_outlier(np.array(theta), 1.0)))
         for key in ("top1", "top2", "remainder"):
-            _, cur[key], cur[key + "_sem"] = data.summary.series(key, index=i, act=data.main)
+            _, cur[key], cur[key + "_sem"] = data["summary"].series(key, index=i, act=data["main"])
         out.append(cur)
     return out
 
 
-def plot_growth(data: ResidualData):
+def plot_growth(data: dict):
     r"""figure ``fig-growth``: top two singular values of :math:`W_1` against :math:`N` with
     :math:`s_\star(\theta)` (left) and :math:`\|\Delta_1\|_{op}` with slopes :math:`\alpha_1-1/2`
     (right), one colour per recorded step."""
-    sizes = data.sizes
+    sizes = data["sizes"]
     fig, axes = plt.subplots(1, 2, figsize=(6.8, 3.8))
     curves = _growth_curves(data)
     for cur, color in zip(curves, ALPHA_COLORS):
@@ -231,90 +212,90 @@ def plot_growth(data: ResidualData):
     return finished(fig)
 
 
-def residual_numbers(data: ResidualData) -> dict:
+def residual_numbers(data: dict) -> dict:
     """Named values of :func:`residual_data` for the prose: the slopes (``slope_*``), the
     remainders at the largest width, the tail's values, and of the last recorded step ``i``
     ``top2_max_i`` and ``rem_max_i``."""
-    s, sizes = data.slopes, data.sizes
-    last = data.summary.entry(act=data.main, N=sizes[-1])
-    he3 = data.tail.entry(target="He_3", N=data.sizes_small[-1])
+    s, sizes, main = data["slopes"], data["sizes"], data["main"]
+    last = data["summary"].entry(act=main, N=sizes[-1])
+    he3 = data["tail"].entry(target="He_3", N=data["sizes_small"][-1])
     curves = _growth_curves(data)
     i = len(curves) - 1
     return dict(
-        slope_poly=s[data.main][0], slope_poly_se=s[data.main][1], slope_tanh=s["tanh"][0],
+        slope_poly=s[main][0], slope_poly_se=s[main][1], slope_tanh=s["tanh"][0],
         log_slope_max=log_corrected_slope(sizes[-1]), res_poly_max=last["residual"],
         best_poly_max=last["best_residual"], slope_he3=s["tail_He_3"][0],
         res_he3_max=he3["residual"], sample_ov_he3=he3["remainder_sample_overlap"],
-        rem_exponent_2=data.steps[-1][1] - 0.5,
+        rem_exponent_2=data["steps"][-1][1] - 0.5,
         **{f"top2_max_{i}": curves[-1]["top2"][-1], f"rem_max_{i}": curves[-1]["remainder"][-1]})
 
 
-def residual_table(data: ResidualData) -> tuple[list, list]:
+def residual_table(data: dict) -> tuple[list, list]:
     r"""Header and rows of the relative remainder per width (means over seeds): for each
     activation the ratio and :math:`\sqrt N` times it."""
-    header = ["$N$", "seeds"]
-    for act in data.acts:
+    header, acts, summary = ["$N$", "seeds"], data["acts"], data["summary"]
+    for act in acts:
         lab = ACTIVATION_LABELS.get(act, act)
         header += [lab, rf"$\sqrt N\times$ ratio, {lab}"]
     rows = []
-    for N in data.sizes:
-        row = [f"{N}", f"{data.summary.count(act=data.acts[0], N=N)}"]
-        for act in data.acts:
-            ratio = data.summary.at("residual", act=act, N=N)
+    for N in data["sizes"]:
+        row = [f"{N}", f"{summary.count(act=acts[0], N=N)}"]
+        for act in acts:
+            ratio = summary.at("residual", act=act, N=N)
             row += [f"{ratio:.4f}", f"{ratio * np.sqrt(N):.2f}"]
         rows.append(row)
     return header, rows
 
 
-def residual_table_spread(data: ResidualData) -> str:
+def residual_table_spread(data: dict) -> str:
     r"""The spread over seeds of :func:`residual_table`, for its caption: the largest relative
     standard error :math:`\mathrm{se}/\bar r` of the ratio over the widths and activations."""
-    rel = max(float(e["residual_sem"] / e["residual"]) for e in data.summary.groups.values())
+    rel = max(float(e["residual_sem"] / e["residual"]) for e in data["summary"].groups.values())
     return (f"means over the seeds counted in the second column, with standard errors at most "
             f"{sig(100 * rel)}% of the entry")
 
 
-def slope_table(data: ResidualData) -> tuple[list, list]:
+def slope_table(data: dict) -> tuple[list, list]:
     """Header and rows of the fitted log-log slopes of the relative remainder (with standard
     errors) and its value at the largest width of each fit."""
-    s, sizes, small = data.slopes, data.sizes, data.sizes_small
+    s, sizes, small = data["slopes"], data["sizes"], data["sizes_small"]
     header = ["activation", "target", "widths $N$", "fitted slope", "ratio at the largest $N$"]
     rows = []
-    for act in data.acts:
-        largest = data.summary.at("residual", act=act, N=sizes[-1])
-        for key, lo in [(act, sizes[0]), (act + "_large", data.fit_from)]:
+    for act in data["acts"]:
+        largest = data["summary"].at("residual", act=act, N=sizes[-1])
+        for key, lo in [(act, sizes[0]), (act + "_large", data["fit_from"])]:
             rows.append([ACTIVATION_LABELS.get(act, act), TARGET_LABELS["He_1"],
                          f"{lo}–{sizes[-1]}", pm(*s[key], 3), f"{largest:.3f}"])
-    for key in data.targets:
-        rows.append([ACTIVATION_LABELS.get(data.main, data.main), TARGET_LABELS[key],
+    for key in data["targets"]:
+        rows.append([ACTIVATION_LABELS.get(data["main"], data["main"]), TARGET_LABELS[key],
                      f"{small[0]}–{small[-1]}", pm(*s["tail_" + key]),
-                     f"{data.tail.at('residual', target=key, N=small[-1]):.2f}"])
+                     f"{data['tail'].at('residual', target=key, N=small[-1]):.2f}"])
     return header, rows
 
 
-def tail_table(data: ResidualData) -> tuple[list, list]:
+def tail_table(data: dict) -> tuple[list, list]:
     r"""Header and rows per tail target at the largest small width (mean ± standard error): the
     cosine of the top right singular vector of :math:`G-\mu_1av^\top` with the input of the
     largest label, that label, :math:`\|G-\mu_1av^\top\|_{op}` and what that one sample
     predicts (:func:`~twostep.analysis.moments.single_sample_norm`, linear in the label)."""
-    N = int(data.sizes_small[-1])
+    N = int(data["sizes_small"][-1])
     # no "|" inside a cell: it would end the cell of a pipe table
     header = ["target", r"cosine with $x_{j^\star}$", r"$\max_j \lvert y_j\rvert$",
               r"$\lVert G-\mu_1av^\top\rVert_{op}$", "one sample predicts"]
     rows, cell = [], lambda m, se: pm(m, se, 2, adaptive=False)
-    for key in data.targets:
-        e = data.tail.entry(target=key, N=N)
-        one = [single_sample_norm(e[k], data.spread, N, N) for k in ("max_label", "max_label_sem")]
+    for key in data["targets"]:
+        e = data["tail"].entry(target=key, N=N)
+        one = [single_sample_norm(e[k], data["spread"], N, N)
+               for k in ("max_label", "max_label_sem")]
         rows.append([TARGET_LABELS[key]] + [cell(e[k], e[k + "_sem"]) for k in (
             "remainder_sample_overlap", "max_label", "remainder_norm")] + [cell(*one)])
     return header, rows
 
 
-def growth_table(data: ResidualData) -> tuple[list, list]:
-    r"""Header and rows, per recorded step at the largest width: :math:`s_1`, its prediction
-    :math:`s_\star(\theta)`, :math:`s_2` and :math:`\|\Delta_1\|_{op}` (at the smallest and
-    the largest width)."""
-    lo, hi = int(data.sizes[0]), int(data.sizes[-1])
+def growth_table(data: dict) -> tuple[list, list]:
+    r"""Header and rows per recorded step: :math:`s_1`, :math:`s_\star(\theta)` and :math:`s_2` at the
+    largest width, :math:`\|\Delta_1\|_{op}` at the smallest and the largest."""
+    lo, hi = int(data["sizes"][0]), int(data["sizes"][-1])
     header = [r"$\alpha_1$", rf"$s_1$ at $N = {hi}$", r"predicted $s_\star(\theta)$", r"$s_2$",
               rf"$\lVert\Delta_1\rVert_{{op}}$, $N = {lo}$",
               rf"$\lVert\Delta_1\rVert_{{op}}$, $N = {hi}$"]
@@ -324,13 +305,14 @@ def growth_table(data: ResidualData) -> tuple[list, list]:
     return header, rows
 
 
-def growth_table_spread(data: ResidualData) -> str:
+def growth_table_spread(data: dict) -> str:
     r"""The spread over seeds of :func:`growth_table`, for its caption: the seeds, and per quantity
     the largest relative standard error over the steps."""
     curves = _growth_curves(data)
     rel = lambda key, at: max(float(c[key + "_sem"][i] / c[key][i]) for c in curves for i in at)
-    lo, hi = (data.summary.count(act=data.main, N=N) for N in (data.sizes[0], data.sizes[-1]))
-    seeds = f"{hi} seeds" + ("" if lo == hi else f" ({lo} at $N = {data.sizes[0]}$)")
+    sizes = data["sizes"]
+    lo, hi = (data["summary"].count(act=data["main"], N=N) for N in (sizes[0], sizes[-1]))
+    seeds = f"{hi} seeds" + ("" if lo == hi else f" ({lo} at $N = {sizes[0]}$)")
     return (f"means over {seeds}, with standard errors at most {sig(100 * rel('top1', [-1]))}% "
             f"of the entry for $s_1$, {sig(100 * rel('top2', [-1]))}% for $s_2$ and "
             rf"{sig(100 * rel('remainder', [0, -1]))}% for $\lVert\Delta_1\rVert_{{op}}$")
@@ -634,9 +616,9 @@ def overlap_numbers(data: dict) -> dict:
 
 def overlap_table(data: dict) -> tuple[list, list]:
     r"""Header and rows per target: :math:`c_1`, :math:`\mathbb E[y^2z^2]`, the largest overlap of
-    :math:`\hat v` and of :math:`W_1`'s singular vector over :math:`\psi`, the largest deviation of
-    :math:`\hat v` from the limit (targets with :math:`c_1\ne0`) or from the finite-size prediction
-    in standard errors (the others), and the slope against :math:`d`."""
+    :math:`\hat v` and of :math:`W_1`'s singular vector over :math:`\psi`, :math:`\hat v`'s largest
+    deviation from the limit (:math:`c_1\ne0`) or the finite-size level (in standard errors),
+    and the slope against :math:`d`."""
     ie1, _ = _information_groups(data)
     # short headers (the caption says what they are): the table fits the text column
     header = ["target", "$c_1$", r"$\mathbb E[y^2z^2]$", r"$\hat v$", r"$\tilde w_1$",
@@ -695,8 +677,8 @@ def peer_comparison(data: dict) -> dict:
 
 def cui_data(d1: int, seeds1, alphas1, d2: int, seeds2, alphas2, n_jobs: int = 1,
              dtype=np.float32) -> tuple[dict, dict]:
-    r""":func:`peer_data` in Cui et al.'s settings (:mod:`twostep.analysis.peer`): the tanh teacher
-    at size ``d1`` against their simulation, the sin teacher at ``d2`` against their theory."""
+    r""":func:`peer_data` in Cui et al.'s settings: the tanh teacher at size ``d1`` against their
+    simulation, the sin teacher at ``d2`` against their theory."""
     return (peer_data(peer.CUI_SETTING_1, d1, alphas1, seeds1, peer.CUI_SIMULATED, n_jobs, dtype),
             peer_data(peer.CUI_SETTING_2, d2, alphas2, seeds2, peer.CUI_THEORY, n_jobs, dtype))
 
@@ -826,10 +808,9 @@ def plot_feature_spikes(data: dict):
 
 
 def feature_spike_table(data: dict, orders=(1, 2, 3)) -> tuple[list, list]:
-    r"""Header and rows per :math:`\alpha_1`: predicted and counted spikes (every seed), and for
-    each order :math:`k` of ``orders`` the norm of the projection of
-    :math:`(\tilde X\beta^\star)^{\circ k}/\|\cdot\|` on the spikes' left singular vectors
-    (mean over seeds), with the same for a random direction (chance) in brackets."""
+    r"""Header and rows per :math:`\alpha_1`: predicted and counted spikes (every seed), and per
+    order :math:`k` of ``orders`` the mean ``proj_beta`` of :func:`feature_spike_data`, with
+    ``proj_chance`` in brackets."""
     header = [r"$\alpha_1$", "predicted", "counted"] + [rf"$k = {k}$" for k in orders]
     beta, chance = data["proj_beta"].mean(axis=0), data["proj_chance"].mean(axis=0)
     counts = data["count"]
@@ -853,7 +834,7 @@ def feature_spike_numbers(data: dict) -> dict:
 
 # --- the chapter's verdicts -------------------------------------------------------------------
 
-def one_step_verdict(residual: ResidualData, overlap: dict) -> dict:
+def one_step_verdict(residual: dict, overlap: dict) -> dict:
     r"""The verdicts of the chapter's claim (:func:`twostep.analysis.verdicts.judge`):
     ``verdict_rank_one``, the remainder's fitted slope against :math:`-1/2` (null 0), and
     ``verdict_high``, the worst over the targets of information exponent two or more and the
@@ -862,9 +843,9 @@ def one_step_verdict(residual: ResidualData, overlap: dict) -> dict:
     ``high_chance``, the largest of those levels, and ``high_chance_d`` (:math:`1/\sqrt d`); and
     for the landing page's verdicts at each width ``vw_one_step_<N>``, the slope fitted over the
     widths up to ``N`` (at least three) judged as ``verdict_rank_one``."""
-    slope, se = residual.slopes[residual.main]
-    rank_one = judge(slope, se, -0.5, 0.0, seeds=residual.n_seeds_small,
-                     df=len(residual.sizes) - 2)
+    main, seeds = residual["main"], residual["n_seeds_small"]
+    rank_one = judge(*residual["slopes"][main], -0.5, 0.0, seeds=seeds,
+                     df=len(residual["sizes"]) - 2)
     first, high = _information_groups(overlap)
     st = overlap["stats"]
     learned = np.max([st[k]["pred"] for k in first], axis=0)      # (psis,)
@@ -872,10 +853,9 @@ def one_step_verdict(residual: ResidualData, overlap: dict) -> dict:
                            float(st[k]["finite"][i]), seeds=overlap["n_seeds"], predicts_null=True,
                            alternative=float(learned[i]))
                      for k in high for i in range(len(overlap["psis"]))]
-    sizes, res, _ = residual.summary.series("residual", act=residual.main)
-    by_width = {int(N): judge(*loglog_slope(sizes[:j + 1], res[:j + 1]), -0.5, 0.0,
-                              seeds=residual.n_seeds_small, df=j - 1).label
-                for j, N in enumerate(sizes) if j >= 2}
+    sizes, res, _ = residual["summary"].series("residual", act=main)
+    by_width = {int(N): judge(*loglog_slope(sizes[:j + 1], res[:j + 1]), -0.5, 0.0, seeds=seeds,
+                              df=j - 1).label for j, N in enumerate(sizes) if j >= 2}
     return {"verdict_rank_one": str(rank_one), "verdict_high": worst(high_verdicts),
             "high_chance": max(float(np.max(st[k]["finite"])) for k in high),
             "high_chance_d": 1.0 / math.sqrt(overlap["d"]), **width_verdicts("vw_one_step", by_width)}

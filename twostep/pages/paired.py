@@ -109,8 +109,7 @@ def paired_numbers(data: PairedData, limits: Limits, main: str, control: str, bo
                    width: int) -> dict:
     r"""The numbers the chapter quotes from :func:`paired_data`: ``main`` is the configuration
     run at several widths, ``control`` (an even link) and ``bounded`` (a bounded activation)
-    those run at ``width``. Differences are reused minus fresh, ``*_sem`` standard errors over
-    the seeds; ``p_lam_sem`` is the largest standard error of a row of
+    those run at ``width``; ``p_lam_sem`` is the largest standard error of
     :func:`paired_lambda_table`."""
     v, Ns = data.values, data.Ns(main)
     t2 = data.series(main, "term_overlap", "diff")[0]
@@ -136,13 +135,10 @@ WIDTH_LOOKS = (("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."))
 
 
 def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: int):
-    r"""Figure of the paired differences (reused minus fresh; each seed, and mean ± standard
-    error): upper left, the overlap of :math:`T_2`'s top right vector with :math:`\beta^\star`
-    against :math:`N` for configuration ``main``, with the theory's difference (limit of
-    :math:`\tilde u_2` minus fresh chance); below, the learned subspace (memorised inputs set
-    aside) for ``main`` and each of ``controls`` at width ``null_N``, next to the correction
-    applied to random subspaces; upper right, the same against :math:`\Lambda` (the rescaled
-    exponents) for ``main`` at each width."""
+    r"""Figure of the paired differences (reused minus fresh; each seed, mean ± standard error):
+    :math:`T_2`'s top right vector against :math:`N` for ``main``, with the theory's difference;
+    the learned subspace (memorised inputs set aside) for ``main`` and ``controls`` at width
+    ``null_N``, next to the correction on random subspaces; and against :math:`\Lambda`."""
     # Two rows: the T_2 and Lambda panels above, the controls (long category names) below at
     # the column's full width; one legend under all three.
     fig, axd = plt.subplot_mosaic([["t2", "lam"], ["ctrl", "ctrl"]], figsize=(7.0, 6.4),
@@ -205,12 +201,10 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
 
 
 def paired_table(data: PairedData) -> tuple:
-    r"""Two tables of :func:`paired_data` at the reference exponent, one row per configuration
-    and width: the paired differences (reused minus fresh, mean ± standard error) of the overlap
-    of :math:`T_2`'s top right vector with :math:`\beta^\star` and of the learned subspace
-    (memorised inputs set aside, and raw); the mean memorisation of :math:`W_2`'s top vector and
-    its largest row norm over the median, reused and fresh (their spread:
-    :func:`paired_table_spread`). Returns ``((header, rows), (header, rows))``."""
+    r"""Two tables at the reference exponent, ``((header, rows), (header, rows))``, a row per
+    configuration and width: the paired differences of :math:`T_2`'s top right vector and of
+    the learned subspace (memorised inputs set aside, and raw); the mean memorisation of
+    :math:`W_2`'s top vector and its largest row norm over the median, reused and fresh."""
     diff_rows, row_rows = [], []
     for key, cfg in data.configs.items():
         for N in data.Ns(key):

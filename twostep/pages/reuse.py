@@ -31,6 +31,8 @@ NETWORK_VALUES = ("signal_reuse", "term_overlap", "term_memorisation", "top_valu
 #: The values of :func:`lambda_data`, at the top :math:`1+\Lambda` right vectors.
 LAMBDA_VALUES = ("subspace", "subspace_unmemorised")
 _CHANCE = dict(color=COLORS["chance"], ls=":", lw=1.2)
+#: The marker of order k in the overlap figures: open, its own shape, larger with k.
+_ORDER_MARKERS = [{"marker": m, "mfc": "none", "ms": 4 + 0.8 * k} for k, m in enumerate("osD^v")]
 #: The two simulated targets of the network figures: the first filled and solid.
 _TARGET_STYLES = (dict(marker="o", mfc=None, ls="-"), dict(marker="s", mfc="white", ls="--"))
 
@@ -73,11 +75,6 @@ def signal_deviations(data: Summary, limits: Limits, target: str) -> np.ndarray:
     return np.array(out)
 
 
-def _order_marker(k: int) -> dict:
-    # The marker of order k in the overlap figures: open, its own shape, larger with k.
-    return {"marker": "osD^v"[k % 5], "mfc": "none", "ms": 4 + 0.8 * k}
-
-
 def plot_signal_overlaps(data: Summary, limits: Limits, targets: dict):
     r"""Figure: overlap of each :math:`u_k` with :math:`\beta^\star` against :math:`N`, one column per
     target in ``targets`` (name -> label), reused (top) and fresh (bottom) batch; theory mean
@@ -94,7 +91,7 @@ def plot_signal_overlaps(data: Summary, limits: Limits, targets: dict):
                 # One open shape per order: where several orders sit at the same overlap
                 # (the chance level, say), each still shows.
                 errorbars(ax, *data.series("overlaps", (k, 0), target=t, batch=b),
-                          color=K_COLORS[k], label=f"$u_{k}$", **_order_marker(k))
+                          color=K_COLORS[k], label=f"$u_{k}$", **_ORDER_MARKERS[k])
                 ax.plot(grid, [limits.overlap(t, b, k, n=int(N)) for N in grid],
                         color=K_COLORS[k], lw=0.9, ls="--")
             ax.plot(grid, 1 / np.sqrt(grid), **_CHANCE)
@@ -104,7 +101,7 @@ def plot_signal_overlaps(data: Summary, limits: Limits, targets: dict):
             ax.set_title(label)
             if col == 0:
                 ax.set_ylabel(f"{b} batch\noverlap with $\\beta^\\star$")
-    legend_from(fig, [(f"$u_{k}$, simulation", dict(color=K_COLORS[k], **_order_marker(k)))
+    legend_from(fig, [(f"$u_{k}$, simulation", dict(color=K_COLORS[k], **_ORDER_MARKERS[k]))
                       for k in limits.orders]
                 + [("theory, mean at this $n$", dict(color="k", ls="--", lw=0.9)),
                    (r"chance $1/\sqrt{d}$", _CHANCE)], loc="outside lower center", ncol=3)

@@ -76,8 +76,7 @@ def step_scaling_data(widths, n_seeds: int, c: float, alpha: float,
 
 def scaling_numbers(data: Summary) -> dict:
     r"""Named values for the prose: ``move_gap_large``, :math:`\|W_1-W_0\|_{op}` over the median
-    neuron move at the last width, and ``scale_edge``, the bulk edge of :math:`W_0` at
-    :math:`N = d`."""
+    neuron move at the last width, and ``scale_edge``, the bulk edge of :math:`W_0` (:math:`N = d`)."""
     large = data.axis()[-1]
     return dict(move_gap_large=data.at("op", N=large) / data.at("row", N=large),
                 scale_edge=bulk_edge(1.0))
