@@ -15,24 +15,24 @@ def summary():
 
 
 def test_summary_counts_match_the_spectra(summary):
-    assert summary.s_W2.shape == summary.s_W2r.shape == (80,)
-    threshold = summary.edge * (1 + summary.margin)
-    assert summary.count["W2"] == int(np.sum(summary.s_W2 > threshold))
-    assert summary.count["W2r"] == int(np.sum(summary.s_W2r > threshold))
-    assert summary.n_spikes == 2 and len(summary.exponents) == 2  # (0.4, 0.25), L = 4
-    assert np.all((summary.memo > 0) & (summary.memo <= 1 + 1e-12))
-    assert summary.memo_null == pytest.approx(np.sqrt(2 * np.log(80) / 80))
+    assert summary["s_W2"].shape == summary["s_W2r"].shape == (80,)
+    threshold = summary["edge"] * (1 + summary["margin"])
+    assert summary["count"]["W2"] == int(np.sum(summary["s_W2"] > threshold))
+    assert summary["count"]["W2r"] == int(np.sum(summary["s_W2r"] > threshold))
+    assert summary["n_spikes"] == 2 and len(summary["exponents"]) == 2  # (0.4, 0.25), L = 4
+    assert np.all((summary["memo"] > 0) & (summary["memo"] <= 1 + 1e-12))
+    assert summary["memo_null"] == pytest.approx(np.sqrt(2 * np.log(80) / 80))
 
 
 def test_summary_is_reproducible_and_uses_the_whole_spectrum(summary):
     again = landing.summary_data(N=80, seed=1)
-    np.testing.assert_array_equal(again.s_W2, summary.s_W2)
-    assert np.all(np.diff(summary.s_W2) <= 0) and summary.s_W2[-1] >= 0
+    np.testing.assert_array_equal(again["s_W2"], summary["s_W2"])
+    assert np.all(np.diff(summary["s_W2"]) <= 0) and summary["s_W2"][-1] >= 0
     assert singular_values(np.eye(3)).tolist() == [1.0, 1.0, 1.0]
 
 
 def test_plot_has_labelled_axes(summary):
-    fig = landing.plot_summary(summary)
+    fig = landing.plot_summary(summary, landing.terms_data(N=80, seeds=[0]))
     axes = fig.axes
     assert axes[0].get_xlabel() == r"$\alpha_1$" and axes[0].get_ylabel() == r"$\alpha_2$"
     assert any(ax.get_xlabel() == "singular value" for ax in axes)
@@ -65,7 +65,7 @@ def test_rules_table_states_every_verdict():
 def test_spectra_table_reads_the_summary(summary):
     header, cells = landing.spectra_table(summary)
     assert len(header) == 5 and len(cells) == 3
-    assert [c[1] for c in cells] == [str(summary.count[k]) for k in ("W1", "W2", "W2r")]
-    assert [c[4] for c in cells] == ["1", str(1 + summary.n_spikes), str(1 + summary.n_spikes)]
-    assert cells[1][2] == f"{summary.s_W2[0]:.2f}"
+    assert [c[1] for c in cells] == [str(summary["count"][k]) for k in ("W1", "W2", "W2r")]
+    assert [c[4] for c in cells] == ["1", str(1 + summary["n_spikes"]), str(1 + summary["n_spikes"])]
+    assert cells[1][2] == f"{summary['s_W2'][0]:.2f}"
 

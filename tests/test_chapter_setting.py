@@ -59,20 +59,20 @@ def test_displacement_matches_a_direct_step():
 def test_step_scaling_data_numbers_and_table():
     data = ch.step_scaling_data([16, 32], 2, 1.0, 0.25, POLY4)
     moves = [ch.displacement(32, s, 1.0, 0.25, POLY4, hermite_link(1)) for s in range(2)]
-    assert data.matrix_moves[32] == pytest.approx([m[1] for m in moves])
-    assert data.row_moves[32] == pytest.approx([m[0] for m in moves])
+    assert data.seed_values("op", N=32) == pytest.approx([m[1] for m in moves])
+    assert data.seed_values("row", N=32) == pytest.approx([m[0] for m in moves])
     nums = ch.scaling_numbers(data)
     assert nums["move_gap_large"] == pytest.approx(np.mean([m[1] for m in moves])
                                                    / np.mean([m[0] for m in moves]))
     assert nums["scale_edge"] == pytest.approx(2.0)
-    header, rows = ch.scaling_table(data)
+    header, rows = ch.scaling_table(data, 0.25)
     assert len(rows) == 4
     eta, move, op, per_step = rows
     assert float(move[4].split()[0]) == pytest.approx(2 ** (0.25 - 0.5), abs=5e-3)
     assert float(op[3].split()[0]) == pytest.approx(
-        data.matrix_moves[32].mean() / data.matrix_moves[16].mean(), abs=5e-3)
+        data.at("op", N=32) / data.at("op", N=16), abs=5e-3)
     assert float(per_step[2].split()[0]) == pytest.approx(
-        data.matrix_moves[32].mean() / step_size(1.0, 0.25, 32), abs=5e-3)
+        data.at("op", N=32) / step_size(1.0, 0.25, 32), abs=5e-3)
     # mean ± standard error over the seeds; the ratio's error propagated from both widths
     small = [ch.displacement(16, s, 1.0, 0.25, POLY4, hermite_link(1)) for s in range(2)]
     (m_s, se_s), (m_l, se_l) = mean_sem([m[1] for m in small]), mean_sem([m[1] for m in moves])
@@ -102,10 +102,8 @@ def test_hermite_tables():
 def test_w0_spectrum_data_numbers_table_and_figure():
     data = ch.w0_spectrum_data([(40, 80), (80, 40)])
     s = singular_values(initialise(40, 80, np.random.default_rng(120))[0])
-    np.testing.assert_allclose(data.singular[0], s)
-    assert data.singular[1].shape == (40,)
-    nums = ch.w0_spectrum_numbers(data)
-    assert nums == {"w0_Na": 40, "w0_da": 80, "w0_Nb": 80, "w0_db": 40}
+    np.testing.assert_allclose(data[40, 80], s)
+    assert list(data) == [(40, 80), (80, 40)] and data[80, 40].shape == (40,)
     header, rows = ch.w0_spectrum_table(data)
     assert len(rows) == 2
     assert rows[1][2] == "2" and float(rows[0][5]) == pytest.approx(40 ** (-2 / 3), abs=5e-4)

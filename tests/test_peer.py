@@ -171,16 +171,17 @@ SPREAD_SIN_300 = np.array([0.0069, 0.0022, 0.0020])
 
 def test_reduced_size_simulation_agrees_with_the_peers_simulation():
     data = ch.peer_data(peer.CUI_SETTING_1, 400, [0.2, 1.6, 3.0], range(SEEDS),
-                        peer.CUI_SIMULATED, "simulation")
+                        peer.CUI_SIMULATED)
+    assert data["peer_values"].shape == (7, 3)
     cmp = ch.peer_comparison(data)
     assert np.all(np.abs(cmp["diff"]) <= 4 * SPREAD_TANH_400 / np.sqrt(SEEDS))
     # the measured bulk scale is the book's c, not cell 7's
-    assert abs(data.measured["c"].mean() - data.formulas["c"]) < 0.01
-    assert abs(data.measured["c"].mean() - data.cell7["c"]) > 0.03
+    assert abs(data["measured"]["c"].mean() - data["formulas"]["c"]) < 0.01
+    assert abs(data["measured"]["c"].mean() - data["cell7"]["c"]) > 0.03
 
 
 def test_reduced_size_simulation_agrees_with_the_peers_theory():
-    data = ch.peer_data(peer.CUI_SETTING_2, 300, [0.2, 1.6, 3.0], range(SEEDS), peer.CUI_THEORY,
-                        "theory")
+    data = ch.peer_data(peer.CUI_SETTING_2, 300, [0.2, 1.6, 3.0], range(SEEDS), peer.CUI_THEORY)
+    assert data["peer_values"].shape == (5, 1)
     cmp = ch.peer_comparison(data)
     assert np.all(np.abs(cmp["diff"]) <= 4 * SPREAD_SIN_300 / np.sqrt(SEEDS))

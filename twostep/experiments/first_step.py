@@ -1,4 +1,5 @@
-r"""Single runs of the first step (chapter *One step*): the update against its spike, the data direction per target, and the spikes of the feature matrix."""
+r"""Single runs of the first step (chapter *One step*): the update against its spike, the data
+direction per target, the spikes of the feature matrix, and Cui et al.'s experiment."""
 
 from __future__ import annotations
 
@@ -13,16 +14,13 @@ from .._validation import (check_alpha, check_dtype, check_int, check_pairs, che
                            check_rng, check_type)
 from ..analysis.alignment import _overlap
 from ..analysis.decomposition import _first_step_spike
+from ..analysis.peer import peer_first_layer, peer_link, peer_test_error
 from ..analysis.readout import features
 from ..analysis.spectra import SVDS_TOL, _top_singular
-from ..model.activations import Activation, as_activation, check_activation
-from ..model.network import _gradient, _initialise
-from ..model.steps import _draw_problem, _step
-from ..model.targets import Link, _make_teacher, check_links
-
-
-def _check_link(link, name: str) -> Link:
-    return check_type(link, name, Link, "a Link (e.g. twostep.hermite_link(1))")
+from ..model.activations import Activation, Tanh, as_activation, check_activation
+from ..model.network import _gradient, _initialise, gaussian_inputs, initialise
+from ..model.steps import _draw_problem, _step, one_step
+from ..model.targets import Link, Teacher, _make_teacher, check_links
 
 
 def _residual_top(G, spike, seed):
@@ -135,16 +133,12 @@ def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = 
 
 def learned_direction_overlaps(n: int, d: int, links, rng: np.random.Generator,
                                noise: float = 0.0, dtype=np.float64) -> np.ndarray:
-    r"""Overlaps :math:`|\langle v_k/\|v_k\|,\beta^*\rangle|` of the one-step directions
-    :math:`v_k = X^\top y_k/n` for several single-index targets sharing one batch.
+    r"""Overlaps :math:`|\langle v_k/\|v_k\|,\beta^*\rangle|`, shape ``(len(links),)``, of the
+    one-step directions :math:`v_k = X^\top y_k/n` of several single-index targets sharing one
+    batch: the data's own first-step direction, no network involved.
 
     Draws :math:`\beta^*` (uniform on the sphere), then :math:`X` (``n x d``), then the
     label noise of each link in turn; :math:`y_k = g_k(X\beta^*) + \varepsilon_k`.
-    No network is involved: :math:`v` is the data's own first-step direction.
-
-    Returns
-    -------
-    ndarray, shape (len(links),)
     """
     n, d = check_int(n, "n"), check_int(d, "d")
     links = check_links(links)
@@ -164,6 +158,19 @@ def learned_direction_overlaps(n: int, d: int, links, rng: np.random.Generator,
         nv = np.linalg.norm(v)
         out[k] = abs(float(v @ beta)) / nv if nv > 0 else 0.0
     return out
+
+
+def first_update(rng: np.random.Generator, N: int, activation: Activation, target: Link):
+    r"""One draw at :math:`N = n = d` (a teacher of the link ``target``, :math:`(W_0, a)`,
+    :math:`X`, the labels; float64) and its update per unit step: ``(W0, G)``, :math:`G` =
+    ``one_step(..., eta=1) - W0`` so that :math:`W_1 = W_0 + \eta_1G`. The model checks the
+    arguments."""
+    teacher = Teacher(target, N, rng)
+    W0, a = initialise(N, N, rng)
+    X = gaussian_inputs(N, N, rng)
+    return W0, one_step(W0, a, X, teacher.labels(X, rng), activation, 1.0) - W0
+
+
 def _unit(x):
     x = np.asarray(x, dtype=np.float64)
     return x / np.linalg.norm(x)
@@ -187,14 +194,12 @@ def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activat
     no spike: the step widens the bulk too, so its edge :math:`s_1(F_0)` would count the
     widened bulk.) For every :math:`k\le` ``kmax`` it records the norm of
     the projection of :math:`m_k = (\tilde X\beta^\star)^{\circ k}/\|\cdot\|` on the span of the
-    spikes' left singular vectors (``proj_beta``), the same for
-    :math:`(\tilde X\hat v)^{\circ k}` with :math:`v = X^\top y/n` (``proj_v``) and for
-    :math:`(\tilde Xu)^{\circ k}` (``proj_chance``, the chance level), and the largest
-    cosine of :math:`m_k` with one of the ``top`` left singular vectors (``best_beta``).
+    spikes' left singular vectors (``proj_beta``), and the same for :math:`(\tilde Xu)^{\circ k}`
+    (``proj_chance``, the chance level).
 
     Returns a dict of arrays: ``count`` ``(A,)``, ``top`` singular values ``(A, top)``,
-    ``edge`` (float), ``proj_beta``, ``proj_v``, ``proj_chance``, ``best_beta``
-    ``(A, kmax)``, the bulk ``edge`` ``(A,)``, ``edge0`` (:math:`s_1(F_0)`), and ``v_overlap`` :math:`|\langle\hat v,\beta^\star\rangle|`.
+    ``proj_beta``, ``proj_chance`` ``(A, kmax)``, the bulk ``edge`` ``(A,)``, ``edge0``
+    (:math:`s_1(F_0)`), and ``v_overlap`` :math:`|\langle\hat v,\beta^\star\rangle|`.
     """
     check_rng(rng)
     N = check_int(N, "N", 8)
@@ -203,7 +208,7 @@ def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activat
     if not alphas:
         raise ValueError("alphas must be a non-empty sequence in [0, 1/2)")
     check_activation(activation)
-    _check_link(link, "link")
+    check_type(link, "link", Link, "a Link (e.g. twostep.hermite_link(1))")
     margin = check_real(margin, "margin", low=0.0)
     top = check_int(top, "top", 1)
     kmax = check_int(kmax, "kmax", 1)
@@ -219,15 +224,13 @@ def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activat
     u = _unit(rng.standard_normal(d))
     beta = teacher.directions[0]
     v = X.T.astype(np.float64) @ y.astype(np.float64) / n
-    zb, zv, zu = Xf @ beta, Xf @ _unit(v), Xf @ u
     powers = {name: np.stack([_unit(z ** k) for k in range(1, kmax + 1)], axis=1)
-              for name, z in (("beta", zb), ("v", zv), ("chance", zu))}
+              for name, z in (("beta", Xf @ beta), ("chance", Xf @ u))}
     mu = activation.hermite_coefficients(kmax if L is None else max(kmax, L))
     s_v = (Xf @ v.astype(dt)).astype(np.float64)
     orders = [k for k in range(1, mu.size) if abs(mu[k]) > 1e-12 and (L is None or k <= L)]
     edge0 = float(svd(features(W0, Xf, activation).astype(np.float64), compute_uv=False)[0])
-    out = {key: [] for key in ("count", "top", "edge", "proj_beta", "proj_v", "proj_chance",
-                               "best_beta")}
+    out = {key: [] for key in ("count", "top", "edge", "proj_beta", "proj_chance")}
     for al in alphas:
         eta = float(N) ** al
         W1 = _step(W0, a, X, y, activation, eta)
@@ -242,11 +245,27 @@ def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activat
         out["count"].append(count)
         out["top"].append(s[:top])
         out["edge"].append(edge)
-        Us = U[:, :count]
-        for name in ("beta", "v", "chance"):
-            out["proj_" + name].append(np.linalg.norm(Us.T @ powers[name], axis=0))
-        out["best_beta"].append(np.max(np.abs(U[:, :top].T @ powers["beta"]), axis=0))
+        for name in ("beta", "chance"):
+            out["proj_" + name].append(np.linalg.norm(U[:, :count].T @ powers[name], axis=0))
     res = {k: np.array(val) for k, val in out.items()}
     res["edge0"] = edge0
     res["v_overlap"] = float(abs(_unit(v) @ beta))
     return res
+
+
+def cui_experiment(rng: np.random.Generator, setting: dict, d: int, alphas,
+                   dtype=np.float32) -> dict:
+    r"""One seed of Cui et al.'s experiment at their ``setting``
+    (:data:`twostep.analysis.peer.CUI_SETTING_1` or ``_2``) with size ``d = p``: the first layer
+    (:func:`~twostep.analysis.peer.peer_first_layer`), one test set, and a fresh training set of
+    :math:`\alpha d` samples for every ``alpha`` of ``alphas``, drawn in this order. Returns the
+    test ``errors`` (:func:`~twostep.analysis.peer.peer_test_error`, shape ``(len(alphas),)``)
+    and the measured ``gamma``, ``r``, ``c``."""
+    check_rng(rng)
+    d, act = check_int(d, "d"), Tanh()
+    W1, teacher, measured = peer_first_layer(rng, d, peer_link(setting["teacher"]), act,
+                                             setting["alpha0"], setting["eta_tilde"], dtype)
+    X_test, y_test = teacher.sample(setting["n_test"], rng, W1.dtype)
+    errors = [peer_test_error(W1, teacher, act, max(1, int(round(al * d))), setting["lam"],
+                              X_test, y_test, rng) for al in alphas]
+    return {"errors": np.array(errors), **measured}

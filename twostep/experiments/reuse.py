@@ -27,16 +27,12 @@ from ..model.targets import make_teacher
 
 def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, batch: str,
                               ks=(0, 1, 2, 3), activation=None) -> dict:
-    r"""Draw a teacher and data and measure the overlaps of :math:`u_k` with the target directions.
+    r"""Draw a teacher and data and measure the overlaps of :math:`u_k` with the target directions
+    (no network: :math:`u_k` depends on the data only).
 
-    No network is needed: :math:`u_k` depends on the data only. For :func:`twostep.sweep`.
-
-    Returns
-    -------
-    dict
-        ``overlaps`` (``(len(ks), r)``) and ``norms`` (``(len(ks),)``) of the :math:`u_k`;
-        with ``activation`` given, also ``overlaps_reuse`` (``(len(ks), r)``) of the
-        reuse-aware :math:`\tilde u_k` (see :func:`signal_directions`).
+    Returns ``overlaps`` (``(len(ks), r)``) and ``norms`` (``(len(ks),)``) of the :math:`u_k`;
+    with ``activation`` given, also ``overlaps_reuse`` (``(len(ks), r)``) of the reuse-aware
+    :math:`\tilde u_k` (see :func:`signal_directions`).
     """
     check_rng(rng)
     n, d = check_int(n, "n"), check_int(d, "d")
@@ -75,16 +71,13 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
     top : int
         Number of top right singular vectors of :math:`W_2` to measure.
     alpha2s : sequence of float
-        Other second-step exponents :math:`\alpha_2'` (same :math:`c_2`, same
-        :math:`\alpha_1`) at which to measure the learned subspace of the *same draw*. Since
-        :math:`W_2 - W_1 = \eta_2\sum_k\eta_1^k\hat T_k` (:mod:`twostep.rescaling`), at fixed
-        :math:`\eta_1` the whole second update scales with :math:`\eta_2`:
-        :math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)` exactly, so no new run is needed.
+        Other second-step exponents :math:`\alpha_2'` (same :math:`c_2` and :math:`\alpha_1`)
+        at which to measure the learned subspace of the *same draw*: the second update scales
+        with :math:`\eta_2` at fixed :math:`\eta_1` (:mod:`twostep.rescaling`), so
+        :math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)` exactly.
     dtype : {"float64", "float32"}
-        Of the draws and the two steps. In float32 the products cost half, and the measured
-        overlaps differ from float64 on the same draws by far less than their spread over
-        seeds (tests/test_chapter_reuse.py); its draws are another stream of the generator,
-        as for every float32 experiment of the package.
+        Of the draws and the two steps (float32: half the cost, another stream of draws, and
+        overlaps within far less than their spread over seeds of float64's).
 
     Returns
     -------
@@ -143,7 +136,7 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
 TERM_KEYS = ("term_overlap", "term_memorisation", "term_input_overlap", "signal_reuse",
              *(f"projected_{k}" for k in PROJECTED_KEYS))
 #: The per-scheme quantities of :math:`W_2'`, one per second-step exponent.
-EXPONENT_KEYS = ("subspace", "subspace_unmemorised", "top_memorisation", "row_ratio", "top_ratio")
+EXPONENT_KEYS = ("subspace", "subspace_unmemorised", "top_memorisation", "row_ratio")
 
 
 def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
@@ -190,10 +183,10 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
         ``subspace_unmemorised_s`` (overlap of the span of :math:`W_2'`'s top :math:`K` right
         vectors with :math:`\beta^*`, raw and with memorised inputs set aside),
         ``top_memorisation_s`` (of the top right vector), ``row_ratio_s``
-        (:math:`\max_i\|w_i\|/\operatorname{median}_i\|w_i\|`: runaway neurons),
-        ``top_ratio_s`` (:math:`s_1(W_2')/s_1(W_0)`); ``null_subspace`` and
-        ``null_unmemorised``: the same two overlaps for a uniformly random :math:`K`-dimensional
-        subspace, memorisation measured against :math:`X_1`; ``K``, shape ``(len(alpha2s)+1,)``.
+        (:math:`\max_i\|w_i\|/\operatorname{median}_i\|w_i\|`: runaway neurons);
+        ``null_subspace`` and ``null_unmemorised``: the same two overlaps for a uniformly random
+        :math:`K`-dimensional subspace, memorisation measured against :math:`X_1`; ``K``, shape
+        ``(len(alpha2s)+1,)``.
     """
     N = check_int(N, "N", 8)
     activation = as_activation(activation)
@@ -207,7 +200,6 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
     B = problem.teacher.directions
     steps = ((c1, alpha1), (c2, alpha2))
     out = {"K": np.array(Ks)}
-    s0 = float(top_singular(problem.W0, 1, vectors=False)[0])
     null_raw, null_clean = [], []
     for K in Ks:
         R = rng.standard_normal((K, N))
@@ -228,14 +220,12 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
         rows = {k: [] for k in EXPONENT_KEYS}
         for eta, K in zip(etas, Ks):
             W = _rescaled_second_step(run, update, eta)
-            s, _, Vt = top_singular(W, K)
-            Vt = Vt.astype(float)
+            Vt = top_singular(W, K)[2].astype(float)
             rows["subspace"].append(subspace_overlap(Vt, B)[0])
             rows["subspace_unmemorised"].append(unmemorised_overlap(Vt, B, run.X2)[0])
             rows["top_memorisation"].append(memorisation(Vt[0], run.X2)[0])
             norms = np.linalg.norm(W, axis=1)
             rows["row_ratio"].append(float(norms.max() / np.median(norms)))
-            rows["top_ratio"].append(float(s[0]) / s0)
         out.update({f"{k}_{batch}": np.array(v, dtype=float) for k, v in rows.items()})
     return out
 

@@ -1,17 +1,13 @@
-r"""The landing page (``book/index.md``): the count :math:`\Lambda` and one simulated network.
-
-:func:`summary_data` draws one problem at :math:`N = n = d`, takes the second step on a
-fresh batch and, from the same :math:`W_1`, on the first batch again, and measures the
-outliers of :math:`W_1` and of both :math:`W_2`; :func:`terms_data` measures, over several
-seeds, whether each exact term :math:`T_k` of the second update is its predicted spike;
-:func:`plot_summary` draws the phase diagram of :math:`\Lambda(\alpha_1, \alpha_2)`, the
-exact terms against their predictions, and the two raw spectra. The ``*_table`` functions
-return ``(header, rows)``; the page writes the captions.
+r"""The landing page (``book/index.md``): the count :math:`\Lambda` and one simulated network
+(:func:`summary_data`), its exact terms against their predicted spikes over seeds
+(:func:`terms_data`), the figure of both (:func:`plot_summary`), and "How to cite"
+(:func:`citation`). The ``*_table`` functions return ``(header, rows)``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -31,43 +27,19 @@ from .figures import COLORS, finished
 from .report import num
 
 
-@dataclass
-class Draw:
-    """What the landing figure's spectra show (one draw; see :func:`summary_data`)."""
-
-    N: int
-    c: float
-    alpha1: float
-    alpha2: float
-    seed: int
-    L: int
-    margin: float
-    n_marked: int
-    edge: float
-    s_W1: np.ndarray      # top 4 singular values of W1
-    s_W2: np.ndarray      # all singular values of W2, fresh second batch
-    s_W2r: np.ndarray     # all singular values of W2, reused batch
-    count: dict           # outliers beyond (1 + margin) * edge: "W1", "W2", "W2r"
-    memo: np.ndarray      # max_j |cos(v, x_j)| of the marked reused outliers' right vectors
-    memo_null: float      # sqrt(2 log n / d): the same for an unrelated direction
-
-    @property
-    def n_spikes(self) -> int:
-        r""":math:`\Lambda(\alpha_1, \alpha_2)` for this activation's degree."""
-        return n_spikes(self.alpha1, self.alpha2, self.L)
-
-    @property
-    def exponents(self) -> list:
-        r""":math:`e_k = \alpha_2 - k(1/2-\alpha_1)` for :math:`k = 1..\Lambda`."""
-        return [spike_exponent(k, self.alpha1, self.alpha2) for k in range(1, self.n_spikes + 1)]
-
-
 def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
-                 seed: int = 0, margin: float = 0.05, n_marked: int = 6) -> Draw:
+                 seed: int = 0, margin: float = 0.05, n_marked: int = 6) -> dict:
     r"""One network, :math:`N = n = d`, :math:`\sigma_4`, target :math:`\mathrm{He}_1`,
     :math:`\eta_t = cN^{\alpha_t}`: the second step on a fresh batch and, from the same
-    :math:`W_1`, on the first batch again; outliers counted beyond ``(1 + margin)`` times the
-    bulk edge :math:`1 + \sqrt{N/d}`."""
+    :math:`W_1`, on the first batch again.
+
+    Returns ``alpha1``, ``alpha2``, ``margin``, ``n_marked``; the degree ``L``, ``n_spikes``
+    :math:`\Lambda` and the ``exponents`` :math:`e_k`, :math:`k = 1..\Lambda`; the top 4
+    singular values ``s_W1`` of :math:`W_1` and all of :math:`W_2`, ``s_W2`` (fresh) and
+    ``s_W2r`` (reused); ``count``, the outliers of each (``"W1"``, ``"W2"``, ``"W2r"``) beyond
+    ``(1 + margin)`` times the bulk ``edge`` :math:`1 + \sqrt{N/d}`; ``memo``, the
+    memorisation :math:`\max_j|\cos(v, x_j)|` of the right vectors of the marked reused
+    outliers, and ``memo_null``, :math:`\sqrt{2\log n/d}` for an unrelated direction."""
     activation = get_activation("poly4")
     run = run_two_steps(N, N, N, activation, hermite_link(1), ((c, alpha1), (c, alpha2)),
                         "fresh", np.random.default_rng(seed))
@@ -82,18 +54,21 @@ def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: flo
         raise RuntimeError("W1 has more outliers than computed")
     _, _, V = top_singular(W2_reused, max(min(count["W2r"], n_marked), 1))
     memo = memorisations(V, run.X1)[0]
-    return Draw(N, c, alpha1, alpha2, seed, activation.degree, margin, n_marked, edge,
-                s_W1, s_W2, s_W2r, count, memo, chance_maximum(N, N))
+    L = activation.degree
+    lam = n_spikes(alpha1, alpha2, L)
+    exponents = [spike_exponent(k, alpha1, alpha2) for k in range(1, lam + 1)]
+    return dict(alpha1=alpha1, alpha2=alpha2, L=L, n_spikes=lam, exponents=exponents,
+                margin=margin, n_marked=n_marked, edge=edge, s_W1=s_W1, s_W2=s_W2, s_W2r=s_W2r,
+                count=count, memo=memo, memo_null=chance_maximum(N, N))
 
 
 def terms_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
                seeds=(0, 1, 2)) -> Summary:
-    r"""The exact terms :math:`T_k` of the second update (fresh batch, the settings of
-    :func:`summary_data`) against their corrected spikes, one draw per seed
-    (``numpy.random.default_rng(seed)``, as :func:`summary_data` draws), summarised over the
-    seeds by ``("N",)``: per order :math:`k = 0..L-1` (shape ``(L,)``), ``ratio`` =
-    :math:`s_1(T_k)/\|S_k^{\rm corr}\|` and ``left`` = :math:`|\cos(\hat\ell_k, a^{\circ(k+1)})|`
-    (:func:`twostep.analysis.spikes.term_diagnostics` with ``corrected=True``)."""
+    r"""The exact terms :math:`T_k` of the second update (fresh batch, the draws of
+    :func:`summary_data` with each seed) against their corrected spikes
+    (:func:`twostep.analysis.spikes.term_diagnostics`), summarised by ``("N",)``: per order
+    :math:`k = 0..L-1`, ``ratio`` :math:`s_1(T_k)/\|S_k^{\rm corr}\|` and ``left``
+    :math:`|\cos(\hat\ell_k, a^{\circ(k+1)})|`, each of shape ``(L,)``."""
     activation = get_activation("poly4")
     records = []
     for seed in seeds:
@@ -105,25 +80,19 @@ def terms_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float
     return Summary(records, ("N",), ("ratio", "left"))
 
 
-def plot_summary(data: Draw, terms: Summary | None = None):
+def plot_summary(data: dict, terms: Summary):
     r"""(a) :math:`\Lambda(\alpha_1, \alpha_2)` with the lines :math:`\alpha_2 = k(1/2-\alpha_1)`
-    and the simulated point; with ``terms``, (b) each exact term's top singular value over its
-    predicted spike, and its left vector's cosine with :math:`a^{\circ(k+1)}`, against 1 and
+    and the simulated point; (b) each exact term's top singular value over its predicted spike
+    (``terms``), and its left vector's cosine with :math:`a^{\circ(k+1)}`, against 1 and
     chance :math:`1/\sqrt N`; below, the spectra of both :math:`W_2` against the
-    Marchenko--Pastur law, with their outliers and :math:`W_1`'s marked.
-
-    Drawn for the text column (7 in wide): the theory and the terms side by side on top,
-    the two spectra side by side below (without ``terms``, the phase diagram is alone on top).
-    """
-    L = data.L
+    Marchenko--Pastur law, with their outliers and :math:`W_1`'s marked."""
+    L = data["L"]
     fig = plt.figure(figsize=(7.0, 6.6))
     grid = fig.add_gridspec(2, 2, height_ratios=[1.1, 1])
-    ax_phase = fig.add_subplot(grid[0, 0] if terms is not None else grid[0, :])
+    ax_phase = fig.add_subplot(grid[0, 0])
     ax_rows = [fig.add_subplot(grid[1, 0])]
     ax_rows.append(fig.add_subplot(grid[1, 1], sharey=ax_rows[0], sharex=ax_rows[0]))
-    if terms is not None:
-        _plot_terms(fig.add_subplot(grid[0, 1]), terms)
-    spectra = "b" if terms is None else "c"
+    _plot_terms(fig.add_subplot(grid[0, 1]), terms)
 
     a = np.linspace(0, 0.5, 251)[:-1]
     A1, A2 = np.meshgrid(a, a)
@@ -133,8 +102,8 @@ def plot_summary(data: Draw, terms: Summary | None = None):
                                shading="auto", rasterized=True)
     for k in range(1, L):
         ax_phase.plot(a, phase_boundaries(a, k), color="0.3", lw=0.8)
-    ax_phase.plot(data.alpha1, data.alpha2, ls="none", marker="*", ms=13, color="white", mec="k",
-                  mew=0.9, label="simulated")
+    ax_phase.plot(data["alpha1"], data["alpha2"], ls="none", marker="*", ms=13, color="white",
+                  mec="k", mew=0.9, label="simulated")
     ax_phase.set(xlim=(0, 0.5), ylim=(0, 0.5), xlabel=r"$\alpha_1$", ylabel=r"$\alpha_2$",
                  title=rf"(a) theory: $\Lambda(\alpha_1, \alpha_2)$, $L = {L}$")
     ax_phase.grid(False)
@@ -142,18 +111,18 @@ def plot_summary(data: Draw, terms: Summary | None = None):
     bar.set_label(r"new outliers $\Lambda$")
     ax_phase.legend(loc="upper left", frameon=True)
 
-    edge, margin, n_marked = data.edge, data.margin, data.n_marked
-    bins = np.linspace(0, 1.04 * max(data.s_W1[0], data.s_W2[0], data.s_W2r[0]), 120)
+    edge, margin, n_marked = data["edge"], data["margin"], data["n_marked"]
+    bins = np.linspace(0, 1.04 * max(data["s_W1"][0], data["s_W2"][0], data["s_W2r"][0]), 120)
     s_grid = np.linspace(0, edge, 300)
-    rows = [(data.s_W2, "fresh batch", COLORS["fresh"]),
-            (data.s_W2r, "reused batch", COLORS["reused"])]
+    rows = [(data["s_W2"], "fresh batch", COLORS["fresh"]),
+            (data["s_W2r"], "reused batch", COLORS["reused"])]
     for i, (ax, (s, name, color)) in enumerate(zip(ax_rows, rows)):
         beyond = s[s > edge * (1 + margin)]
         ax.hist(s, bins=bins, density=True, color="0.7", label="$W_2$")
         ax.plot(s_grid, marchenko_pastur_density(s_grid, 1.0), color=COLORS["theory"], lw=1.2,
                 label=r"bulk of $W_0$")
         ax.axvline(edge, color=COLORS["theory"], ls=":", lw=1)
-        for x in data.s_W1[:data.count["W1"]]:
+        for x in data["s_W1"][:data["count"]["W1"]]:
             ax.axvline(x, ymax=0.4, color=COLORS["one-step"], lw=1.4, ls="--")
         for x in beyond[:n_marked]:
             ax.axvline(x, ymax=0.4, color=color, lw=1.6)
@@ -161,7 +130,7 @@ def plot_summary(data: Draw, terms: Summary | None = None):
         ax.plot([], [], color=color, lw=1.6, label=f"{shown.removeprefix('largest ')}{beyond.size} beyond")
         ax.plot([], [], color=COLORS["one-step"], lw=1.4, ls="--", label=r"outlier of $W_1$")
         ax.set(xlabel="singular value", ylim=(0, 1.45),
-               title=f"({spectra}{i + 1}) $W_2$, {name}")
+               title=f"(c{i + 1}) $W_2$, {name}")
         ax.legend(loc="upper right", handlelength=1.4, borderaxespad=0.3)
     ax_rows[0].set_ylabel("density")
     ax_rows[1].tick_params(labelleft=False)
@@ -191,13 +160,13 @@ def _plot_terms(ax, terms: Summary) -> None:
     ax.legend(loc="lower left", borderaxespad=0.3)
 
 
-def spectra_table(data: Draw) -> tuple:
+def spectra_table(data: dict) -> tuple:
     r"""``(header, rows)``: for :math:`W_1` and both :math:`W_2` of one draw, the number of
     singular values beyond ``(1 + margin)`` times the bulk edge, the two largest values, and the theory's count as :math:`N\to\infty` (1 for :math:`W_1`,
     :math:`1+\Lambda` for :math:`W_2`)."""
-    rows = [["$W_1$ (one step)", data.s_W1, data.count["W1"], 1],
-            ["$W_2$, fresh batch", data.s_W2, data.count["W2"], 1 + data.n_spikes],
-            ["$W_2$, reused batch", data.s_W2r, data.count["W2r"], 1 + data.n_spikes]]
+    rows = [["$W_1$ (one step)", data["s_W1"], data["count"]["W1"], 1],
+            ["$W_2$, fresh batch", data["s_W2"], data["count"]["W2"], 1 + data["n_spikes"]],
+            ["$W_2$, reused batch", data["s_W2r"], data["count"]["W2r"], 1 + data["n_spikes"]]]
     return (["matrix", "beyond the threshold", "$s_1$", "$s_2$", "theory"],
             [[name, str(count), num(s[0]), num(s[1], ".3f"), str(theory)]
              for name, s, count, theory in rows])
@@ -212,30 +181,14 @@ def rules_table() -> tuple:
 # --- How to cite: rendered from CITATION.cff, the one source --------------------------------
 
 
-def citation_file():
-    """``CITATION.cff`` of the repository holding this package (a checkout, an editable
-    install, Binder), or else of the current folder (a reader who downloaded it beside the
-    notebook)."""
-    from pathlib import Path
-
-    repository = Path(__file__).resolve().parents[2] / "CITATION.cff"
-    return repository if repository.is_file() else Path.cwd() / "CITATION.cff"
-
-
 def _bib_text(text) -> str:
     # BibTeX reads & % $ # _ as markup; the book's titles have "&".
-    import re
-
     return re.sub(r"([&%$#_])", r"\\\1", " ".join(str(text).split()))
 
 
 def _bib_authors(authors, field: str) -> str:
-    if not isinstance(authors, list) or not authors:
-        raise ValueError(f"{field} must be a non-empty list of authors, got {authors!r}")
     names = []
     for i, person in enumerate(authors):
-        if not isinstance(person, dict):
-            raise ValueError(f"{field}[{i}] must be a mapping, got {person!r}")
         if "family-names" in person:
             given = person.get("given-names")
             names.append(_bib_text(person["family-names"]) + (f", {_bib_text(given)}" if given else ""))
@@ -256,8 +209,6 @@ def bibtex_entries(cff: dict) -> tuple[str, list[str]]:
     """(the book's ``@software`` entry, one entry per item of ``references``) from a parsed
     CITATION.cff (a dict). A reference with an ``arXiv:`` identifier is a ``@misc`` with its
     ``eprint``; any other an ``@article``."""
-    import re
-
     if not isinstance(cff, dict):
         raise TypeError(f"cff must be a dict (a parsed CITATION.cff), got {type(cff).__name__}")
     for name in ("title", "authors"):
@@ -269,8 +220,6 @@ def bibtex_entries(cff: dict) -> tuple[str, list[str]]:
             book[field] = _bib_text(cff[name])
     entries = []
     for i, ref in enumerate(cff.get("references") or []):
-        if not isinstance(ref, dict) or "title" not in ref or "authors" not in ref:
-            raise ValueError(f"cff references[{i}] needs a title and authors, got {ref!r}")
         fields = {"title": _bib_text(ref["title"]),
                   "author": _bib_authors(ref["authors"], f"references[{i}].authors")}
         if "year" in ref:
@@ -292,15 +241,17 @@ def bibtex_entries(cff: dict) -> tuple[str, list[str]]:
 
 
 def citation(path=None):
-    """The landing page's "How to cite", from CITATION.cff (``path``, default
-    :func:`citation_file`): the file's message, the BibTeX entry of each reference (the
-    paper) and the book's own. Returns an ``IPython.display.Markdown`` object."""
-    from pathlib import Path
-
+    """The landing page's "How to cite", from CITATION.cff (``path``; by default the file of the
+    repository holding this package, a checkout, an editable install or Binder, or else of the
+    current folder, where a reader who downloaded the notebook put it beside it): the file's
+    message, the BibTeX entry of each reference (the paper) and the book's own. Returns an
+    ``IPython.display.Markdown`` object."""
     import yaml
     from IPython.display import Markdown
 
-    path = citation_file() if path is None else path
+    if path is None:
+        path = Path(__file__).resolve().parents[2] / "CITATION.cff"
+        path = path if path.is_file() else Path.cwd() / "CITATION.cff"
     if not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a path to CITATION.cff, got {type(path).__name__}")
     path = Path(path)

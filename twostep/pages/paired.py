@@ -1,11 +1,8 @@
-r"""Paired reused/fresh runs: both batch schemes on one draw, and the test of the reused
-:math:`T_2` seen through :math:`a^{\circ3}`.
-
-Shared by the chapters *Reused versus fresh batches* (runs at the build's widths) and *At scale*
-(the same records read from the results files): :class:`PairedData` holds them, the figures and
-tables below draw them. The ``*_table`` functions return ``(header, rows)`` and the chapter
-writes the caption, except :func:`term_evidence_table` and :func:`term_controls_table`, whose
-captions both chapters share.
+r"""Paired reused/fresh runs (both batch schemes on one draw) and the test of the reused
+:math:`T_2` seen through :math:`a^{\circ3}`, for the chapters *Reused versus fresh batches*
+(runs at the build's widths) and *At scale* (the results files' records). The ``*_table``
+functions return ``(header, rows)``, except :func:`term_evidence_table` and
+:func:`term_controls_table`, whose captions both chapters share.
 """
 
 from __future__ import annotations
@@ -41,18 +38,13 @@ class PairedConfig:
 @dataclass
 class PairedData:
     r"""Paired reused/fresh runs over seeds (:func:`paired_data`). Not a
-    :class:`~twostep.analysis.summary.Summary`: the pages compare the paired difference (reused
-    minus fresh) seed by seed, whose standard error is that of the per-seed differences.
+    :class:`~twostep.analysis.summary.Summary`: a paired difference (reused minus fresh) is
+    taken seed by seed, and its standard error is that of the per-seed differences."""
 
-    ``records`` are :func:`paired_reuse_experiment` rows with ``config`` (a key of
-    ``configs``), ``N`` and ``seed``; ``alpha2s`` the second-step exponents measured (the
-    reference first), ``n_spikes`` their :math:`\Lambda`.
-    """
-
-    configs: dict
-    alpha2s: tuple
-    n_spikes: tuple
-    records: list
+    configs: dict             # key -> PairedConfig
+    alpha2s: tuple            # the second-step exponents measured, the reference first
+    n_spikes: tuple           # their Lambda
+    records: list             # paired_reuse_experiment's, with config (a key), N and seed
 
     def values(self, config: str, N: int, key: str, batch: str | None = None,
                index: int | None = None) -> np.ndarray:
@@ -70,87 +62,83 @@ class PairedData:
             return np.array([get(r, f"{key}_reused") - get(r, f"{key}_fresh") for r in rows])
         return np.array([get(r, key if batch is None else f"{key}_{batch}") for r in rows])
 
+    def stat(self, config: str, N: int, key: str, batch: str | None = None,
+             index: int | None = None) -> tuple:
+        """Mean and standard error over the seeds of :meth:`values`."""
+        return mean_sem(self.values(config, N, key, batch, index))
+
     def Ns(self, config: str) -> list:
         """The widths simulated for ``config``, increasing."""
         return sorted({r["N"] for r in self.records if r["config"] == config})
 
-    def series(self, config: str, key: str, batch: str | None = None, index: int | None = None,
-               Ns=None) -> tuple:
-        """Means and standard errors over the seeds of :meth:`values` at each width of ``Ns``
-        (default: every width of ``config``): two lists."""
-        stats = [mean_sem(self.values(config, N, key, batch, index))
-                 for N in (self.Ns(config) if Ns is None else Ns)]
+    def series(self, config: str, key: str, batch: str | None = None, index: int | None = None):
+        """:meth:`stat` at every width of ``config``: two lists, means and standard errors."""
+        stats = [self.stat(config, N, key, batch, index) for N in self.Ns(config)]
         return [m for m, _ in stats], [s for _, s in stats]
 
 
-def _signed(x) -> str:
+def _signed(stat) -> str:
     # a paired difference over the seeds: "+0.012 ± 0.004"
-    return pm(*mean_sem(x), 3, signed=True)
+    return pm(*stat, 3, signed=True)
 
 
 def paired_data(configs: dict, sizes: dict, seeds, alpha1: float, alpha2: float, alpha2s=(),
-                n_jobs: int = 1, dtype="float32") -> PairedData:
-    r""":func:`paired_reuse_experiment` for every configuration, its widths and every seed.
-
-    ``configs`` maps a key to a :class:`PairedConfig`; ``sizes`` maps the same keys to the
-    widths :math:`N = n = d` run for that configuration.
-    """
-    a2s = (alpha2, *alpha2s)
-    grid = [dict(config=key, N=N, activation=cfg.activation, target=cfg.target, c1=cfg.c,
-                 alpha1=alpha1, c2=cfg.c, alpha2=alpha2, alpha2s=list(a2s[1:]), dtype=dtype)
-            for key, cfg in configs.items() for N in sizes[key]]
-    tasks = [{k: v for k, v in g.items() if k != "config"} for g in grid]
-    records = sweep(paired_reuse_experiment, tasks, seeds=seeds, n_jobs=n_jobs)
+                n_jobs: int = 1) -> PairedData:
+    r""":func:`paired_reuse_experiment` (float32) for every configuration, its widths and every
+    seed. ``configs`` maps a key to a :class:`PairedConfig`, ``sizes`` the same keys to the
+    widths :math:`N = n = d` run for that configuration."""
+    pairs = [(key, N) for key in configs for N in sizes[key]]
+    grid = [dict(N=N, activation=configs[k].activation, target=configs[k].target,
+                 c1=configs[k].c, alpha1=alpha1, c2=configs[k].c, alpha2=alpha2,
+                 alpha2s=list(alpha2s), dtype="float32") for k, N in pairs]
+    records = sweep(paired_reuse_experiment, grid, seeds=seeds, n_jobs=n_jobs)
     # sweep keeps the grid's order, seeds innermost: label each record with its configuration
-    labels = [g["config"] for g in grid for _ in seeds]
-    for r, key in zip(records, labels):
+    for r, (key, _) in zip(records, [p for p in pairs for _ in seeds]):
         r["config"] = key
+    a2s = (alpha2, *alpha2s)
     return PairedData(dict(configs), a2s, tuple(n_spikes(alpha1, a) for a in a2s), records)
+
+
+def _null_correction(data: PairedData, config: str, N: int) -> np.ndarray:
+    # per seed: what setting memorised inputs aside does to a random subspace's overlap
+    return (data.values(config, N, "null_unmemorised", None, 0)
+            - data.values(config, N, "null_subspace", None, 0))
 
 
 def paired_numbers(data: PairedData, limits: Limits, main: str, control: str, bounded: str,
                    width: int) -> dict:
-    r"""The numbers the chapter quotes from :func:`paired_data`, by glue key.
-
-    ``main`` is the configuration run at several widths, ``control`` (an even link) and
-    ``bounded`` (a bounded activation) the ones run at ``width``. Differences are reused minus
-    fresh; ``*_sem`` are standard errors over the seeds; ``p_lam_sem`` is the largest standard
-    error of the paired learned-subspace difference over :math:`\Lambda` at the largest width
-    (the differences themselves are in :func:`paired_lambda_table`).
-    """
+    r"""The numbers the chapter quotes from :func:`paired_data`: ``main`` is the configuration
+    run at several widths, ``control`` (an even link) and ``bounded`` (a bounded activation)
+    those run at ``width``; ``p_lam_sem`` is the largest standard error of
+    :func:`paired_lambda_table`."""
     v, Ns = data.values, data.Ns(main)
     t2 = data.series(main, "term_overlap", "diff")[0]
-    he2 = mean_sem(v(control, width, "term_overlap", "diff"))
+    he2 = data.stat(control, width, "term_overlap", "diff")
     K = int(np.asarray(data.records[0]["K"])[0])
-    return {"p_N_lo": Ns[0], "p_N_hi": Ns[-1], "p_ctrl": width, "p_t2_lo": min(t2),
-            "p_t2_hi": max(t2),
+    return {"p_t2_lo": min(t2), "p_t2_hi": max(t2),
             "p_t2_theory": limits.paired_difference(data.configs[main].target, Ns[-1]),
             "p_he2_t2": he2[0], "p_he2_t2_sem": he2[1],
-            "p_null": float(np.mean(v(main, width, "null_unmemorised", None, 0)
-                                    - v(main, width, "null_subspace", None, 0))),
+            "p_null": float(np.mean(_null_correction(data, main, width))),
             "p_tanh_mem": v(bounded, width, "top_memorisation", "reused", 0).mean(),
             "p_tanh_rows": v(bounded, width, "row_ratio", "reused", 0).mean(),
             "p_s4_rows": v(main, width, "row_ratio", "reused", 0).mean(),
             "p_tanh_sub": v(bounded, width, "subspace_unmemorised", "reused", 0).mean(),
             "p_tanh_chance": chance_overlap(width, K),
-            "p_lam_sem": max(mean_sem(v(main, Ns[-1], "subspace_unmemorised", "diff", i))[1]
+            "p_lam_sem": max(data.stat(main, Ns[-1], "subspace_unmemorised", "diff", i)[1]
                              for i in range(len(data.n_spikes)))}
 
 
 #: Single seeds behind a mean: visible on white, lighter than the mean's marker.
-SEED_ALPHA = 0.55
+SEEDS_STYLE = dict(color=COLORS["reused"], marker="o", alpha=0.55, ls="none", ms=3.5, mew=0)
 #: (marker, line style) per width where widths share one colour family.
 WIDTH_LOOKS = (("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."))
 
 
 def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: int):
-    r"""Figure: left, reused minus fresh overlap of :math:`T_2`'s top right vector with
-    :math:`\beta^\star` against :math:`N` for configuration ``main`` (each seed, and mean ±
-    standard error), with the theory's difference (limit of :math:`\tilde u_2` minus fresh
-    chance) and zero; middle, the paired difference of the learned subspace (memorised inputs
-    set aside) at the reference exponent for ``main`` and each of ``controls`` at width
-    ``null_N``, next to the correction applied to random subspaces; right, the same paired
-    difference against :math:`\Lambda` (the rescaled exponents) for ``main`` at each width."""
+    r"""Figure of the paired differences (reused minus fresh; each seed, mean ± standard error):
+    :math:`T_2`'s top right vector against :math:`N` for ``main``, with the theory's difference;
+    the learned subspace (memorised inputs set aside) for ``main`` and ``controls`` at width
+    ``null_N``, next to the correction on random subspaces; and against :math:`\Lambda`."""
     # Two rows: the T_2 and Lambda panels above, the controls (long category names) below at
     # the column's full width; one legend under all three.
     fig, axd = plt.subplot_mosaic([["t2", "lam"], ["ctrl", "ctrl"]], figsize=(7.0, 6.4),
@@ -159,8 +147,7 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
     Ns = data.Ns(main)
     for N in Ns:
         x = data.values(main, N, "term_overlap", "diff")
-        ax1.plot(np.full(x.size, N) * np.exp(np.linspace(-0.06, 0.06, x.size)), x, "o",
-                 color=COLORS["reused"], alpha=SEED_ALPHA, ms=3.5, mew=0)
+        ax1.plot(np.full(x.size, N) * np.exp(np.linspace(-0.06, 0.06, x.size)), x, **SEEDS_STYLE)
     errorbars(ax1, Ns, *data.series(main, "term_overlap", "diff"), color=COLORS["reused"])
     grid = width_grid(Ns)
     cfg = data.configs[main]
@@ -172,16 +159,12 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
 
     names = [main, *controls]
     rows = [(data.configs[c].label, data.values(c, null_N, "subspace_unmemorised", "diff", 0))
-            for c in names]
-    null = data.values(main, null_N, "null_unmemorised", None, 0) - data.values(
-        main, null_N, "null_subspace", None, 0)
-    rows.append(("correction on a\nrandom subspace", null))
+            for c in names] + [("correction on a\nrandom subspace",
+                                _null_correction(data, main, null_N))]
     for i, (label, x) in enumerate(rows):
-        m, s = mean_sem(x)
-        ax2.plot(np.full(x.size, i) + np.linspace(-0.15, 0.15, x.size), x, "o",
-                 color=COLORS["reused"] if i < len(names) else COLORS["chance"], alpha=SEED_ALPHA,
-                 ms=3.5, mew=0)
-        ax2.errorbar(i, m, yerr=s, fmt="s", color="k", ms=5, capsize=3)
+        ax2.plot(np.full(x.size, i) + np.linspace(-0.15, 0.15, x.size), x, **{
+            **SEEDS_STYLE, "color": COLORS["reused"] if i < len(names) else COLORS["chance"]})
+        ax2.errorbar(i, *mean_sem(x), fmt="s", color="k", ms=5, capsize=3)
     ax2.axhline(0, color=COLORS["chance"], ls=":", lw=1.2)
     # Category names on two lines where they are long: "sigma_4, He_2 (control)" and the like.
     ax2.set_xticks(range(len(rows)), [r[0].replace(", ", ",\n", 1) if "\n" not in r[0] else r[0]
@@ -197,7 +180,7 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
     shades = [plt.cm.Reds(0.35 + 0.65 * j / max(1, len(Ns) - 1)) for j in range(len(Ns))]
     looks = [WIDTH_LOOKS[j % len(WIDTH_LOOKS)] for j in range(len(Ns))]
     for j, N in enumerate(Ns):
-        stats = np.array([mean_sem(data.values(main, N, "subspace_unmemorised", "diff", int(i)))
+        stats = np.array([data.stat(main, N, "subspace_unmemorised", "diff", int(i))
                           for i in order])
         ax3.errorbar(lams + 0.08 * (j - (len(Ns) - 1) / 2), stats[:, 0], yerr=stats[:, 1],
                      marker=looks[j][0], ls=looks[j][1], ms=4.5, capsize=2, color=shades[j])
@@ -206,8 +189,7 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
     ax3.set(xlabel=r"$\Lambda(\alpha_1, \alpha_2')$", ylabel="difference, learned subspace",
             title=f"{cfg.label}: $W_2$")
     legend_from(fig, [
-        ("single seeds", dict(color=COLORS["reused"], marker="o", alpha=SEED_ALPHA, ls="none",
-                              ms=3.5, mew=0)),
+        ("single seeds", SEEDS_STYLE),
         ("mean ± s.e. (upper left)", dict(color=COLORS["reused"], marker="o", ms=4)),
         ("mean ± s.e. (lower)", dict(color="k", marker="s", ms=5, ls="none")),
         (r"theory: $\tilde u_2$ limit $-$ chance", dict(color=COLORS["theory"], lw=1.2)),
@@ -218,27 +200,21 @@ def plot_paired(data: PairedData, limits: Limits, main: str, controls, null_N: i
     return finished(fig)
 
 
-
 def paired_table(data: PairedData) -> tuple:
-    r"""Two tables of :func:`paired_data` at the reference exponent, one row per configuration and
-    width. The first (*tab-reuse-paired*): the paired difference (reused minus fresh, mean ±
-    standard error) of the overlap of :math:`T_2`'s top right vector with :math:`\beta^\star`
-    and of the learned subspace's overlap (memorised inputs set aside, and raw). The second
-    (*tab-reuse-paired-rows*): the mean memorisation of :math:`W_2`'s top vector and the largest
-    row norm of :math:`W_2` over the median, reused and fresh (their spread:
-    :func:`paired_table_spread`). Returns ``((header, rows), (header, rows))``."""
+    r"""Two tables at the reference exponent, ``((header, rows), (header, rows))``, a row per
+    configuration and width: the paired differences of :math:`T_2`'s top right vector and of
+    the learned subspace (memorised inputs set aside, and raw); the mean memorisation of
+    :math:`W_2`'s top vector and its largest row norm over the median, reused and fresh."""
     diff_rows, row_rows = [], []
     for key, cfg in data.configs.items():
         for N in data.Ns(key):
-            v = lambda name, b, i=None: data.values(key, N, name, b, i)  # noqa: E731
-            term = v("term_overlap", "diff")
-            diff_rows.append([cfg.label, str(N),
-                              _signed(term) if np.all(np.isfinite(term)) else "n/a",
-                              _signed(v("subspace_unmemorised", "diff", 0)),
-                              _signed(v("subspace", "diff", 0))])
-            row_rows.append([cfg.label, str(N)]
-                            + [f"{v('top_memorisation', b, 0).mean():.2f}" for b in BATCHES]
-                            + [f"{v('row_ratio', b, 0).mean():.1f}" for b in BATCHES])
+            term = data.stat(key, N, "term_overlap", "diff")
+            diff_rows.append([cfg.label, str(N), _signed(term) if np.isfinite(term[0]) else "n/a",
+                              _signed(data.stat(key, N, "subspace_unmemorised", "diff", 0)),
+                              _signed(data.stat(key, N, "subspace", "diff", 0))])
+            row_rows.append([cfg.label, str(N)] + [
+                f"{data.stat(key, N, name, b, 0)[0]:.{decimals}f}"
+                for name, decimals in (("top_memorisation", 2), ("row_ratio", 1)) for b in BATCHES])
     return ((["configuration", "$N$", "$T_2$", "$W_2$", "$W_2$ raw"], diff_rows),
             (["configuration", "$N$", "mem., reused", "mem., fresh", "rows, reused",
               "rows, fresh"], row_rows))
@@ -248,7 +224,7 @@ def paired_table_spread(data: PairedData) -> str:
     r"""The spread over seeds of the second table of :func:`paired_table`, for its caption: the
     largest standard error of a memorisation, and of a row ratio relative to its mean (the
     ratios run from about 1 to 1000), over every configuration, width and batch."""
-    stats = {name: [mean_sem(data.values(key, N, name, b, 0)) for key in data.configs
+    stats = {name: [data.stat(key, N, name, b, 0) for key in data.configs
                     for N in data.Ns(key) for b in BATCHES]
              for name in ("top_memorisation", "row_ratio")}
     memo = max(s for _, s in stats["top_memorisation"])
@@ -257,16 +233,15 @@ def paired_table_spread(data: PairedData) -> str:
             "the entry for a row ratio")
 
 
-def paired_lambda_table(data: PairedData, config: str, alpha1: float,
-                        N: int | None = None) -> tuple:
-    r"""``(header, rows)``: for ``config`` at width ``N`` (default its largest), the paired
-    difference (reused minus fresh, mean ± standard error) of the learned subspace's overlap
-    (memorised inputs set aside) at each second-step exponent, with :math:`\Lambda` and the
-    exponent :math:`e_2` of the aligned spike; ``alpha1`` is the runs' first-step exponent."""
-    N = data.Ns(config)[-1] if N is None else N
+def paired_lambda_table(data: PairedData, config: str, alpha1: float) -> tuple:
+    r"""``(header, rows)``: for ``config`` at its largest width, the paired difference (mean ±
+    standard error) of the learned subspace's overlap (memorised inputs set aside) at each
+    second-step exponent, with :math:`\Lambda` and the exponent :math:`e_2` of the aligned
+    spike; ``alpha1`` is the runs' first-step exponent."""
+    N = data.Ns(config)[-1]
     rows = [[str(data.n_spikes[i]), f"{data.alpha2s[i]}",
              f"{spike_exponent(2, alpha1, data.alpha2s[i]):+.2f}",
-             _signed(data.values(config, N, "subspace_unmemorised", "diff", int(i)))]
+             _signed(data.stat(config, N, "subspace_unmemorised", "diff", int(i)))]
             for i in np.argsort(data.n_spikes)]
     return ["$\\Lambda$", "$\\alpha_2$", "$e_2$", "difference"], rows
 
@@ -275,15 +250,13 @@ def paired_lambda_table(data: PairedData, config: str, alpha1: float,
 
 def term_verdicts(data: PairedData, limits: Limits, main: str, control: str,
                   N: int | None = None) -> dict:
-    r"""The verdicts of the exact-term test at width ``N`` (default: the largest width of
-    ``main``; the control at its own largest width not above ``N``), each a
-    :class:`~twostep.analysis.verdicts.Verdict`: ``reuse`` (reused :math:`T_2^\top a^{\circ3}`
-    against the book's limit of :math:`\tilde u_2`; null: the strongest control of each seed),
-    ``fresh`` (fresh batch) and ``even`` (the ``control`` link, reused), which predict no
-    alignment: their null is the overlap that :math:`\tilde u_2`, whose limit is 0 there, has
-    at :math:`n = N` by sampling alone (:meth:`Limits.overlap` with ``n``), and the effect they
-    deny is the reused odd link's limit. ``even`` is ``None`` where the control has no width
-    up to ``N``."""
+    r"""The verdicts (:class:`~twostep.analysis.verdicts.Verdict`) of the exact-term test at width
+    ``N`` (default: the largest of ``main``; the control at its own largest width not above
+    ``N``): ``reuse``, the reused :math:`T_2^\top a^{\circ3}` against the book's limit of
+    :math:`\tilde u_2`, null the strongest control of each seed; ``fresh`` (fresh batch) and
+    ``even`` (the ``control`` link, reused; ``None`` without a width up to ``N``), which predict
+    no alignment: their null is the overlap that :math:`\tilde u_2`, whose limit is 0 there, has
+    at :math:`n = N` by sampling alone, and the effect they deny the reused odd link's limit."""
     v = data.values
     N = data.Ns(main)[-1] if N is None else N
     below = [w for w in data.Ns(control) if w <= N]
@@ -295,26 +268,22 @@ def term_verdicts(data: PairedData, limits: Limits, main: str, control: str,
     null = np.max([v(main, N, "projected_overlap", "fresh"),
                    v(main, N, "projected_random_sign", "reused"),
                    v(main, N, "projected_memorised_null", "reused")], axis=0)
-    out = {
-        "reuse": verdict(v(main, N, "projected_overlap", "reused"), predicted, null),
-        "fresh": verdict(v(main, N, "projected_overlap", "fresh"), sampling, sampling,
-                         predicts_null=True, alternative=predicted),
-        "even": None,
-    }
+    out = {"reuse": verdict(v(main, N, "projected_overlap", "reused"), predicted, null),
+           "fresh": verdict(v(main, N, "projected_overlap", "fresh"), sampling, sampling,
+                            predicts_null=True, alternative=predicted), "even": None}
     if below:
-        Nc = below[-1]
-        sampling_even = limits.overlap(even, "reused", n=Nc, aware=True)
-        out["even"] = verdict(v(control, Nc, "projected_overlap", "reused"), sampling_even,
+        sampling_even = limits.overlap(even, "reused", n=below[-1], aware=True)
+        out["even"] = verdict(v(control, below[-1], "projected_overlap", "reused"), sampling_even,
                               sampling_even, predicts_null=True, alternative=predicted)
     return out
 
 
 def width_numbers(data: PairedData, limits: Limits, main: str, control: str,
                   prefix: str = "vw") -> dict:
-    r"""Glue values of the labels of :func:`term_verdicts` at every width of ``main``, for the
-    landing page's table of verdicts at each width: ``<prefix>_reuse_<N>``,
-    ``<prefix>_fresh_<N>``, ``<prefix>_even_<N>`` (the control only at its own widths;
-    :func:`twostep.pages.report.width_verdicts`)."""
+    r"""Glue values ``<prefix>_reuse_<N>``, ``<prefix>_fresh_<N>`` and ``<prefix>_even_<N>`` (the
+    control only at its own widths) of the labels of :func:`term_verdicts` at every width of
+    ``main``, for the landing page's table of verdicts at each width
+    (:func:`twostep.pages.report.width_verdicts`)."""
     labels = {"reuse": {}, "fresh": {}, "even": {}}
     for N in data.Ns(main):
         vd = term_verdicts(data, limits, main, control, N)
@@ -326,27 +295,22 @@ def width_numbers(data: PairedData, limits: Limits, main: str, control: str,
 
 
 def term_evidence_numbers(data: PairedData, limits: Limits, main: str, control: str) -> dict:
-    r"""Glue values of the exact-term evidence: at the smallest width of ``main`` (``*_lo``) the
-    raw top vector's overlap ``raw_lo`` and the memorised input's own overlap ``input_lo``, and
-    at both ends its memorisation ``memo_lo``, ``memo_hi`` (reused); at the largest width the
-    projection ``proj_re``, ``proj_fr`` (reused, fresh, with standard errors ``*_sem``), the
-    participation ``proj_part`` and :math:`\tilde u_2` of the same runs, ``proj_ut``; the theory
-    ``proj_theory``; the verdicts ``verdict_*`` as text, with the numbers they rest on. The
-    controls (random signs, memorised inputs) are in :func:`term_controls_table`."""
-    v = data.values
+    r"""Glue values of the exact-term evidence for ``main``, reused batch unless named: at the
+    smallest width (``*_lo``) the top vector's overlap and that of the input it memorises, at
+    both ends its memorisation; at the largest width the projection (``proj_re``, ``proj_fr``
+    fresh, with ``*_sem``), its participation and :math:`\tilde u_2` of the same runs; the
+    theory ``proj_theory``; the verdicts of :func:`term_verdicts` as text, with their numbers."""
     Ns = data.Ns(main)
     N = Ns[-1]
-    out = {"ev_N_lo": Ns[0], "ev_N_hi": N,
-           "raw_lo": float(v(main, Ns[0], "term_overlap", "reused").mean()),
-           "input_lo": float(v(main, Ns[0], "term_input_overlap", "reused").mean())}
-    for tag, width in (("lo", Ns[0]), ("hi", N)):
-        out[f"memo_{tag}"] = float(v(main, width, "term_memorisation", "reused").mean())
+    mean = lambda width, key: float(data.stat(main, width, key, "reused")[0])  # noqa: E731
+    out = {"ev_N_lo": Ns[0], "ev_N_hi": N, "raw_lo": mean(Ns[0], "term_overlap"),
+           "input_lo": mean(Ns[0], "term_input_overlap"),
+           "memo_lo": mean(Ns[0], "term_memorisation"), "memo_hi": mean(N, "term_memorisation"),
+           "proj_ut": mean(N, "signal_reuse"), "proj_part": mean(N, "projected_participation"),
+           "proj_theory": limits.overlap(data.configs[main].target, "reused", aware=True)}
     for name, batch in (("re", "reused"), ("fr", "fresh")):
-        out[f"proj_{name}"], out[f"proj_{name}_sem"] = mean_sem(
-            v(main, N, "projected_overlap", batch))
-    out["proj_ut"] = float(v(main, N, "signal_reuse", "reused").mean())
-    out["proj_part"] = float(v(main, N, "projected_participation", "reused").mean())
-    out["proj_theory"] = limits.overlap(data.configs[main].target, "reused", aware=True)
+        out[f"proj_{name}"], out[f"proj_{name}_sem"] = data.stat(main, N, "projected_overlap",
+                                                                 batch)
     verdicts = term_verdicts(data, limits, main, control)
     out.update({f"verdict_{k}": str(vd) for k, vd in verdicts.items()})
     out["proj_z"] = verdicts["reuse"].t_null
@@ -357,12 +321,11 @@ def term_evidence_numbers(data: PairedData, limits: Limits, main: str, control: 
 
 
 def plot_term_evidence(data: PairedData, limits: Limits, main: str, control: str):
-    r"""Figure: left, what the top right vector of the reused :math:`T_2` is (its overlap with
-    :math:`\beta^\star`, its memorisation, and the overlap of the single input it memorises)
-    against :math:`N`; right, :math:`T_2^\top a^{\circ3}`'s overlap with :math:`\beta^\star`,
-    reused and fresh, with the random-sign and memorised-input controls, :math:`\tilde u_2` of
-    the same runs, the ``control`` link, the theory (:math:`\tilde u_2` at finite :math:`n` and
-    its limit) and chance. Means and standard errors over the paired seeds."""
+    r"""Figure against :math:`N`, means and standard errors over the paired seeds: left, the
+    reused :math:`T_2`'s top right vector (overlap with :math:`\beta^\star`, memorisation, and
+    the overlap of the input it memorises); right, :math:`T_2^\top a^{\circ3}`'s overlap with
+    :math:`\beta^\star`, reused and fresh, its controls, :math:`\tilde u_2` of the same runs,
+    the ``control`` link, the theory (finite :math:`n` and the limit) and chance."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.0, 5.2), layout="constrained")
     Ns = data.Ns(main)
     target = data.configs[main].target
@@ -419,17 +382,16 @@ def _term_rows(data: PairedData, configs, columns):
     for key in configs:
         # The link only: the activation and step sizes are the caption's.
         name = data.configs[key].label.split(",")[-1].strip()
-        rows += [[name, str(N)] + [pm(*mean_sem(data.values(key, N, column, batch)), 3)
+        rows += [[name, str(N)] + [pm(*data.stat(key, N, column, batch), 3)
                                    for column, batch in columns] for N in data.Ns(key)]
     return rows
 
 
 def term_evidence_table(data: PairedData, limits: Limits, configs,
                         label: str = "tab-reuse-projected"):
-    r"""Table ``label``: per configuration in ``configs`` and width, mean ± standard error over
-    the paired seeds of :math:`T_2^\top a^{\circ3}`'s overlap with :math:`\beta^\star` (reused,
-    fresh) and of :math:`\tilde u_2` in the same reused runs, next to the theory's
-    :math:`\tilde u_2` at that :math:`n`. Its controls are :func:`term_controls_table`."""
+    r"""Table ``label``: per configuration in ``configs`` and width, the overlap with
+    :math:`\beta^\star` of :math:`T_2^\top a^{\circ3}` (reused, fresh) and of :math:`\tilde u_2`
+    in the same reused runs, next to the theory's :math:`\tilde u_2` at that :math:`n`."""
     rows = _term_rows(data, configs, [("projected_overlap", "reused"),
                                       ("projected_overlap", "fresh"), ("signal_reuse", "reused")])
     theory = [f"{limits.overlap(data.configs[key].target, 'reused', n=N, aware=True):.3f}"
@@ -444,10 +406,8 @@ def term_evidence_table(data: PairedData, limits: Limits, configs,
 
 
 def term_controls_table(data: PairedData, configs, label: str = "tab-reuse-projected-controls"):
-    r"""Table ``label``: the controls of :func:`term_evidence_table` in the same reused runs, per
-    configuration in ``configs`` and width: :math:`T_2^\top a^{\circ3}` itself, the random-sign
-    left vector and the span of the memorised inputs alone (overlap with :math:`\beta^\star`,
-    mean ± standard error over the paired seeds)."""
+    r"""Table ``label``: the controls of :func:`term_evidence_table` in the same reused runs (the
+    random-sign left vector, the memorised inputs alone) next to :math:`T_2^\top a^{\circ3}`."""
     rows = _term_rows(data, configs, [("projected_overlap", "reused"),
                                       ("projected_random_sign", "reused"),
                                       ("projected_memorised_null", "reused")])
@@ -460,10 +420,8 @@ def term_controls_table(data: PairedData, configs, label: str = "tab-reuse-proje
 
 
 def term_summary_table(data: PairedData, main: str, control: str) -> tuple:
-    r"""``(header, rows)``: at the largest width of ``main``, each quantity of the exact-term test
-    in one row (mean ± standard error over the paired seeds): the reused and the fresh
-    projection, its random-sign control, the memorised inputs alone, the projection without
-    them, :math:`\tilde u_2` of the same runs, and the ``control`` link's projection (reused)."""
+    r"""``(header, rows)``: each quantity of the exact-term test at the largest width of ``main``
+    (mean ± standard error over the paired seeds), and the ``control`` link's projection."""
     N, Nc = data.Ns(main)[-1], data.Ns(control)[-1]
     rows = [(r"$T_2^\top a^{\circ3}$", main, N, "projected_overlap", "reused"),
             ("the same, fresh batch", main, N, "projected_overlap", "fresh"),
@@ -475,5 +433,5 @@ def term_summary_table(data: PairedData, main: str, control: str) -> tuple:
             (f"{data.configs[control].label}, $N = {Nc}$", control, Nc, "projected_overlap",
              "reused")]
     return (["quantity", "overlap with $\\beta^\\star$"],
-            [[label, pm(*mean_sem(data.values(config, width, key, batch)), 3)]
+            [[label, pm(*data.stat(config, width, key, batch), 3)]
              for label, config, width, key, batch in rows])

@@ -1,19 +1,14 @@
 r"""Chapter *Reused versus fresh batches*: its sweeps, figures and tables.
 
 The runs are those of :mod:`twostep.experiments.reuse` (the paired ones in
-:mod:`twostep.pages.paired`). One compute and one plot function per figure:
-:func:`signal_data` (the directions :math:`u_k` from data alone) with
-:func:`plot_signal_overlaps`, :func:`plot_two_index`, :func:`signal_table`;
-:func:`network_data` (the trained network) with :func:`plot_term`,
-:func:`plot_learned_subspace`, :func:`network_table`; :func:`lambda_data` with
-:func:`plot_lambda`, :func:`lambda_table`. The first two return a
-:class:`~twostep.analysis.summary.Summary` of their runs; the ``*_table`` functions return
-``(header, rows)`` and the chapter writes the captions.
+:mod:`twostep.pages.paired`): :func:`signal_data` (the directions :math:`u_k` from data alone)
+and :func:`network_data` (the trained network) return a
+:class:`~twostep.analysis.summary.Summary`, :func:`lambda_data` rereads the latter per
+:math:`\alpha_2`; the ``*_table`` functions return ``(header, rows)``, the chapter writes the
+captions.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -33,18 +28,20 @@ from .report import cell
 #: The values of :func:`reuse_experiment` that :func:`network_data` summarises.
 NETWORK_VALUES = ("signal_reuse", "term_overlap", "term_memorisation", "top_values",
                   "top_overlap", "top_memorisation", "subspace", "subspace_unmemorised")
-#: The values of :class:`LambdaData`, at the top :math:`1+\Lambda` right vectors.
+#: The values of :func:`lambda_data`, at the top :math:`1+\Lambda` right vectors.
 LAMBDA_VALUES = ("subspace", "subspace_unmemorised")
 _CHANCE = dict(color=COLORS["chance"], ls=":", lw=1.2)
-
+#: The marker of order k in the overlap figures: open, its own shape, larger with k.
+_ORDER_MARKERS = [{"marker": m, "mfc": "none", "ms": 4 + 0.8 * k} for k, m in enumerate("osD^v")]
+#: The two simulated targets of the network figures: the first filled and solid.
+_TARGET_STYLES = (dict(marker="o", mfc=None, ls="-"), dict(marker="s", mfc="white", ls="--"))
 
 
 def limits_table(limits: Limits, targets: dict) -> tuple:
     r"""``(header, rows)`` of :func:`population_limits`, one column per single-index target
-    (``targets`` maps target names to column headers): its information exponent,
-    :math:`\mathbb E[g^3z]`, and one row per batch and order for the limit of :math:`u_k`, then
-    the reuse-aware :math:`\tilde u_2` (reused). Transposed (targets as columns) so that it
-    fits the text column."""
+    (``targets``: name -> header; transposed, it fits the text column): the information
+    exponent, :math:`\mathbb E[g^3z]`, the limit of :math:`u_k` per batch and order, and the
+    reuse-aware :math:`\tilde u_2` (reused)."""
     fmt = lambda x: "0" if abs(x) < 5e-4 else f"{x:.3f}"  # noqa: E731
     rows = [["inf. exp."] + [str(get_link(t).information_exponent) for t in targets],
             ["$\\mathbb E[g^3z]$"] + [f"{cubed_link_moment(t):.3f}" for t in targets]]
@@ -55,24 +52,21 @@ def limits_table(limits: Limits, targets: dict) -> tuple:
     return ["", *targets.values()], rows
 
 
-def signal_data(Ns, targets, seeds, activation, ks=(0, 1, 2, 3), n_jobs: int = 1) -> Summary:
+def signal_data(Ns, targets, seeds, activation, n_jobs: int = 1) -> Summary:
     r""":func:`signal_overlap_experiment` at :math:`n = d = N` for every size, target, batch and
-    seed, summarised over seeds by ``("target", "batch", "n")``: ``overlaps`` and
-    ``overlaps_reuse``, each ``(len(ks), r)``.
-
-    :math:`u_k = \frac1nX_2^\top(y_2\odot s^{\circ k})`, :math:`s = X_2v`,
-    :math:`v = \frac1nX_1^\top y_1`; the overlaps are :math:`|\langle u_k,\beta^\star_r\rangle|/\|u_k\|`.
+    seed, summarised by ``("target", "batch", "n")``: ``overlaps`` and ``overlaps_reuse``
+    :math:`|\langle u_k,\beta^\star_r\rangle|/\|u_k\|`, each of shape ``(4, r)`` (:math:`k = 0..3`),
+    :math:`u_k = \frac1nX_2^\top(y_2\odot s^{\circ k})`, :math:`s = X_2v`, :math:`v = \frac1nX_1^\top y_1`.
     """
-    grid = [dict(n=N, d=N, target=t, batch=b, activation=activation, ks=tuple(ks))
+    grid = [dict(n=N, d=N, target=t, batch=b, activation=activation)
             for t in targets for b in BATCHES for N in Ns]
     return Summary(sweep(signal_overlap_experiment, grid, seeds=seeds, n_jobs=n_jobs),
                    ("target", "batch", "n"), ("overlaps", "overlaps_reuse"))
 
 
 def signal_deviations(data: Summary, limits: Limits, target: str) -> np.ndarray:
-    r"""``|measured - theory| / sem`` of the overlap of every :math:`u_k` with :math:`\beta^\star`,
-    theory being the mean overlap at batch size :math:`n = N`; shape ``(2 len(orders) len(Ns),)``,
-    ordered by batch, order, size."""
+    r"""``|measured - theory| / sem`` of the overlap of every :math:`u_k` with :math:`\beta^\star`
+    (theory: the mean overlap at batch size :math:`n = N`), over batches, orders and sizes."""
     out = []
     for b in BATCHES:
         for k in limits.orders:
@@ -81,15 +75,10 @@ def signal_deviations(data: Summary, limits: Limits, target: str) -> np.ndarray:
     return np.array(out)
 
 
-def _order_marker(k: int) -> dict:
-    # The marker of order k in the overlap figures: open, its own shape, larger with k.
-    return {"marker": "osD^v"[k % 5], "mfc": "none", "ms": 4 + 0.8 * k}
-
-
 def plot_signal_overlaps(data: Summary, limits: Limits, targets: dict):
     r"""Figure: overlap of each :math:`u_k` with :math:`\beta^\star` against :math:`N`, one column per
-    single-index target in ``targets`` (name -> label), reused (top) and fresh (bottom) batch;
-    theory mean at batch size :math:`n` dashed, chance :math:`1/\sqrt d` dotted."""
+    target in ``targets`` (name -> label), reused (top) and fresh (bottom) batch; theory mean
+    at batch size :math:`n` dashed, chance :math:`1/\sqrt d` dotted."""
     Ns = data.axis()
     grid = width_grid(Ns)
     # A row of up to four targets per batch fits the 7-inch column (shared axes, labels outside).
@@ -102,7 +91,7 @@ def plot_signal_overlaps(data: Summary, limits: Limits, targets: dict):
                 # One open shape per order: where several orders sit at the same overlap
                 # (the chance level, say), each still shows.
                 errorbars(ax, *data.series("overlaps", (k, 0), target=t, batch=b),
-                          color=K_COLORS[k], label=f"$u_{k}$", **_order_marker(k))
+                          color=K_COLORS[k], label=f"$u_{k}$", **_ORDER_MARKERS[k])
                 ax.plot(grid, [limits.overlap(t, b, k, n=int(N)) for N in grid],
                         color=K_COLORS[k], lw=0.9, ls="--")
             ax.plot(grid, 1 / np.sqrt(grid), **_CHANCE)
@@ -112,7 +101,7 @@ def plot_signal_overlaps(data: Summary, limits: Limits, targets: dict):
             ax.set_title(label)
             if col == 0:
                 ax.set_ylabel(f"{b} batch\noverlap with $\\beta^\\star$")
-    legend_from(fig, [(f"$u_{k}$, simulation", dict(color=K_COLORS[k], **_order_marker(k)))
+    legend_from(fig, [(f"$u_{k}$, simulation", dict(color=K_COLORS[k], **_ORDER_MARKERS[k]))
                       for k in limits.orders]
                 + [("theory, mean at this $n$", dict(color="k", ls="--", lw=0.9)),
                    (r"chance $1/\sqrt{d}$", _CHANCE)], loc="outside lower center", ncol=3)
@@ -120,13 +109,10 @@ def plot_signal_overlaps(data: Summary, limits: Limits, targets: dict):
 
 
 def signal_table(data: Summary, limits: Limits, targets: dict) -> tuple:
-    r"""Two tables of the measured overlaps at the largest size, with the same
-    rows: per target direction and batch a row of means ± standard errors over seeds, followed
-    by a row of the theory's mean at batch size :math:`n`. The first (*tab-reuse-measured*) has
-    the columns :math:`u_0`, :math:`u_2` and :math:`\tilde u_2`, the second
-    (*tab-reuse-measured-odd*) the other orders (:math:`u_1`, :math:`u_3`). ``targets`` maps
-    names to labels; a target with several directions gets rows per direction. Returns
-    ``((header, rows), (header, rows))``."""
+    r"""Two tables of the measured overlaps at the largest size, ``((header, rows), (header,
+    rows))`` with the same rows: per target direction (``targets``: name -> label) and batch,
+    means ± standard errors over seeds, then the theory's mean at batch size :math:`n`; columns
+    :math:`u_0`, :math:`u_2`, :math:`\tilde u_2`, then the other orders."""
     N = data.axis()[-1]
     ka = limits.aware_order
     main_orders = [k for k in limits.orders if k in (0, ka)]
@@ -188,18 +174,15 @@ def plot_two_index(data: Summary, limits: Limits, target: str):
 
 
 def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_point=None,
-                 top: int = 8, term: int = 2, n_jobs: int = 1, dtype="float64") -> Summary:
-    r""":func:`reuse_experiment` for every size :math:`N = n = d`, target, batch and seed,
-    summarised over seeds by ``("target", "batch", "N")`` (:data:`NETWORK_VALUES`).
-
-    ``alpha2s`` maps a target to the other exponents :math:`\alpha_2'` at which its draws are
-    rescaled (:math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)`); ``extra_seeds`` are run only at
-    ``extra_point = (target, batch, N)``. The records keep that order: the grid, then the extra
-    runs. ``dtype`` is passed to :func:`reuse_experiment`.
-    """
+                 top: int = 8, n_jobs: int = 1, dtype="float64") -> Summary:
+    r""":func:`reuse_experiment` (exact term :math:`T_2`) for every size :math:`N = n = d`,
+    target, batch and seed, summarised by ``("target", "batch", "N")``
+    (:data:`NETWORK_VALUES`); ``alpha2s`` maps a target to the exponents :math:`\alpha_2'` at
+    which its draws are also rescaled, ``extra_seeds`` run only at ``extra_point = (target,
+    batch, N)``, after the grid."""
     alpha2s = alpha2s or {}
     (c1, alpha1), (c2, alpha2) = steps
-    grid = [dict(N=N, target=t, batch=b, c1=c1, alpha1=alpha1, c2=c2, alpha2=alpha2, term=term,
+    grid = [dict(N=N, target=t, batch=b, c1=c1, alpha1=alpha1, c2=c2, alpha2=alpha2,
                  top=top, alpha2s=list(alpha2s.get(t, [])), dtype=dtype)
             for t in targets for b in BATCHES for N in Ns]
     records = sweep(reuse_experiment, grid, seeds=seeds, n_jobs=n_jobs)
@@ -213,14 +196,11 @@ def plot_term(net: Summary, limits: Limits, targets: dict):
     r"""Figure: overlap with :math:`\beta^\star` of the top right singular vector of the exact
     :math:`T_2` (left, with the theory of :math:`\tilde u_2` and chance :math:`1/\sqrt d`) and its
     memorisation :math:`\max_j|\cos(\cdot,x_j)|` (right, with :math:`\sqrt{2\log n/d}`), against
-    :math:`N`; ``targets`` maps the two simulated targets to labels (first: filled, solid)."""
+    :math:`N`, for the two targets of ``targets`` (name -> label)."""
     Ns = net.axis()
     grid = width_grid(Ns)
-    first = next(iter(targets))
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.0, 4.2))
-    for t, label in targets.items():
-        style = dict(marker="o" if t == first else "s", mfc=None if t == first else "white",
-                     ls="-" if t == first else "--")
+    for (t, label), style in zip(targets.items(), _TARGET_STYLES):
         for b in BATCH_ORDER:
             errorbars(ax1, *net.series("term_overlap", 0, target=t, batch=b), color=COLORS[b],
                       label=f"{label}, {b}", **style)
@@ -242,6 +222,22 @@ def plot_term(net: Summary, limits: Limits, targets: dict):
     return finished(fig)
 
 
+def _subspace_panel(ax, series, Ns, K: int, limit: float, labels) -> None:
+    # The learned subspace's overlap per batch (series(key, batch) -> x, mean, sem), memorised
+    # inputs set aside and raw (larger faint open rings: where nothing is memorised, a fresh
+    # batch, they are the filled values and must not cover them), with the chance level
+    # sqrt(K/d) of a random K-dimensional subspace and the limit of u~2; labels: the suffixes
+    # of the two kinds of series, and the chance line's label.
+    grid = width_grid(Ns)
+    for b in BATCH_ORDER:
+        for key, mfc, ms, ls, alpha, name in (("subspace_unmemorised", None, 4, "-", 1.0, labels[0]),
+                                              ("subspace", "none", 6, ":", 0.5, labels[1])):
+            errorbars(ax, *series(key, b), color=COLORS[b], mfc=mfc, ms=ms, ls=ls, alpha=alpha,
+                      label=b + name)
+    ax.plot(grid, np.sqrt(K / grid), **_CHANCE, label=labels[2])
+    ax.axhline(limit, color=COLORS["theory"], lw=1, label=r"limit of $\tilde u_2$")
+
+
 def plot_learned_subspace(net: Summary, limits: Limits, targets: dict, K: int):
     r"""Figure: overlap with :math:`\beta^\star` of the span of :math:`W_2`'s top ``K`` right
     singular vectors, raw and with memorised inputs set aside, one panel per target of the two
@@ -249,31 +245,22 @@ def plot_learned_subspace(net: Summary, limits: Limits, targets: dict, K: int):
     memorisation of the top right vector (last panel), against :math:`N`."""
     Ns = net.axis()
     grid = width_grid(Ns)
-    first = next(iter(targets))
     # 2 x 2: the two targets above, the memorisation and the legends below.
     fig, grid_axes = plt.subplots(2, 2, figsize=(7.0, 6.8))
     axes = [grid_axes[0, 0], grid_axes[0, 1], grid_axes[1, 0]]
     legend_ax = grid_axes[1, 1]
     legend_ax.axis("off")
     for ax, (t, label) in zip(axes[:-1], targets.items()):
-        for b in BATCH_ORDER:
-            for key, mfc, ls, alpha, what in (
-                    ("subspace_unmemorised", None, "-", 1.0, "memorised set aside"),
-                    ("subspace", "white", ":", 0.5, "raw")):
-                errorbars(ax, *net.series(key, (K - 1, 0), target=t, batch=b), color=COLORS[b],
-                          mfc=mfc, ls=ls, alpha=alpha, label=f"{b}, {what}")
-        ax.plot(grid, [limits.overlap(t, "reused", aware=True)] * len(grid), color=COLORS["theory"],
-                lw=1, label=r"limit of $\tilde u_2$")
-        ax.plot(grid, np.sqrt(K / grid), **_CHANCE, label=rf"chance $\sqrt{{{K}/d}}$")
+        _subspace_panel(ax, lambda key, b: net.series(key, (K - 1, 0), target=t, batch=b), Ns, K,
+                        limits.overlap(t, "reused", aware=True),
+                        (", memorised set aside", ", raw", rf"chance $\sqrt{{{K}/d}}$"))
         ax.set(yscale="log", ylim=(1e-3, 1), title=f"{label}: top {K} of $W_2$")
         width_axis(ax, Ns)
     axes[0].set_ylabel(r"overlap of the span with $\beta^\star$")
-    for t, label in targets.items():
+    for (t, label), style in zip(targets.items(), _TARGET_STYLES):
         for b in BATCH_ORDER:
             errorbars(axes[-1], *net.series("top_memorisation", 0, target=t, batch=b),
-                      color=COLORS[b], marker="o" if t == first else "s",
-                      mfc=None if t == first else "white", ls="-" if t == first else "--",
-                      label=f"{label}, {b}")
+                      color=COLORS[b], label=f"{label}, {b}", **style)
     axes[-1].plot(grid, chance_maximum(grid, grid), **_CHANCE, label=r"unrelated $\sqrt{2\log n/d}$")
     axes[-1].set(ylim=(0, 1.05), ylabel=r"$\max_j|\cos(\cdot, x_j)|$",
                  title="memorisation of $W_2$'s top vector")
@@ -288,13 +275,10 @@ def plot_learned_subspace(net: Summary, limits: Limits, targets: dict, K: int):
 
 
 def network_table(net: Summary, targets: dict, K: int) -> tuple:
-    r"""Two tables of the trained network's measurements, one row per target, batch and size.
-    The first (*tab-reuse-network*): the top right singular vector of :math:`T_2` (overlap with
-    :math:`\beta^\star`, memorisation) and the overlap of :math:`\tilde u_2` in the same runs.
-    The second (*tab-reuse-network-w2*): :math:`W_2`'s top singular value :math:`s_1(W_2)`, its
-    right vector's overlap and memorisation, and the overlap of the span of its top ``K`` right
-    vectors (raw, and with memorised inputs set aside). Returns
-    ``((header, rows), (header, rows))``."""
+    r"""Two tables of the trained network, ``((header, rows), (header, rows))``, one row per target,
+    batch and size: :math:`T_2`'s top right singular vector (overlap with :math:`\beta^\star`,
+    memorisation) and :math:`\tilde u_2` of the same runs; :math:`s_1(W_2)`, its right vector's
+    overlap and memorisation, and the span of its top ``K`` (raw, memorised inputs set aside)."""
     term_rows, w2_rows = [], []
     for t, label in targets.items():
         for b in BATCHES:
@@ -321,25 +305,13 @@ def span_chance(net: Summary, K: int) -> str:
             + ", ".join(str(N) for N in Ns))
 
 
-@dataclass
-class LambdaData:
-    r"""Learned-subspace overlaps of one target at several :math:`\alpha_2` (:func:`lambda_data`).
-
-    ``summary`` is grouped by ``("alpha2", "batch", "N")`` and holds :data:`LAMBDA_VALUES`, the
-    overlaps of the span of the top :math:`1+\Lambda` right vectors; ``n_spikes[alpha2]`` is
-    :math:`\Lambda(\alpha_1,\alpha_2)`.
-    """
-
-    summary: Summary
-    alpha1: float
-    n_spikes: dict
-
-
 def lambda_data(net: Summary, target: str, alpha1: float, alpha2: float, alpha2s,
-                L: int) -> LambdaData:
-    r"""The learned subspace of ``target``'s runs at each :math:`\alpha_2'` in ``alpha2s``: the runs'
-    own :math:`\alpha_2` as trained, the others from the rescaled draws of :func:`network_data`
-    (whose ``alpha2s`` must be ``alpha2s`` without ``alpha2``, in order)."""
+                L: int) -> dict:
+    r"""The learned subspace of ``target``'s runs at each :math:`\alpha_2'` in ``alpha2s``: at the
+    runs' own ``alpha2`` as trained, at the others from the rescaled draws of
+    :func:`network_data` (whose ``alpha2s`` are these without ``alpha2``, in order). Returns
+    ``summary`` (by ``("alpha2", "batch", "N")``: :data:`LAMBDA_VALUES` of the top
+    :math:`1+\Lambda` right vectors), ``alpha1`` and ``n_spikes``, ``alpha2 -> Lambda``."""
     others = [a for a in alpha2s if a != alpha2]
     lams = {a2: n_spikes(alpha1, a2, L) for a2 in alpha2s}
     records = []
@@ -349,25 +321,24 @@ def lambda_data(net: Summary, target: str, alpha1: float, alpha2: float, alpha2s
             key, i = ("", ()) if a2 == alpha2 else ("rescaled_", (others.index(a2),))
             records.append({"alpha2": a2, "batch": r["batch"], "N": r["N"], **{
                 v: np.asarray(r[key + v])[i + (lam, 0)] for v in LAMBDA_VALUES}})
-    return LambdaData(Summary(records, ("alpha2", "batch", "N"), LAMBDA_VALUES), alpha1, lams)
+    return dict(summary=Summary(records, ("alpha2", "batch", "N"), LAMBDA_VALUES), alpha1=alpha1,
+                n_spikes=lams)
 
 
-def lambda_fresh_ratio(lam: LambdaData) -> float:
+def lambda_fresh_ratio(lam: dict) -> float:
     r"""The largest ratio, over :math:`\alpha_2`, of the fresh batch's learned-subspace overlap
     (memorised inputs set aside) at the largest width to the chance level
     :math:`\sqrt{(1+\Lambda)/d}` of a random subspace of that dimension."""
-    N = lam.summary.axis()[-1]
-    return max(lam.summary.at("subspace_unmemorised", alpha2=a2, batch="fresh", N=N)
-               / chance_overlap(N, 1 + k) for a2, k in lam.n_spikes.items())
+    N = lam["summary"].axis()[-1]
+    return max(lam["summary"].at("subspace_unmemorised", alpha2=a2, batch="fresh", N=N)
+               / chance_overlap(N, 1 + k) for a2, k in lam["n_spikes"].items())
 
 
-def plot_lambda(lam: LambdaData, limits: Limits, target: str = "odd"):
-    r"""Figure: one panel per :math:`\alpha_2`, overlap with :math:`\beta^\star` of the span of the
-    top :math:`1+\Lambda` right vectors of :math:`W_2` against :math:`N` (memorised inputs set aside,
-    and raw), both batches, with chance :math:`\sqrt{(1+\Lambda)/d}` and the limit of :math:`\tilde u_2`."""
-    Ns = lam.summary.axis()
-    grid = width_grid(Ns)
-    alpha2s = list(lam.n_spikes)
+def plot_lambda(lam: dict, limits: Limits, target: str = "odd"):
+    r"""Figure: one panel per :math:`\alpha_2`, the learned subspace of :func:`plot_learned_subspace`
+    for the top :math:`1+\Lambda` right vectors of :math:`W_2` against :math:`N`."""
+    summary, lams = lam["summary"], lam["n_spikes"]
+    Ns, alpha2s = summary.axis(), list(lams)
     # Two panels a row: the 7-inch column holds two log-N axes at full font size.
     ncols = min(2, len(alpha2s))
     nrows = -(-len(alpha2s) // ncols)
@@ -378,20 +349,12 @@ def plot_lambda(lam: LambdaData, limits: Limits, target: str = "odd"):
     left = [row[0] for row in axes]
     axes = axes.flat[:len(alpha2s)]
     for i, (ax, a2) in enumerate(zip(axes, alpha2s)):
-        for b in BATCH_ORDER:
-            # Raw values as larger open rings: where nothing is memorised (a fresh batch) they
-            # are the filled values, and must not cover them.
-            for key, mfc, ms, ls, alpha in (("subspace_unmemorised", None, 4, "-", 1.0),
-                                            ("subspace", "none", 6, ":", 0.5)):
-                errorbars(ax, *lam.summary.series(key, alpha2=a2, batch=b), color=COLORS[b],
-                          mfc=mfc, ms=ms, ls=ls, alpha=alpha,
-                          label=f"{b}" + ("" if key == "subspace_unmemorised" else ", raw"))
-        ax.plot(grid, np.sqrt((1 + lam.n_spikes[a2]) / grid), **_CHANCE, label="chance")
-        ax.axhline(limits.overlap(target, "reused", aware=True), color=COLORS["theory"], lw=1,
-                   label=r"limit of $\tilde u_2$")
+        _subspace_panel(ax, lambda key, b: summary.series(key, alpha2=a2, batch=b), Ns,
+                        1 + lams[a2], limits.overlap(target, "reused", aware=True),
+                        ("", ", raw", "chance"))
         ax.set(yscale="log", ylim=(5e-3, 0.6),
-               title=rf"$\alpha_2 = {a2}$: $\Lambda = {lam.n_spikes[a2]}$, "
-                     rf"$e_2 = {spike_exponent(2, lam.alpha1, a2):+.2f}$")
+               title=rf"$\alpha_2 = {a2}$: $\Lambda = {lams[a2]}$, "
+                     rf"$e_2 = {spike_exponent(2, lam['alpha1'], a2):+.2f}$")
         if i + ncols >= len(alpha2s):       # nothing below it: its N axis is labelled
             width_axis(ax, Ns, "$N$")
             ax.xaxis.set_tick_params(labelbottom=True)
@@ -403,14 +366,14 @@ def plot_lambda(lam: LambdaData, limits: Limits, target: str = "odd"):
     return finished(fig)
 
 
-def lambda_table(lam: LambdaData) -> tuple:
+def lambda_table(lam: dict) -> tuple:
     r"""``(header, rows)`` of :func:`lambda_data`: per :math:`\Lambda` and batch, the overlap ±
     standard error of the learned subspace (memorised inputs set aside) at each size, and the
     chance level :math:`\sqrt{(1+\Lambda)/d}`."""
-    Ns = lam.summary.axis()
-    rows = []
-    for a2, k in lam.n_spikes.items():
-        rows += [[str(k), b] + [cell(lam.summary, "subspace_unmemorised", alpha2=a2, batch=b, N=N)
+    summary = lam["summary"]
+    Ns, rows = summary.axis(), []
+    for a2, k in lam["n_spikes"].items():
+        rows += [[str(k), b] + [cell(summary, "subspace_unmemorised", alpha2=a2, batch=b, N=N)
                                 for N in Ns] for b in BATCHES]
         rows.append([str(k), "chance"] + [f"{chance_overlap(N, 1 + k):.3f}" for N in Ns])
     return ["$\\Lambda$", "batch"] + [f"$N = {N}$" for N in Ns], rows

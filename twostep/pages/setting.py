@@ -1,30 +1,27 @@
-r"""Chapter *The setting*: the checks of the model's machinery and the Hermite tables.
-
-The chapter fixes the model and checks the two things every later chapter rests on. The
-gradient :math:`\nabla L(W) = -\frac1n\operatorname{diag}(a)[\sigma'(WX^\top)\odot\mathbf 1y^\top]X`
-is compared with central finite differences (:func:`kink_margin` says whether the
-difference quotients of the centred ReLU stay away from its kink); the sizes of one step,
-per neuron and for the whole matrix, are measured at two widths (:func:`step_scaling_data`);
-the Hermite coefficients of the activations and targets are tabulated
-(:func:`activation_table`, :func:`target_table`); and the spectrum of :math:`W_0` is compared
-with the Marchenko--Pastur law (:func:`w0_spectrum_data`, :func:`plot_w0_spectrum`).
+r"""Chapter *The setting*: the gradient against finite differences (with :func:`kink_margin`
+for the centred ReLU), the sizes of one step at two widths (:func:`step_scaling_data`), the
+Hermite tables of the activations and targets, and the spectrum of :math:`W_0` against the
+Marchenko--Pastur law (:func:`w0_spectrum_data`).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from ..analysis.spectra import bulk_edge, ks_distance, singular_values, top_singular
-from ..analysis.verdicts import mean_sem
+from ..analysis.summary import Summary
+from ..experiments.first_step import first_update
 from ..model.activations import Activation, get_activation
-from ..model.network import gaussian_inputs, initialise
-from ..model.steps import one_step, step_size
-from ..model.targets import Link, Teacher, hermite_link
+from ..model.network import initialise
+from ..model.steps import step_size
+from ..model.targets import Link, hermite_link
 from .figures import finished, plot_spectrum
 from .report import pm, sci
+
+#: Table labels of the activations.
+ACTIVATION_LABELS = {"poly2": r"$\sigma_2$", "poly3": r"$\sigma_3$", "poly4": r"$\sigma_4$",
+                     "tanh": r"$\tanh$", "relu": "centred ReLU"}
 
 
 def coefficient_text(x: float) -> str:
@@ -38,14 +35,13 @@ def kink_margin(W, X, h: float) -> tuple[float, float]:
     r"""How far the finite differences of step ``h`` stay from the kink of a ReLU at 0:
     ``(min_pre, max_shift)``, :math:`\min_{ij}|\langle w_i,x_j\rangle|` (``W``: ``(N, d)``, ``X``:
     ``(n, d)``) and :math:`h\max_{jk}|x_{jk}|`, the most a perturbation :math:`\pm h` of one
-    :math:`W_{ik}` moves a pre-activation; no difference quotient straddles the kink when
-    ``min_pre > max_shift``."""
+    :math:`W_{ik}` moves a pre-activation; no quotient straddles the kink if the first is larger."""
     return float(np.abs(W @ X.T).min()), float(h * np.abs(X).max())
 
 
 def gradient_check_table(errors: dict) -> tuple[list, list]:
-    """Header and rows of the finite-difference check: one row per activation with its
-    relative discrepancy ``errors[name]`` (see :func:`twostep.gradient_check`) in scientific notation."""
+    """Header and rows of the finite-difference check: per activation its relative discrepancy
+    ``errors[name]`` (:func:`twostep.gradient_check`)."""
     rows = [[ACTIVATION_LABELS.get(k, k), sci(v, 2)] for k, v in errors.items()]
     # no "|" inside a cell: it would end the cell of a pipe table
     return ["activation", r"$\max\lvert\nabla - \widehat\nabla\rvert / \max\lvert\nabla\rvert$"], rows
@@ -53,74 +49,51 @@ def gradient_check_table(errors: dict) -> tuple[list, list]:
 
 # --- the size of one step -------------------------------------------------------------------
 
-@dataclass
-class ScalingData:
-    """Sizes of one step at several widths (see :func:`step_scaling_data`)."""
-
-    widths: list          # N = n = d
-    alpha: float
-    eta: dict             # N -> step size c N^alpha
-    row_moves: dict       # N -> (n_seeds,) the median row norm of W_1 - W_0, per seed
-    matrix_moves: dict    # N -> (n_seeds,) ||W_1 - W_0||_op, per seed
-
-
 def displacement(N: int, seed: int, c: float, alpha: float, activation: Activation,
                  target: Link) -> tuple[float, float]:
-    r"""One step at :math:`N = n = d` from the generator ``default_rng([N, seed])``.
-
-    Draws the teacher, :math:`(W_0, a)`, :math:`X` and the labels in this order and returns
-    the median row norm :math:`\operatorname{median}_i\|w_i^{(1)} - w_i^{(0)}\|` of
-    :math:`D = W_1 - W_0` and its operator norm :math:`\|D\|_{op}`, with
-    :math:`\eta = \kappa N^\alpha` (``c`` is :math:`\kappa`).
+    r"""One step at :math:`N = n = d` from the generator ``default_rng([N, seed])``
+    (:func:`~twostep.experiments.first_step.first_update`): the median row norm
+    :math:`\operatorname{median}_i\|w_i^{(1)} - w_i^{(0)}\|` of :math:`D = W_1 - W_0 = \eta G`
+    and its operator norm :math:`\|D\|_{op}`, with :math:`\eta = \kappa N^\alpha` (``c`` is
+    :math:`\kappa`).
     """
-    rng = np.random.default_rng([N, seed])
-    teacher = Teacher(target, N, rng)
-    W0, a = initialise(N, N, rng)
-    X = gaussian_inputs(N, N, rng)
-    eta = step_size(c, alpha, N)
-    D = one_step(W0, a, X, teacher.labels(X, rng), activation, eta) - W0
+    D = step_size(c, alpha, N) * first_update(np.random.default_rng([N, seed]), N, activation,
+                                              target)[1]
     return float(np.median(np.linalg.norm(D, axis=1))), float(top_singular(D, 1)[0][0])
 
 
-def step_scaling_data(widths, n_seeds: int, c: float, alpha: float, activation: Activation,
-                      target: Link | None = None) -> ScalingData:
-    r"""Per-neuron and whole-matrix size of one step for the seeds ``0..n_seeds-1`` at each
-    width (:func:`displacement`); the target defaults to :math:`\mathrm{He}_1`.
-
-    The scaling argument predicts that the median row moves like :math:`N^{\alpha-1/2}` and the
-    matrix like :math:`N^{\alpha}` (see :func:`scaling_table`).
-    """
-    target = hermite_link(1) if target is None else target
-    moves = {N: np.array([displacement(N, s, c, alpha, activation, target)
-                          for s in range(n_seeds)]).T for N in widths}
-    return ScalingData(widths=list(widths), alpha=alpha,
-                       eta={N: step_size(c, alpha, N) for N in widths},
-                       row_moves={N: m[0] for N, m in moves.items()},
-                       matrix_moves={N: m[1] for N, m in moves.items()})
+def step_scaling_data(widths, n_seeds: int, c: float, alpha: float,
+                      activation: Activation) -> Summary:
+    r"""Per-neuron and whole-matrix size of one step (:func:`displacement`, target
+    :math:`\mathrm{He}_1`) for the seeds ``0..n_seeds-1`` at each width, summarised by
+    ``("N",)``: ``row`` (the median row move), ``op`` (:math:`\|W_1-W_0\|_{op}`) and ``eta``."""
+    target = hermite_link(1)
+    records = [dict(N=N, seed=s, eta=step_size(c, alpha, N),
+                    **dict(zip(("row", "op"), displacement(N, s, c, alpha, activation, target))))
+               for N in widths for s in range(n_seeds)]
+    return Summary(records, ("N",), ("row", "op", "eta"))
 
 
-def scaling_numbers(data: ScalingData) -> dict:
+def scaling_numbers(data: Summary) -> dict:
     r"""Named values for the prose: ``move_gap_large``, :math:`\|W_1-W_0\|_{op}` over the median
-    neuron move at the last width, and ``scale_edge``, the bulk edge of :math:`W_0` at
-    :math:`N = d`."""
-    large = data.widths[-1]
-    return dict(move_gap_large=data.matrix_moves[large].mean() / data.row_moves[large].mean(),
+    neuron move at the last width, and ``scale_edge``, the bulk edge of :math:`W_0` (:math:`N = d`)."""
+    large = data.axis()[-1]
+    return dict(move_gap_large=data.at("op", N=large) / data.at("row", N=large),
                 scale_edge=bulk_edge(1.0))
 
 
-def scaling_table(data: ScalingData) -> tuple[list, list]:
+def scaling_table(data: Summary, alpha: float) -> tuple[list, list]:
     r"""Header and rows: per quantity (step size, median neuron move, :math:`\|W_1-W_0\|_{op}`, the
-    same per unit step) its value at the first and last width, their ratio and the predicted ratio.
-
-    The measured values are written "mean ± standard error over seeds" (``"0.261 ± 0.003"``),
-    the ratio :math:`r = \bar m_L/\bar m_S` of two means with the propagated standard error
-    :math:`r\sqrt{(\mathrm{se}_L/\bar m_L)^2 + (\mathrm{se}_S/\bar m_S)^2}`."""
-    small, large = data.widths[0], data.widths[-1]
-    e_small, e_large = data.eta[small], data.eta[large]
-    op_pred = f"{(large / small) ** data.alpha:.2f} ($N^{{\\alpha}}$)"
+    same per unit step) its mean ± standard error at the first and last width, their ratio
+    :math:`r = \bar m_L/\bar m_S` ± :math:`r\sqrt{(\mathrm{se}_L/\bar m_L)^2 + (\mathrm{se}_S/\bar m_S)^2}`
+    and the ratio that the step exponent ``alpha`` predicts (:math:`N^{\alpha-1/2}` for a
+    neuron, :math:`N^{\alpha}` for the matrix)."""
+    small, large = data.axis()[0], data.axis()[-1]
+    e_small, e_large = (data.at("eta", N=N) for N in (small, large))
+    op_pred = f"{(large / small) ** alpha:.2f} ($N^{{\\alpha}}$)"
     # per quantity: (mean, standard error) at each width, per unit step for the last row
-    row = [mean_sem(data.row_moves[N]) for N in (small, large)]
-    op = [mean_sem(data.matrix_moves[N]) for N in (small, large)]
+    row, op = ([(data.at(key, N=N), data.at(key, N=N, sem=True)) for N in (small, large)]
+               for key in ("row", "op"))
     grad = [(m / e, s / e) for (m, s), e in zip(op, (e_small, e_large))]
 
     def ratio(pair):
@@ -134,7 +107,7 @@ def scaling_table(data: ScalingData) -> tuple[list, list]:
          f"{e_large / e_small:.2f}", op_pred],
         [r"median neuron move $\lVert w_i^{(1)} - w_i^{(0)}\rVert$", pm(*row[0], 3),
          pm(*row[1], 3), ratio(row),
-         f"{(large / small) ** (data.alpha - 0.5):.2f} ($N^{{\\alpha - 1/2}}$)"],
+         f"{(large / small) ** (alpha - 0.5):.2f} ($N^{{\\alpha - 1/2}}$)"],
         [r"matrix move $\lVert W_1 - W_0\rVert_{op}$", pm(*op[0]), pm(*op[1]),
          ratio(op), op_pred],
         [r"per unit step $\lVert W_1 - W_0\rVert_{op}/\eta$", pm(*grad[0]),
@@ -144,10 +117,6 @@ def scaling_table(data: ScalingData) -> tuple[list, list]:
 
 
 # --- the Hermite tables ------------------------------------------------------------------
-
-ACTIVATION_LABELS = {"poly2": r"$\sigma_2$", "poly3": r"$\sigma_3$", "poly4": r"$\sigma_4$",
-                     "tanh": r"$\tanh$", "relu": "centred ReLU"}
-
 
 def activation_table(names=tuple(ACTIVATION_LABELS), kmax: int = 4) -> tuple[list, list]:
     r"""Header and rows of :math:`\mu_0, \dots, \mu_{k_{max}}` and the degree, one row per
@@ -175,27 +144,19 @@ def target_table(targets: dict, kmax: int = 4) -> tuple[list, list]:
 
 # --- the spectrum at initialisation --------------------------------------------------------
 
-@dataclass
-class SpectrumData:
-    """Singular values of one :math:`W_0` per shape (see :func:`w0_spectrum_data`)."""
-
-    shapes: list          # (N, d) per panel
-    singular: list        # per shape: singular values, shape (min(N, d),), descending
-
-
-def w0_spectrum_data(shapes) -> SpectrumData:
-    r"""Singular values of :math:`W_0` (:math:`\mathcal N(0,1/d)` entries) drawn from
-    ``default_rng(N + d)`` for each ``(N, d)`` of ``shapes``."""
-    shapes = [tuple(shape) for shape in shapes]
-    return SpectrumData(shapes=shapes, singular=[
-        singular_values(initialise(N, d, np.random.default_rng(N + d))[0]) for N, d in shapes])
+def w0_spectrum_data(shapes) -> dict:
+    r"""``(N, d) -> singular values`` (descending) of :math:`W_0` (:math:`\mathcal N(0,1/d)`
+    entries) drawn from ``default_rng(N + d)``, for each ``(N, d)`` of ``shapes``."""
+    return {(N, d): singular_values(initialise(N, d, np.random.default_rng(N + d))[0])
+            for N, d in shapes}
 
 
-def plot_w0_spectrum(data: SpectrumData):
-    """The chapter's figure of the spectrum at initialisation: one histogram per shape
-    against the Marchenko--Pastur density and the bulk edge. Returns a ``matplotlib.figure.Figure``."""
-    fig, axes = plt.subplots(1, len(data.shapes), figsize=(6.6, 3.0), squeeze=False)
-    for ax, (N, d), s in zip(axes[0], data.shapes, data.singular):
+def plot_w0_spectrum(data: dict):
+    """The chapter's figure of the spectrum at initialisation: one histogram per shape of
+    :func:`w0_spectrum_data` against the Marchenko--Pastur density and the bulk edge.
+    Returns a ``matplotlib.figure.Figure``."""
+    fig, axes = plt.subplots(1, len(data), figsize=(6.6, 3.0), squeeze=False)
+    for ax, ((N, d), s) in zip(axes[0], data.items()):
         plot_spectrum(ax, s, N / d)
         ax.set_title(f"N = {N}, d = {d} (N/d = {N / d:g})")
         ax.set_ylim(0, 1.5 * ax.get_ylim()[1])
@@ -203,21 +164,14 @@ def plot_w0_spectrum(data: SpectrumData):
     return finished(fig)
 
 
-def w0_spectrum_numbers(data: SpectrumData) -> dict:
-    """The first two shapes for the caption: ``w0_Na``, ``w0_da``, ``w0_Nb``, ``w0_db`` (the
-    KS distances and gaps are in :func:`w0_spectrum_table`)."""
-    (N_a, d_a), (N_b, d_b) = data.shapes[:2]
-    return dict(w0_Na=N_a, w0_da=d_a, w0_Nb=N_b, w0_db=d_b)
-
-
-def w0_spectrum_table(data: SpectrumData) -> tuple[list, list]:
-    r"""Header and rows per shape: :math:`N`, :math:`d`, :math:`N/d`, the Kolmogorov--Smirnov
-    distance to the Marchenko--Pastur law of :math:`\gamma = N/d`, the gap
-    :math:`s_1 - (1+\sqrt\gamma)` of the largest value to the bulk edge and the
+def w0_spectrum_table(data: dict) -> tuple[list, list]:
+    r"""Header and rows per shape of :func:`w0_spectrum_data`: :math:`N`, :math:`d`, :math:`N/d`,
+    the Kolmogorov--Smirnov distance to the Marchenko--Pastur law of :math:`\gamma = N/d`, the
+    gap :math:`s_1 - (1+\sqrt\gamma)` of the largest value to the bulk edge and the
     edge-fluctuation scale :math:`\min(N,d)^{-2/3}`."""
     header = ["$N$", "$d$", "$N/d$", "KS distance", r"$s_1 - (1+\sqrt{N/d})$",
               r"$\min(N, d)^{-2/3}$"]
     rows = [[f"{N}", f"{d}", f"{N / d:g}", f"{ks_distance(s, N / d):.4f}",
              f"{s[0] - bulk_edge(N / d):+.4f}", f"{min(N, d) ** (-2 / 3):.3f}"]
-            for (N, d), s in zip(data.shapes, data.singular)]
+            for (N, d), s in data.items()]
     return header, rows
