@@ -251,8 +251,6 @@ def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minu
     return s, YW / safe[None, :], Q[:, :k], Q, done
 
 
-
-
 def _like(xp, a: np.ndarray, x):
     """The numpy array ``a`` on ``x``'s device."""
     if xp is np:

@@ -72,7 +72,7 @@ def projected_alignment(run, k: int = 2, *, signs, memorised: int = MEMORISED, p
         ``memorisation``: :math:`\max_j|\cos(r_k, x_j)|`.
     """
     run = _check_run(run)
-    k = _check_k(run, k)
+    k = _check_k(k, run.activation.degree)
     memorised = check_int(memorised, "memorised")
     if memorised > run.n:
         raise ValueError(f"memorised must be in [1, n] = [1, {run.n}], got {memorised}")

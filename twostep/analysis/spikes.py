@@ -1,14 +1,9 @@
 r"""The spikes of the second step: is each exact term :math:`T_k` its rank-one signal part?
 
 For a polynomial :math:`\sigma` the second update splits exactly as
-:math:`W_2 - W_1 = \sum_{k=0}^{L-1}T_k` (:mod:`twostep.decomposition`), and each term has a
-predicted rank-one *signal part*
-
-.. math::
-    S_k = \frac{\eta_2\mu_{k+1}(\eta_1\mu_1)^k}{k!}\,a^{\circ(k+1)}u_k^\top,\qquad
-    u_k = \frac1nX_2^\top\big(y_2\odot s^{\circ k}\big),\quad s = X_2v,
-
-(or its reuse-aware version :math:`\tilde S_k` for a reused batch). Its size
+:math:`W_2 - W_1 = \sum_{k=0}^{L-1}T_k`, and each term has a predicted rank-one *signal part*
+:math:`S_k\propto a^{\circ(k+1)}u_k^\top` (or its reuse-aware version :math:`\tilde S_k` for a
+reused batch; both in :mod:`twostep.analysis.decomposition`). Its size
 :math:`\|S_k\| \propto N^{\alpha_2-k(1/2-\alpha_1)}` holds almost by construction
 (:math:`\|a^{\circ(k+1)}\|\propto N^{-k/2}`); the evidence that the theory describes the
 network is that the *exact* :math:`T_k` is that spike: its top singular vectors point along

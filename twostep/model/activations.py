@@ -22,9 +22,10 @@ import numpy as np
 from array_api_compat import array_namespace, is_array_api_obj
 from numpy.polynomial import Polynomial
 from numpy.polynomial import hermite_e as H
+from scipy.special import factorial
 
 from .._validation import check_array, check_choice, check_int, check_type
-from .hermite import DEFAULT_POINTS, hermite_coefficients, series_to_hermite_e
+from .hermite import DEFAULT_POINTS, hermite_coefficients
 
 
 class Activation:
@@ -76,7 +77,7 @@ class PolynomialActivation(Activation):
             raise ValueError("mu's last entry (the leading Hermite coefficient mu_L) must be non-zero")
         self.mu = mu.copy()
         self.degree = mu.size - 1
-        self._series = [series_to_hermite_e(self.mu)]
+        self._series = [self.mu / factorial(np.arange(self.mu.size))]   # He_k series
         self.name = name or "poly(" + ", ".join(f"{m:g}" for m in mu) + ")"
 
     def _power_coefficients(self, order: int) -> np.ndarray:

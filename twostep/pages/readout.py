@@ -179,12 +179,19 @@ def plot_ideal(data: IdealData):
     return finished(fig)
 
 
-def u2_table(data: IdealData, teachers: dict) -> tuple:
-    r"""Header and rows of the :math:`u_2` table, one column per :math:`n = d` (so that it
-    fits a text column): the mean overlap ± standard error of the reused and the fresh
-    :math:`u_2` (odd bounded link), chance :math:`1/\sqrt d`, the theory's mean overlap
-    under reuse, and the fraction an ideal readout of a direction with the reused overlap
-    explains for each target in ``teachers``."""
+def u2_table(data: IdealData, teachers: dict, shared_seeds, target_frac: float = 0.1) -> tuple:
+    r"""The :math:`u_2` table, one column per :math:`n = d` (so that it fits a text column):
+    the mean overlap ± standard error of the reused and the fresh :math:`u_2` (odd bounded
+    link), chance :math:`1/\sqrt d`, the theory's mean overlap under reuse, and the fraction
+    an ideal readout of a direction with the reused overlap explains for each target in
+    ``teachers``. Returns ``(header, rows, numbers)``, ``numbers`` what the text quotes:
+
+    ``c3_odd``; the mean ± sem of the reused :math:`u_2` at the largest :math:`n` over the
+    draws with seeds ``shared_seeds``: their number ``n_shared``, and the largest distance of
+    it or of the figure's estimate from the theory in its standard errors (``u2_nmax_maxz``);
+    the top of the band, ``rho_hi``, and the odd link's fraction explained there;
+    the overlap ``rho10_<t>`` at which an ideal readout explains ``target_frac``.
+    """
     names = {"odd": "odd bounded", "he3": r"$\mathrm{He}_3$", "he1": r"$\mathrm{He}_1$"}
     header = ["$n = d$"] + [f"{m}" for m in data.sizes]
     ov = lambda b: [cell(data.u2, "overlaps", (0, 0), batch=b, n=m) for m in data.sizes]
@@ -196,19 +203,6 @@ def u2_table(data: IdealData, teachers: dict) -> tuple:
     reused = data.u2.series("overlaps", (0, 0), batch="reused")[1]
     rows += [[f"explained, {names.get(t, t)}"]
              + [sci(explained_fraction(teachers[t], x), 2) for x in reused] for t in teachers]
-    return header, rows
-
-
-def ideal_numbers(data: IdealData, teachers: dict, shared_seeds,
-                  target_frac: float = 0.1) -> dict:
-    r"""The numbers the text quotes next to the ideal-readout figure.
-
-    ``c3_odd``; the mean ± sem of the reused :math:`u_2` at the largest :math:`n` over the
-    draws with seeds ``shared_seeds``: their number ``n_shared``, and the largest distance of
-    it or of the figure's estimate from the theory in its standard errors (``u2_nmax_maxz``);
-    the top of the band, ``rho_hi``, and the odd link's fraction explained there;
-    the overlap ``rho10_<t>`` at which an ideal readout explains ``target_frac``.
-    """
     n_max = data.sizes[-1]
     top = dict(batch="reused", n=n_max)
     shared = np.array([r["overlaps"][0, 0] for r in data.u2.runs(**top)
@@ -225,7 +219,7 @@ def ideal_numbers(data: IdealData, teachers: dict, shared_seeds,
     for t in ("odd", "he3"):
         if t in data.explained:
             out[f"rho10_{t}"] = float(np.interp(target_frac, data.explained[t], data.rho))
-    return out
+    return header, rows, out
 
 
 # -- Test error across (alpha1, alpha2) (fig-ro-alpha) ------------------------------------
@@ -639,17 +633,11 @@ def config_errors_table(data: ConfigData) -> tuple:
     return header, rows
 
 
-def penalty_data(records) -> Summary:
-    r""":func:`payoff_summary` by the width ``N`` of :func:`payoff_experiment` runs at several
-    widths, at their single :math:`\alpha_2` (:func:`at_alpha2`): the paired reuse
-    penalties, the test errors and the largest row norms against :math:`N`."""
-    return payoff_summary([at_alpha2(r) for r in records], by=["N"])
-
-
 def plot_penalty(data: Summary):
-    r"""Left: the paired reuse penalties against :math:`N` (``data``: :func:`penalty_data`),
-    with error bars and the zero line. Right: the largest row norm of the trained first
-    layers against :math:`N`. Returns the Figure."""
+    r"""Left: the paired reuse penalties against :math:`N` (``data``: :func:`payoff_summary`
+    by ``N`` of runs at a single :math:`\alpha_2`, :func:`at_alpha2`), with error bars and
+    the zero line. Right: the largest row norm of the trained first layers against
+    :math:`N`. Returns the Figure."""
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 4.4))
     ax = axes[0]
     for k, label, color in (("d_reused_fresh", "reused − fresh", COLORS["reused"]),
@@ -705,8 +693,8 @@ def penalty_errors_table(data: Summary) -> tuple:
 
 def ideal_comparison_table(configs: ConfigData, widths: Summary) -> tuple:
     r"""Measured test error next to the two ideal readouts of :eq:`eq-ro-ideal`, per
-    setting (each configuration, then each width of ``widths``, :func:`penalty_data`) and
-    first layer: the theory's directions (:func:`learned_directions`) and the measured top
+    setting (each configuration, then each width of ``widths``, as in :func:`plot_penalty`)
+    and first layer: the theory's directions (:func:`learned_directions`) and the measured top
     singular vectors (:func:`measured_directions`; the runs need ``measured_ideal=True``),
     each cell the mean ± standard error over the seeds. Returns
     ``(header, rows, numbers)``; ``numbers``: ``n_ideal_pairs`` (settings × first layers),
@@ -749,17 +737,17 @@ class MemorisationData:
 
 
 def memorisation_data(N: int, n: int, d: int, activation, target, c: float, alpha1: float,
-                      alpha2: float, seed: int, scale_seed: int = 1) -> MemorisationData:
+                      alpha2: float, seed: int) -> MemorisationData:
     r"""Draw one problem with ``twostep.rng_for(seed)`` (the teacher, then
     :func:`train_schemes`), take both second steps, and measure each neuron's move, its
     largest cosine with one input of the batch the step used, and the scale of each
-    feature on ``n`` fresh inputs drawn with ``numpy.random.default_rng(scale_seed)``."""
+    feature on ``n`` fresh inputs drawn with ``numpy.random.default_rng(1)``."""
     sch = train_schemes(rng_for(seed), N=N, n=n, d=d, activation=activation, target=target,
                         c=c, alpha1=alpha1, alpha2s=(alpha2,))
     W2 = {"reused": sch.W2_reused[0], "fresh": sch.W2_fresh[0]}
     move = {b: W - sch.W1 for b, W in W2.items()}
     batch = {"reused": sch.X1, "fresh": sch.X2}
-    X_new = gaussian_inputs(n, d, np.random.default_rng(scale_seed))
+    X_new = gaussian_inputs(n, d, np.random.default_rng(1))
     return MemorisationData({b: np.linalg.norm(move[b], axis=1) for b in move},
                             {b: neuron_memorisation(move[b], batch[b]) for b in move},
                             {b: feature_scale(features(W, X_new, sch.activation))
