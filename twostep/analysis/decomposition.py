@@ -195,14 +195,6 @@ def signal_direction(run: TwoStepRun, k: int) -> np.ndarray:
     return weighted_direction(run.X2, run.y2, (run.X2 @ run.v) ** k)
 
 
-def reuse_weights(run: TwoStepRun, k: int) -> np.ndarray:
-    r"""Per-sample weights :math:`m_{k,j}` of the reuse-aware signal part (module docstring),
-    shape ``(n,)``; the self-term :math:`y_j\|x_j\|^2/n` is 0 for a fresh batch."""
-    run = _check_run(run)
-    k = _check_k(k, run.activation.degree)
-    return reuse_weight(run.activation, k, *_weight_arguments(run, run.batch == "reused"))
-
-
 def _weight_arguments(run, reused):
     # (mu_1 s, r) of the reuse-aware weights, r = y_j |x_j|^2 / n with the self-term and 0
     # without; device arrays take no numpy operands: Python scalars, zeros on the device.
@@ -277,7 +269,7 @@ def signal_directions(X1, y1, ks, X2=None, y2=None, activation=None) -> np.ndarr
 
     They depend on the data only, not on the network's weights. With ``activation``
     given, the reuse-aware directions :math:`\tilde u_k = X_2^\top(y_2\odot m_k)/n_2` of
-    :func:`twostep.signal_part` (``kind="reuse"``, weights :func:`reuse_weights`) instead.
+    :func:`twostep.signal_part` (``kind="reuse"``, weights :func:`reuse_weight`) instead.
 
     Parameters
     ----------

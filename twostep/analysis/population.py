@@ -13,7 +13,7 @@ independent of :math:`(z_j, y_j)`,
 where :math:`\rho = 1` for a reused batch (sample :math:`j`'s own term
 :math:`y_j\|x_j\|^2/n` in :math:`\langle x_j, v\rangle`) and :math:`\rho = 0` for a
 fresh one. With :math:`w = y\,s^k` (or, for ``kind="reuse"``, the reuse-aware weight
-:math:`y\,m_k` of :func:`twostep.reuse_weights`), :math:`u_k` splits into three
+:math:`y\,m_k` of :func:`~twostep.analysis.decomposition.reuse_weight`), :math:`u_k` splits into three
 orthogonal pieces:
 
 .. math::
@@ -160,11 +160,8 @@ def population_signal(target, psi: float, k: int, batch: str = "reused", kind: s
         raise ValueError(f"the quadrature grid would have {size} points (> {MAX_GRID}); "
                          f"lower points (got {points}) or use fewer target directions")
     grids = np.meshgrid(*[z for z, _ in axes], indexing="ij")
-    weight = np.ones(grids[0].shape)
-    for i, (_, w) in enumerate(axes):
-        shape = [1] * len(axes)
-        shape[i] = -1
-        weight = weight * w.reshape(shape)
+    # The tensor rule's weights: the product of each axis' weights, broadcast to the grid.
+    weight = math.prod(np.meshgrid(*[w for _, w in axes], indexing="ij", sparse=True))
     Z, zeta = grids[:r], grids[r]
     y = sum(g(Zr) for g, Zr in zip(links, Z))
     if noise:

@@ -89,10 +89,9 @@ def projected_alignment(run, k: int = 2, *, signs, memorised: int = MEMORISED, p
     w = _term_weights(run, k, left, P, D)
     r = X2.T @ w
     r_sign = X2.T @ _term_weights(run, k, xp.abs(left) * xp.asarray(signs, dtype=run.a.dtype), P, D)
-    sq = xp.sum(X2 * X2, axis=1)
     # Memorisation of r on the device: only the (n,) cosines come back.
     along = host_array(xp.abs(X2 @ r)).astype(float)
-    norms = np.sqrt(host_array(sq).astype(float))
+    norms = np.sqrt(host_array(xp.sum(X2 * X2, axis=1)).astype(float))
     w, r, r_sign = (host_array(x).astype(float) for x in (w, r, r_sign))
     B = run.teacher.directions
     c = np.abs(w) * norms

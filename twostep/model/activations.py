@@ -4,16 +4,9 @@ An activation :math:`\sigma` enters the theory through
 :math:`\mu_k = \mathbb{E}[\sigma(z)\mathrm{He}_k(z)] = \mathbb{E}[\sigma^{(k)}(z)]`
 and, in the second step, through its derivatives of every order: the exact
 expansion :math:`\sigma'(P+\Delta) = \sum_k \sigma^{(k+1)}(P)\Delta^k/k!`
-uses :math:`\sigma^{(k+1)}` up to the degree of :math:`\sigma`.
-
-Three families are provided:
-
-* :class:`PolynomialActivation`, given by its Hermite coefficients
-  :math:`\mu_0,\dots,\mu_L` (:math:`\sigma=\sum_k \mu_k\mathrm{He}_k/k!`),
-  the case the paper's theory covers exactly;
-* :class:`Tanh`, odd, so its even Hermite coefficients vanish;
-* :class:`CentredReLU`, :math:`\max(z,0) - 1/\sqrt{2\pi}`, which has no
-  classical derivatives beyond the first.
+uses :math:`\sigma^{(k+1)}` up to the degree of :math:`\sigma`. Three families:
+:class:`PolynomialActivation` (the case the paper's theory covers exactly; its derivatives
+also on CuPy or PyTorch arrays, :func:`namespace`), :class:`Tanh` and :class:`CentredReLU`.
 """
 
 from __future__ import annotations
