@@ -74,9 +74,7 @@ def pre_activations(run: TwoStepRun) -> tuple:
 def _pre_activations(run):
     if run.pre is not None:   # kept by the steps (twostep.model.steps.two_steps, keep_pre)
         return run.pre
-    P = run.W0 @ run.X2.T
-    D = (run.W1 - run.W0) @ run.X2.T
-    return P, D
+    return run.W0 @ run.X2.T, (run.W1 - run.W0) @ run.X2.T
 
 
 def _check_pre(run, pre):

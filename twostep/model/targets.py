@@ -41,9 +41,7 @@ class Link:
             raise TypeError(f"func must be callable, got {type(func).__name__}")
         if not isinstance(name, str):
             raise TypeError(f"name must be a string, got {type(name).__name__}")
-        self.func = func
-        self.name = name
-        self._coef = None
+        self.func, self.name, self._coef = func, name, None
 
     def __call__(self, z) -> np.ndarray:
         return self.func(np.asarray(z))

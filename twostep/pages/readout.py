@@ -33,11 +33,11 @@ from .report import cell, pm, sci, sig
 
 #: Label and colour of each first layer in the chapter's figures.
 SCHEME_STYLE = {
-    "W0": ("0 steps (random features)", "0.5"),
-    "W1": (r"1 step ($\eta_1$)", COLORS["one-step"]),
-    "W1_total": (r"1 step of size $\eta_1+\eta_2$", "#d68910"),
-    "W2_reused": ("2 steps, reused batch", COLORS["reused"]),
-    "W2_fresh": ("2 steps, fresh batch", COLORS["fresh"]),
+    "W0": dict(label="0 steps (random features)", color="0.5"),
+    "W1": dict(label=r"1 step ($\eta_1$)", color=COLORS["one-step"]),
+    "W1_total": dict(label=r"1 step of size $\eta_1+\eta_2$", color="#d68910"),
+    "W2_reused": dict(label="2 steps, reused batch", color=COLORS["reused"]),
+    "W2_fresh": dict(label="2 steps, fresh batch", color=COLORS["fresh"]),
 }
 
 #: Markers of the trained first layers in the figures against n/d: each its own shape, the
@@ -235,8 +235,8 @@ def _baselines(ax, x, e, labels=True):
            label="best linear predictor (population)" if labels else None)
     _hline(ax, x, e["err_linear"], e["err_linear_sem"], "0.3", ls="-.",
            label="linear ridge on $x$" if labels else None)
-    _hline(ax, x, e["err_W0"], e["err_W0_sem"], SCHEME_STYLE["W0"][1],
-           label=SCHEME_STYLE["W0"][0] if labels else None)
+    _hline(ax, x, e["err_W0"], e["err_W0_sem"], SCHEME_STYLE["W0"]["color"],
+           label=SCHEME_STYLE["W0"]["label"] if labels else None)
 
 
 def _offscale(ax, value, label, color):
@@ -255,8 +255,7 @@ def _row_norms(ax, x, summary: Summary, title: str, **point):
     ``max_row_*`` of ``summary`` along its axis (``point`` fixes the rest), and the level 1
     of the initial rows."""
     for s in ("W1_total", "W2_fresh", "W2_reused"):
-        errorbars(ax, x, *summary.series(f"max_row_{s}", **point)[1:], color=SCHEME_STYLE[s][1],
-                  label=SCHEME_STYLE[s][0])
+        errorbars(ax, x, *summary.series(f"max_row_{s}", **point)[1:], **SCHEME_STYLE[s])
     chance_line(ax, 1, r"initial rows ($\approx 1$)")
     ax.set(xscale="log", yscale="log", ylabel=r"largest row norm $\max_i\|w_i\|$", title=title)
 
@@ -286,17 +285,15 @@ def plot_alpha(summary: Summary, alpha1s, alpha2s, L: int):
             ax, e = axes[row, col], summary.entry(target=t, alpha1=a1)
             ax.set(xlim=xr, ylim=ylim)
             _baselines(ax, xr, e)
-            _hline(ax, xr, e["err_W1"], e["err_W1_sem"], SCHEME_STYLE["W1"][1],
-                   label=SCHEME_STYLE["W1"][0])
-            _hline(ax, xr, e["ideal_W1"], 0, SCHEME_STYLE["W1"][1], ls="--", lw=1, label=None)
+            _hline(ax, xr, e["err_W1"], e["err_W1_sem"], **SCHEME_STYLE["W1"])
+            _hline(ax, xr, e["ideal_W1"], 0, SCHEME_STYLE["W1"]["color"], ls="--", lw=1, label=None)
             for s in SECOND_STEP_SCHEMES:
-                errorbars(ax, A2S, e[f"err_{s}"], e[f"err_{s}_sem"], color=SCHEME_STYLE[s][1],
-                          label=SCHEME_STYLE[s][0])
+                errorbars(ax, A2S, e[f"err_{s}"], e[f"err_{s}_sem"], **SCHEME_STYLE[s])
                 if s != "W1_total":
-                    ax.plot(A2S, e[f"ideal_{s}"], color=SCHEME_STYLE[s][1], ls="--", lw=1,
+                    ax.plot(A2S, e[f"ideal_{s}"], color=SCHEME_STYLE[s]["color"], ls="--", lw=1,
                             marker="x", ms=5)
             _offscale(ax, e["best_linear"], "best linear", "k")
-            _offscale(ax, e["err_W0"], "0 steps", SCHEME_STYLE["W0"][1])
+            _offscale(ax, e["err_W0"], "0 steps", SCHEME_STYLE["W0"]["color"])
             for k in range(1, L):
                 b = k * (0.5 - a1)
                 if xr[0] < b < xr[1]:
@@ -437,7 +434,7 @@ def plot_scatter(points):
     # Open markers, one size per first layer: where the layers' errors coincide (the odd
     # target, which none of them learns) they show as concentric rings.
     for t, s, x, y, sem in points:
-        ax.errorbar(x, y, yerr=sem, color=SCHEME_STYLE[s][1], marker=markers[t],
+        ax.errorbar(x, y, yerr=sem, color=SCHEME_STYLE[s]["color"], marker=markers[t],
                     ms=SCATTER_SIZES[s], capsize=2, ls="none", mfc="none", alpha=0.85)
     diagonal = dict(color=COLORS["theory"], lw=1, ls="--")
     ax.plot([0, 1.1], [0, 1.1], **diagonal)
@@ -445,8 +442,8 @@ def plot_scatter(points):
            xlabel=r"ideal readout of the learned directions, $\mathcal{E}/\mathbb{E}[y^2]$",
            ylabel=r"measured test error / $\overline{y^2}$")
     legend_from(ax, [("measured = ideal", diagonal)]
-                + [(SCHEME_STYLE[s][0], dict(color=SCHEME_STYLE[s][1], marker="o", mfc="none",
-                                             ms=SCATTER_SIZES[s], ls="none"))
+                + [(SCHEME_STYLE[s]["label"], dict(color=SCHEME_STYLE[s]["color"], marker="o",
+                                                  mfc="none", ms=SCATTER_SIZES[s], ls="none"))
                    for s in ("W1", "W1_total", "W2_fresh", "W2_reused")]
                 + [(TARGET_LABELS[t], dict(marker=markers[t], mfc="none", ls="none"))
                    for t in TARGET_LABELS], loc="upper left")
@@ -462,7 +459,7 @@ def residual_table(points) -> tuple:
              for s in SCHEMES if s != "W0"}
     fresh = [(x, y) for t, s, x, y, _ in points if s == "W2_fresh" and t != "odd"]
     header = ["first layer", "settings", "mean", "smallest", "largest"]
-    rows = [[SCHEME_STYLE[s][0], f"{r.size}", f"{r.mean():+.3f}", f"{r.min():+.3f}",
+    rows = [[SCHEME_STYLE[s]["label"], f"{r.size}", f"{r.mean():+.3f}", f"{r.min():+.3f}",
              f"{r.max():+.3f}"] for s, r in resid.items()]
     numbers = dict(n_points=len(points), res_fresh_maxabs=np.abs(resid["W2_fresh"]).max(),
                    res_gap=resid["W2_reused"].mean() - resid["W1_total"].mean(),
@@ -508,10 +505,10 @@ def plot_psi(data: PsiData):
         _baselines(ax, x, data.summary.entry(target=t, n=data.d))
         for s in ("W1",) + SECOND_STEP_SCHEMES:
             errorbars(ax, data.psis, *data.summary.series(f"err_{s}", target=t)[1:],
-                      color=SCHEME_STYLE[s][1], label=SCHEME_STYLE[s][0], **SCHEME_MARKS[s])
-        ax.plot(x, data.ideal_v1[t], color=SCHEME_STYLE["W1"][1], ls="--", lw=1,
+                      **SCHEME_STYLE[s], **SCHEME_MARKS[s])
+        ax.plot(x, data.ideal_v1[t], color=SCHEME_STYLE["W1"]["color"], ls="--", lw=1,
                 label=r"ideal, $v_1$ (large-$n$ overlap)")
-        ax.plot(x, data.ideal_merged[t], color=SCHEME_STYLE["W2_fresh"][1], ls="--", lw=1,
+        ax.plot(x, data.ideal_merged[t], color=SCHEME_STYLE["W2_fresh"]["color"], ls="--", lw=1,
                 label=r"ideal, $\eta_1v_1+\eta_2v_2$ (large-$n$ overlap)")
         ax.set(xscale="log", xlabel=r"$\psi = n/d$ of the gradient steps", ylim=(-0.02, 1.1),
                title=TARGET_LABELS[t])
@@ -631,7 +628,7 @@ def plot_penalty(data: Summary):
     ax = axes[0]
     for k, label, color in (("d_reused_fresh", "reused − fresh", COLORS["reused"]),
                             ("d_reused_total", r"reused − 1 step of size $\eta_1+\eta_2$",
-                             SCHEME_STYLE["W1_total"][1])):
+                             SCHEME_STYLE["W1_total"]["color"])):
         errorbars(ax, *data.series(k), color=color, label=label)
     ax.axhline(0, color="k", lw=0.8)
     ax.set(ylabel=r"paired difference of test error / $\overline{y^2}$",
@@ -774,14 +771,14 @@ def plot_why(data: MemorisationData, psi: PsiData, summary: Summary, alpha1: flo
     for s in ("W1", "W2_fresh", "W2_reused"):
         for suffix, ls, mfc in (("", "-", None), ("_raw", "--", "white")):
             y, sem = (np.broadcast_to(e[f"err_{s}{suffix}{k}"], len(A2S)) for k in ("", "_sem"))
-            errorbars(axes[2], A2S, y, sem, color=SCHEME_STYLE[s][1], ls=ls, mfc=mfc)
+            errorbars(axes[2], A2S, y, sem, color=SCHEME_STYLE[s]["color"], ls=ls, mfc=mfc)
     axes[2].set(xlim=xr3, ylim=(-0.02, 1.08), xlabel=rf"$\alpha_2$ ($\alpha_1 = {alpha1}$)",
                 ylabel=r"test error / $\overline{y^2}$", title=r"$\mathrm{He}_1$: raw vs standardised")
     legend_from(axes[2], [("best linear predictor", dict(color="k", ls=":")),
                           ("linear ridge on $x$", dict(ls="-.")),
-                          ("0 steps (standardised)", dict(color=SCHEME_STYLE["W0"][1]))]
-                + [(SCHEME_STYLE[s][0], dict(color=SCHEME_STYLE[s][1], marker="o", ls="none"))
-                   for s in ("W1", "W2_fresh", "W2_reused")]
+                          ("0 steps (standardised)", dict(color=SCHEME_STYLE["W0"]["color"]))]
+                + [(SCHEME_STYLE[s]["label"], dict(color=SCHEME_STYLE[s]["color"], marker="o",
+                                                  ls="none")) for s in ("W1", "W2_fresh", "W2_reused")]
                 + [("standardised features", dict(marker="o", ms=4)),
                    ("raw features", dict(ls="--", marker="o", ms=4, mfc="white"))],
                 loc="center left", bbox_to_anchor=(1.02, 0.5))
