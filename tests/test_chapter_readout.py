@@ -292,7 +292,7 @@ def test_config_data_and_table(runs):
                                np.mean([r["err_W2_reused"][i] for r in ref]), rtol=1e-12)
 
 
-def test_penalty_data_table_and_plot(runs):
+def test_penalty_summary_table_and_plot(runs):
     pen, rec = runs["pen"], runs["rec_pen"]
     assert pen.axis() == [D, 2 * D] and [pen.count(N=N) for N in pen.axis()] == [len(SEEDS)] * 2
     big = [r for r in rec if r["N"] == 2 * D]

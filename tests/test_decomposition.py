@@ -84,7 +84,7 @@ def test_reuse_signal_equals_mean_signal_for_fresh_batches():
                                    ts.signal_part(r, k, "mean").matrix(), rtol=1e-9, atol=1e-14)
 
 
-def test_reuse_weights_against_monte_carlo():
+def test_reuse_weight_against_monte_carlo():
     # m_{k,j} = E_z[sigma^(k+1)(z) (mu1 s_j + (sigma'(z) - mu1) r_j)^k]: quadrature vs sampling.
     r = run("reused", N=60, n=40, d=30)
     act = r.activation

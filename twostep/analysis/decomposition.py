@@ -105,7 +105,8 @@ def _term(run, k, P, D):
 
 
 def _term_weights(run, k, left, P, D):
-    # w = M_k^T left with T_k = M_k X2: w_j = eta2/(n k!) y_j sum_i left_i a_i factor_ij.
+    # The weights w = M_k^T left (n,) with which the inputs make up left^T T_k = w^T X2 (T_k
+    # itself never formed): w_j = eta2/(n k!) y_j sum_i left_i a_i factor_ij.
     w = (left * run.a) @ _neuron_sample_factor(run, k, P, D)
     w *= run.y2
     w *= run.eta2 / (run.n * math.factorial(k))
@@ -118,19 +119,6 @@ def second_step_term(run: TwoStepRun, k: int, pre=None) -> np.ndarray:
     run = _check_run(run)
     k = _check_k(k, run.activation.degree)
     return _term(run, k, *_check_pre(run, pre))
-
-
-def term_weights(run: TwoStepRun, k: int, left, pre=None) -> np.ndarray:
-    r"""The weights :math:`w = M_k^\top\ell` (``(n,)``) with which the training inputs make up
-    :math:`\ell^\top T_k = w^\top X_2`, for a left vector :math:`\ell` (``(N,)``):
-
-    .. math:: w_j = \frac{\eta_2}{n\,k!}\,y_j\sum_i \ell_i a_i\,\sigma^{(k+1)}(P_{ij})\,\Delta_{ij}^k .
-
-    :math:`T_k` itself is never formed: one pass over the :math:`N\times n` factor."""
-    run = _check_run(run)
-    k = _check_k(k, run.activation.degree)
-    left = check_array(left, "left", ndim=1, shape=(run.N,)).astype(run.a.dtype, copy=False)
-    return _term_weights(run, k, left, *_check_pre(run, pre))
 
 
 def second_step_terms(run: TwoStepRun) -> list[np.ndarray]:

@@ -12,7 +12,7 @@ vector,
     r_k = T_k^\top a^{\circ(k+1)} = X_2^\top w,\qquad
     w_j = \frac{\eta_2}{n\,k!}\,y_j\sum_i a_i^{k+2}\,\sigma^{(k+1)}(P_{ij})\,\Delta_{ij}^k ,
 
-a weighted sum of *all* training inputs (:func:`twostep.analysis.decomposition.term_weights`),
+a weighted sum of *all* training inputs (``_term_weights`` of :mod:`~twostep.analysis.decomposition`),
 which tends to :math:`\tilde u_k`'s direction when the spike dominates and whose overlap with
 :math:`\beta^\star` is :math:`O(1)`, not :math:`O(1/\sqrt d)`. :func:`projected_alignment`
 measures it with three controls on the same run:

@@ -110,12 +110,8 @@ class StepFamily:
         out += self._W1(eta1)
         return out
 
-    def higher_orders(self, eta1: float, eta2: float) -> np.ndarray:
-        r""":math:`W_2 - W_{\rm lin} = \sum_{k\ge1}T_k = \eta_2\sum_{k\ge1}\eta_1^k\hat T_k`, shape ``(N, d)``."""
-        return self._terms_from(1, *_etas(eta1, eta2))
-
     def _terms_from(self, start, eta1, eta2):
-        # sum_{k >= start} eta2 eta1^k T_k, term by term in place.
+        # sum_{k >= start} eta2 eta1^k T_k, term by term in place (from 1: W_2 - W_lin).
         out = np.zeros_like(self.W0)
         for k, T in enumerate(self.terms[start:], start=start):
             out += T.dtype.type(eta2 * eta1 ** k) * T
