@@ -54,7 +54,7 @@ def runs():
     etas = (ts.step_size(0.5, REF[0], D), ts.step_size(0.5, REF[1], D))
     psi = ch.psi_data(S2, {t: teacher[t] for t in TARGETS}, D, etas)
     configs = ch.config_data(rec_cfg, CONFIGS, ref_run)
-    pen = ch.penalty_data(rec_pen)
+    pen = ch.payoff_summary([ch.at_alpha2(r) for r in rec_pen], by=["N"])
     return dict(rec_cfg=rec_cfg, rec_pen=rec_pen, configs=configs, pen=pen, ref_run=ref_run,
                 rec1=rec1, rec2=rec2, u2=u2, more=more, teacher=teacher, single=single, S1=S1,
                 S2=S2, ideal=ideal, psi=psi, etas=etas)
@@ -136,13 +136,12 @@ def test_ideal_data_table_numbers_and_plot(runs):
     direct = np.mean([r["overlaps"][0, 0] for r in u2 if (r["n"], r["batch"]) == (D, "reused")])
     assert data.u2.at("overlaps", (0, 0), batch="reused", n=D) == pytest.approx(direct)
     assert data.band[0] <= data.band[1] and data.u2.count(batch="fresh", n=D) == 3
-    header, rows = ch.u2_table(data, single)
+    header, rows, nums = ch.u2_table(data, single, shared_seeds=range(2))
     _table(header, rows)
     # one column per n = d, one row per quantity (transposed to fit the text column)
     assert header[1:] == [str(D), str(2 * D)] and len(rows) == 4 + len(single)
     # the theory's mean overlap under reuse at each n = d, from the population signal
     assert rows[3][1] == f"{ts.population_signal('odd', 1.0, 2).expected_overlaps(D)[0]:.3f}"
-    nums = ch.ideal_numbers(data, single, shared_seeds=range(2))
     assert nums["n_shared"] == 2 and nums["n_data_seeds"] == 3
     assert nums["rho_hi"] == data.band[1]
     assert 0 < nums["rho10_odd"] <= 1
@@ -293,7 +292,7 @@ def test_config_data_and_table(runs):
                                np.mean([r["err_W2_reused"][i] for r in ref]), rtol=1e-12)
 
 
-def test_penalty_data_table_and_plot(runs):
+def test_penalty_summary_table_and_plot(runs):
     pen, rec = runs["pen"], runs["rec_pen"]
     assert pen.axis() == [D, 2 * D] and [pen.count(N=N) for N in pen.axis()] == [len(SEEDS)] * 2
     big = [r for r in rec if r["N"] == 2 * D]

@@ -13,7 +13,7 @@ import pytest
 
 import twostep as ts
 from twostep.analysis.decomposition import (corrected_weight, fluctuation_variance,
-                                            reuse_weights, signal_part)
+                                            reuse_weight, signal_part)
 from twostep.analysis.population import population_signal
 from twostep.analysis.theory import fluctuation_variance_limit
 
@@ -39,7 +39,7 @@ def test_orders_zero_and_one_and_zero_variance_are_unchanged():
                                        signal_part(run, k, kind).matrix(), rtol=1e-12, atol=1e-15)
     s = run.X2 @ run.v
     r = run.y2 * np.sum(run.X2 ** 2, axis=1) / run.n
-    np.testing.assert_allclose(corrected_weight(POLY4, 3, s, r, 0.0), reuse_weights(run, 3),
+    np.testing.assert_allclose(corrected_weight(POLY4, 3, s, r, 0.0), reuse_weight(POLY4, 3, s, r),
                                rtol=1e-12)
 
 

@@ -130,7 +130,7 @@ def unmemorised_overlap(V, B, X) -> np.ndarray:
     :func:`twostep.subspace_overlap` of ``V`` with those, shape ``(r,)``. A memorised
     input then adds nothing, however much of :math:`\beta_r` it happens to carry.
     """
-    return _nested_unmemorised(*_check_unmemorised(V, B, X), nested=False)[-1]
+    return _unmemorised(V, B, X, nested=False)[-1]
 
 
 def nested_unmemorised_overlaps(V, B, X) -> np.ndarray:
@@ -138,15 +138,12 @@ def nested_unmemorised_overlaps(V, B, X) -> np.ndarray:
     :math:`K = 1..\mathrm{len}(V)`, shape ``(len(V), r)``, with each row's memorised input
     found once (:func:`memorisations`): the learned subspaces of :math:`1, 2, \dots`
     singular vectors. ``V``, ``B``, ``X`` as in :func:`unmemorised_overlap`."""
-    return _nested_unmemorised(*_check_unmemorised(V, B, X), nested=True)
+    return _unmemorised(V, B, X, nested=True)
 
 
-def _check_unmemorised(V, B, X):
+def _unmemorised(V, B, X, nested: bool):
     V, B = _check_subspace(V, B)
-    return V, B, check_array(X, "X", ndim=2, shape=(None, V.shape[1]))
-
-
-def _nested_unmemorised(V, B, X, nested: bool):
+    X = check_array(X, "X", ndim=2, shape=(None, V.shape[1]))
     J = _memorisations(V, X)[1]
     out = []
     for K in (range(1, len(V) + 1) if nested else [len(V)]):

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_real
+from .spectra import _check_ratio
 from .theory import spike_strength
 
 
@@ -44,10 +44,6 @@ def _check_theta(theta):
     return t
 
 
-def _check_ratio(ratio):
-    return check_real(ratio, "ratio", low=0.0, low_open=True)
-
-
 def _out(t, value):
     return float(value) if t.ndim == 0 else value
 
@@ -58,21 +54,10 @@ def bbp_threshold(ratio: float) -> float:
 
 
 def spiked_outlier(theta, ratio: float):
-    r"""Limit :math:`s_\star(\theta)` of the top singular value of :math:`W_0 + \theta uw^\top`.
-
-    Parameters
-    ----------
-    theta : float or array
-        Spike strength(s) :math:`\theta\ge0` (the singular value of the perturbation).
-    ratio : float
-        Aspect ratio :math:`\gamma = N/d > 0` of :math:`W_0`.
-
-    Returns
-    -------
-    float or ndarray (same shape as ``theta``)
-        :math:`\sqrt{(1+\theta^2)(\gamma+\theta^2)}/\theta` above the threshold
-        :math:`\gamma^{1/4}`, the bulk edge :math:`1+\sqrt\gamma` at or below it.
-    """
+    r"""Limit :math:`s_\star(\theta)` (module docstring) of the top singular value of
+    :math:`W_0 + \theta uw^\top` for spike strengths ``theta`` :math:`\ge 0` (a float or an
+    array: the result has its shape) and ``ratio`` :math:`= \gamma = N/d > 0`: the bulk edge
+    :math:`1+\sqrt\gamma` at or below the threshold :math:`\gamma^{1/4}`."""
     t = _check_theta(theta)
     g = _check_ratio(ratio)
     edge = 1.0 + np.sqrt(g)
@@ -83,16 +68,10 @@ def spiked_outlier(theta, ratio: float):
 
 
 def spiked_overlaps(theta, ratio: float):
-    r"""Limits of the cosines between the top singular vectors of :math:`W_0+\theta uw^\top`
-    and the spike's own vectors.
-
-    Returns
-    -------
-    left, right : float or ndarray (same shape as ``theta``)
-        :math:`|\langle\tilde u,u\rangle|` (in :math:`\mathbb{R}^N`) and
-        :math:`|\langle\tilde w,w\rangle|` (in :math:`\mathbb{R}^d`); both are zero
-        at or below the threshold :math:`\gamma^{1/4}`.
-    """
+    r"""Limits ``(left, right)`` (module docstring) of the cosines :math:`|\langle\tilde
+    u,u\rangle|` (in :math:`\mathbb{R}^N`) and :math:`|\langle\tilde w,w\rangle|` (in
+    :math:`\mathbb{R}^d`) between the top singular vectors of :math:`W_0+\theta uw^\top` and
+    the spike's own, each of ``theta``'s shape; both zero at or below :math:`\gamma^{1/4}`."""
     t = _check_theta(theta)
     g = _check_ratio(ratio)
     above = t > g ** 0.25

@@ -56,8 +56,8 @@ def _check_run(run) -> TwoStepRun:
     return run
 
 
-def _check_k(run, k):
-    L = run.activation.degree
+def _check_k(k, L):
+    # An order k of a degree-L polynomial activation's terms: 0 <= k <= L - 1.
     k = check_int(k, "k", 0)
     if k > L - 1:
         raise ValueError(f"k must be in [0, L-1] = [0, {L - 1}] for a degree-{L} activation, got {k}")
@@ -68,16 +68,13 @@ def pre_activations(run: TwoStepRun) -> tuple:
     r""":math:`P = W_0X_2^\top` and :math:`\Delta = (W_1 - W_0)X_2^\top`, both ``(N, n)``: the two
     products every exact term needs, computed once and passed on as ``pre=(P, D)``; a run of
     ``two_steps(..., keep_pre=True)`` already holds them (``run.pre``)."""
-    run = _check_run(run)
-    return _pre_activations(run)
+    return _pre_activations(_check_run(run))
 
 
 def _pre_activations(run):
     if run.pre is not None:   # kept by the steps (twostep.model.steps.two_steps, keep_pre)
         return run.pre
-    P = run.W0 @ run.X2.T
-    D = (run.W1 - run.W0) @ run.X2.T
-    return P, D
+    return run.W0 @ run.X2.T, (run.W1 - run.W0) @ run.X2.T
 
 
 def _check_pre(run, pre):
@@ -108,7 +105,8 @@ def _term(run, k, P, D):
 
 
 def _term_weights(run, k, left, P, D):
-    # w = M_k^T left with T_k = M_k X2: w_j = eta2/(n k!) y_j sum_i left_i a_i factor_ij.
+    # The weights w = M_k^T left (n,) with which the inputs make up left^T T_k = w^T X2 (T_k
+    # itself never formed): w_j = eta2/(n k!) y_j sum_i left_i a_i factor_ij.
     w = (left * run.a) @ _neuron_sample_factor(run, k, P, D)
     w *= run.y2
     w *= run.eta2 / (run.n * math.factorial(k))
@@ -119,25 +117,8 @@ def second_step_term(run: TwoStepRun, k: int, pre=None) -> np.ndarray:
     r"""The exact term :math:`T_k` of :math:`W_2 - W_1`, shape ``(N, d)``; ``pre`` is
     :func:`pre_activations` of ``run`` if already computed."""
     run = _check_run(run)
-    k = _check_k(run, k)
+    k = _check_k(k, run.activation.degree)
     return _term(run, k, *_check_pre(run, pre))
-
-
-def term_weights(run: TwoStepRun, k: int, left, pre=None) -> np.ndarray:
-    r"""The weights :math:`w = M_k^\top\ell` (``(n,)``) with which the training inputs make up
-    :math:`\ell^\top T_k = w^\top X_2`, for a left vector :math:`\ell` (``(N,)``):
-
-    .. math:: w_j = \frac{\eta_2}{n\,k!}\,y_j\sum_i \ell_i a_i\,\sigma^{(k+1)}(P_{ij})\,\Delta_{ij}^k .
-
-    :math:`T_k` itself is never formed: one pass over the :math:`N\times n` factor."""
-    run = _check_run(run)
-    k = _check_k(run, k)
-    xp = namespace(run.a)[0]
-    if xp is np:
-        left = check_array(left, "left", ndim=1, shape=(run.N,)).astype(run.a.dtype, copy=False)
-    elif tuple(left.shape) != (run.N,):
-        raise ValueError(f"left must have shape ({run.N},), got {tuple(left.shape)}")
-    return _term_weights(run, k, left, *_check_pre(run, pre))
 
 
 def second_step_terms(run: TwoStepRun) -> list[np.ndarray]:
@@ -196,22 +177,8 @@ def weighted_direction(X, y, weights) -> np.ndarray:
 def signal_direction(run: TwoStepRun, k: int) -> np.ndarray:
     r""":math:`u_k = X_2^\top(y_2\odot s^{\circ k})/n` with :math:`s = X_2 v`, shape ``(d,)``."""
     run = _check_run(run)
-    return _signal_direction(run, _check_k(run, k))
-
-
-def _signal_direction(run, k):
+    k = _check_k(k, run.activation.degree)
     return weighted_direction(run.X2, run.y2, (run.X2 @ run.v) ** k)
-
-
-def reuse_weights(run: TwoStepRun, k: int) -> np.ndarray:
-    r"""Per-sample weights :math:`m_{k,j}` of the reuse-aware signal part, shape ``(n,)``.
-
-    :math:`m_{k,j} = \mathbb{E}_z[\sigma^{(k+1)}(z)(\mu_1 s_j + (\sigma'(z)-\mu_1)r_j)^k]`
-    with :math:`r_j = y_j\|x_j\|^2/n` under reuse and :math:`r_j = 0` for a fresh batch.
-    """
-    run = _check_run(run)
-    k = _check_k(run, k)
-    return reuse_weight(run.activation, k, *_weight_arguments(run, run.batch == "reused"))
 
 
 def _weight_arguments(run, reused):
@@ -259,7 +226,7 @@ def signal_part(run: TwoStepRun, k: int, kind: str = "auto", corrected: bool = F
     unchanged; the left vector is the same.
     """
     run = _check_run(run)
-    k = _check_k(run, k)
+    k = _check_k(k, run.activation.degree)
     return _signal_part(run, k, check_choice(kind, "kind", SIGNALS),
                         check_bool(corrected, "corrected"))
 
@@ -271,7 +238,8 @@ def _signal_part(run, k, kind, corrected):
     if kind == "mean" and not (corrected and k >= 2):
         mu = run.activation.mu
         scale = run.eta2 * mu[k + 1] * (run.eta1 * mu[1]) ** k / math.factorial(k)
-        return RankOne.from_vectors(scale, left, _signal_direction(run, k))
+        return RankOne.from_vectors(scale, left,
+                                    weighted_direction(run.X2, run.y2, (run.X2 @ run.v) ** k))
     if not (corrected and k >= 2):
         weights = reuse_weight(run.activation, k, *_weight_arguments(run, run.batch == "reused"))
     else:
@@ -287,9 +255,7 @@ def signal_directions(X1, y1, ks, X2=None, y2=None, activation=None) -> np.ndarr
 
     They depend on the data only, not on the network's weights. With ``activation``
     given, the reuse-aware directions :math:`\tilde u_k = X_2^\top(y_2\odot m_k)/n_2` of
-    :func:`twostep.signal_part` (``kind="reuse"``) are returned instead, with
-    :math:`m_{k,j} = \mathbb{E}_z[\sigma^{(k+1)}(z)(\mu_1 s_j + (\sigma'(z)-\mu_1)r_j)^k]`,
-    :math:`r_j = y_j\|x_j\|^2/n` for a reused batch and :math:`0` for a fresh one.
+    :func:`twostep.signal_part` (``kind="reuse"``, weights :func:`reuse_weight`) instead.
 
     Parameters
     ----------
@@ -317,18 +283,16 @@ def signal_directions(X1, y1, ks, X2=None, y2=None, activation=None) -> np.ndarr
         y2 = check_array(y2, "y2", shape=(X2.shape[0],))
     if isinstance(ks, (int, np.integer)) or not len(ks):
         raise TypeError(f"ks must be a non-empty sequence of integers >= 0, got {ks!r}")
-    ks = [check_int(k, "k", 0) for k in ks]
+    if activation is not None:
+        activation = polynomial_activation(activation)
+    ks = [check_int(k, "k", 0) if activation is None else _check_k(k, activation.degree)
+          for k in ks]
     s = X2 @ weighted_direction(X1, y1, 1.0)
     if activation is None:
         return weighted_direction(X2, y2, np.stack([s ** k for k in ks], axis=1))
-    activation = polynomial_activation(activation)
-    if max(ks) > activation.degree - 1:
-        raise ValueError(f"k must be in [0, L-1] = [0, {activation.degree - 1}] for a "
-                         f"degree-{activation.degree} activation, got {max(ks)}")
     r = _self_term(X2, y2) if reused else np.zeros(X2.shape[0])
-    mu1 = activation.mu[1]
     return weighted_direction(X2, y2, np.stack(
-        [reuse_weight(activation, k, mu1 * s, r) for k in ks], axis=1))
+        [reuse_weight(activation, k, activation.mu[1] * s, r) for k in ks], axis=1))
 
 
 def polynomial_activation(activation) -> PolynomialActivation:
@@ -340,24 +304,17 @@ def polynomial_activation(activation) -> PolynomialActivation:
     return activation
 
 
-def _reuse_weight_coefficients(activation, k, power, points=60):
-    # e_m = E[sigma^(k+1)(z) (sigma'(z) - mu_1)^m], m = 0..power, so that
-    # m_k(s, r) = sum_m C(power, m) (mu_1 s)^(power-m) r^m e_m.
-    z, w = _rule(points)
-    d1 = activation._derivative(z, 1) - activation.mu[1]
-    dk = activation._derivative(z, k + 1)
-    return np.array([np.dot(w, dk * d1 ** m) for m in range(power + 1)])
-
-
 def reuse_weight(activation, k: int, mu1_s, r, power: int | None = None) -> np.ndarray:
     r"""The reuse-aware weight :math:`m_k(s, r) = \mathbb{E}_z[\sigma^{(k+1)}(z)(\mu_1 s + (\sigma'(z)-\mu_1)r)^p]`,
     :math:`p` = ``power`` (default :math:`k`), elementwise in ``mu1_s`` :math:`= \mu_1 s` and ``r``
     (same shapes), expanded binomially in :math:`r` with Gauss--Hermite moments of the
     activation (exact for a polynomial)."""
-    # m_k = E_z[sigma^(k+1)(z) (mu_1 s + (sigma'(z) - mu_1) r)^p]
-    #     = sum_m C(p, m) (mu_1 s)^(p-m) r^m e_m, elementwise in (s, r).
+    # m_k = sum_m C(p, m) (mu_1 s)^(p-m) r^m e_m, e_m = E[sigma^(k+1)(z) (sigma'(z) - mu_1)^m].
     p = k if power is None else power
-    e = _reuse_weight_coefficients(activation, k, p)
+    z, w = _rule(60)
+    d1 = activation._derivative(z, 1) - activation.mu[1]
+    dk = activation._derivative(z, k + 1)
+    e = [np.dot(w, dk * d1 ** m) for m in range(p + 1)]
     if namespace(mu1_s)[0] is not np:
         e = [float(x) for x in e]  # device arrays take Python scalars
     return sum(math.comb(p, m) * mu1_s ** (p - m) * r ** m * e[m] for m in range(p + 1))
@@ -408,31 +365,15 @@ def corrected_weight(activation, k: int, mu1_s, r, R2: float) -> np.ndarray:
     :math:`\sum_{m\ \rm even}\binom km(m-1)!!R^m` times :func:`reuse_weight` of power
     :math:`k-m`. ``R2 = 0`` gives :func:`reuse_weight`; ``r = 0`` gives
     :math:`\mu_{k+1}\mathbb E_g[(\mu_1s + Rg)^k]`."""
-    return sum(math.comb(k, m) * _double_factorial(m - 1) * R2 ** (m // 2)
+    return sum(math.comb(k, m) * math.prod(range(m - 1, 0, -2)) * R2 ** (m // 2)
                * reuse_weight(activation, k, mu1_s, r, power=k - m) for m in range(0, k + 1, 2))
 
 
-def _double_factorial(m: int) -> int:
-    return math.prod(range(m, 0, -2)) if m > 0 else 1
-
-
 def first_step_spike(a, X, y, activation: Activation) -> RankOne:
-    r"""The rank-one part :math:`\mu_1\,a v^\top` of :math:`G=-\nabla L(W_0)`, :math:`v = X^\top y/n`.
-
-    Parameters
-    ----------
-    a : ndarray, shape (N,)
-    X : ndarray, shape (n, d)
-    y : ndarray, shape (n,)
-    activation : Activation
-        Supplies :math:`\mu_1 = \mathbb{E}[\sigma'(z)]`.
-
-    Returns
-    -------
-    RankOne
-        ``value`` :math:`= |\mu_1|\,\|a\|\,\|v\|`, ``left`` :math:`=\operatorname{sign}(\mu_1)a/\|a\|`,
-        ``right`` :math:`= v/\|v\|`.
-    """
+    r"""The rank-one part :math:`\mu_1\,a v^\top` of :math:`G=-\nabla L(W_0)`, :math:`v = X^\top y/n`,
+    for ``a`` ``(N,)``, ``X`` ``(n, d)``, ``y`` ``(n,)`` and the activation's
+    :math:`\mu_1 = \mathbb{E}[\sigma'(z)]`: ``value`` :math:`= |\mu_1|\,\|a\|\,\|v\|`,
+    ``left`` :math:`=\operatorname{sign}(\mu_1)a/\|a\|`, ``right`` :math:`= v/\|v\|`."""
     X = check_array(X, "X", ndim=2)
     a = check_array(a, "a", ndim=1, dtype=X.dtype)
     y = check_array(y, "y", shape=(X.shape[0],), dtype=X.dtype)

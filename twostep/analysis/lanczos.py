@@ -140,14 +140,12 @@ def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minu
         S = start[:b, :].T
         Q = S if S.shape[1] == b else xp.concat([S, Q[:, S.shape[1]:]], axis=1)
     if project is not None:
-        P = project
-
         def right(Y):
             MY = M @ Y
-            return MY - P @ (P.T @ MY)
+            return MY - project @ (project.T @ MY)
 
         def left(Z):
-            return M.T @ (Z - P @ (P.T @ Z))
+            return M.T @ (Z - project @ (project.T @ Z))
     elif minus is None:
         right, left = (lambda Y: M @ Y), (lambda Z: M.T @ Z)
     else:
@@ -249,8 +247,6 @@ def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minu
         return s, None, None, Q, done
     safe = on_device(np.where(s > 0, s, 1.0))
     return s, YW / safe[None, :], Q[:, :k], Q, done
-
-
 
 
 def _like(xp, a: np.ndarray, x):

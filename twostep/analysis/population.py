@@ -1,12 +1,8 @@
 r"""The population limit of the signal directions: reused versus fresh batches.
 
 The :math:`k`-th term of the second update carries the rank-one signal
-:math:`a^{\circ(k+1)}u_k^\top` with (see :mod:`twostep.decomposition`)
-
-.. math:: u_k = \frac1n X_2^\top\big(y_2\odot s^{\circ k}\big),\qquad s = X_2v,\qquad
-          v = \frac1n X_1^\top y_1 .
-
-Write :math:`z_{jr} = \langle\beta^*_r, x_j\rangle`, :math:`c_r = c_1(g_r)` and
+:math:`a^{\circ(k+1)}u_k^\top`, :math:`u_k = X_2^\top(y_2\odot s^{\circ k})/n`, :math:`s = X_2v`,
+:math:`v = X_1^\top y_1/n` (:mod:`twostep.analysis.decomposition`). Write :math:`z_{jr} = \langle\beta^*_r, x_j\rangle`, :math:`c_r = c_1(g_r)` and
 :math:`\psi = n/d`. In the proportional limit, with :math:`\zeta_j\sim N(0,1)`
 independent of :math:`(z_j, y_j)`,
 
@@ -17,7 +13,7 @@ independent of :math:`(z_j, y_j)`,
 where :math:`\rho = 1` for a reused batch (sample :math:`j`'s own term
 :math:`y_j\|x_j\|^2/n` in :math:`\langle x_j, v\rangle`) and :math:`\rho = 0` for a
 fresh one. With :math:`w = y\,s^k` (or, for ``kind="reuse"``, the reuse-aware weight
-:math:`y\,m_k` of :func:`twostep.reuse_weights`), :math:`u_k` splits into three
+:math:`y\,m_k` of :func:`~twostep.analysis.decomposition.reuse_weight`), :math:`u_k` splits into three
 orthogonal pieces:
 
 .. math::
@@ -49,17 +45,15 @@ import numpy as np
 from scipy.special import erf
 
 from .._validation import check_choice, check_int, check_real
-from ..model.activations import check_activation, get_activation
+from ..model.activations import as_activation
 from ..model.hermite import gauss_nodes, gaussian_expectation
 from ..model.steps import BATCHES
 from ..model.targets import Link, get_link, target_links
-from .decomposition import corrected_weight, polynomial_activation, reuse_weight
+from .decomposition import _check_k, corrected_weight, polynomial_activation, reuse_weight
 from .theory import fluctuation_variance_limit
 
-
+#: The weights :func:`population_signal` knows (its ``kind``).
 KINDS = ("plain", "reuse", "corrected")
-
-
 #: Largest quadrature grid :func:`population_signal` builds (points per axis multiplied).
 MAX_GRID = 4_000_000
 
@@ -132,15 +126,13 @@ def population_signal(target, psi: float, k: int, batch: str = "reused", kind: s
     k : int
         Order of the term, ``k >= 0``.
     batch : {"reused", "fresh"}
-    kind : {"plain", "reuse"}
+    kind : {"plain", "reuse", "corrected"}
         ``"plain"``: :math:`w = y s^k` (the direction :math:`u_k`); ``"reuse"``: the
-        reuse-aware weight :math:`w = y\,\mathbb{E}_{z'}[\sigma^{(k+1)}(z')(\mu_1 s +
-        (\sigma'(z')-\mu_1)\rho y/\psi)^k]` of :func:`twostep.signal_part` with
-        ``kind="reuse"`` (needs ``activation``); ``"corrected"``: that weight with the
-        neuron-specific part of the first update averaged in,
-        :func:`twostep.analysis.decomposition.corrected_weight` with
-        :math:`R^2 = \mathbb E[y^2]\,\mathrm{Var}\,\sigma'(z)/\psi` (the book's correction of
-        :math:`S_k`; for a fresh batch :math:`w = y\,\mu_{k+1}\mathbb E_g[(\mu_1s+Rg)^k]`).
+        reuse-aware :math:`w = y\,m_k(s, \rho y/\psi)` of :func:`twostep.signal_part`
+        (:func:`~twostep.analysis.decomposition.reuse_weight`); ``"corrected"``: with the
+        neuron-specific part of the first update averaged in
+        (:func:`~twostep.analysis.decomposition.corrected_weight`, :math:`R^2` of
+        :func:`~twostep.analysis.theory.fluctuation_variance_limit`).
     activation : PolynomialActivation or str, optional
         Needed for ``kind="reuse"`` and ``"corrected"``.
     points : int
@@ -159,9 +151,7 @@ def population_signal(target, psi: float, k: int, batch: str = "reused", kind: s
     points = check_int(points, "points", 2)
     if kind != "plain":
         activation = polynomial_activation(activation)
-        if k > activation.degree - 1:
-            raise ValueError(f"k must be in [0, L-1] = [0, {activation.degree - 1}] for a "
-                             f"degree-{activation.degree} activation, got {k}")
+        _check_k(k, activation.degree)
     r = len(links)
     exact = k + 3  # w^2 and w * (s - lin) are polynomials of degree <= 2k + 2 in zeta and the noise
     axes = [gauss_nodes(points)] * r + [gauss_nodes(exact)] + ([gauss_nodes(exact)] if noise else [])
@@ -170,11 +160,8 @@ def population_signal(target, psi: float, k: int, batch: str = "reused", kind: s
         raise ValueError(f"the quadrature grid would have {size} points (> {MAX_GRID}); "
                          f"lower points (got {points}) or use fewer target directions")
     grids = np.meshgrid(*[z for z, _ in axes], indexing="ij")
-    weight = np.ones(grids[0].shape)
-    for i, (_, w) in enumerate(axes):
-        shape = [1] * len(axes)
-        shape[i] = -1
-        weight = weight * w.reshape(shape)
+    # The tensor rule's weights: the product of each axis' weights, broadcast to the grid.
+    weight = math.prod(np.meshgrid(*[w for _, w in axes], indexing="ij", sparse=True))
     Z, zeta = grids[:r], grids[r]
     y = sum(g(Zr) for g, Zr in zip(links, Z))
     if noise:
@@ -223,7 +210,7 @@ def self_term_moment(activation) -> float:
     is :math:`\mathbb E[\sigma'''\sigma'^2]\,\mathbb E[g^3z]/\psi^2` instead of
     :math:`\mu_3\mu_1^2\,\mathbb E[g^3z]/\psi^2`.
     """
-    act = get_activation(activation) if isinstance(activation, str) else check_activation(activation)
+    act = as_activation(activation)
     return gaussian_expectation(lambda z: act.derivative(z, 3) * act.derivative(z, 1) ** 2)
 
 
@@ -257,11 +244,8 @@ class Limits:
 
 def population_limits(targets, psi: float, orders, activation, aware_order: int = 2) -> Limits:
     r"""Large-:math:`n` overlaps of :math:`u_k` (each order in ``orders``) and of the reuse-aware
-    :math:`\tilde u_{\text{aware\_order}}` with the target directions, for both batches.
-
-    The limit of :math:`u_k` is :math:`|A_k|/\sqrt{A_k^2 + B_k^2 + \|r_k\|^2}` with
-    :math:`A_k = \mathbb E[g(z)zs^k]`, :math:`s = c_1z + \rho y/\psi + \tau\zeta`
-    (:func:`twostep.population_signal`, Gauss--Hermite quadrature).
+    :math:`\tilde u_{\text{aware\_order}}` with the target directions, for both batches
+    (:func:`twostep.population_signal`: the module docstring's limit).
     """
     if isinstance(targets, str) or not all(isinstance(t, str) for t in targets):
         raise TypeError(f"targets must be a sequence of target names, got {targets!r}")
@@ -269,7 +253,7 @@ def population_limits(targets, psi: float, orders, activation, aware_order: int 
     psi = check_real(psi, "psi", low=0.0, low_open=True)
     orders = tuple(check_int(k, "orders[k]", 0) for k in orders)
     aware_order = check_int(aware_order, "aware_order", 0)
-    act = get_activation(activation) if isinstance(activation, str) else check_activation(activation)
+    act = as_activation(activation)
     plain = {(t, b, k): population_signal(t, psi, k, b)
              for t in targets for b in BATCHES for k in orders}
     aware = {(t, b): population_signal(t, psi, aware_order, b, kind="reuse", activation=act)

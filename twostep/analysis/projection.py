@@ -12,7 +12,7 @@ vector,
     r_k = T_k^\top a^{\circ(k+1)} = X_2^\top w,\qquad
     w_j = \frac{\eta_2}{n\,k!}\,y_j\sum_i a_i^{k+2}\,\sigma^{(k+1)}(P_{ij})\,\Delta_{ij}^k ,
 
-a weighted sum of *all* training inputs (:func:`twostep.analysis.decomposition.term_weights`),
+a weighted sum of *all* training inputs (``_term_weights`` of :mod:`~twostep.analysis.decomposition`),
 which tends to :math:`\tilde u_k`'s direction when the spike dominates and whose overlap with
 :math:`\beta^\star` is :math:`O(1)`, not :math:`O(1/\sqrt d)`. :func:`projected_alignment`
 measures it with three controls on the same run:
@@ -72,7 +72,7 @@ def projected_alignment(run, k: int = 2, *, signs, memorised: int = MEMORISED, p
         ``memorisation``: :math:`\max_j|\cos(r_k, x_j)|`.
     """
     run = _check_run(run)
-    k = _check_k(run, k)
+    k = _check_k(k, run.activation.degree)
     memorised = check_int(memorised, "memorised")
     if memorised > run.n:
         raise ValueError(f"memorised must be in [1, n] = [1, {run.n}], got {memorised}")
@@ -89,10 +89,9 @@ def projected_alignment(run, k: int = 2, *, signs, memorised: int = MEMORISED, p
     w = _term_weights(run, k, left, P, D)
     r = X2.T @ w
     r_sign = X2.T @ _term_weights(run, k, xp.abs(left) * xp.asarray(signs, dtype=run.a.dtype), P, D)
-    sq = xp.sum(X2 * X2, axis=1)
     # Memorisation of r on the device: only the (n,) cosines come back.
     along = host_array(xp.abs(X2 @ r)).astype(float)
-    norms = np.sqrt(host_array(sq).astype(float))
+    norms = np.sqrt(host_array(xp.sum(X2 * X2, axis=1)).astype(float))
     w, r, r_sign = (host_array(x).astype(float) for x in (w, r, r_sign))
     B = run.teacher.directions
     c = np.abs(w) * norms

@@ -1,15 +1,10 @@
 r"""Exact dependence of the two-step weights on the step sizes.
 
 The first update is :math:`W_1 - W_0 = \eta_1 G_1` with :math:`G_1 = -\nabla L(W_0; X_1, y_1)`,
-which does not depend on :math:`\eta_1`. For a polynomial :math:`\sigma` the exact terms
-of the second update (:mod:`twostep.decomposition`) are
-
-.. math::
-    T_k = \frac{\eta_2}{n\,k!}\operatorname{diag}(a)
-          \big[\sigma^{(k+1)}(P)\odot\Delta^{\circ k}\odot\mathbf 1y_2^\top\big]X_2,
-    \qquad \Delta = (W_1 - W_0)X_2^\top = \eta_1 G_1X_2^\top,
-
-so :math:`T_k = \eta_2\eta_1^k\,\hat T_k` with a *step-free* term :math:`\hat T_k` that
+which does not depend on :math:`\eta_1`. For a polynomial :math:`\sigma` the exact term
+:math:`T_k` of the second update (:mod:`twostep.analysis.decomposition`) is :math:`\eta_2`
+times a product with :math:`\Delta^{\circ k}`, :math:`\Delta = (W_1 - W_0)X_2^\top =
+\eta_1 G_1X_2^\top`, so :math:`T_k = \eta_2\eta_1^k\,\hat T_k` with a *step-free* term :math:`\hat T_k` that
 depends only on the draw :math:`(W_0, a, X_1, y_1, X_2, y_2)`. Hence, for the same draw and
 any step sizes :math:`(\eta_1', \eta_2')`,
 
@@ -115,12 +110,8 @@ class StepFamily:
         out += self._W1(eta1)
         return out
 
-    def higher_orders(self, eta1: float, eta2: float) -> np.ndarray:
-        r""":math:`W_2 - W_{\rm lin} = \sum_{k\ge1}T_k = \eta_2\sum_{k\ge1}\eta_1^k\hat T_k`, shape ``(N, d)``."""
-        return self._terms_from(1, *_etas(eta1, eta2))
-
     def _terms_from(self, start, eta1, eta2):
-        # sum_{k >= start} eta2 eta1^k T_k, term by term in place.
+        # sum_{k >= start} eta2 eta1^k T_k, term by term in place (from 1: W_2 - W_lin).
         out = np.zeros_like(self.W0)
         for k, T in enumerate(self.terms[start:], start=start):
             out += T.dtype.type(eta2 * eta1 ** k) * T

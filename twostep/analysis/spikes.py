@@ -1,14 +1,9 @@
 r"""The spikes of the second step: is each exact term :math:`T_k` its rank-one signal part?
 
 For a polynomial :math:`\sigma` the second update splits exactly as
-:math:`W_2 - W_1 = \sum_{k=0}^{L-1}T_k` (:mod:`twostep.decomposition`), and each term has a
-predicted rank-one *signal part*
-
-.. math::
-    S_k = \frac{\eta_2\mu_{k+1}(\eta_1\mu_1)^k}{k!}\,a^{\circ(k+1)}u_k^\top,\qquad
-    u_k = \frac1nX_2^\top\big(y_2\odot s^{\circ k}\big),\quad s = X_2v,
-
-(or its reuse-aware version :math:`\tilde S_k` for a reused batch). Its size
+:math:`W_2 - W_1 = \sum_{k=0}^{L-1}T_k`, and each term has a predicted rank-one *signal part*
+:math:`S_k\propto a^{\circ(k+1)}u_k^\top` (or its reuse-aware version :math:`\tilde S_k` for a
+reused batch; both in :mod:`twostep.analysis.decomposition`). Its size
 :math:`\|S_k\| \propto N^{\alpha_2-k(1/2-\alpha_1)}` holds almost by construction
 (:math:`\|a^{\circ(k+1)}\|\propto N^{-k/2}`); the evidence that the theory describes the
 network is that the *exact* :math:`T_k` is that spike: its top singular vectors point along
@@ -46,8 +41,7 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
     run : TwoStepRun
         With a :class:`~twostep.activations.PolynomialActivation` of degree ``L``.
     kind : {"auto", "mean", "reuse"}
-        Which signal part to compare with (see :func:`twostep.signal_part`); ``"auto"``
-        uses the reuse-aware :math:`\tilde S_k` for a reused batch and :math:`S_k` for a fresh one.
+        Which signal part to compare with (:func:`twostep.signal_part`).
     terms : list of ndarray, optional
         The exact terms, if already computed (:func:`twostep.second_step_terms`).
     vectors : bool
@@ -68,7 +62,7 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
         :math:`\max_i|(\hat\ell_k)_i|` (1 if the left vector is a single neuron);
         ``localisation_signal``: the same for :math:`a^{\circ(k+1)}/\|a^{\circ(k+1)}\|`;
         ``scale``: :math:`\eta_2\eta_1^k`, the factor by which :math:`T_k` depends on the step
-        sizes (:mod:`twostep.rescaling`). With ``vectors=True`` also ``U`` ``(L, N)`` and
+        sizes (:mod:`twostep.analysis.rescaling`). With ``vectors=True`` also ``U`` ``(L, N)`` and
         ``Vt`` ``(L, d)``.
     """
     check_type(run, "run", TwoStepRun, "a TwoStepRun (from run_two_steps)")
@@ -87,52 +81,40 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
 
 def _term_diagnostics(run, kind, terms, vectors, corrected):
     # term_diagnostics on checked arguments (the terms of run, a polynomial activation's).
-    L = len(terms)
-    keys = ("signal", "top", "residual", "left", "right", "memorisation", "localisation",
-            "localisation_signal", "scale")
-    if corrected:
-        keys += ("signal_corrected", "residual_corrected", "right_corrected")
-    out = {key: np.zeros(L) for key in keys}
-    if vectors:
-        out["U"] = np.zeros((L, run.N))
-        out["Vt"] = np.zeros((L, run.d))
+    rows = []
     for k, T in enumerate(terms):
         S = _signal_part(run, k, kind, False)
         # Block Lanczos as at scale (twostep.scale.device.measure_on): T_k's top triplet, then
         # the remainder T_k - S_k applied without forming it, warm-started from T_k's block (the
         # remainder's top value lies in a bulk, where ARPACK needed ~60 products a spectrum).
         s, U, V, block, _ = block_lanczos(T, 1)
-        v = V[:, 0]
-        out["signal"][k] = S.value
-        out["top"][k] = s[0]
-        out["residual"][k] = block_lanczos(T, 1, vectors=False, minus=(S.value, S.left, S.right),
-                                           start=block.T)[0][0]
-        if S.value > 0:
-            out["left"][k] = _overlap(U[:, 0].astype(float), S.left)
-            out["right"][k] = _overlap(v.astype(float), S.right)
-        out["memorisation"][k] = _memorisations(v[None, :], run.X2)[0][0]
+        u, v = U[:, 0], V[:, 0]
+        row = dict(signal=S.value, top=s[0],
+                   residual=block_lanczos(T, 1, vectors=False, minus=(S.value, S.left, S.right),
+                                          start=block.T)[0][0],
+                   left=_overlap(u.astype(float), S.left) if S.value > 0 else 0.0,
+                   right=_overlap(v.astype(float), S.right) if S.value > 0 else 0.0,
+                   memorisation=_memorisations(v[None, :], run.X2)[0][0],
+                   localisation=float(np.max(np.abs(u)) / np.linalg.norm(u)),
+                   localisation_signal=float(np.max(np.abs(S.left))) if S.value > 0 else 0.0,
+                   scale=run.eta2 * run.eta1 ** k)
         if corrected:
             C = _signal_part(run, k, kind, True)
-            out["signal_corrected"][k] = C.value
-            out["residual_corrected"][k] = block_lanczos(
-                T, 1, vectors=False, minus=(C.value, C.left, C.right), start=block.T)[0][0]
-            out["right_corrected"][k] = _overlap(v.astype(float), C.right) if C.value > 0 else 0.0
-        out["localisation"][k] = float(np.max(np.abs(U[:, 0])) / np.linalg.norm(U[:, 0]))
-        out["localisation_signal"][k] = float(np.max(np.abs(S.left))) if S.value > 0 else 0.0
-        out["scale"][k] = run.eta2 * run.eta1 ** k
+            row.update(signal_corrected=C.value, residual_corrected=block_lanczos(
+                T, 1, vectors=False, minus=(C.value, C.left, C.right), start=block.T)[0][0],
+                right_corrected=_overlap(v.astype(float), C.right) if C.value > 0 else 0.0)
         if vectors:
-            out["U"][k] = U[:, 0]
-            out["Vt"][k] = v
-    return out
+            row.update(U=u, Vt=v)
+        rows.append(row)
+    return {key: np.array([row[key] for row in rows], dtype=float) for key in rows[0]}
 
 
 def outlier_strength(ratio: float, margin: float = 0.05) -> float:
     r"""Spike strength :math:`\theta` at which a rank-one spike on :math:`W_0` is counted as an outlier.
 
-    A rank-one :math:`\theta\ell r^\top` added to :math:`W_0` (:math:`N\times d`, entries
-    :math:`N(0,1/d)`, :math:`\gamma = N/d`) produces the singular value
-    :math:`s_\star(\theta) = \sqrt{(1+\theta^2)(\gamma+\theta^2)}/\theta` above the BBP threshold
-    :math:`\theta>\gamma^{1/4}` (:mod:`twostep.spiked`). :func:`twostep.count_outliers` counts
+    A rank-one :math:`\theta\ell r^\top` added to :math:`W_0` produces the singular value
+    :math:`s_\star(\theta)` above the BBP threshold :math:`\theta>\gamma^{1/4}`
+    (:mod:`twostep.analysis.bbp`). :func:`twostep.count_outliers` counts
     values above :math:`(1+m)(1+\sqrt\gamma)`; solving :math:`s_\star(\theta) = (1+m)(1+\sqrt\gamma)`
     for :math:`t=\theta^2` gives :math:`t^2 + (1+\gamma-e^2)t + \gamma = 0`, :math:`e=(1+m)(1+\sqrt\gamma)`,
     whose larger root is returned as :math:`\theta=\sqrt t`. For ``margin = 0`` this is

@@ -113,25 +113,10 @@ def _task(func, params, seed, index):
 
 def run_tasks(func: Callable, tasks: list[tuple[dict, int]], n_jobs: int = 1,
               progress: bool | None = None, on_record: Callable | None = None) -> list[dict]:
-    """Run ``func(rng=rng_for(seed), **params)`` for each ``(params, seed)`` of ``tasks``.
-
-    Parameters
-    ----------
-    func : callable
-    tasks : list of (dict, int)
-    n_jobs : int
-        Worker processes (joblib, ``loky`` backend, or the backend of an enclosing
-        ``joblib.parallel_config``); 1 runs in this process.
-    progress : bool or None
-    on_record : callable, optional
-        Called with each record as soon as its task finishes (in the order they finish), e.g.
-        to checkpoint a results file.
-
-    Returns
-    -------
-    list of dict
-        The records, in the order of ``tasks``.
-    """
+    """Run ``func(rng=rng_for(seed), **params)`` for each ``(params, seed)`` of ``tasks``
+    and return the records in the order of ``tasks``; ``n_jobs``, ``progress`` and
+    ``on_record`` as in :func:`sweep` (the backend may be that of an enclosing
+    ``joblib.parallel_config``)."""
     if not callable(func):
         raise TypeError(f"func must be callable, got {type(func).__name__}")
     n_jobs = check_int(n_jobs, "n_jobs", 1)
@@ -216,7 +201,8 @@ def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iter
     progress : bool or None
         Show a tqdm bar; ``None`` shows it only in an interactive terminal.
     on_record : callable, optional
-        Called with each record as its task finishes (see :func:`run_tasks`).
+        Called with each record as soon as its task finishes (in the order they finish),
+        e.g. to checkpoint a results file.
 
     Returns
     -------

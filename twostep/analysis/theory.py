@@ -1,15 +1,10 @@
-r"""The theory's predictions, as functions of the step-size exponents and the model.
-
-* Number of outliers that the second step adds:
-  :math:`\Lambda(\alpha_1,\alpha_2) = \min\big(L-1,\ \lfloor\alpha_2/(1/2-\alpha_1)\rfloor\big)`.
-* The :math:`k`-th term of the second update has size of order
-  :math:`N^{\alpha_2 - k(1/2-\alpha_1)}`.
-* One step learns :math:`v = X^\top y/n`, whose overlap with :math:`\beta^*` tends to
-  :math:`c_1/\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}`, :math:`\psi = n/d`.
-* If :math:`\alpha_1+\alpha_2<1/2` the two steps act like one step of size :math:`\eta_1+\eta_2`
-  (:math:`\Lambda = 0`).
-* The first spike's strength :math:`\eta|\mu_1|\sqrt{c_1^2+\mathbb{E}[y^2]/\psi}`
-  (:func:`spike_strength`) and the finite-size overlap of :math:`v` (:func:`finite_size_overlap`).
+r"""The theory's predictions, as functions of the step-size exponents and the model: the
+number of outliers the second step adds, :math:`\Lambda(\alpha_1,\alpha_2)` (:func:`n_spikes`;
+:math:`\Lambda = 0` for :math:`\alpha_1+\alpha_2<1/2`, where the two steps act like one step
+of size :math:`\eta_1+\eta_2`), the size of each term of the second update
+(:func:`spike_exponent`), the overlap of the first step's :math:`v = X^\top y/n` with
+:math:`\beta^*` (:func:`one_step_overlap`, :func:`finite_size_overlap`), the first spike's
+strength (:func:`spike_strength`) and the spikes of the features (:func:`feature_spike_count`).
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .._validation import check_int, check_real
+from .._validation import check_bool, check_int, check_real
 
 #: Confidence of every interval.
 CONFIDENCE = 0.95
@@ -198,9 +198,7 @@ def judge(mean: float, sem: float, prediction: float, null: float, *, seeds: int
 def _judge(m, se, gap, gap_se, prediction, z, seeds, df, predicts_null, alternative):
     # The rule of the module docstring, once.
     p = check_real(prediction, "prediction")
-    if not isinstance(predicts_null, bool):
-        raise TypeError(f"predicts_null must be a bool, got {type(predicts_null).__name__}")
-    if predicts_null:
+    if check_bool(predicts_null, "predicts_null"):
         if alternative is None:
             raise ValueError("a null claim (predicts_null=True) needs the alternative it denies")
         delta = MARGIN * abs(check_real(alternative, "alternative") - z)

@@ -4,16 +4,9 @@ An activation :math:`\sigma` enters the theory through
 :math:`\mu_k = \mathbb{E}[\sigma(z)\mathrm{He}_k(z)] = \mathbb{E}[\sigma^{(k)}(z)]`
 and, in the second step, through its derivatives of every order: the exact
 expansion :math:`\sigma'(P+\Delta) = \sum_k \sigma^{(k+1)}(P)\Delta^k/k!`
-uses :math:`\sigma^{(k+1)}` up to the degree of :math:`\sigma`.
-
-Three families are provided:
-
-* :class:`PolynomialActivation`, given by its Hermite coefficients
-  :math:`\mu_0,\dots,\mu_L` (:math:`\sigma=\sum_k \mu_k\mathrm{He}_k/k!`),
-  the case the paper's theory covers exactly;
-* :class:`Tanh`, odd, so its even Hermite coefficients vanish;
-* :class:`CentredReLU`, :math:`\max(z,0) - 1/\sqrt{2\pi}`, which has no
-  classical derivatives beyond the first.
+uses :math:`\sigma^{(k+1)}` up to the degree of :math:`\sigma`. Three families:
+:class:`PolynomialActivation` (the case the paper's theory covers exactly; its derivatives
+also on CuPy or PyTorch arrays, :func:`namespace`), :class:`Tanh` and :class:`CentredReLU`.
 """
 
 from __future__ import annotations
@@ -22,9 +15,10 @@ import numpy as np
 from array_api_compat import array_namespace, is_array_api_obj
 from numpy.polynomial import Polynomial
 from numpy.polynomial import hermite_e as H
+from scipy.special import factorial
 
 from .._validation import check_array, check_choice, check_int, check_type
-from .hermite import DEFAULT_POINTS, hermite_coefficients, series_to_hermite_e
+from .hermite import DEFAULT_POINTS, hermite_coefficients
 
 
 class Activation:
@@ -76,7 +70,7 @@ class PolynomialActivation(Activation):
             raise ValueError("mu's last entry (the leading Hermite coefficient mu_L) must be non-zero")
         self.mu = mu.copy()
         self.degree = mu.size - 1
-        self._series = [series_to_hermite_e(self.mu)]
+        self._series = [self.mu / factorial(np.arange(self.mu.size))]   # He_k series
         self.name = name or "poly(" + ", ".join(f"{m:g}" for m in mu) + ")"
 
     def _power_coefficients(self, order: int) -> np.ndarray:

@@ -17,7 +17,6 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.polynomial import hermite_e as H
-from scipy.special import factorial
 
 from .._validation import check_int, check_real
 
@@ -99,9 +98,3 @@ def information_exponent(coefficients, tol: float = 1e-8) -> int | None:
     nonzero = np.flatnonzero(np.abs(c[1:]) > tol)
     return int(nonzero[0] + 1) if nonzero.size else None
 
-
-def series_to_hermite_e(coefficients) -> np.ndarray:
-    r"""Convert :math:`(c_0, c_1, \dots)` of :math:`f = \sum_k c_k \mathrm{He}_k/k!`
-    to the plain ``hermite_e`` series coefficients :math:`c_k / k!`."""
-    c = np.asarray(coefficients, dtype=float)
-    return c / factorial(np.arange(c.size))

@@ -41,9 +41,7 @@ class Link:
             raise TypeError(f"func must be callable, got {type(func).__name__}")
         if not isinstance(name, str):
             raise TypeError(f"name must be a string, got {type(name).__name__}")
-        self.func = func
-        self.name = name
-        self._coef = None
+        self.func, self.name, self._coef = func, name, None
 
     def __call__(self, z) -> np.ndarray:
         return self.func(np.asarray(z))
@@ -252,9 +250,9 @@ def target_links(target):
 
 
 def make_teacher(target, d: int, rng: np.random.Generator, noise: float = 0.0) -> Teacher:
-    r"""A :class:`Teacher` from a Teacher (returned as is), a Link, a sequence of Links,
-    or link names joined by ``"+"`` (``"he1"``, ``"odd"``, ``"he1+odd"``: one direction per
-    name, drawn from ``rng``), with label noise of standard deviation ``noise``."""
+    r"""A :class:`Teacher` from a Teacher (returned as is) or any target of
+    :func:`target_links` (one direction per link, drawn from ``rng``), with label noise of
+    standard deviation ``noise``."""
     d = check_int(d, "d")
     if not isinstance(target, Teacher):
         check_rng(rng)

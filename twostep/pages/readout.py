@@ -4,9 +4,10 @@ by the ideal readout of the directions they learned (:mod:`twostep.analysis.read
 
 Summaries over seeds are :class:`twostep.analysis.summary.Summary` objects
 (:func:`payoff_summary` and the functions built on it). Each figure has one compute and one
-plot function (``ideal_data`` / ``plot_ideal``, ...); each table a ``*_table`` function
-returning ``(header, rows)`` for :func:`twostep.pages.report.markdown_table`, with the
-numbers the text quotes where it quotes some.
+plot function (``ideal_data`` / ``plot_ideal``, ...), which returns the closed Figure; each
+table a ``*_table`` function returning ``(header, rows)`` for
+:func:`twostep.pages.report.markdown_table`, or ``(header, rows, numbers)`` with the numbers
+the text quotes where it quotes some.
 """
 
 from __future__ import annotations
@@ -26,16 +27,17 @@ from ..analysis.theory import n_spikes
 from ..experiments.readout import (SCHEMES, SECOND_STEP_SCHEMES, neuron_memorisation,
                                    train_schemes)
 from ..model.network import gaussian_inputs
-from .figures import COLORS, errorbars, finished, legend_below, legend_from, width_axis
+from .figures import (COLORS, chance_line, errorbars, finished, legend_below, legend_from,
+                      ticks_at, width_axis)
 from .report import cell, pm, sci, sig
 
 #: Label and colour of each first layer in the chapter's figures.
 SCHEME_STYLE = {
-    "W0": ("0 steps (random features)", "0.5"),
-    "W1": (r"1 step ($\eta_1$)", COLORS["one-step"]),
-    "W1_total": (r"1 step of size $\eta_1+\eta_2$", "#d68910"),
-    "W2_reused": ("2 steps, reused batch", COLORS["reused"]),
-    "W2_fresh": ("2 steps, fresh batch", COLORS["fresh"]),
+    "W0": dict(label="0 steps (random features)", color="0.5"),
+    "W1": dict(label=r"1 step ($\eta_1$)", color=COLORS["one-step"]),
+    "W1_total": dict(label=r"1 step of size $\eta_1+\eta_2$", color="#d68910"),
+    "W2_reused": dict(label="2 steps, reused batch", color=COLORS["reused"]),
+    "W2_fresh": dict(label="2 steps, fresh batch", color=COLORS["fresh"]),
 }
 
 #: Markers of the trained first layers in the figures against n/d: each its own shape, the
@@ -159,13 +161,12 @@ def ideal_data(teachers: dict, u2_records, d: int) -> IdealData:
 
 def plot_ideal(data: IdealData):
     r"""Fraction explained against overlap (log-log) with :math:`\rho^2`, :math:`\rho^6`,
-    the band of the measured reuse :math:`u_2` and the chance overlap. Returns the Figure."""
+    the band of the measured reuse :math:`u_2` and the chance overlap."""
     fig, ax = plt.subplots(figsize=(5.0, 4.6))
     for t, label, color in (("he1", r"$\mathrm{He}_1$ (IE 1)", COLORS["one-step"]),
                             ("odd", "odd bounded (IE 3)", "#d68910"),
                             ("he3", r"$\mathrm{He}_3/\sqrt{6}$ (IE 3)", "#1e8449")):
-        if t in data.explained:
-            ax.plot(data.rho, data.explained[t], color=color, label=label)
+        ax.plot(data.rho, data.explained[t], color=color, label=label)
     ax.plot(data.rho, data.rho ** 2, color=COLORS["theory"], ls="--", lw=1, label=r"$\rho^2$")
     ax.plot(data.rho, data.rho ** 6, color=COLORS["theory"], ls=":", lw=1, label=r"$\rho^6$")
     ax.axvspan(*data.band, color="#d68910", alpha=0.2, lw=0,
@@ -179,12 +180,17 @@ def plot_ideal(data: IdealData):
     return finished(fig)
 
 
-def u2_table(data: IdealData, teachers: dict) -> tuple:
-    r"""Header and rows of the :math:`u_2` table, one column per :math:`n = d` (so that it
-    fits a text column): the mean overlap ± standard error of the reused and the fresh
-    :math:`u_2` (odd bounded link), chance :math:`1/\sqrt d`, the theory's mean overlap
-    under reuse, and the fraction an ideal readout of a direction with the reused overlap
-    explains for each target in ``teachers``."""
+def u2_table(data: IdealData, teachers: dict, shared_seeds, target_frac: float = 0.1) -> tuple:
+    r"""The :math:`u_2` table, one column per :math:`n = d` (so that it fits a text column):
+    the mean overlap ± standard error of the reused and the fresh :math:`u_2` (odd bounded
+    link), chance :math:`1/\sqrt d`, the theory's mean overlap under reuse, and the fraction
+    an ideal readout of a direction with the reused overlap explains for each target in
+    ``teachers``. The numbers: ``c3_odd``; the mean ± sem of the reused :math:`u_2` at the
+    largest :math:`n` over the draws with seeds ``shared_seeds``: their number ``n_shared``,
+    and the largest distance of it or of the figure's estimate from the theory in its
+    standard errors (``u2_nmax_maxz``); the top of the band, ``rho_hi``, and the odd link's
+    fraction explained there; the overlap ``rho10_<t>`` at which an ideal readout explains
+    ``target_frac``."""
     names = {"odd": "odd bounded", "he3": r"$\mathrm{He}_3$", "he1": r"$\mathrm{He}_1$"}
     header = ["$n = d$"] + [f"{m}" for m in data.sizes]
     ov = lambda b: [cell(data.u2, "overlaps", (0, 0), batch=b, n=m) for m in data.sizes]
@@ -196,19 +202,6 @@ def u2_table(data: IdealData, teachers: dict) -> tuple:
     reused = data.u2.series("overlaps", (0, 0), batch="reused")[1]
     rows += [[f"explained, {names.get(t, t)}"]
              + [sci(explained_fraction(teachers[t], x), 2) for x in reused] for t in teachers]
-    return header, rows
-
-
-def ideal_numbers(data: IdealData, teachers: dict, shared_seeds,
-                  target_frac: float = 0.1) -> dict:
-    r"""The numbers the text quotes next to the ideal-readout figure.
-
-    ``c3_odd``; the mean ± sem of the reused :math:`u_2` at the largest :math:`n` over the
-    draws with seeds ``shared_seeds``: their number ``n_shared``, and the largest distance of
-    it or of the figure's estimate from the theory in its standard errors (``u2_nmax_maxz``);
-    the top of the band, ``rho_hi``, and the odd link's fraction explained there;
-    the overlap ``rho10_<t>`` at which an ideal readout explains ``target_frac``.
-    """
     n_max = data.sizes[-1]
     top = dict(batch="reused", n=n_max)
     shared = np.array([r["overlaps"][0, 0] for r in data.u2.runs(**top)
@@ -223,9 +216,8 @@ def ideal_numbers(data: IdealData, teachers: dict, shared_seeds,
                c3_odd=teachers["odd"].links[0].coefficients[3], rho_hi=hi,
                target_frac=target_frac, odd_at_hi_1=sci(explained_fraction(teachers["odd"], hi)))
     for t in ("odd", "he3"):
-        if t in data.explained:
-            out[f"rho10_{t}"] = float(np.interp(target_frac, data.explained[t], data.rho))
-    return out
+        out[f"rho10_{t}"] = float(np.interp(target_frac, data.explained[t], data.rho))
+    return header, rows, out
 
 
 # -- Test error across (alpha1, alpha2) (fig-ro-alpha) ------------------------------------
@@ -243,8 +235,8 @@ def _baselines(ax, x, e, labels=True):
            label="best linear predictor (population)" if labels else None)
     _hline(ax, x, e["err_linear"], e["err_linear_sem"], "0.3", ls="-.",
            label="linear ridge on $x$" if labels else None)
-    _hline(ax, x, e["err_W0"], e["err_W0_sem"], SCHEME_STYLE["W0"][1],
-           label=SCHEME_STYLE["W0"][0] if labels else None)
+    _hline(ax, x, e["err_W0"], e["err_W0_sem"], SCHEME_STYLE["W0"]["color"],
+           label=SCHEME_STYLE["W0"]["label"] if labels else None)
 
 
 def _offscale(ax, value, label, color):
@@ -263,17 +255,9 @@ def _row_norms(ax, x, summary: Summary, title: str, **point):
     ``max_row_*`` of ``summary`` along its axis (``point`` fixes the rest), and the level 1
     of the initial rows."""
     for s in ("W1_total", "W2_fresh", "W2_reused"):
-        errorbars(ax, x, *summary.series(f"max_row_{s}", **point)[1:], color=SCHEME_STYLE[s][1],
-                  label=SCHEME_STYLE[s][0])
-    ax.axhline(1, color=COLORS["chance"], ls=":", lw=1.2, label=r"initial rows ($\approx 1$)")
+        errorbars(ax, x, *summary.series(f"max_row_{s}", **point)[1:], **SCHEME_STYLE[s])
+    chance_line(ax, 1, r"initial rows ($\approx 1$)")
     ax.set(xscale="log", yscale="log", ylabel=r"largest row norm $\max_i\|w_i\|$", title=title)
-
-
-def _psi_axis(ax, psis, label: str):
-    r"""A log-scaled axis of the batch ratios :math:`\psi = n/d`, one tick per ratio."""
-    ax.set(xscale="log", xlabel=label)
-    ax.set_xticks(psis, [f"{p:g}" for p in psis])
-    ax.minorticks_off()
 
 
 def plot_alpha(summary: Summary, alpha1s, alpha2s, L: int):
@@ -281,7 +265,7 @@ def plot_alpha(summary: Summary, alpha1s, alpha2s, L: int):
     :math:`\mathrm{He}_1` and the two-index target, with the ideal readouts (dashed),
     the baselines, the phase boundaries :math:`\alpha_2 = k(1/2-\alpha_1)`, :math:`k < L`,
     and :math:`\Lambda` on the top axis. ``summary``: :func:`payoff_summary` by
-    ``(target, alpha1)``. Returns the Figure."""
+    ``(target, alpha1)``."""
     A2S = list(alpha2s)
     fig, axes = plt.subplots(len(alpha1s), len(_PLOTTED), figsize=(7.0, 7.6), sharex=True,
                              squeeze=False)
@@ -301,17 +285,15 @@ def plot_alpha(summary: Summary, alpha1s, alpha2s, L: int):
             ax, e = axes[row, col], summary.entry(target=t, alpha1=a1)
             ax.set(xlim=xr, ylim=ylim)
             _baselines(ax, xr, e)
-            _hline(ax, xr, e["err_W1"], e["err_W1_sem"], SCHEME_STYLE["W1"][1],
-                   label=SCHEME_STYLE["W1"][0])
-            _hline(ax, xr, e["ideal_W1"], 0, SCHEME_STYLE["W1"][1], ls="--", lw=1, label=None)
+            _hline(ax, xr, e["err_W1"], e["err_W1_sem"], **SCHEME_STYLE["W1"])
+            _hline(ax, xr, e["ideal_W1"], 0, SCHEME_STYLE["W1"]["color"], ls="--", lw=1, label=None)
             for s in SECOND_STEP_SCHEMES:
-                errorbars(ax, A2S, e[f"err_{s}"], e[f"err_{s}_sem"], color=SCHEME_STYLE[s][1],
-                          label=SCHEME_STYLE[s][0])
+                errorbars(ax, A2S, e[f"err_{s}"], e[f"err_{s}_sem"], **SCHEME_STYLE[s])
                 if s != "W1_total":
-                    ax.plot(A2S, e[f"ideal_{s}"], color=SCHEME_STYLE[s][1], ls="--", lw=1,
+                    ax.plot(A2S, e[f"ideal_{s}"], color=SCHEME_STYLE[s]["color"], ls="--", lw=1,
                             marker="x", ms=5)
             _offscale(ax, e["best_linear"], "best linear", "k")
-            _offscale(ax, e["err_W0"], "0 steps", SCHEME_STYLE["W0"][1])
+            _offscale(ax, e["err_W0"], "0 steps", SCHEME_STYLE["W0"]["color"])
             for k in range(1, L):
                 b = k * (0.5 - a1)
                 if xr[0] < b < xr[1]:
@@ -395,13 +377,12 @@ def u2_consistency(summary: Summary, data: IdealData, more_records, teacher,
     The problems of the :math:`\alpha_2` sweep at ``alpha1`` (``summary``), the draws of the
     ideal-readout figure (``data``) and further draws ``more_records``
     (:func:`twostep.signal_overlap_experiment`), next to the theory's mean at this
-    :math:`n` and its large-:math:`n` limit. Returns ``(header, rows, numbers)``: a table
-    with one row per estimate (draws, mean ± sem, distance from the further draws' mean in
-    standard errors of a mean of that many draws, the fraction an ideal readout of such a
-    direction explains for ``teacher``) and the numbers the text quotes: ``u2_gap_z``, the
-    first two estimates' difference in combined standard errors; ``ov_u2_re_o``, the first
-    estimate; ``u2_p_here``, the two-sided Gaussian probability of a deviation as large as
-    the first estimate's.
+    :math:`n` and its large-:math:`n` limit: a table with one row per estimate (draws, mean ±
+    sem, distance from the further draws' mean in standard errors of a mean of that many
+    draws, the fraction an ideal readout of such a direction explains for ``teacher``) and
+    the numbers ``u2_gap_z``, the first two estimates' difference in combined standard
+    errors; ``ov_u2_re_o``, the first estimate; ``u2_p_here``, the two-sided Gaussian
+    probability of a deviation as large as the first estimate's.
     """
     odd, drawn = dict(target="odd", alpha1=alpha1), dict(batch="reused", n=d)
     here, n_here = summary.at("overlap_u_reused", (1, 0), **odd), summary.count(**odd)
@@ -447,13 +428,13 @@ def scatter_points(alpha_summary: Summary, psi_summary: Summary, d: int) -> list
 
 def plot_scatter(points):
     r"""Measured test error against the ideal readout of the learned directions, one
-    point per (setting, first layer), with the diagonal. Returns the Figure."""
+    point per (setting, first layer), with the diagonal."""
     markers = {"he1": "o", "odd": "s", "he1+odd": "^"}
     fig, ax = plt.subplots(figsize=(5.0, 4.8))
     # Open markers, one size per first layer: where the layers' errors coincide (the odd
     # target, which none of them learns) they show as concentric rings.
     for t, s, x, y, sem in points:
-        ax.errorbar(x, y, yerr=sem, color=SCHEME_STYLE[s][1], marker=markers[t],
+        ax.errorbar(x, y, yerr=sem, color=SCHEME_STYLE[s]["color"], marker=markers[t],
                     ms=SCATTER_SIZES[s], capsize=2, ls="none", mfc="none", alpha=0.85)
     diagonal = dict(color=COLORS["theory"], lw=1, ls="--")
     ax.plot([0, 1.1], [0, 1.1], **diagonal)
@@ -461,8 +442,8 @@ def plot_scatter(points):
            xlabel=r"ideal readout of the learned directions, $\mathcal{E}/\mathbb{E}[y^2]$",
            ylabel=r"measured test error / $\overline{y^2}$")
     legend_from(ax, [("measured = ideal", diagonal)]
-                + [(SCHEME_STYLE[s][0], dict(color=SCHEME_STYLE[s][1], marker="o", mfc="none",
-                                             ms=SCATTER_SIZES[s], ls="none"))
+                + [(SCHEME_STYLE[s]["label"], dict(color=SCHEME_STYLE[s]["color"], marker="o",
+                                                  mfc="none", ms=SCATTER_SIZES[s], ls="none"))
                    for s in ("W1", "W1_total", "W2_fresh", "W2_reused")]
                 + [(TARGET_LABELS[t], dict(marker=markers[t], mfc="none", ls="none"))
                    for t in TARGET_LABELS], loc="upper left")
@@ -471,15 +452,14 @@ def plot_scatter(points):
 
 def residual_table(points) -> tuple:
     r"""Measured minus ideal error for the targets with a learnable part, per first layer:
-    ``(header, rows, numbers)`` with rows ``[layer, settings, mean, min, max]`` and
-    ``numbers`` the values the text quotes (``n_points``, ``res_gap``: reused minus
-    :math:`\eta_1+\eta_2` mean offset, ``res_fresh_maxabs``, ``corr_fresh``: correlation of
-    ideal and measured for the fresh step)."""
+    rows ``[layer, settings, mean, min, max]``; the numbers ``n_points``, ``res_gap`` (reused
+    minus :math:`\eta_1+\eta_2` mean offset), ``res_fresh_maxabs``, ``corr_fresh``
+    (correlation of ideal and measured for the fresh step)."""
     resid = {s: np.array([y - x for t, s2, x, y, _ in points if s2 == s and t != "odd"])
              for s in SCHEMES if s != "W0"}
     fresh = [(x, y) for t, s, x, y, _ in points if s == "W2_fresh" and t != "odd"]
     header = ["first layer", "settings", "mean", "smallest", "largest"]
-    rows = [[SCHEME_STYLE[s][0], f"{r.size}", f"{r.mean():+.3f}", f"{r.min():+.3f}",
+    rows = [[SCHEME_STYLE[s]["label"], f"{r.size}", f"{r.mean():+.3f}", f"{r.min():+.3f}",
              f"{r.max():+.3f}"] for s, r in resid.items()]
     numbers = dict(n_points=len(points), res_fresh_maxabs=np.abs(resid["W2_fresh"]).max(),
                    res_gap=resid["W2_reused"].mean() - resid["W1_total"].mean(),
@@ -518,20 +498,21 @@ def psi_data(summary: Summary, teachers: dict, d: int, etas) -> PsiData:
 
 def plot_psi(data: PsiData):
     r"""Test error against :math:`\psi = n/d` for :math:`\mathrm{He}_1` and the two-index
-    target, with the baselines and the asymptotic ideal curves. Returns the Figure."""
+    target, with the baselines and the asymptotic ideal curves."""
     fig, axes = plt.subplots(1, len(_PLOTTED), figsize=(7.0, 4.9), sharey=True, squeeze=False)
     for ax, t in zip(axes[0], _PLOTTED):
         x = data.psi_fine
         _baselines(ax, x, data.summary.entry(target=t, n=data.d))
         for s in ("W1",) + SECOND_STEP_SCHEMES:
             errorbars(ax, data.psis, *data.summary.series(f"err_{s}", target=t)[1:],
-                      color=SCHEME_STYLE[s][1], label=SCHEME_STYLE[s][0], **SCHEME_MARKS[s])
-        ax.plot(x, data.ideal_v1[t], color=SCHEME_STYLE["W1"][1], ls="--", lw=1,
+                      **SCHEME_STYLE[s], **SCHEME_MARKS[s])
+        ax.plot(x, data.ideal_v1[t], color=SCHEME_STYLE["W1"]["color"], ls="--", lw=1,
                 label=r"ideal, $v_1$ (large-$n$ overlap)")
-        ax.plot(x, data.ideal_merged[t], color=SCHEME_STYLE["W2_fresh"][1], ls="--", lw=1,
+        ax.plot(x, data.ideal_merged[t], color=SCHEME_STYLE["W2_fresh"]["color"], ls="--", lw=1,
                 label=r"ideal, $\eta_1v_1+\eta_2v_2$ (large-$n$ overlap)")
-        ax.set(ylim=(-0.02, 1.1), title=TARGET_LABELS[t])
-        _psi_axis(ax, data.psis, r"$\psi = n/d$ of the gradient steps")
+        ax.set(xscale="log", xlabel=r"$\psi = n/d$ of the gradient steps", ylim=(-0.02, 1.1),
+               title=TARGET_LABELS[t])
+        ticks_at(ax.xaxis, data.psis)
     axes[0, 0].set_ylabel(r"test error / $\overline{y^2}$")
     legend_below(fig, axes[0, 0], ncol=2)
     return finished(fig)
@@ -541,9 +522,8 @@ def psi_table(data: PsiData, teachers: dict) -> tuple:
     r"""Per :math:`\psi`: for :math:`\mathrm{He}_1`, one step and its asymptotic ideal, the
     fresh second step and the ideal of the merged spike, the paired excess of the reused
     second step over one step of the same total size; one step for the two-index target.
-    Returns ``(header, rows, numbers)``, ``numbers`` being what the text quotes: where the
-    fresh step lies against its curve (``psi_fresh_cmp``) and its largest excess
-    (``psi_fresh_excess``, ``_sem``, ``_at``)."""
+    The numbers: where the fresh step lies against its curve (``psi_fresh_cmp``) and its
+    largest excess (``psi_fresh_excess``, ``_sem``, ``_at``)."""
     S = data.summary
     psis, ns = [float(p) for p in data.psis], S.axis(target="he1")
     v1 = [asymptotic_ideal(teachers["he1"], p) for p in psis]
@@ -608,9 +588,9 @@ def config_table(data: ConfigData) -> tuple:
     the fresh second step (means over the seeds) and the paired reuse penalties reused − fresh
     and reused − one step of size :math:`\eta_1+\eta_2` (mean ± sem)
     (:func:`config_errors_table` has every first layer's error with its sem and the largest
-    row norm of the reused :math:`W_2`). Returns ``(header, rows, numbers)``; ``numbers`` holds,
-    per configuration name ``c``, ``c_rt`` (reused − :math:`\eta_1+\eta_2`) and its ``_sem``,
-    ``c_maxrow`` (the reused :math:`W_2`'s largest row norm) and ``c_W0`` (0 steps' error)."""
+    row norm of the reused :math:`W_2`). The numbers, per configuration name ``c``: ``c_rt``
+    (reused − :math:`\eta_1+\eta_2`) and its ``_sem``, ``c_maxrow`` (the reused
+    :math:`W_2`'s largest row norm) and ``c_W0`` (0 steps' error)."""
     S = data.summary
     header = ["setting", "0 steps", "1 step", "fresh"] + [PAIRED_DIFFERENCES[k][2] for k in _PENALTIES]
     rows, numbers = [], {}
@@ -628,7 +608,7 @@ def config_table(data: ConfigData) -> tuple:
 def config_errors_table(data: ConfigData) -> tuple:
     r"""Test error of every first layer (mean over the seeds), the largest of their standard
     errors, and the largest row norm of the reused :math:`W_2` (mean), one column per
-    configuration (so that it fits a text column). Returns ``(header, rows)``."""
+    configuration (so that it fits a text column)."""
     S, points = data.summary, list(data.points.values())
     header = ["first layer"] + [data.labels[name] for name in data.points]
     rows = [[_SHORT[s]] + [f"{S.at(f'err_{s}', **p):.3f}" for p in points] for s in SCHEMES]
@@ -639,22 +619,16 @@ def config_errors_table(data: ConfigData) -> tuple:
     return header, rows
 
 
-def penalty_data(records) -> Summary:
-    r""":func:`payoff_summary` by the width ``N`` of :func:`payoff_experiment` runs at several
-    widths, at their single :math:`\alpha_2` (:func:`at_alpha2`): the paired reuse
-    penalties, the test errors and the largest row norms against :math:`N`."""
-    return payoff_summary([at_alpha2(r) for r in records], by=["N"])
-
-
 def plot_penalty(data: Summary):
-    r"""Left: the paired reuse penalties against :math:`N` (``data``: :func:`penalty_data`),
-    with error bars and the zero line. Right: the largest row norm of the trained first
-    layers against :math:`N`. Returns the Figure."""
+    r"""Left: the paired reuse penalties against :math:`N` (``data``: :func:`payoff_summary`
+    by ``N`` of runs at a single :math:`\alpha_2`, :func:`at_alpha2`), with error bars and
+    the zero line. Right: the largest row norm of the trained first layers against
+    :math:`N`."""
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 4.4))
     ax = axes[0]
     for k, label, color in (("d_reused_fresh", "reused − fresh", COLORS["reused"]),
                             ("d_reused_total", r"reused − 1 step of size $\eta_1+\eta_2$",
-                             SCHEME_STYLE["W1_total"][1])):
+                             SCHEME_STYLE["W1_total"]["color"])):
         errorbars(ax, *data.series(k), color=color, label=label)
     ax.axhline(0, color="k", lw=0.8)
     ax.set(ylabel=r"paired difference of test error / $\overline{y^2}$",
@@ -670,9 +644,8 @@ def plot_penalty(data: Summary):
 
 def penalty_table(data: Summary) -> tuple:
     r"""Per width: seeds, the two paired penalties and the largest row norms of the two
-    second steps (the test errors themselves: :func:`penalty_errors_table`). Returns
-    ``(header, rows, numbers)``;
-    ``numbers``: ``pen_N_lo``, ``pen_N_hi`` (the end widths), the change of the penalty
+    second steps (the test errors themselves: :func:`penalty_errors_table`). The numbers:
+    ``pen_N_lo``, ``pen_N_hi`` (the end widths), the change of the penalty
     reused − fresh between them, ``pen_change`` ± ``pen_change_sem``, the same for reused −
     :math:`\eta_1+\eta_2` (``rt_change``, ``rt_change_sem``) with its value at the largest
     width, ``rt_hi`` ± ``rt_hi_sem``, in standard errors ``rt_hi_z``, and the smallest
@@ -697,7 +670,7 @@ def penalty_table(data: Summary) -> tuple:
 
 def penalty_errors_table(data: Summary) -> tuple:
     r"""Per width: the test errors of one step and of both second steps, mean ± sem over
-    the seeds. Returns ``(header, rows)``."""
+    the seeds."""
     shown = ("W1", "W1_total", "W2_reused", "W2_fresh")
     return (["$N$"] + [_SHORT[s] for s in shown],
             [[f"{N}"] + [cell(data, f"err_{s}", N=N) for s in shown] for N in data.axis()])
@@ -705,15 +678,15 @@ def penalty_errors_table(data: Summary) -> tuple:
 
 def ideal_comparison_table(configs: ConfigData, widths: Summary) -> tuple:
     r"""Measured test error next to the two ideal readouts of :eq:`eq-ro-ideal`, per
-    setting (each configuration, then each width of ``widths``, :func:`penalty_data`) and
-    first layer: the theory's directions (:func:`learned_directions`) and the measured top
+    setting (each configuration, then each width of ``widths``, as in :func:`plot_penalty`)
+    and first layer: the theory's directions (:func:`learned_directions`) and the measured top
     singular vectors (:func:`measured_directions`; the runs need ``measured_ideal=True``),
-    each cell the mean ± standard error over the seeds. Returns
-    ``(header, rows, numbers)``; ``numbers``: ``n_ideal_pairs`` (settings × first layers),
-    how many lie below each ideal (``n_below_theory``, ``n_below_svd``), the most the
-    measured error lies below the theory's (``max_below_theory``), the largest difference
-    of the two ideals outside the reused second step (``max_svd_gap``), and the reused
-    second step's two ideals at the reference (``ref_ideal_re``, ``ref_ideal_svd_re``)."""
+    each cell the mean ± standard error over the seeds. The numbers: ``n_ideal_pairs``
+    (settings × first layers), how many lie below each ideal (``n_below_theory``,
+    ``n_below_svd``), the most the measured error lies below the theory's
+    (``max_below_theory``), the largest difference of the two ideals outside the reused
+    second step (``max_svd_gap``), and the reused second step's two ideals at the reference
+    (``ref_ideal_re``, ``ref_ideal_svd_re``)."""
     shown = ("W1", "W2_reused", "W2_fresh")
     settings = [(configs.labels[k], configs.summary, p) for k, p in configs.points.items()]
     settings += [(f"$N = {N}$", widths, {"N": N}) for N in widths.axis()]
@@ -749,17 +722,17 @@ class MemorisationData:
 
 
 def memorisation_data(N: int, n: int, d: int, activation, target, c: float, alpha1: float,
-                      alpha2: float, seed: int, scale_seed: int = 1) -> MemorisationData:
+                      alpha2: float, seed: int) -> MemorisationData:
     r"""Draw one problem with ``twostep.rng_for(seed)`` (the teacher, then
     :func:`train_schemes`), take both second steps, and measure each neuron's move, its
     largest cosine with one input of the batch the step used, and the scale of each
-    feature on ``n`` fresh inputs drawn with ``numpy.random.default_rng(scale_seed)``."""
+    feature on ``n`` fresh inputs drawn with ``numpy.random.default_rng(1)``."""
     sch = train_schemes(rng_for(seed), N=N, n=n, d=d, activation=activation, target=target,
                         c=c, alpha1=alpha1, alpha2s=(alpha2,))
     W2 = {"reused": sch.W2_reused[0], "fresh": sch.W2_fresh[0]}
     move = {b: W - sch.W1 for b, W in W2.items()}
     batch = {"reused": sch.X1, "fresh": sch.X2}
-    X_new = gaussian_inputs(n, d, np.random.default_rng(scale_seed))
+    X_new = gaussian_inputs(n, d, np.random.default_rng(1))
     return MemorisationData({b: np.linalg.norm(move[b], axis=1) for b in move},
                             {b: neuron_memorisation(move[b], batch[b]) for b in move},
                             {b: feature_scale(features(W, X_new, sch.activation))
@@ -772,8 +745,7 @@ def plot_why(data: MemorisationData, psi: PsiData, summary: Summary, alpha1: flo
     training input (``data``); the largest row norm against :math:`\psi` for
     :math:`\mathrm{He}_1` (``psi``); test error with standardised and raw features against
     :math:`\alpha_2` for :math:`\mathrm{He}_1` at ``alpha1`` (``summary``:
-    :func:`payoff_summary` by ``(target, alpha1)``, with raw features there). Returns the
-    Figure."""
+    :func:`payoff_summary` by ``(target, alpha1)``, with raw features there)."""
     A2S = list(alpha2s)
     fig, ax = plt.subplot_mosaic([["move", "rows"], ["raw", "raw"]], figsize=(7.0, 8.6),
                                  height_ratios=[1.15, 1])
@@ -781,15 +753,16 @@ def plot_why(data: MemorisationData, psi: PsiData, summary: Summary, alpha1: flo
     for b in ("fresh", "reused"):
         axes[0].scatter(data.move[b], data.memo[b], s=4, alpha=0.5, color=COLORS[b],
                         label=f"{b} batch", rasterized=True)
-    axes[0].axhline(data.unrelated, color=COLORS["chance"], ls=":", lw=1.2,
-                    label=r"unrelated $\sqrt{2\log n/d}$")
+    chance_line(axes[0], data.unrelated, r"unrelated $\sqrt{2\log n/d}$")
     axes[0].set(xscale="log", ylim=(0, 1.02),
                 xlabel=r"move of neuron $i$, $\|w^{(2)}_i - w^{(1)}_i\|$",
                 ylabel=r"$\max_j|\cos(w^{(2)}_i - w^{(1)}_i, x_j)|$", title="one problem, per neuron")
     axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), markerscale=3)
 
     _row_norms(axes[1], psi.psis, psi.summary, r"$\mathrm{He}_1$, across $\psi$", target="he1")
-    _psi_axis(axes[1], psi.psis, r"$\psi = n/d$")
+    axes[1].set_xlabel(r"$\psi = n/d$")
+    ticks_at(axes[1].xaxis, psi.psis)
+    axes[1].minorticks_off()
     axes[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2))
 
     e = summary.entry(target="he1", alpha1=alpha1)
@@ -798,14 +771,14 @@ def plot_why(data: MemorisationData, psi: PsiData, summary: Summary, alpha1: flo
     for s in ("W1", "W2_fresh", "W2_reused"):
         for suffix, ls, mfc in (("", "-", None), ("_raw", "--", "white")):
             y, sem = (np.broadcast_to(e[f"err_{s}{suffix}{k}"], len(A2S)) for k in ("", "_sem"))
-            errorbars(axes[2], A2S, y, sem, color=SCHEME_STYLE[s][1], ls=ls, mfc=mfc)
+            errorbars(axes[2], A2S, y, sem, color=SCHEME_STYLE[s]["color"], ls=ls, mfc=mfc)
     axes[2].set(xlim=xr3, ylim=(-0.02, 1.08), xlabel=rf"$\alpha_2$ ($\alpha_1 = {alpha1}$)",
                 ylabel=r"test error / $\overline{y^2}$", title=r"$\mathrm{He}_1$: raw vs standardised")
     legend_from(axes[2], [("best linear predictor", dict(color="k", ls=":")),
                           ("linear ridge on $x$", dict(ls="-.")),
-                          ("0 steps (standardised)", dict(color=SCHEME_STYLE["W0"][1]))]
-                + [(SCHEME_STYLE[s][0], dict(color=SCHEME_STYLE[s][1], marker="o", ls="none"))
-                   for s in ("W1", "W2_fresh", "W2_reused")]
+                          ("0 steps (standardised)", dict(color=SCHEME_STYLE["W0"]["color"]))]
+                + [(SCHEME_STYLE[s]["label"], dict(color=SCHEME_STYLE[s]["color"], marker="o",
+                                                  ls="none")) for s in ("W1", "W2_fresh", "W2_reused")]
                 + [("standardised features", dict(marker="o", ms=4)),
                    ("raw features", dict(ls="--", marker="o", ms=4, mfc="white"))],
                 loc="center left", bbox_to_anchor=(1.02, 0.5))
@@ -819,8 +792,8 @@ def memorisation_table(data: MemorisationData, psi: PsiData, memo_cut: float = 0
     ``top_frac`` of neurons, median largest cosine, fraction with cosine above
     ``memo_cut``, largest over median feature scale (these of the one problem of ``data``),
     and the largest row norm of :math:`W_2` at each :math:`\psi` (:math:`\mathrm{He}_1`,
-    mean ± standard error over the seeds of ``psi``). Returns ``(header, rows, numbers)``;
-    ``numbers`` holds the feature-scale ratios the text quotes."""
+    mean ± standard error over the seeds of ``psi``). The numbers: the feature-scale
+    ratios."""
     bs = ("reused", "fresh")
     k = max(1, int(round(top_frac * data.move["reused"].size)))
     squares = {b: np.sort(data.move[b] ** 2)[::-1] for b in bs}
@@ -845,9 +818,9 @@ def memorisation_table(data: MemorisationData, psi: PsiData, memo_cut: float = 0
 def raw_table(summary: Summary, alpha1: float, alpha2s, L: int) -> tuple:
     r"""Test error with raw and with standardised features per :math:`\alpha_2` at
     ``alpha1``: the reused and the fresh second step for :math:`\mathrm{He}_1`, and the
-    reused one with raw features for the two-index target (means over the seeds). Returns
-    ``(header, rows, numbers)``; ``numbers``: ``max_sem``, the largest standard error over
-    the seeds of an entry, and ``max_sem_txt``, the same for a caption (:func:`report.sig`)."""
+    reused one with raw features for the two-index target (means over the seeds). The
+    numbers: ``max_sem``, the largest standard error over the seeds of an entry, and
+    ``max_sem_txt``, the same for a caption (:func:`report.sig`)."""
     e, m = (summary.entry(target=t, alpha1=alpha1) for t in ("he1", "he1+odd"))
     header = [r"$\alpha_2$", r"$\Lambda$", "reused, raw", "reused, std.", "fresh, raw",
               "fresh, std.", "He₁ + odd: reused, raw"]
