@@ -136,7 +136,7 @@ def test_paired_readout_shares_the_data():
         ts.paired_readout({"a": W}, act, teacher, 20, 10, rng, scalings=("scaled",))
     with pytest.raises(ValueError, match="other than 'linear'"):
         ts.paired_readout({"linear": W}, act, teacher, 20, 10, rng)
-    with pytest.raises(ValueError, match="columns"):
+    with pytest.raises(ValueError, match="teacher's d=15"):
         ts.paired_readout({"a": W[:, :5]}, act, teacher, 20, 10, rng)
     with pytest.raises(TypeError, match="weights"):
         ts.paired_readout([W], act, teacher, 20, 10, rng)
@@ -243,3 +243,24 @@ def test_asymptotic_ideal_rejects_bad_input():
         asymptotic_ideal(he1, 1.0, (0.0, 0.0))
     with pytest.raises(TypeError, match="psi"):
         asymptotic_ideal(he1, "1")
+
+
+def test_a_step_is_read_out_as_the_layer_it_is():
+    # W = B - eta G given as a Step: features X B^T - eta X G^T, the same readout as the
+    # plain W to rounding (the relative differences of the errors here: below 1e-13).
+    from twostep.analysis.readout import Step
+    rng = np.random.default_rng(3)
+    d = 20
+    teacher = ts.Teacher(ts.hermite_link(1), d, rng)
+    B, _ = ts.initialise(30, d, rng)
+    G = rng.standard_normal((30, d)) / d
+    W = B - 0.7 * G
+    plain = ts.paired_readout({"w": W}, ts.get_activation("poly2"), teacher, 120, 60,
+                              np.random.default_rng(4), linear=False)
+    step = ts.paired_readout({"w": Step(W, B, 0.7, G)}, ts.get_activation("poly2"), teacher,
+                             120, 60, np.random.default_rng(4), linear=False)
+    a, b = plain["standardised"]["w"], step["standardised"]["w"]
+    assert a.penalty == b.penalty and a.test_mse == pytest.approx(b.test_mse, rel=1e-10)
+    with pytest.raises(ValueError, match="three matrices alike"):
+        ts.paired_readout({"w": Step(W, B, 0.7, G[:, :5])}, ts.get_activation("poly2"),
+                          teacher, 20, 10, rng)
