@@ -19,7 +19,7 @@ on the device by its own generator (twostep.scale.device.draw_problem_on), print
 A size the device cannot hold (estimated before allocating, twostep.scale.backend.device_bytes)
 is reported and skipped. Without a GPU it says so and exits with status 0; `--backend numpy`
 (or `--cpu` with torch) runs the same flow on the host to check the script itself
-(tests/test_device.py does that at N = 300).
+(tests/unit/scale/test_device.py does that at N = 300).
 
 Run:  .venv/bin/python benchmarks/device_check.py [--backend auto|cupy|torch|numpy]
           [--sizes 4000 16000 32000] [--top 8] [--measure] [--cpu]

@@ -5,9 +5,12 @@
 * the chapter plugin (tools/nbchapters.py): with ``--nbmake``, every chapter of
   _toc.yml becomes one nbmake item, executed into the book's cache;
 * the order of a run: unit tests, then the chapters (in _toc.yml order), then the
-  strict build (tests/test_book.py), then the browser tests (tests/test_browser.py),
-  the reader's install test (tests/test_site_install.py), the site's figure data and
-  citation (tests/test_site_downloads.py) and the launch environment (tests/test_launch_env.py);
+  strict build (tests/site/test_book.py), then the browser tests (tests/site/test_browser.py),
+  the reader's install test (tests/site/test_site_install.py), the site's figure data and
+  citation (tests/site/test_site_downloads.py) and the launch environment (tests/site/test_launch_env.py);
+* the page tests' shared assertions: ``fits_the_column`` (a figure drawn for the text
+  column, every panel labelled) and ``page_table`` (a page's (header, rows) whole, as the
+  chapter shows it);
 * the ``book_build`` fixture: the strict build, run at most once per session, that
   the build test, the browser tests and the install test share (no test reads
   another's state); ``built_site``: the site they open.
@@ -159,7 +162,7 @@ def book_build() -> BookBuilder:
 @pytest.fixture(scope="session")
 def built_site(book_build, chapter_runs):
     """_build/html, built by this session's strict build or up to date with its sources
-    (the browser tests and the reader's install test, tests/test_site_install.py)."""
+    (the browser tests and the reader's install test, tests/site/test_site_install.py)."""
     html = ROOT / "_build" / "html"
     if book_build.result is None:
         if chapter_runs.failed():
@@ -185,3 +188,65 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.section("book")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+# --- the page tests' shared assertions ------------------------------------------------
+
+def _labelled(ax, axes, which: str) -> bool:
+    # A panel's axis is labelled, or shared with a panel whose axis is, or (a grid of panels)
+    # labelled once for its row (y, on the left) or its column (x, at the bottom).
+    get = lambda a: getattr(a, f"get_{which}label")()   # noqa: E731
+    if get(ax) or any(get(o) and getattr(ax, f"get_shared_{which}_axes")().joined(ax, o)
+                      for o in axes):
+        return True
+    spec = ax.get_subplotspec()
+    if spec is None:
+        return False
+    span = spec.rowspan if which == "y" else spec.colspan
+    return any(get(o) and o.get_subplotspec() is not None
+               and (o.get_subplotspec().rowspan if which == "y" else o.get_subplotspec().colspan)
+               == span for o in axes)
+
+
+@pytest.fixture
+def fits_the_column():
+    """``check(fig)``: ``fig`` is a Figure drawn for the text column (at most
+    ``figures.MAX_WIDTH_IN`` wide, which the pages show at its drawn size), and each of its
+    drawn panels (not a cell that only holds a key or a colour bar) has an x and a y label, or
+    shares that axis with a panel that has one. Closes the figure; returns the drawn panels."""
+    from matplotlib.figure import Figure
+    from twostep.pages import figures
+
+    def check(fig):
+        import matplotlib.pyplot as plt
+
+        assert isinstance(fig, Figure), type(fig)
+        assert fig.get_figwidth() <= figures.MAX_WIDTH_IN + 1e-9, fig.get_size_inches()
+        axes = [ax for ax in fig.get_axes() if ax.get_visible() and ax.axison
+                and ax.get_label() != "<colorbar>"]
+        assert axes, "no drawn panel"
+        for ax in axes:
+            assert _labelled(ax, axes, "x") and _labelled(ax, axes, "y"), \
+                f"a panel without axis labels: {ax.get_title()!r}"
+        plt.close(fig)
+        return axes
+    return check
+
+
+@pytest.fixture
+def page_table():
+    """``check((header, rows), rows=None, label="tab-x")``: a page module's table as the chapter
+    shows it: every row as long as the header, every cell text, and ``rows`` rows if given;
+    returns the ``{table}`` directive that ``report.markdown_table`` makes of it."""
+    from twostep.pages import report
+
+    def check(table, rows: int | None = None, label: str = "tab-x") -> str:
+        header, body = table
+        assert header and body and all(len(r) == len(header) for r in body), (header, body)
+        assert all(isinstance(c, str) for r in body for c in r)
+        if rows is not None:
+            assert len(body) == rows, (len(body), rows)
+        text = report.markdown_table("Caption.", label, header, body).data
+        assert text.startswith("```{table}") and f":name: {label}" in text
+        return text
+    return check

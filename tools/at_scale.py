@@ -51,11 +51,11 @@ A file is written when its first task ends and rewritten atomically after every 
 (twostep.scale.results.ResultsWriter), so a run killed at any moment loses at most the task
 in progress, every file on disk reads, and ``--resume`` continues it (``complete`` in the
 file says whether the run finished; a file not yet written starts afresh). Ctrl-C or SIGTERM
-stops with one line saying what is saved. tests/test_crash_safety.py kills a run right
+stops with one line saying what is saved. tests/unit/scale/test_crash_safety.py kills a run right
 before and right after each of its writes and resumes it to the records of an
 uninterrupted run.
 The seeds per width (``--seeds NAME=N:COUNT,...``; default SEEDS) are 0 .. COUNT-1. The
-smallest width is recomputed on the CPU by tests/test_at_scale.py, so a change of the code
+smallest width is recomputed on the CPU by tests/unit/scale/test_at_scale.py, so a change of the code
 that no longer reproduces these files fails CI. Stdlib + twostep only.
 """
 
@@ -173,7 +173,7 @@ def peak_rss_gb() -> float:
 def measure(name: str, bk, N: int, batch: str, seed: int, dtype: str = DTYPE) -> dict:
     """One record of experiment ``name``: what the file stores for (N, batch, seed), with its
     wall time and the process's peak resident memory up to its end (the widths run in increasing
-    order, so at the last task of a width that is the width's peak). tests/test_at_scale.py
+    order, so at the last task of a width that is the width's peak). tests/unit/scale/test_at_scale.py
     recomputes the committed records through this function."""
     func, _, extra = EXPERIMENTS[name]
     t0 = time.perf_counter()

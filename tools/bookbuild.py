@@ -3,7 +3,7 @@ _config.yml names this module).
 
 Each concern is a small extension of its own with its own ``setup``; they are set up in the
 order below. No extension imports this module, and none imports another that imports it
-back (``tests/test_tools_imports.py``).
+back (``tests/tools/test_tools_imports.py``).
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 
 def ensure_chromium() -> None:
-    """Install Debian's Chromium for tests/test_browser.py if it is missing and we can.
+    """Install Debian's Chromium for tests/site/test_browser.py if it is missing and we can.
 
     Only as root with apt-get (a Debian machine, as CI is); elsewhere the browser
     tests skip and say why. Playwright never downloads a browser of its own.

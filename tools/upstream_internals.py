@@ -4,7 +4,7 @@ Everything else in tools/ and tests/ uses documented interfaces only (Sphinx's
 events and config values, myst-nb's ``nb_*`` settings, jupyter-cache's cache
 API, nbmake's command line). Five features of the book have no public way in
 the pinned versions, so they are here, each with the reason, and
-``tests/test_book.py::test_upstream_internals_match_the_pins`` fails, saying
+``tests/site/test_book.py::test_upstream_internals_match_the_pins`` fails, saying
 which, as soon as an upgrade changes a version or removes a name used here:
 
 1. ``{glue:text}`` of a numpy scalar. myst-nb formats a glued value from its

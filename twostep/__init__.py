@@ -2,7 +2,7 @@
 
 The package behind the book *Two steps of gradient descent*, in five layers; each
 imports only from the layers above it in this list (pages and scale side by side,
-neither importing the other) (``tests/test_layers.py``):
+neither importing the other) (``tests/unit/test_layers.py``):
 
 model      ``twostep.model``: Hermite tools, activations, targets, the network and its
            gradient, one and two gradient steps.

@@ -33,7 +33,7 @@ All expectations are Gauss--Hermite quadratures over :math:`(z_1,\dots,z_r,\zeta
 (and the label noise, if any). With a fresh batch (:math:`\rho = 0`) and :math:`c_r = 0`,
 :math:`s` does not depend on :math:`z_r`, so :math:`A_r = c_r\,\mathbb{E}[s^k] = 0` for every
 :math:`k`: fresh batches reach only directions whose link has :math:`c_1 \neq 0`. This is a
-heuristic (leave-one-out) limit; ``tests/test_reuse.py`` checks it against simulation.
+heuristic (leave-one-out) limit; ``tests/unit/experiments/test_reuse.py`` checks it against simulation.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ A series is a labelled line, the data line of a labelled errorbar (named by its 
 an unlabelled line with markers. Scatter collections, patches and images are not checked.
 :func:`register` makes every figure the notebook displays (or myst-nb glues) carry the list
 of its defects as ``MIME`` beside its images; the book's tests require it to be empty for
-every figure of every chapter (tests/test_site_downloads.py).
+every figure of every chapter (tests/site/test_site_downloads.py).
 """
 
 from __future__ import annotations

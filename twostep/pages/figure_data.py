@@ -12,7 +12,7 @@ element (one drawn line, bar set, polygon, ...), and the width ``N`` and ``seed`
 x axis is ``N`` or the series label or panel title states them (``N = 2000``, ``seed 3``).
 
 :func:`figure_csv` writes the rows; :func:`read_csv` reads them back and :func:`replot` draws
-them again, so a reader can replot a figure from the site's CSV (``tests/test_figure_data.py``
+them again, so a reader can replot a figure from the site's CSV (``tests/pages/test_figure_data.py``
 checks the points). :func:`register` gives every figure a notebook displays or glues its CSV
 as ``text/csv`` beside its SVG and PNG (``figures.use_book_style``); the build writes those
 to the site (``tools/figure_downloads.py``).

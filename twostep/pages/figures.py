@@ -29,12 +29,12 @@ WIDTH_LABEL = "$N$ ($= n = d$)"
 
 #: The smallest font of the book style, in points at the drawn size; a figure shown at
 #: less than ``MIN_READABLE_PT / SMALLEST_FONT_PT`` of its drawn width has text below
-#: 8 pt (tests/test_browser.py checks every figure of the built pages).
+#: 8 pt (tests/site/test_browser.py checks every figure of the built pages).
 SMALLEST_FONT_PT = 9.0
 MIN_READABLE_PT = 8.0
 #: The widest a figure is drawn, in inches: the text column of the pages is 688 px at a
 #: 1280 px window (516 pt), and a figure shows at its drawn size, so every chapter's figure
-#: is at most this wide and fits whole (tests/test_browser.py checks it at 1280 and 1024 px).
+#: is at most this wide and fits whole (tests/site/test_browser.py checks it at 1280 and 1024 px).
 MAX_WIDTH_IN = 7.0
 #: A figure whose SVG would be larger than this (a mesh of many thousand cells, or a
 #: scatter of thousands of points, drawn as
@@ -205,7 +205,7 @@ def legend_from(where, entries, **kwargs):
 
 
 def ticks_at(axis, values) -> None:
-    """Ticks of ``axis`` (``ax.xaxis`` or ``ax.yaxis``) at ``values`` only, written plainly
+    r"""Ticks of ``axis`` (``ax.xaxis`` or ``ax.yaxis``) at ``values`` only, written plainly
     (``f"{v:g}"``), with no minor ticks: for a log axis of a few chosen values (the batch
     ratios :math:`\psi`, step sizes) that is not a width axis (:func:`width_axis`)."""
     axis.set_ticks(list(values), [f"{v:g}" for v in values])

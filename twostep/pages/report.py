@@ -63,7 +63,7 @@ def glue_numbers(**values) -> None:
 def quoted(values: dict, *names: str, prefix: str = "") -> dict:
     """The entries ``names`` of ``values`` that a page quotes, each renamed ``prefix + name``:
     a page glues what its prose inserts, not every number a function computes
-    (tests/test_glue_used.py fails on a glued value no page references)."""
+    (tests/site/test_glue_used.py fails on a glued value no page references)."""
     if not isinstance(values, dict):
         raise TypeError(f"values must be a dict, got {type(values).__name__}")
     missing = [name for name in names if name not in values]

@@ -19,7 +19,7 @@ again); :func:`count_on` the outlier counts against :math:`W_2`'s own bulk edge,
 :func:`reuse_on` where the learned directions point, drawn and measured the same way.
 
 For a comparison with the host, :func:`to_host` copies a device problem to numpy; the numpy
-path then gives the same weights to float32 rounding (``tests/test_device.py`` checks this
+path then gives the same weights to float32 rounding (``tests/unit/scale/test_device.py`` checks this
 on the CPU with PyTorch or with the array API's reference library).
 """
 

@@ -28,7 +28,7 @@ it (``0o666`` less the umask); a rewritten file keeps its mode.
 Test hook (private): the environment variable ``TWOSTEP_FAULT_AT="K:before"`` (or
 ``"K:after"``) kills the writing process with SIGKILL right before the rename of its K-th
 write (K = 1, 2, ... counted per process), or right after it: a deterministic crash at each
-write, for the tests of ``tests/test_crash_safety.py``. Unset, it costs one look-up a write.
+write, for the tests of ``tests/unit/scale/test_crash_safety.py``. Unset, it costs one look-up a write.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ matplotlib.use("Agg")
 
 import numpy as np
 import pytest
-from matplotlib.figure import Figure
 
 import twostep as ts
 from twostep.analysis import plane
@@ -46,23 +45,10 @@ def phase(scaling):
     return ch.phase_data(scaling, 2)
 
 
-def _labelled(fig):
-    """A figure made for the 688 px text column: at most 7.0 in wide, and every panel that is
-    drawn (not a cell that only holds a key) has both axis labels."""
-    assert isinstance(fig, Figure)
-    assert fig.get_size_inches()[0] <= 7.0 + 1e-9
-    axes = [ax for ax in fig.get_axes() if ax.get_visible() and ax.axison]
-    assert axes
-    for ax in axes:
-        assert ax.get_xlabel() and ax.get_ylabel(), ax.get_title()
 
 
-def _table(table, label, rows):
-    """A page table (header, rows) with ``rows`` rows, as the chapter shows it."""
-    text = report.markdown_table("Caption.", label, *table).data
-    assert text.startswith("```{table}") and f":name: {label}" in text
-    assert text.count("\n|") - 2 == rows   # header and separator excluded
-    return text
+
+
 
 
 def _sem(x):
@@ -84,9 +70,9 @@ def test_parameter_numbers():
     assert v["s3"] == "(0.45, 0.3)" and v["s3e1"] == pytest.approx(0.3 - 0.05)
 
 
-def test_check_table():
+def test_check_table(page_table):
     out = ex.decomposition_check(ts.rng_for(0), N=24, **RUN)
-    text = _table(ch.check_table(out), "tab-checks", 4)
+    text = page_table(ch.check_table(out), label="tab-checks", rows=4)
     assert f"| $W_2$ rebuilt from other step sizes | {report.sci(out['w2_error'])} |" in text
 
 
@@ -112,12 +98,12 @@ def test_scaling_study_shapes_and_fits(scaling):
     assert scaling.predicted == [ts.spike_exponent(k, *REF) for k in range(4)]
 
 
-def test_terms_figure_tables_and_numbers(scaling):
+def test_terms_figure_tables_and_numbers(scaling, fits_the_column, page_table):
     fig = sp.plot_terms(scaling.summary, scaling.predicted)
-    _labelled(fig)
+    fits_the_column(fig)
     assert len(fig.get_axes()) == 6
-    _table(ch.slopes_table(scaling), "tab-slopes", 8)
-    text = _table(ch.terms_table(scaling), "tab-terms", 8)
+    page_table(ch.slopes_table(scaling), label="tab-slopes", rows=8)
+    text = page_table(ch.terms_table(scaling), label="tab-terms", rows=8)
     # the caption's spread: the largest standard error of a cosine and of any other entry
     cosines = others = 0.0
     for b in ("fresh", "reused"):
@@ -131,7 +117,7 @@ def test_terms_figure_tables_and_numbers(scaling):
     assert cosines > 0 and others > 0
     assert ch.terms_table_spread(scaling) == (f"largest standard error: {report.sig(cosines)} "
                                               f"for a cosine, {report.sig(others)} otherwise")
-    text = _table(ch.localisation_table(scaling), "tab-localisation", 8)
+    text = page_table(ch.localisation_table(scaling), label="tab-localisation", rows=8)
     last = _seeds(scaling, "reused", NS[-1])
     cells = [report.pm(np.mean([r[key][3] for r in last]), _sem([r[key][3] for r in last]))
              for key in ("localisation", "localisation_signal", "memorisation")]
@@ -147,8 +133,8 @@ def test_terms_figure_tables_and_numbers(scaling):
 
 # ----------------------------------------------------------------- one memorised pair
 
-def test_memorised_table(mem):
-    text = _table(ch.memorised_table(mem, 40), "tab-memorised", 5)
+def test_memorised_table(mem, page_table):
+    text = page_table(ch.memorised_table(mem, 40), label="tab-memorised", rows=5)
     # every row has its three cells: no "|" inside a cell splits it
     assert all(line.count("|") == 4 for line in text.splitlines() if line.startswith("|"))
     assert f"{ts.chance_maximum(40, 40):.3f}" in text
@@ -156,55 +142,55 @@ def test_memorised_table(mem):
 
 # ----------------------------------------------------------------- spectra and left vectors
 
-def test_spectra_tables_and_figures(spectra):
+def test_spectra_tables_and_figures(spectra, fits_the_column, page_table):
     v = ch.spectra_numbers(spectra)
     assert v["spec_sv2"] == pytest.approx(spectra["spec"][-1]["sv2"][1]) and v["edge_margin"] == 2.1
     assert v["N_spec"] == 40 and v["theta_star"] == outlier_strength(1.0)
     assert 0 <= v["spec_cos_a2"] <= 1 + 1e-9
-    _table(ch.spectra_table(spectra), "tab-spectra", 4)
-    _table(ch.spectra_spikes_table(spectra), "tab-spectra-spikes", 8)
-    _table(ch.powers_table(spectra), "tab-powers", 6)
-    _labelled(ch.plot_spectra(spectra))
+    page_table(ch.spectra_table(spectra), label="tab-spectra", rows=4)
+    page_table(ch.spectra_spikes_table(spectra), label="tab-spectra-spikes", rows=8)
+    page_table(ch.powers_table(spectra), label="tab-powers", rows=6)
+    fits_the_column(ch.plot_spectra(spectra))
     fig = ch.plot_left(spectra)
-    _labelled(fig)
+    fits_the_column(fig)
     assert len(fig.get_axes()) == 4
 
 
 # ----------------------------------------------------------------- two steps as one
 
-def test_one_step(scaling, mem):
+def test_one_step(scaling, mem, fits_the_column, page_table):
     eq = SETTINGS[:2]
     rows = [r for r in scaling.summary.records if r["batch"] == "reused"]
     direct = ts.loglog_slope([r["N"] for r in rows], [r["settings_higher"][1] for r in rows])
     assert scaling.slope("reused", "settings_higher", 1) == pytest.approx(direct)
-    _labelled(ch.plot_one_step(scaling, mem, eq))
+    fits_the_column(ch.plot_one_step(scaling, mem, eq))
     v = ch.one_step_numbers(mem)
     two, one = mem["spec"][0]["sv2"], mem["spec"][0]["sv_lin"]
     assert v["eq_top_two"] == pytest.approx(two[0])
     assert v["eq_ks"] == pytest.approx(np.max(np.abs(np.sort(two) - np.sort(one))))
-    text = _table(ch.one_step_table(scaling, eq), "tab-one-step", 4)
+    text = page_table(ch.one_step_table(scaling, eq), label="tab-one-step", rows=4)
     slope = report.minus_sign(report.pm(*direct, 2, signed=True))
     assert f"| (0.3, 0.3) | reused | +0.1 | {slope} |" in text     # e_1 = 0.3 + 0.3 - 1/2
 
 
 # ----------------------------------------------------------------- the cap
 
-def test_cap_tables_and_figure():
+def test_cap_tables_and_figure(fits_the_column, page_table):
     data = {name: ex.power_components(ts.rng_for(0), N=24, activation=name, target="he1",
                                       c1=C, alpha1=0.45, c2=C, alpha2=0.3, powers=6)
             for name in LABELS}
     v = ch.cap_numbers(data, (0.45, 0.3), 24)
     assert v["cap"] == "(0.45, 0.3)" and v["cap_floor"] == ts.n_spikes(0.45, 0.3)
     assert v["N_cap"] == 24 and v["cap_p3_m2"] == pytest.approx(data["poly3"]["ratio"][2])
-    _table(ch.cap_table(data, LABELS), "tab-cap", 4)
-    _table(ch.cap_ratio_table(data, LABELS), "tab-cap-ratio", 4)
+    page_table(ch.cap_table(data, LABELS), label="tab-cap", rows=4)
+    page_table(ch.cap_ratio_table(data, LABELS), label="tab-cap-ratio", rows=4)
     fig = ch.plot_cap(data, LABELS)
-    _labelled(fig)
+    fits_the_column(fig)
 
 
 # ----------------------------------------------------------------- the phase diagram
 
-def test_phase_data(scaling, phase):
+def test_phase_data(scaling, phase, fits_the_column, page_table):
     n = len(ALPHAS)
     A1, A2 = np.meshgrid(ALPHAS, ALPHAS, indexing="ij")
     assert np.array_equal(phase["theory"], plane.theory_count(A1, A2, 4))
@@ -217,20 +203,20 @@ def test_phase_data(scaling, phase):
     v = ch.phase_numbers(phase)
     assert v["n_grid"] == n * n and v["n_lam0"] + v["n_lam_pos"] == n * n and v["n_se"] == 2
     assert v["raw_low_fresh"] == int(np.sum(phase["raw"]["fresh"] < 1 + phase["theory"]))
-    _labelled(ch.plot_phase(phase, resolution=40))
-    _table(ch.phase_table(phase), "tab-phase", 6)
-    text = _table(ch.counts_table(phase), "tab-counts", 6)
+    fits_the_column(ch.plot_phase(phase, resolution=40))
+    page_table(ch.phase_table(phase), label="tab-phase", rows=6)
+    text = page_table(ch.counts_table(phase), label="tab-counts", rows=6)
     agree = [int(np.sum((phase["raw"]["fresh"] == 1 + phase["theory"]) & mask))
              for mask in (phase["theory"] == 0, phase["theory"] > 0, phase["theory"] >= 0)]
     assert f"| raw outliers of $W_2$, fresh | $1+\\Lambda$ | {agree[0]} | {agree[1]} | {agree[2]} |" in text
-    _table(ch.margin_table(phase), "tab-margin", 3)
+    page_table(ch.margin_table(phase), label="tab-margin", rows=3)
     m = ch.margin_numbers(phase)
     assert m["se_min"] == pytest.approx(min(phase["emp"]["fresh"]["e_se"][1:]))
 
 
 # ----------------------------------------------------------------- extrapolation
 
-def test_extrapolation_and_first_spike(scaling):
+def test_extrapolation_and_first_spike(scaling, page_table):
     theta = 1.37
     rows = ch.extrapolation(scaling, theta)
     assert len(rows) == sum(ts.n_spikes(a1, a2, 4) for a1, a2 in SETTINGS)
@@ -240,16 +226,16 @@ def test_extrapolation_and_first_spike(scaling):
     N = np.array([x["N"] for x in fresh], float)
     Ck = math.exp(np.mean(np.log(strength) - r["e"] * np.log(N)))
     assert r["n_star"] == pytest.approx(width_to_reach(theta, Ck, r["e"]))
-    _table(ch.extrapolation_table(rows), "tab-extrapolation", len(rows))
+    page_table(ch.extrapolation_table(rows), label="tab-extrapolation", rows=len(rows))
     rows_corr = ch.extrapolation(scaling, theta, key="settings_spikes_corrected")
-    _table(ch.nstar_table(rows, rows_corr), "tab-nstar-corr", len(rows))
+    page_table(ch.nstar_table(rows, rows_corr), label="tab-nstar-corr", rows=len(rows))
     link = ts.get_link("he1")
     v = ch.extrapolation_numbers(rows, scaling)
     count = {N: np.mean([r["settings_count_W1"][0] for r in _seeds(scaling, "fresh", N)]) for N in NS}
     assert v["first_count_4000"] == pytest.approx(count[36])
     assert v["first_count_2000"] == pytest.approx(count[28])
     assert "nstar_31" in v and "nstar_second" in v
-    text = _table(ch.first_spike_table(scaling), "tab-first", len(NS))
+    text = page_table(ch.first_spike_table(scaling), label="tab-first", rows=len(NS))
     for N in NS:
         counts = [r["settings_count_W1"][0] for r in _seeds(scaling, "fresh", N)]
         theta = ts.spike_strength(C * N ** SETTINGS[0][0], 1.0, link.coefficients[1],
@@ -257,7 +243,7 @@ def test_extrapolation_and_first_spike(scaling):
         assert f"| {N} | {theta:.2f} | {report.pm(np.mean(counts), _sem(counts))} |" in text
 
 
-def test_correction_compares_both_predictions(scaling):
+def test_correction_compares_both_predictions(scaling, fits_the_column, page_table):
     limits = ch.correction_limits(scaling)
     s = scaling.summary
     # order 1: the two predictions coincide
@@ -267,18 +253,19 @@ def test_correction_compares_both_predictions(scaling):
     assert s.at("size_corr", 2, batch="fresh", N=NS[-1]) == pytest.approx(
         np.mean([x["top"][2] / x["signal_corrected"][2] for x in r]))
     np.testing.assert_allclose(limits["fresh"], [1.0, 1.2551, 1.3994], atol=1e-3)
-    _labelled(ch.plot_correction(scaling, limits))
-    text = _table(ch.correction_table(scaling, limits), "tab-correction",
-                  2 * len(ch.CORRECTION_ORDERS))
+    fits_the_column(ch.plot_correction(scaling, limits))
+    text = page_table(ch.correction_table(scaling, limits), label="tab-correction",
+                      rows=2 * len(ch.CORRECTION_ORDERS))
     ratio = [x["top"][3] / x["signal"][3] for x in r]
     assert f"| fresh | 3 | {report.pm(np.mean(ratio), _sem(ratio), 3)} |" in text
-    _table(ch.correction_fit_table(scaling), "tab-correction-fit", 2 * len(ch.CORRECTION_ORDERS))
+    page_table(ch.correction_fit_table(scaling), label="tab-correction-fit",
+               rows=2 * len(ch.CORRECTION_ORDERS))
     nums = ch.correction_numbers(scaling, limits)
     assert nums["corr_N"] == NS[-1] and nums["corr_limit3"] == pytest.approx(1.3994, abs=1e-3)
 
 
-def test_own_edge_counts(scaling):
-    _table(ch.own_edge_table(scaling), "tab-own-edge", 2 * len(SETTINGS))
+def test_own_edge_counts(scaling, page_table):
+    page_table(ch.own_edge_table(scaling), label="tab-own-edge", rows=2 * len(SETTINGS))
     # the caption's spread: the largest range over seeds of one entry's count, either count
     spread = max(int(np.ptp([r[key][i] for r in _seeds(scaling, b, N)]))
                  for b in ("fresh", "reused") for N in NS for i in range(len(SETTINGS))
@@ -289,7 +276,7 @@ def test_own_edge_counts(scaling):
     twice = [{**r, "seed": s} for r in scaling.summary.records if r["seed"] == 0 for s in (0, 1)]
     same = ch.Scaling(**{**scaling.__dict__, "summary": sp.terms_summary(twice, ch.SUMMARY_VALUES)})
     assert ch.own_edge_spread(same) == "every seed gives the same counts"
-    text = _table(ch.own_edge_level_table(scaling), "tab-own-edge-level", 2 * len(SETTINGS))
+    text = page_table(ch.own_edge_level_table(scaling), label="tab-own-edge-level", rows=2 * len(SETTINGS))
     edges = [r["settings_edge_own"][0] for r in _seeds(scaling, "fresh", NS[0])]
     a1, a2 = SETTINGS[0]
     assert f"| fresh | ({a1:g}, {a2:g}) | {np.mean(edges):.2f} |" in text
@@ -314,13 +301,13 @@ def test_mean_and_spread_formats():
         "0.003", "0.012", "0.3", "7", "12", "0"]
 
 
-def test_order_count_data_and_plot():
+def test_order_count_data_and_plot(fits_the_column):
     data = cnt.order_count_data(L=5, alpha2=0.3, Ns=(40, 80), seeds=2, alpha1=np.linspace(0, 0.45, 10))
     assert data["e_hat"].shape == data["spike"].shape == (5,) and data["spike"].dtype == bool
     np.testing.assert_array_equal(data["theory"], [ts.n_spikes(a, 0.3, 5) for a in data["alpha1"]])
     assert np.all(data["measured"] <= data["theory"].max())
     assert np.all(np.diff(data["measured"]) >= 0)
-    _labelled(cnt.plot_order_count(data))
+    fits_the_column(cnt.plot_order_count(data))
 
 
 # --------------------------------------------------------------------------- verdicts

@@ -23,7 +23,7 @@ import yaml
 
 import bookcache
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
 BOOK = WORKFLOWS / "book.yml"
 

@@ -7,8 +7,8 @@ of its K-th write, or right after it. For every K of a small run of ``tools/at_s
 the killed run must have left only files that :func:`read_results` accepts, holding every
 task saved before the death and no other; ``--resume`` must then finish, compute only the
 missing tasks, and leave records equal (wall times and memory aside) to those of an
-uninterrupted run. The random-time SIGKILL tests are in tests/test_cli.py and
-tests/test_results.py.
+uninterrupted run. The random-time SIGKILL tests are in tests/unit/scale/test_cli.py and
+tests/unit/scale/test_results.py.
 
 The uninterrupted run is the one with the hook set one past the last write: it completes, so
 a run writes at most ``Run.writes`` times, and at least as many since the fault at the last of
@@ -33,7 +33,7 @@ import pytest
 
 from twostep.scale.results import FAULT_ENV, read_results
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 PY = sys.executable
 #: Record entries that differ between two runs of the same task.
 TIMING = {"wall_s", "peak_rss_gb"}

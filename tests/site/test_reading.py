@@ -16,7 +16,7 @@
 * **Code lines fit the column**: no line of a code cell shown on a page (not
   ``remove-input`` or ``remove-cell``) is longer than ``MAX_CODE_COLUMNS``, the characters a
   code cell holds at 1280 px (75 to 77 measured in Chromium; 83 to 85 at 1024 px, where the
-  contents list is hidden). The browser test (``_CODE_LINES`` in tests/test_browser.py)
+  contents list is hidden). The browser test (``_CODE_LINES`` in tests/site/test_browser.py)
   checks the same on the rendered pages.
 
 The limits were fixed from the issue that asked for them (150 and 80 words), before the pages
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "book").glob("*.md"))
 MAX_PARAGRAPH_WORDS = 150
 MAX_CAPTION_WORDS = 80

@@ -28,7 +28,7 @@ from twostep.pages import figure_checks as fc
 from twostep.pages import figure_data as fd
 from twostep.pages import landing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _glued_figures() -> list[tuple[str, str, str]]:

@@ -4,7 +4,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
@@ -60,20 +59,10 @@ def runs():
                 S2=S2, ideal=ideal, psi=psi, etas=etas)
 
 
-def _labelled(fig):
-    # Figures are drawn for the book's text column: at most 7 in wide.
-    assert fig.get_size_inches()[0] <= 7.0 + 1e-9, fig.get_size_inches()
-    axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>" and (ax.lines or ax.collections)]
-    assert axes
-    for ax in axes:
-        assert ax.get_xlabel() or ax.get_ylabel(), "an axis without labels"
-    assert any(ax.get_xlabel() for ax in axes) and any(ax.get_ylabel() for ax in axes)
-    plt.close(fig)
 
 
-def _table(header, rows):
-    assert rows and all(len(r) == len(header) for r in rows)
-    assert all(isinstance(c, str) for r in rows for c in r)
+
+
 
 
 def _assert_pm(cell, values):
@@ -130,14 +119,14 @@ def test_at_alpha2_and_psi_summary_share_the_n_equals_d_runs(runs):
 
 # -- fig-ro-ideal ------------------------------------------------------------------------
 
-def test_ideal_data_table_numbers_and_plot(runs):
+def test_ideal_data_table_numbers_and_plot(runs, fits_the_column, page_table):
     data, single, u2 = runs["ideal"], runs["single"], runs["u2"]
     assert data.sizes == (D, 2 * D) and data.rho.shape == data.explained["odd"].shape == (200,)
     direct = np.mean([r["overlaps"][0, 0] for r in u2 if (r["n"], r["batch"]) == (D, "reused")])
     assert data.u2.at("overlaps", (0, 0), batch="reused", n=D) == pytest.approx(direct)
     assert data.band[0] <= data.band[1] and data.u2.count(batch="fresh", n=D) == 3
     header, rows, nums = ch.u2_table(data, single, shared_seeds=range(2))
-    _table(header, rows)
+    page_table((header, rows))
     # one column per n = d, one row per quantity (transposed to fit the text column)
     assert header[1:] == [str(D), str(2 * D)] and len(rows) == 4 + len(single)
     # the theory's mean overlap under reuse at each n = d, from the population signal
@@ -145,19 +134,19 @@ def test_ideal_data_table_numbers_and_plot(runs):
     assert nums["n_shared"] == 2 and nums["n_data_seeds"] == 3
     assert nums["rho_hi"] == data.band[1]
     assert 0 < nums["rho10_odd"] <= 1
-    _labelled(ch.plot_ideal(data))
+    fits_the_column(ch.plot_ideal(data))
 
 
 # -- fig-ro-alpha ------------------------------------------------------------------------
 
-def test_alpha_plot_tables_and_numbers(runs):
+def test_alpha_plot_tables_and_numbers(runs, fits_the_column, page_table):
     S1, rec1 = runs["S1"], runs["rec1"]
-    _labelled(ch.plot_alpha(S1, A1S, A2S, L))
+    fits_the_column(ch.plot_alpha(S1, A1S, A2S, L))
     header, rows = ch.paired_table(S1, A1S, A2S, L, columns=list(ch.PAIRED_DIFFERENCES))
-    _table(header, rows)
+    page_table((header, rows))
     assert len(rows) == 2 * len(A1S) * len(A2S) and len(header) == 8
     h2, r2 = ch.paired_table(S1, A1S, A2S, L, columns=("d_reused_total", "d_reused_fresh"))
-    _table(h2, r2)
+    page_table((h2, r2))
     assert h2[4:] == ["reused − $\\eta_1{+}\\eta_2$", "reused − fresh"]
     # each cell mean ± standard error over the seeds of the paired difference, signed
     first = [r["err_W1_total"][0] - r["err_W1"] for r in rec1
@@ -176,7 +165,7 @@ def test_alpha_plot_tables_and_numbers(runs):
     assert 0 <= g["odd_edges"] <= 1 and g["lam_ref_lo"] == ts.n_spikes(A1S[0], REF[1], L)
     header, rows, nums = ch.u2_consistency(S1, runs["ideal"], runs["more"],
                                            runs["single"]["odd"], REF[0], D)
-    _table(header, rows)
+    page_table((header, rows))
     assert nums["ov_u2_re_o"] == pytest.approx(
         np.mean([r["overlap_u_reused"][1, 0] for r in odd if r["alpha1"] == REF[0]]))
     assert 0 <= nums["u2_p_here"] <= 1
@@ -184,40 +173,40 @@ def test_alpha_plot_tables_and_numbers(runs):
 
 # -- fig-ro-scatter ----------------------------------------------------------------------
 
-def test_scatter_points_residuals_and_plot(runs):
+def test_scatter_points_residuals_and_plot(runs, fits_the_column, page_table):
     points = ch.scatter_points(runs["S1"], runs["S2"], D)
     # per (target, alpha1): W1 and 3 schemes x len(A2S); per (target, n != d): 1 + 3.
     assert len(points) == len(TARGETS) * (len(A1S) * (1 + 3 * len(A2S)) + (len(PSIS) - 1) * 4)
     t, s, x, y, sem = points[0]
     assert (t, s) == ("he1", "W1") and y == runs["S1"].at("err_W1", target="he1", alpha1=A1S[0])
     header, rows, nums = ch.residual_table(points)
-    _table(header, rows)
+    page_table((header, rows))
     fresh = np.array([y - x for t, s, x, y, _ in points if s == "W2_fresh" and t != "odd"])
     assert nums["res_fresh_maxabs"] == pytest.approx(np.abs(fresh).max())
     assert nums["n_points"] == len(points) and -1 <= nums["corr_fresh"] <= 1
-    _labelled(ch.plot_scatter(points))
+    fits_the_column(ch.plot_scatter(points))
 
 
 # -- fig-ro-psi --------------------------------------------------------------------------
 
-def test_psi_data_table_and_plot(runs):
+def test_psi_data_table_and_plot(runs, fits_the_column, page_table):
     psi, teacher = runs["psi"], runs["teacher"]
     np.testing.assert_array_equal(psi.psis, PSIS)
     assert psi.ideal_v1["he1"].shape == (80,)
     np.testing.assert_allclose(psi.ideal_v1["he1"], 1 / (1 + psi.psi_fine), rtol=1e-12)
     header, rows, nums = ch.psi_table(psi, teacher)
-    _table(header, rows)
+    page_table((header, rows))
     # psi = 1/2: one step's error, the n/d sweep's own runs; the paired gap from them
     half = [r for r in runs["rec2"] if r["target"] == "he1" and r["n"] == D // 2]
     assert rows[0][1] == f"{np.mean([r['err_W1'] for r in half]):.3f}"
     _assert_pm(rows[0][5].lstrip("+"), [r["err_W2_reused"][0] - r["err_W1_total"][0] for r in half])
     assert nums["psi_fresh_excess_at"] in PSIS and "ψ =" in nums["psi_fresh_cmp"]
-    _labelled(ch.plot_psi(psi))
+    fits_the_column(ch.plot_psi(psi))
 
 
 # -- fig-ro-why --------------------------------------------------------------------------
 
-def test_memorisation_data_tables_and_plot(runs):
+def test_memorisation_data_tables_and_plot(runs, fits_the_column, page_table):
     mem = ch.memorisation_data(D, D, D, "poly4", "he1", 0.5, *REF, seed=0)
     # The same draws as the chapter's first problem.
     sch = ts.train_schemes(ts.rng_for(0), N=D, target="he1", c=0.5, alpha1=REF[0],
@@ -227,7 +216,7 @@ def test_memorisation_data_tables_and_plot(runs):
     np.testing.assert_allclose(mem.memo["reused"], ts.neuron_memorisation(move, sch.X1))
     assert mem.scale["fresh"].shape == (D,) and mem.unrelated == pytest.approx(np.sqrt(2 * np.log(D) / D))
     header, rows, nums = ch.memorisation_table(mem, runs["psi"])
-    _table(header, rows)
+    page_table((header, rows))
     assert len(rows) == 6 + len(PSIS)
     assert nums["feat_ratio_fr"] >= 1
     # The row norms across psi: mean ± standard error over the seeds (psi = 1/2: the n/d
@@ -241,7 +230,7 @@ def test_memorisation_data_tables_and_plot(runs):
     _assert_pm(rows[7][1], [r["max_row_W2_reused"][i] for r in one])
     assert all(" ± " not in c for r in rows[:6] for c in r[1:])   # the one problem: one draw
     header, rows, raw = ch.raw_table(runs["S1"], REF[0], A2S, L)
-    _table(header, rows)
+    page_table((header, rows))
     # The caption's largest standard error: over every entry, from the per-seed errors.
     want = max(mean_sem([r[k][j] for r in runs["rec1"] if r["target"] == t
                          and r["alpha1"] == REF[0]])[1]
@@ -251,19 +240,19 @@ def test_memorisation_data_tables_and_plot(runs):
                for j in range(len(A2S)))
     assert raw["max_sem"] == pytest.approx(want, rel=1e-9) and want > 0
     assert float(raw["max_sem_txt"]) == pytest.approx(want, rel=0.3)
-    _labelled(ch.plot_why(mem, runs["psi"], runs["S1"], REF[0], A2S))
+    fits_the_column(ch.plot_why(mem, runs["psi"], runs["S1"], REF[0], A2S))
 
 
-def test_parameter_table():
+def test_parameter_table(page_table):
     header, rows = ch.parameter_table(1000, 0.5, [0.3, 0.4], [0.05, 0.25], (0.4, 0.25),
                                       [0.5, 1.0], 4, 1000, 2000, 4, 8, RELATIVE_LAMBDAS)
-    _table(header, rows)
+    page_table((header, rows))
     assert any("0, 2" in r[1] for r in rows)   # Lambda at alpha1 = 0.4
 
 
 # -- beyond one configuration ------------------------------------------------------------
 
-def test_config_data_and_table(runs):
+def test_config_data_and_table(runs, page_table):
     data, rec = runs["configs"], runs["rec_cfg"]
     assert list(data.points) == list(CONFIGS)
     assert data.labels["reference"] == "reference" and data.labels["tanh"] == "tanh"
@@ -274,7 +263,7 @@ def test_config_data_and_table(runs):
     np.testing.assert_allclose(data.summary.at("d_reused_fresh", **data.points["tanh"]),
                                np.mean(pen))
     header, rows, nums = ch.config_table(data)
-    _table(header, rows)
+    page_table((header, rows))
     assert len(rows) == len(CONFIGS)
     total = [r["err_W2_reused"][0] - r["err_W1_total"][0]
              for r in rec if r["activation"] == "tanh"]
@@ -282,7 +271,7 @@ def test_config_data_and_table(runs):
     assert set(nums) == {f"{c}_{k}" for c in CONFIGS for k in ("rt", "rt_sem", "maxrow", "W0")}
     assert len(header) <= 8   # narrow enough for the text column; the rest in config_errors_table
     h_all, r_all = ch.config_errors_table(data)
-    _table(h_all, r_all)
+    page_table((h_all, r_all))
     assert h_all[1:] == [r[0] for r in rows] and len(r_all) == len(ex.SCHEMES) + 2
     assert data.labels["small_c"] == r"$\kappa = 0.25$"
     # The reference configuration is the alpha2 sweep's problem at the same seed: same numbers.
@@ -292,7 +281,7 @@ def test_config_data_and_table(runs):
                                np.mean([r["err_W2_reused"][i] for r in ref]), rtol=1e-12)
 
 
-def test_penalty_summary_table_and_plot(runs):
+def test_penalty_summary_table_and_plot(runs, fits_the_column, page_table):
     pen, rec = runs["pen"], runs["rec_pen"]
     assert pen.axis() == [D, 2 * D] and [pen.count(N=N) for N in pen.axis()] == [len(SEEDS)] * 2
     big = [r for r in rec if r["N"] == 2 * D]
@@ -301,20 +290,20 @@ def test_penalty_summary_table_and_plot(runs):
     assert pen.at("d_reused_total", sem=True, N=2 * D) == pytest.approx(
         np.std(d, ddof=1) / np.sqrt(len(d)))
     header, rows, nums = ch.penalty_table(pen)
-    _table(header, rows)
+    page_table((header, rows))
     _assert_pm(rows[1][3].lstrip("+"), d)
     _, fresh, _ = pen.series("d_reused_fresh")
     assert nums["pen_change"] == pytest.approx(fresh[1] - fresh[0])
     assert nums["rt_hi_z"] == pytest.approx(np.mean(d) / (np.std(d, ddof=1) / np.sqrt(len(d))))
     h_all, r_all = ch.penalty_errors_table(pen)
-    _table(h_all, r_all)
+    page_table((h_all, r_all))
     assert [r[0] for r in r_all] == [str(D), str(2 * D)]
-    _labelled(ch.plot_penalty(pen))
+    fits_the_column(ch.plot_penalty(pen))
 
 
-def test_ideal_comparison_table(runs):
+def test_ideal_comparison_table(runs, page_table):
     header, rows, nums = ch.ideal_comparison_table(runs["configs"], runs["pen"])
-    _table(header, rows)
+    page_table((header, rows))
     # one row per setting (configurations, then widths) and first layer
     assert len(rows) == 3 * (len(CONFIGS) + 2) and nums["n_ideal_pairs"] == len(rows)
     assert 0 <= nums["n_below_svd"] <= nums["n_ideal_pairs"]

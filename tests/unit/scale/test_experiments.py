@@ -66,7 +66,7 @@ def test_memory_estimate_and_check():
 
 
 # --------------------------------------------------------------------------- the chapter's single draws
-# (twostep.experiments.spikes; their tables and figures are in tests/test_chapter_two_steps.py)
+# (twostep.experiments.spikes; their tables and figures are in tests/pages/test_chapter_two_steps.py)
 
 from twostep import count_outliers, n_spikes, rng_for, second_step_terms  # noqa: E402
 from twostep.analysis.spikes import term_diagnostics  # noqa: E402

@@ -1,7 +1,7 @@
 """The built book as its readers get it: every page opened in headless Chromium.
 
 The built site comes from the session fixture ``book_build`` (tests/conftest.py):
-the strict build of this run when ``tests/test_book.py`` ran it, otherwise a new
+the strict build of this run when ``tests/site/test_book.py`` ran it, otherwise a new
 strict build when ``_build/html`` is missing or older than its sources. The
 pages in ``_build/html`` are served on 127.0.0.1 by a stdlib HTTP server, and
 Debian's Chromium, driven by Playwright, opens each of them with every request
@@ -64,7 +64,7 @@ SMALLEST_FONT_PT = 9.0
 
 pytestmark = pytest.mark.book
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = Path(os.environ.get("TWOSTEP_CHROMIUM", "/usr/bin/chromium"))
@@ -83,7 +83,7 @@ NARROW = 1024
 MIN_TEXT_PT = legibility.MIN_READABLE_PT
 # Pages also screenshotted at the phone's width (full page).
 PHONE_SHOTS = ("book/index", "book/setting")
-AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
+AXE = Path(__file__).resolve().parents[1] / "vendor" / "axe-core" / "axe.min.js"
 AXE_SHA256 = "b511cd9dec01c76f4b2ad1723b66b6db37d4c2eb4ed199076e1829d9ee7b75e3"
 # axe-core's rules for text alternatives, the page's title and its language.
 AXE_RULES = ["image-alt", "role-img-alt", "svg-img-alt", "input-image-alt", "area-alt",

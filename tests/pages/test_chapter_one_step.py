@@ -9,10 +9,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
 
 from twostep.analysis.bbp import spiked_outlier  # noqa: E402
 from twostep.analysis.moments import derivative_spread, single_sample_norm  # noqa: E402
@@ -38,13 +36,7 @@ def _pipe_free(header, rows):
     assert not any("|" in cell for cell in list(header) + [c for r in rows for c in r])
 
 
-def _labelled(fig):
-    assert isinstance(fig, Figure)
-    axes = fig.get_axes()
-    assert axes and all(ax.get_xlabel() for ax in axes) and axes[0].get_ylabel()
-    # a panel may leave its y label to a shared axis on its left
-    assert all(ax.get_ylabel() or ax.get_shared_y_axes().joined(ax, axes[0]) for ax in axes)
-    plt.close(fig)
+
 
 
 # --- the remainder and the growth -------------------------------------------------------
@@ -82,7 +74,7 @@ def test_residual_data_shapes_and_direct_computation(residual):
     assert res["mu1"] == pytest.approx(1.0) and res["spread"] == pytest.approx(derivative_spread(POLY4))
 
 
-def test_residual_numbers_tables_and_figures(residual):
+def test_residual_numbers_tables_and_figures(residual, fits_the_column):
     res = residual
     nums = ch.residual_numbers(res)
     assert nums["slope_poly"] == pytest.approx(res["slopes"]["poly4"][0])
@@ -93,8 +85,8 @@ def test_residual_numbers_tables_and_figures(residual):
     for table in (ch.residual_table, ch.slope_table, ch.tail_table, ch.growth_table):
         _pipe_free(*table(res))
     assert len(ch.growth_table(res)[1]) == 3 and len(ch.tail_table(res)[1]) == 3
-    _labelled(ch.plot_residual(res))
-    _labelled(ch.plot_growth(res))
+    fits_the_column(ch.plot_residual(res))
+    fits_the_column(ch.plot_growth(res))
 
 
 def test_spread_text_has_one_or_two_significant_digits():
@@ -142,7 +134,7 @@ def test_residual_tables_show_the_spread_of_the_seeds(residual):
 
 # --- the spectrum of W_1 ------------------------------------------------------------------
 
-def test_w1_spectrum_data_matches_a_direct_draw():
+def test_w1_spectrum_data_matches_a_direct_draw(fits_the_column):
     spec = ch.w1_spectrum_data(40, [0.5, 2.0], 0.0, POLY4, HE1, np.random.default_rng(11), margin=0.05)
     rng = np.random.default_rng(11)
     teacher = Teacher(HE1, 40, rng)
@@ -157,12 +149,12 @@ def test_w1_spectrum_data_matches_a_direct_draw():
     nums = ch.w1_spectrum_numbers(spec)
     assert nums["spec_out_high"] == int(np.sum(spec["singular"][1] > 2.0 * 1.05))
     assert nums["spec_top_high"] == pytest.approx(spec["singular"][1][0])
-    _labelled(ch.plot_w1_spectrum(spec))
+    fits_the_column(ch.plot_w1_spectrum(spec))
 
 
 # --- the BBP transition -------------------------------------------------------------------
 
-def test_bbp_data_shapes_direct_computation_and_figure():
+def test_bbp_data_shapes_direct_computation_and_figure(fits_the_column):
     cs = [0.3, 1.0, 2.0, 2.5]
     bbp = ch.bbp_data(32, cs, {"He_1": HE1, "He_3": HE3}, range(2), POLY4)
     e = bbp["summary"].entry(target="He_1")
@@ -199,12 +191,12 @@ def test_bbp_data_shapes_direct_computation_and_figure():
     assert ch.bbp_table_spread(bbp) == (
         f"means over 2 seeds, with standard errors at most {report.sig(100 * percent)}% for the "
         f"percentages and {report.sig(remainder)} for the remainder")
-    _labelled(ch.plot_bbp(bbp))
+    fits_the_column(ch.plot_bbp(bbp))
 
 
 # --- the learned direction ----------------------------------------------------------------
 
-def test_overlap_data_shapes_direct_computation_and_figure():
+def test_overlap_data_shapes_direct_computation_and_figure(fits_the_column):
     targets = {"He_1": HE1, "He_1+He_3": HE1 + HE3, "He_2": HE2, "He_3": HE3, "odd": odd_bounded_link()}
     keys = ["He_1", "He_2", "He_3", "odd"]
     ov = ch.overlap_data(30, 1.0, 0.25, [2.0, 1.0], range(2), targets, POLY4, 2.0, [16, 24], range(2), keys)
@@ -230,12 +222,12 @@ def test_overlap_data_shapes_direct_computation_and_figure():
     shown = report.markdown_table("Caption.", "tab-x", header, rows).data
     assert not re.search("[-\u2212]0\\.00(?![0-9])", shown)
     _pipe_free(header, rows)
-    _labelled(ch.plot_overlap(ov))
+    fits_the_column(ch.plot_overlap(ov))
 
 
 # --- the one-step literature, reproduced (Cui et al. 2024, Moniri et al. 2024) --------------
 
-def test_cui_data_tables_figure_and_numbers():
+def test_cui_data_tables_figure_and_numbers(fits_the_column):
     data = ch.cui_data(60, range(2), [0.2, 3.0], 40, range(2), [0.9, 3.0])
     assert data[0]["errors"].shape == (2, 2) and data[1]["errors"].shape == (2, 2)
     assert np.all(data[0]["errors"] > 0)
@@ -246,10 +238,10 @@ def test_cui_data_tables_figure_and_numbers():
     for key in ("peer_sim_max_diff", "peer_theory_max_diff", "peer_c_book1",
                 "peer_c_cell1", "peer_formula_diff", "peer_sim_max_z", "peer_theory_max_z"):
         assert key in nums
-    _labelled(ch.plot_cui(data))
+    fits_the_column(ch.plot_cui(data))
 
 
-def test_feature_spike_data_counts_table_and_figure():
+def test_feature_spike_data_counts_table_and_figure(fits_the_column):
     data = runs = ch.feature_spike_data(60, [0.1, 0.3], range(2), POLY4, HE1)
     assert runs["count"].shape == (2, 2) and runs["proj_beta"].shape == (2, 2, 4)
     assert list(data["predicted"]) == [1, 2]
@@ -259,7 +251,7 @@ def test_feature_spike_data_counts_table_and_figure():
     _pipe_free(header, rows)
     nums = ch.feature_spike_numbers(data)
     assert nums["fs_max_pred"] == 2 and nums["fs_max_count"] == runs["count"].max()
-    _labelled(ch.plot_feature_spikes(data))
+    fits_the_column(ch.plot_feature_spikes(data))
     with pytest.raises(ValueError, match="alphas"):
         ex.feature_spikes(np.random.default_rng(0), 60, [0.5], POLY4, HE1)
     with pytest.raises(ValueError, match="top"):

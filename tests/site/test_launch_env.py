@@ -22,7 +22,7 @@ import pytest
 
 import code_downloads
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder" / "requirements.txt"
 CHAPTER = "book/setting.md"
 #: What a reader needs to run a chapter (the issue's list; twostep's own dependencies among them).

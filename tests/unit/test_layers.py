@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "twostep"
+PACKAGE = Path(__file__).resolve().parents[2] / "twostep"
 LAYERS = {"_validation": 0, "_version": 0, "model": 1, "analysis": 2, "experiments": 3,
           "pages": 4, "scale": 4, "__init__": 5, "__main__": 5}
 #: Layers of one level that must not import each other.

@@ -26,7 +26,7 @@ import pytest
 
 import bookcache
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # {glue}`name`, {glue:text}`name:.2f`, {glue:md}`page.md::name` ...
 _ROLE = re.compile(r"\{glue(?::\w+)?\}`([^`]+)`")

@@ -6,7 +6,7 @@ Checked on a figure with every kind of artist the chapters draw, and on real pag
 results files, the two-steps phase diagram), drawn at small sizes. That a notebook's figures
 carry their CSV (``text/csv``, through ``figures.use_book_style``) is checked in an IPython
 shell of its own; that the built site offers each ``{glue:figure}``'s CSV, in
-``tests/test_site_downloads.py``.
+``tests/site/test_site_downloads.py``.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def _page_figures():
     data = at_scale.at_scale_data(*(read_results(spikes.results_path(n)) for n in at_scale.NAMES))
     yield "at_scale terms", spikes.plot_terms(data.runs["spike"], data.predicted)
     yield "at_scale beta", at_scale.plot_beta(data, at_scale.beta_limits(data))
-    # The sizes of tests/test_chapter_two_steps.py.
+    # The sizes of tests/pages/test_chapter_two_steps.py.
     scaling = two_steps.scaling_study([20, 28, 36], [0, 1], "poly4", "he1", 0.2, (0.4, 0.25),
                                       settings=[(0.2, 0.2), (0.3, 0.3), (0.4, 0.25), (0.45, 0.3)],
                                       alphas=[0.05, 0.23, 0.41], n_grid=28, n_top=4)

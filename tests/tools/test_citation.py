@@ -4,7 +4,7 @@ landing page's "How to cite" (``twostep.pages.landing.citation``).
 ``cffconvert --validate`` runs in a virtual environment of its own, made here from
 ``tests/data/cffconvert-requirements.txt``: cffconvert 2.0.0 needs jsonschema < 4, which the
 book's environment cannot have. The built page's citation is checked against the file in
-``tests/test_site_downloads.py``.
+``tests/site/test_site_downloads.py``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import yaml
 import twostep
 from twostep.pages import landing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CFF = ROOT / "CITATION.cff"
 PINS = ROOT / "tests" / "data" / "cffconvert-requirements.txt"
 

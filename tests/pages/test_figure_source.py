@@ -20,7 +20,7 @@ import pytest
 
 import bookcache
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = bookcache.chapters(ROOT)
 
 _IMPORT = re.compile(r"^from twostep\.pages import (.+)$", re.MULTILINE)

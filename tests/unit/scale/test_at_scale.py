@@ -39,7 +39,7 @@ from threadpoolctl import threadpool_limits
 
 from twostep.scale.results import read_results
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 FOLDER = ROOT / "results" / "at_scale"
 NAMES = ("spike", "reuse", "reuse_he2", "count")
 N_CHECK, SEED = 1000, 0

@@ -146,7 +146,7 @@ def test_grid_counts_of_the_at_scale_task_are_the_dense_counts():
     from twostep.analysis.decomposition import second_step_terms
     from twostep.scale.device import spike_on
 
-    path = Path(__file__).resolve().parent.parent / "tools" / "at_scale.py"
+    path = Path(__file__).resolve().parents[3] / "tools" / "at_scale.py"
     spec = importlib.util.spec_from_file_location("at_scale_tool", path)
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import bookcache
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

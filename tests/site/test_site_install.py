@@ -31,7 +31,7 @@ import code_downloads
 
 pytestmark = pytest.mark.book
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = "book/setting"
 # The appendix, which needs the results files the site offers beside it.
 APPENDIX = "book/at_scale"

@@ -47,14 +47,11 @@ def net():
                            extra_seeds=[3], extra_point=("odd", "reused", NS[-1]), top=4)
 
 
-def _labelled(fig):
-    assert isinstance(fig, Figure)
-    # every figure fits the 7-inch text column
-    assert fig.get_figwidth() <= 7.0
-    axes = [ax for ax in fig.get_axes() if ax.axison]       # a legend-only cell has no axes
-    assert axes and any(ax.get_xlabel().startswith("$N$") for ax in axes)   # shared x: bottom row
-    assert any(ax.get_ylabel() for ax in axes) and all(ax.get_title() for ax in axes)
-    assert all(ax.get_xscale() == "log" for ax in axes)
+def _against_width(axes):
+    # The reuse figures put every quantity against the width: log x, N on the bottom row, a
+    # title per panel.
+    assert any(ax.get_xlabel().startswith("$N$") for ax in axes)
+    assert all(ax.get_title() for ax in axes) and all(ax.get_xscale() == "log" for ax in axes)
     return axes
 
 
@@ -117,7 +114,7 @@ def test_signal_data_matches_a_direct_run(data, limits):
         / data.at("overlaps", (0, 0), True, **first))
 
 
-def test_signal_table_and_plots(data, limits):
+def test_signal_table_and_plots(data, limits, fits_the_column):
     (head, main), (head_odd, odd) = ch.signal_table(data, limits, {**TARGETS, "he1+odd": "two"})
     # a measured and a theory row per direction and batch (two-index: 2 directions), the same
     # rows in both tables (u_0, u_2, tilde u_2; u_1, u_3)
@@ -128,9 +125,9 @@ def test_signal_table_and_plots(data, limits):
     where = dict(target="odd", batch="reused", n=NS[-1])
     assert main[0][3] == report.pm(data.at("overlaps", (2, 0), **where),
                                    data.at("overlaps", (2, 0), True, **where), 3)
-    axes = _labelled(ch.plot_signal_overlaps(data, limits, TARGETS))
+    axes = _against_width(fits_the_column(ch.plot_signal_overlaps(data, limits, TARGETS)))
     assert len(axes) == 2 * len(TARGETS) and "odd bounded" in axes[0].get_title()
-    axes = _labelled(ch.plot_two_index(data, limits, "he1+odd"))
+    axes = _against_width(fits_the_column(ch.plot_two_index(data, limits, "he1+odd")))
     fig = ch.plot_two_index(data, limits, "he1+odd")
     assert len(axes) == 2 and len(fig.legends) == 1            # one legend, below the panels
 
@@ -149,20 +146,20 @@ def test_network_data_records_and_summary(net):
     assert list(Ns) == list(NS) and mean[-1] == pytest.approx(seeds.mean())
 
 
-def test_network_table_and_plots(net, limits):
+def test_network_table_and_plots(net, limits, fits_the_column):
     (head, term), (head_w2, w2) = ch.network_table(net, TARGETS, 3)
     # two tables: T_2, then W_2; one row per target, batch and size
     assert len(term) == len(w2) == len(TARGETS) * 2 * len(NS)
     assert len(head) == 6 and "$s_1(W_2)$" in head_w2
     assert ch.span_chance(net, 3) == (f"{np.sqrt(3 / NS[0]):.3f}, {np.sqrt(3 / NS[1]):.3f} "
                                       f"at $N = $ {NS[0]}, {NS[1]}")
-    axes = _labelled(ch.plot_term(net, limits, TARGETS))
+    axes = _against_width(fits_the_column(ch.plot_term(net, limits, TARGETS)))
     assert len(axes) == 2 and axes[1].get_ylim() == (0, 1.05)
-    axes = _labelled(ch.plot_learned_subspace(net, limits, TARGETS, 3))
+    axes = _against_width(fits_the_column(ch.plot_learned_subspace(net, limits, TARGETS, 3)))
     assert len(axes) == len(TARGETS) + 1 and "top 3" in axes[0].get_title()
 
 
-def test_lambda_data_uses_the_rescaled_draws(net, limits):
+def test_lambda_data_uses_the_rescaled_draws(net, limits, fits_the_column):
     lam = ch.lambda_data(net, "odd", 0.4, 0.25, A2S, 4)
     assert lam["n_spikes"] == {0.05: 0, 0.25: 2, 0.35: 3}
     e = [x for x in ts.summarise([r for r in net.records if r["target"] == "odd"], by=["batch", "N"],
@@ -177,7 +174,7 @@ def test_lambda_data_uses_the_rescaled_draws(net, limits):
     header, rows = ch.lambda_table(lam)
     assert len(header) == 2 + len(NS) and len(rows) == 3 * len(A2S)
     assert rows[2] == ["0", "chance"] + [f"{np.sqrt(1 / N):.3f}" for N in NS]
-    axes = _labelled(ch.plot_lambda(lam, limits))
+    axes = _against_width(fits_the_column(ch.plot_lambda(lam, limits)))
     assert len(axes) == len(A2S) and "Lambda = 3" in axes[-1].get_title()
 
 

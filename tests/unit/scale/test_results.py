@@ -65,7 +65,7 @@ def test_the_committed_files_still_read(tmp_path):
     # Every committed file reads, whichever writer made it; one written before the schema field
     # (twostep 0.1.0's first writer) reads as schema 1.
     from pathlib import Path
-    folder = Path(__file__).resolve().parent.parent / "results" / "at_scale"
+    folder = Path(__file__).resolve().parents[3] / "results" / "at_scale"
     for path in sorted(folder.glob("*.json")):
         doc = read_results(path)
         assert doc["experiment"] == path.stem and doc["records"]
@@ -153,7 +153,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 TOOL = [sys.executable, str(ROOT / "tools" / "at_scale.py"), "--backend", "numpy"]
 SMALL = ["--widths", "40", "80", "120", "160", "200", "--seeds", "spike=40:2", "--seeds", "reuse=40:2",
          "--only", "spike", "--only", "reuse"]
