@@ -44,14 +44,14 @@ def _pipe_free(header, rows):
 @pytest.fixture(scope="module")
 def residual():
     return ch.residual_data({"poly4": POLY4, "tanh": TANH}, HE1, [24, 32], range(2), [40, 48], range(2),
-                            {"He_3": HE3, "odd": odd_bounded_link()},
+                            {"he3": HE3, "odd": odd_bounded_link()},
                             steps=[(1.0, 0.0), (1.0, 0.2), (1.0, 0.4)], fit_from=32)
 
 
 def test_residual_data_shapes_and_direct_computation(residual):
     res = residual
     assert list(res["sizes"]) == [24, 32, 40, 48] and list(res["sizes_small"]) == [24, 32]
-    assert res["acts"] == ["poly4", "tanh"] and res["targets"] == ["He_1", "He_3", "odd"]
+    assert res["acts"] == ["poly4", "tanh"] and res["targets"] == ["he1", "he3", "odd"]
     assert [len(res["summary"].axis(act=a)) for a in res["acts"]] == [4, 4]
     assert res["summary"].at("top1", act="poly4", N=24).shape == (3,)
     # the first row is the mean over seeds of first_step_diagnostics with each seed's generator
@@ -64,10 +64,10 @@ def test_residual_data_shapes_and_direct_computation(residual):
     assert e["remainder"] == pytest.approx(rem, rel=1e-6)
     tail = [ex.first_step_diagnostics(rng_for(s), N=32, n=32, d=32, activation=POLY4, target=HE3,
                                       dtype=np.float32) for s in range(2)]
-    assert res["tail"].at("max_label", target="He_3", N=32) == pytest.approx(
+    assert res["tail"].at("max_label", target="he3", N=32) == pytest.approx(
         np.mean([t["max_label"] for t in tail]))
-    # the main series at the small widths is the tail's He_1
-    assert res["tail"].at("residual", target="He_1", N=32) == res["summary"].at("residual", act="poly4", N=32)
+    # the main series at the small widths is the tail's he1
+    assert res["tail"].at("residual", target="he1", N=32) == res["summary"].at("residual", act="poly4", N=32)
     res_poly = res["summary"].series("residual", act="poly4")[1]
     assert res["slopes"]["poly4"] == pytest.approx(loglog_slope(res["sizes"], res_poly))
     assert res["slopes"]["poly4_large"][0] == pytest.approx(loglog_slope(res["sizes"][1:], res_poly[1:])[0])
@@ -79,7 +79,7 @@ def test_residual_numbers_tables_and_figures(residual, fits_the_column):
     nums = ch.residual_numbers(res)
     assert nums["slope_poly"] == pytest.approx(res["slopes"]["poly4"][0])
     assert nums["slope_he3"] == pytest.approx(res["slopes"]["tail_He_3"][0])
-    assert nums["res_he3_max"] == pytest.approx(res["tail"].at("residual", target="He_3", N=32))
+    assert nums["res_he3_max"] == pytest.approx(res["tail"].at("residual", target="he3", N=32))
     assert [k for k in nums if k.startswith(("top2_max_", "rem_max_"))] == ["top2_max_2", "rem_max_2"]
     assert all(isinstance(v, (int, float, str)) for v in nums.values())
     for table in (ch.residual_table, ch.slope_table, ch.tail_table, ch.growth_table):
@@ -119,11 +119,11 @@ def test_residual_tables_show_the_spread_of_the_seeds(residual):
     assert text.startswith("means over 2 seeds, with standard errors at most ")
     assert f"{report.sig(100 * s1)}% of the entry for $s_1$, {report.sig(100 * s2)}% for $s_2$" in text
     assert text.endswith(f"{report.sig(100 * rem)}% for $\\lVert\\Delta_1\\rVert_{{op}}$")
-    # tab-remainder-tails: every measured cell "mean ± standard error", He_3 at N = 32
+    # tab-remainder-tails: every measured cell "mean ± standard error", he3 at N = 32
     tail = [ex.first_step_diagnostics(rng_for(s), N=32, activation=POLY4, target=HE3,
                                       dtype=np.float32) for s in range(2)]
     header, rows = ch.tail_table(res)
-    he3 = rows[[r[0] for r in rows].index(ch.TARGET_LABELS["He_3"])]
+    he3 = rows[[r[0] for r in rows].index(ch.TARGET_LABELS["he3"])]
     cell = lambda m, se: f"{m:.2f} ± {se:.2f}"
     assert he3[1] == cell(*mean_sem([t["remainder_sample_overlap"] for t in tail]))
     assert he3[2] == cell(*mean_sem([t["max_label"] for t in tail]))
@@ -156,16 +156,16 @@ def test_w1_spectrum_data_matches_a_direct_draw(fits_the_column):
 
 def test_bbp_data_shapes_direct_computation_and_figure(fits_the_column):
     cs = [0.3, 1.0, 2.0, 2.5]
-    bbp = ch.bbp_data(32, cs, {"He_1": HE1, "He_3": HE3}, range(2), POLY4)
-    e = bbp["summary"].entry(target="He_1")
+    bbp = ch.bbp_data(32, cs, {"he1": HE1, "he3": HE3}, range(2), POLY4)
+    e = bbp["summary"].entry(target="he1")
     assert e["top1"].shape == (4,) and e["right_v_overlap"].shape == (4,)
     direct = [ex.first_step_diagnostics(rng_for(s), N=32, n=32, d=32, activation=POLY4, target=HE1,
                                         steps=[(c, 0.0) for c in cs], dtype=np.float32) for s in range(2)]
     np.testing.assert_allclose(e["top1"], np.mean([d["top"][:, 0] for d in direct], axis=0), rtol=1e-6)
-    assert bbp["eta_c"]["He_1"] == pytest.approx(1 / np.sqrt(2)) and bbp["eta_c"]["He_3"] == pytest.approx(1.0)
+    assert bbp["eta_c"]["he1"] == pytest.approx(1 / np.sqrt(2)) and bbp["eta_c"]["he3"] == pytest.approx(1.0)
     above = np.array(cs) > 1.2 / np.sqrt(2)
     limit = spiked_outlier(np.array(cs)[above] * np.sqrt(2), 1.0)
-    assert bbp["gap"]["He_1"][0] == pytest.approx(np.max(np.abs(e["top1"][above] / limit - 1)), rel=1e-6)
+    assert bbp["gap"]["he1"][0] == pytest.approx(np.max(np.abs(e["top1"][above] / limit - 1)), rel=1e-6)
     nums = ch.bbp_numbers(bbp)
     assert nums["eta_c_ratio"] == pytest.approx(np.sqrt(2))
     header, rows = ch.bbp_table(bbp)
@@ -177,12 +177,12 @@ def test_bbp_data_shapes_direct_computation_and_figure(fits_the_column):
     pred = np.array([spiked_outlier(np.array(cs) * d["spike"], 1.0) for d in direct])[:, above]
     i = int(np.argmax(np.abs(top.mean(axis=0) / limit - 1)))
     j = int(np.argmax(np.abs(top.mean(axis=0) / pred.mean(axis=0) - 1)))
-    assert bbp["gap_sem"]["He_1"][0] == pytest.approx(mean_sem(top[:, i])[1] / limit[i], rel=1e-6)
-    assert bbp["gap_sem"]["He_1"][1] == pytest.approx(mean_sem(top[:, j] / pred[:, j] - 1)[1],
+    assert bbp["gap_sem"]["he1"][0] == pytest.approx(mean_sem(top[:, i])[1] / limit[i], rel=1e-6)
+    assert bbp["gap_sem"]["he1"][1] == pytest.approx(mean_sem(top[:, j] / pred[:, j] - 1)[1],
                                                    rel=1e-5)
     dev = [d["spike"] / np.sqrt(2) - 1 for d in direct]
-    assert bbp["summary"].at("spike_dev", target="He_1") == pytest.approx(np.mean(dev), rel=1e-6)
-    assert bbp["summary"].at("spike_dev", target="He_1", sem=True) == pytest.approx(mean_sem(dev)[1],
+    assert bbp["summary"].at("spike_dev", target="he1") == pytest.approx(np.mean(dev), rel=1e-6)
+    assert bbp["summary"].at("spike_dev", target="he1", sem=True) == pytest.approx(mean_sem(dev)[1],
                                                                                  rel=1e-6)
     percent = max(max(*bbp["gap_sem"][k], bbp["summary"].at("spike_dev", target=k, sem=True))
                   for k in bbp["targets"])
@@ -197,25 +197,25 @@ def test_bbp_data_shapes_direct_computation_and_figure(fits_the_column):
 # --- the learned direction ----------------------------------------------------------------
 
 def test_overlap_data_shapes_direct_computation_and_figure(fits_the_column):
-    targets = {"He_1": HE1, "He_1+He_3": HE1 + HE3, "He_2": HE2, "He_3": HE3, "odd": odd_bounded_link()}
-    keys = ["He_1", "He_2", "He_3", "odd"]
+    targets = {"he1": HE1, "he1_he3": HE1 + HE3, "he2": HE2, "he3": HE3, "odd": odd_bounded_link()}
+    keys = ["he1", "he2", "he3", "odd"]
     ov = ch.overlap_data(30, 1.0, 0.25, [2.0, 1.0], range(2), targets, POLY4, 2.0, [16, 24], range(2), keys)
     assert list(ov["psis"]) == [1.0, 2.0]
-    st = ov["stats"]["He_2"]
+    st = ov["stats"]["he2"]
     assert st["v"].shape == (2,) and st["z"].shape == (2,)
     direct = [ex.first_step_diagnostics(rng_for(s), N=30, n=30, d=30, activation=POLY4, target=HE2,
                                         steps=[(1.0, 0.25)], dtype=np.float32)["v_overlap"] ** 2
               for s in range(2)]
     assert st["v"][0] == pytest.approx(np.sqrt(np.mean(direct)), rel=1e-6)
-    assert ov["stats"]["He_1"]["pred"][1] == pytest.approx(one_step_overlap(1.0, 1.0, 2.0))
+    assert ov["stats"]["he1"]["pred"][1] == pytest.approx(one_step_overlap(1.0, 1.0, 2.0))
     assert st["finite"][0] == pytest.approx(finite_size_overlap(0.0, 1.0, 5.0, 30, 30), rel=1e-6)
     dim = [ex.learned_direction_overlaps(32, 16, [targets[k] for k in keys], rng_for(s), dtype=np.float32)
            for s in range(2)]
-    assert ov["dim_stats"]["He_3"]["v"][0] == pytest.approx(np.sqrt(np.mean([o[2] ** 2 for o in dim])), rel=1e-6)
+    assert ov["dim_stats"]["he3"]["v"][0] == pytest.approx(np.sqrt(np.mean([o[2] ** 2 for o in dim])), rel=1e-6)
     nums = ch.overlap_numbers(ov)
     assert nums["m22_he2_root"] == pytest.approx(np.sqrt(5.0))
     assert nums["m22_he3_root"] == pytest.approx(np.sqrt(7.0))
-    assert nums["high_max"] == pytest.approx(max(np.max(ov["stats"][k]["v"]) for k in ["He_2", "He_3", "odd"]))
+    assert nums["high_max"] == pytest.approx(max(np.max(ov["stats"][k]["v"]) for k in ["he2", "he3", "odd"]))
     header, rows = ch.overlap_table(ov)
     assert len(rows) == 5
     # the table as shown: a true minus sign, and no negative zero
@@ -271,10 +271,10 @@ def test_one_step_verdict_applies_the_rule_to_slope_and_overlaps():
     residual = dict(main="poly", slopes={"poly": (-0.49, 0.01)}, n_seeds_small=4, sizes=sizes,
                     summary=Summary(records, ("act", "N"), ("residual",)))
     high, first = SimpleNamespace(information_exponent=3), SimpleNamespace(information_exponent=1)
-    stats = {"He_3": dict(v=np.array([0.05, 0.04]), v_sem=np.array([0.001, 0.001]),
+    stats = {"he3": dict(v=np.array([0.05, 0.04]), v_sem=np.array([0.001, 0.001]),
                           finite=np.array([0.05, 0.04])),
-             "He_1": dict(pred=np.array([0.7, 0.8]))}
-    overlap = dict(targets={"He_3": high, "He_1": first}, stats=stats, psis=np.array([1.0, 2.0]),
+             "he1": dict(pred=np.array([0.7, 0.8]))}
+    overlap = dict(targets={"he3": high, "he1": first}, stats=stats, psis=np.array([1.0, 2.0]),
                    n_seeds=6, d=400)
     out = ch.one_step_verdict(residual, overlap)
     # the slope over 5 widths has 3 degrees of freedom
@@ -285,7 +285,7 @@ def test_one_step_verdict_applies_the_rule_to_slope_and_overlaps():
     # the landing page's verdicts at each width: from three widths on, the slope up to N
     assert "vw_one_step_500" in out and out["vw_one_step_1000"] == report.VERDICT_SYMBOLS[
         judge(*loglog_slope(sizes[:3], sizes[:3] ** -0.5 * 1.015), -0.5, 0.0, seeds=4, df=1).label]
-    stats["He_3"]["v"] = np.array([0.2, 0.04])          # far above its null: contradicted
+    stats["he3"]["v"] = np.array([0.2, 0.04])          # far above its null: contradicted
     assert ch.one_step_verdict(residual, overlap)["verdict_high"] == "contradicted"
     residual["slopes"]["poly"] = (0.5, 0.02)               # a remainder that grows: wrong sign
     assert ch.one_step_verdict(residual, overlap)["verdict_rank_one"] == "contradicted"

@@ -95,7 +95,7 @@ def test_hermite_tables():
     assert rows[1][-1] == "∞"
     header, rows = ch.target_table({"g": hermite_link(1), "odd": odd_bounded_link()})
     assert len(header) == 8 and rows[0][1:] == ["1.0000", "0", "1.0000", "0", "0", "0", "1"]
-    assert rows[1][-1] == "3"
+    assert rows[1][-1] == "3" and rows[0][0] == "g" and rows[1][0] == "odd bounded"
     assert ch.coefficient_text(1e-13) == "0" and ch.coefficient_text(0.5) == "0.5000"
 
 

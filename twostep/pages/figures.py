@@ -23,6 +23,16 @@ COLORS = {"reused": "#c0392b", "fresh": "#2471a3", "theory": "0.15", "chance": "
 K_COLORS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a")
 #: The order in which every page draws and tabulates the two batch schemes.
 BATCH_ORDER = ("fresh", "reused")
+#: How every page names a target in figures and tables, keyed as the experiments' ``target=``
+#: names it (:func:`twostep.get_link`'s names; "he1+odd" the two-index target), with
+#: "he1_he3" for the one single-index sum the book draws, and an activation, keyed by
+#: :func:`twostep.get_activation`'s names.
+TARGET_LABELS = {"he1": r"$\mathrm{He}_1$", "he2": r"$\mathrm{He}_2/\sqrt{2}$",
+                 "he3": r"$\mathrm{He}_3/\sqrt{6}$", "odd": "odd bounded",
+                 "he1_he3": r"$\mathrm{He}_1+\mathrm{He}_3/\sqrt{6}$",
+                 "he1+odd": r"$\mathrm{He}_1$ + odd bounded"}
+ACTIVATION_LABELS = {"poly2": r"$\sigma_2$", "poly3": r"$\sigma_3$", "poly4": r"$\sigma_4$",
+                     "tanh": r"$\tanh$", "relu": "centred ReLU"}
 #: The label of a width axis.
 WIDTH_LABEL = "$N$ ($= n = d$)"
 

@@ -31,20 +31,16 @@ from ..experiments.first_step import (cui_experiment, feature_spikes, first_step
 from ..model.activations import Activation, Tanh
 from ..model.steps import step_size
 from ..model.targets import Link
-from .figures import (COLORS, chance_line, errorbars, finished, legend_from, plot_spectrum,
+from .figures import (ACTIVATION_LABELS, COLORS, TARGET_LABELS, chance_line, errorbars,
+                      finished, legend_from, plot_spectrum,
                       theory_power_law, ticks_at, width_axis)
 from .report import num, pm, sci, sig, width_verdicts
 
 #: Colours of the chapter's targets (red and blue stay reserved for reused / fresh batches).
-TARGET_COLORS = {"He_1": "#1e8449", "He_1+He_3": "#e377c2", "He_2": "#8c564b",
-                 "He_3": "#d68910", "odd": "#7d3c98"}
-#: Legend labels of the chapter's targets.
-TARGET_LABELS = {"He_1": r"$\mathrm{He}_1$", "He_1+He_3": r"$\mathrm{He}_1+\mathrm{He}_3/\sqrt{6}$",
-                 "He_2": r"$\mathrm{He}_2/\sqrt{2}$", "He_3": r"$\mathrm{He}_3/\sqrt{6}$",
-                 "odd": r"odd ($\sin 2z$)"}
+TARGET_COLORS = {"he1": "#1e8449", "he1_he3": "#e377c2", "he2": "#8c564b",
+                 "he3": "#d68910", "odd": "#7d3c98"}
 #: Colour and label of the comparison activation tanh.
 TANH_COLOR = "0.45"
-ACTIVATION_LABELS = {"poly4": r"$\sigma_4$", "tanh": r"$\tanh$"}
 #: One colour per recorded step exponent of :func:`plot_growth`.
 ALPHA_COLORS = ("0.45", "#b9770e", "#6c3483")
 #: The labelled ticks of a width axis against :math:`N`.
@@ -74,7 +70,7 @@ def _first_step_task(rng, N, act, target, activations, targets, main, steps, top
 
 def residual_data(activations: dict, target: Link, sizes_small, seeds_small, sizes_large,
                   seeds_large, tail_targets: dict, steps=(), main: str = "poly4",
-                  main_key: str = "He_1", fit_from: int = 1000, n_jobs: int = 1,
+                  main_key: str = "he1", fit_from: int = 1000, n_jobs: int = 1,
                   dtype=np.float32) -> dict:
     r"""The first update (:func:`first_step_diagnostics`) against the width :math:`N = n = d`:
     every activation of ``activations`` with ``target`` at ``sizes_small`` (seeds
@@ -138,7 +134,7 @@ def plot_residual(data: dict):
         _, res, sem = data["summary"].series("residual", act=act)
         first = act == data["main"]
         s, se = slopes[act]
-        errorbars(ax, sizes, res, sem, color=TARGET_COLORS["He_1"] if first else TANH_COLOR,
+        errorbars(ax, sizes, res, sem, color=TARGET_COLORS["he1"] if first else TANH_COLOR,
                   marker="o" if first else "s",
                   label=f"{ACTIVATION_LABELS.get(act, act)}: slope {num(s, '.3f')} ± {se:.3f}")
         mid = len(sizes) // 2
@@ -218,7 +214,7 @@ def residual_numbers(data: dict) -> dict:
     ``top2_max_i`` and ``rem_max_i``."""
     s, sizes, main = data["slopes"], data["sizes"], data["main"]
     last = data["summary"].entry(act=main, N=sizes[-1])
-    he3 = data["tail"].entry(target="He_3", N=data["sizes_small"][-1])
+    he3 = data["tail"].entry(target="he3", N=data["sizes_small"][-1])
     curves = _growth_curves(data)
     i = len(curves) - 1
     return dict(
@@ -264,7 +260,7 @@ def slope_table(data: dict) -> tuple[list, list]:
     for act in data["acts"]:
         largest = data["summary"].at("residual", act=act, N=sizes[-1])
         for key, lo in [(act, sizes[0]), (act + "_large", data["fit_from"])]:
-            rows.append([ACTIVATION_LABELS.get(act, act), TARGET_LABELS["He_1"],
+            rows.append([ACTIVATION_LABELS.get(act, act), TARGET_LABELS["he1"],
                          f"{lo}–{sizes[-1]}", pm(*s[key], 3), f"{largest:.3f}"])
     for key in data["targets"]:
         rows.append([ACTIVATION_LABELS.get(data["main"], data["main"]), TARGET_LABELS[key],
@@ -345,7 +341,7 @@ def plot_w1_spectrum(data: dict):
     axes, margin = axes[0], data["margin"]
     for ax, c, s, theta, pred in zip(axes, data["cs"], data["singular"], data["theta"],
                                      data["pred"]):
-        plot_spectrum(ax, s, 1.0, margin=margin, outlier_color=TARGET_COLORS["He_1"])
+        plot_spectrum(ax, s, 1.0, margin=margin, outlier_color=TARGET_COLORS["he1"])
         # Below the BBP threshold the prediction is the bulk edge itself, already drawn.
         if pred > bulk_edge(1.0) * (1 + 1e-9):
             ax.axvline(pred, color=COLORS["theory"], ls="--", lw=1.2)
@@ -359,7 +355,7 @@ def plot_w1_spectrum(data: dict):
         ("singular values of $W_1$", dict(color="0.6", alpha=0.8, patch=True)),
         ("Marchenko–Pastur density of $W_0$", dict(color=ink, lw=1.3)),
         (f"bulk edge {bulk_edge(1.0):.2f}", dict(color=ink, ls=":", lw=1)),
-        (f"beyond {1 + margin:g} × edge", dict(color=TARGET_COLORS["He_1"], lw=1.6)),
+        (f"beyond {1 + margin:g} × edge", dict(color=TARGET_COLORS["he1"], lw=1.6)),
         (r"predicted outlier $s_\star(\theta)$", dict(color=ink, ls="--", lw=1.2))],
         loc="outside lower center", ncol=3, fontsize=9)
     return finished(fig)
@@ -454,10 +450,10 @@ def plot_bbp(data: dict):
 
 
 def bbp_numbers(data: dict) -> dict:
-    """Named values of :func:`bbp_data` (targets ``He_1`` and ``He_3``) for the prose."""
-    return dict(bbp_gap_he1=data["gap"]["He_1"][0], bbp_gap_he3=data["gap"]["He_3"][0],
-                eta_c_ratio=data["eta_c"]["He_3"] / data["eta_c"]["He_1"],
-                **{f"eta_c_{name}": eta for name, eta in data["eta_c"].items()})
+    """Named values of :func:`bbp_data` (targets ``he1`` and ``he3``) for the prose."""
+    return dict(bbp_gap_he1=data["gap"]["he1"][0], bbp_gap_he3=data["gap"]["he3"][0],
+                eta_c_ratio=data["eta_c"]["he3"] / data["eta_c"]["he1"],
+                **{f"bbp_eta_c_{name}": eta for name, eta in data["eta_c"].items()})
 
 
 def bbp_table(data: dict) -> tuple[list, list]:
@@ -603,15 +599,14 @@ def _information_groups(data: dict):
 def overlap_numbers(data: dict) -> dict:
     """Named values of :func:`overlap_data` for the prose: the largest deviations for the
     targets of information exponent one, the largest overlaps and z-scores for the others,
-    :math:`\\mathbb E[y^2z^2]` and the slopes against ``d`` (targets ``He_2``, ``He_3``, ``odd``)."""
+    :math:`\\mathbb E[y^2z^2]` and the slopes against ``d`` (targets ``he2``, ``he3``, ``odd``)."""
     ie1, high = _information_groups(data)
     st = data["stats"]
     return dict(ov_chance=chance_overlap(data["d"]),
                 dev_ie1=max(np.max(np.abs(st[k]["v"] - st[k]["pred"])) for k in ie1),
                 wv_min_ie1=min(np.min(st[k]["wv"]) for k in ie1),
                 high_max=max(np.max(st[k]["v"]) for k in high),
-                **{f"m22_{short}_root": np.sqrt(st[key]["m22"])
-                   for key, short in {"He_2": "he2", "He_3": "he3", "odd": "odd"}.items()})
+                **{f"m22_{key}_root": np.sqrt(st[key]["m22"]) for key in ("he2", "he3", "odd")})
 
 
 def overlap_table(data: dict) -> tuple[list, list]:

@@ -27,7 +27,7 @@ from ..analysis.theory import n_spikes
 from ..experiments.readout import (SCHEMES, SECOND_STEP_SCHEMES, neuron_memorisation,
                                    train_schemes)
 from ..model.network import gaussian_inputs
-from .figures import (COLORS, chance_line, errorbars, finished, legend_below, legend_from,
+from .figures import (COLORS, TARGET_LABELS, chance_line, errorbars, finished, legend_below, legend_from,
                       ticks_at, width_axis)
 from .report import cell, pm, sci, sig
 
@@ -48,9 +48,6 @@ SCHEME_MARKS = {"W1": {"marker": "o", "ms": 4}, "W1_total": {"marker": "s", "ms"
 #: Marker sizes in the scatter of test errors: concentric open rings where points coincide.
 SCATTER_SIZES = {"W0": 3.0, "W1": 4.0, "W1_total": 5.5, "W2_fresh": 7.0, "W2_reused": 8.5}
 
-#: The chapter's three targets and their names in figures.
-TARGET_LABELS = {"he1": r"$\mathrm{He}_1$", "odd": "odd bounded (IE 3)",
-                 "he1+odd": r"$\mathrm{He}_1$ + odd bounded"}
 
 #: Paired differences of test errors, ``name: (minuend, subtrahend, title)``: scheme names, and
 #: the difference's column title in the tables.
@@ -446,7 +443,7 @@ def plot_scatter(points):
                                                   mfc="none", ms=SCATTER_SIZES[s], ls="none"))
                    for s in ("W1", "W1_total", "W2_fresh", "W2_reused")]
                 + [(TARGET_LABELS[t], dict(marker=markers[t], mfc="none", ls="none"))
-                   for t in TARGET_LABELS], loc="upper left")
+                   for t in markers], loc="upper left")
     return finished(fig)
 
 

@@ -16,12 +16,9 @@ from ..model.activations import Activation, get_activation
 from ..model.network import initialise
 from ..model.steps import step_size
 from ..model.targets import Link, hermite_link
-from .figures import finished, plot_spectrum
+from .figures import ACTIVATION_LABELS, TARGET_LABELS, finished, plot_spectrum
 from .report import pm, sci
 
-#: Table labels of the activations.
-ACTIVATION_LABELS = {"poly2": r"$\sigma_2$", "poly3": r"$\sigma_3$", "poly4": r"$\sigma_4$",
-                     "tanh": r"$\tanh$", "relu": "centred ReLU"}
 
 
 def coefficient_text(x: float) -> str:
@@ -132,12 +129,14 @@ def activation_table(names=tuple(ACTIVATION_LABELS), kmax: int = 4) -> tuple[lis
 
 def target_table(targets: dict, kmax: int = 4) -> tuple[list, list]:
     r"""Header and rows of :math:`\mathbb E[y^2]`, :math:`c_0, \dots, c_{k_{max}}` and the
-    information exponent, one row per ``label -> Link`` of ``targets``."""
+    information exponent, one row per ``name -> Link`` of ``targets`` (named as in
+    :data:`~twostep.pages.figures.TARGET_LABELS`)."""
     rows = []
-    for label, g in targets.items():
+    for name, g in targets.items():
         c = g.coefficients
         coeffs = [coefficient_text(c[k]) if k < len(c) else "0" for k in range(kmax + 1)]
-        rows.append([label, coefficient_text(g.second_moment)] + coeffs + [str(g.information_exponent)])
+        rows.append([TARGET_LABELS.get(name, name), coefficient_text(g.second_moment)] + coeffs
+                    + [str(g.information_exponent)])
     return (["link $g$", "$\\mathbb{E}[y^2]$"] + [f"$c_{k}$" for k in range(kmax + 1)] + ["inf. exp."],
             rows)
 
