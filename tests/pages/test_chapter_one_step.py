@@ -78,7 +78,7 @@ def test_residual_numbers_tables_and_figures(residual, fits_the_column):
     res = residual
     nums = ch.residual_numbers(res)
     assert nums["slope_poly"] == pytest.approx(res["slopes"]["poly4"][0])
-    assert nums["slope_he3"] == pytest.approx(res["slopes"]["tail_He_3"][0])
+    assert nums["slope_he3"] == pytest.approx(res["slopes"]["tail_he3"][0])
     assert nums["res_he3_max"] == pytest.approx(res["tail"].at("residual", target="he3", N=32))
     assert [k for k in nums if k.startswith(("top2_max_", "rem_max_"))] == ["top2_max_2", "rem_max_2"]
     assert all(isinstance(v, (int, float, str)) for v in nums.values())

@@ -220,7 +220,7 @@ def residual_numbers(data: dict) -> dict:
     return dict(
         slope_poly=s[main][0], slope_poly_se=s[main][1], slope_tanh=s["tanh"][0],
         log_slope_max=log_corrected_slope(sizes[-1]), res_poly_max=last["residual"],
-        best_poly_max=last["best_residual"], slope_he3=s["tail_He_3"][0],
+        best_poly_max=last["best_residual"], slope_he3=s["tail_he3"][0],
         res_he3_max=he3["residual"], sample_ov_he3=he3["remainder_sample_overlap"],
         rem_exponent_2=data["steps"][-1][1] - 0.5,
         **{f"top2_max_{i}": curves[-1]["top2"][-1], f"rem_max_{i}": curves[-1]["remainder"][-1]})
