@@ -169,32 +169,7 @@ import time  # noqa: E402
 import uuid  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def _env(tag=None):
-    # One BLAS thread: the same summation order in every process (records compare exactly),
-    # and a light load on the shared machine. The tag finds this run's processes afterwards.
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-           "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    if tag:
-        env["TWOSTEP_TEST_TAG"] = tag
-    return env
-
-
-def _tagged(tag) -> list[int]:
-    """Processes whose environment carries ``tag`` (this run and any worker it started)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                if f"TWOSTEP_TEST_TAG={tag}".encode() in fh.read().split(b"\0"):
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
+from cli_processes import ROOT, child_env, tagged  # noqa: E402  (this folder's helper)
 
 
 def _count(path) -> int:
@@ -207,7 +182,7 @@ def _count(path) -> int:
 def _kill_after(cmd, path, records, tag, sig=signal.SIGKILL, timeout=120):
     """Start ``cmd``, wait until ``path`` holds ``records`` records, send ``sig``; return the
     process (waited for) and the count the file held just before the signal."""
-    proc = subprocess.Popen(cmd, env=_env(tag), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    proc = subprocess.Popen(cmd, env=child_env(tag), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, cwd=ROOT, preexec_fn=default_sigint)
     deadline = time.monotonic() + timeout
     while _count(path) < records:
@@ -240,7 +215,7 @@ def _assert_same_records(a, b):
 def test_a_killed_sweep_resumes_to_the_uninterrupted_records(tmp_path, jobs):
     whole, cut = tmp_path / "whole.json", tmp_path / "cut.json"
     cmd = [sys.executable, "-m", "twostep"] + SWEEP + ["-j", str(jobs)]
-    subprocess.run(cmd + ["-o", str(whole)], env=_env(), check=True, capture_output=True,
+    subprocess.run(cmd + ["-o", str(whole)], env=child_env(), check=True, capture_output=True,
                    timeout=300, cwd=ROOT)
     tag = uuid.uuid4().hex
     proc = _kill_after(cmd + ["-o", str(cut)], cut, 3, tag)
@@ -249,12 +224,12 @@ def test_a_killed_sweep_resumes_to_the_uninterrupted_records(tmp_path, jobs):
     assert 3 <= kept < 32, "killed mid-way: some tasks saved, not all"
     # no worker outlives its killed parent (PR_SET_PDEATHSIG); give the kernel a moment
     for _ in range(100):
-        if not _tagged(tag):
+        if not tagged(tag):
             break
         time.sleep(0.05)
-    assert not _tagged(tag), f"processes of the killed run still alive: {_tagged(tag)}"
+    assert not tagged(tag), f"processes of the killed run still alive: {tagged(tag)}"
     assert not read_results(cut)["complete"]
-    res = subprocess.run(cmd + ["-o", str(cut), "--resume"], env=_env(), capture_output=True,
+    res = subprocess.run(cmd + ["-o", str(cut), "--resume"], env=child_env(), capture_output=True,
                          text=True, timeout=300, cwd=ROOT)
     assert res.returncode == 0, res.stderr
     assert f"wrote {32 - kept} new record(s), 32 in all" in res.stderr
@@ -280,10 +255,10 @@ def test_ctrl_c_saves_the_finished_tasks_with_one_line(tmp_path):
     assert "interrupted:" in err[0] and "--resume" in err[0] and str(out) in err[0]
     assert 2 <= len(read_results(out)["records"]) < 200
     for _ in range(100):
-        if not _tagged(tag):
+        if not tagged(tag):
             break
         time.sleep(0.05)
-    assert not _tagged(tag)
+    assert not tagged(tag)
 
 
 def test_existing_output_needs_force_or_resume(tmp_path, capsys):

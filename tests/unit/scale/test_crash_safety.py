@@ -33,7 +33,7 @@ import pytest
 
 from twostep.scale.results import FAULT_ENV, read_results
 
-ROOT = Path(__file__).resolve().parents[3]
+from cli_processes import ROOT, child_env, tagged  # this folder's helper
 PY = sys.executable
 #: Record entries that differ between two runs of the same task.
 TIMING = {"wall_s", "peak_rss_gb"}
@@ -84,39 +84,14 @@ def _cli(jobs):
 RUNS = {"at_scale": AT_SCALE, "cli": _cli(1), "cli -j 2": _cli(2)}
 
 
-def _env(fault=None, tag=None):
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-           "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    env.pop(FAULT_ENV, None)
-    if fault:
-        env[FAULT_ENV] = fault
-    if tag:
-        env["TWOSTEP_TEST_TAG"] = tag
-    return env
-
-
-def _tagged(tag) -> list[int]:
-    """Processes whose environment carries ``tag``: the run and every worker it started."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as fh:
-                    if f"TWOSTEP_TEST_TAG={tag}".encode() in fh.read().split(b"\0"):
-                        found.append(int(entry))
-            except OSError:
-                continue
-    return found
-
-
 def _run(cmd, fault=None, tag=None):
     # Output to files, not pipes: a worker that outlived its killed run would hold a pipe
-    # open and hang the test instead of failing it (the check of _tagged below).
+    # open and hang the test instead of failing it (the check of tagged() below).
     with open(os.devnull, "rb") as stdin, \
             tempfile.TemporaryFile("w+") as out, \
             tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.run(cmd, env=_env(fault, tag), stdin=stdin, stdout=out, stderr=err,
-                              timeout=300, cwd=ROOT)
+        proc = subprocess.run(cmd, env=child_env(tag, **{FAULT_ENV: fault}), stdin=stdin,
+                              stdout=out, stderr=err, timeout=300, cwd=ROOT)
         out.seek(0)
         err.seek(0)
         return subprocess.CompletedProcess(cmd, proc.returncode, out.read(), err.read())
@@ -126,10 +101,10 @@ def _no_survivor(tag, where):
     # Workers get SIGKILL from the kernel when their parent dies (PR_SET_PDEATHSIG): give it
     # a moment, then none may be left.
     for _ in range(100):
-        if not _tagged(tag):
+        if not tagged(tag):
             return
         time.sleep(0.05)
-    raise AssertionError(f"{where}: processes of the killed run still alive: {_tagged(tag)}")
+    raise AssertionError(f"{where}: processes of the killed run still alive: {tagged(tag)}")
 
 
 def _docs(folder: Path) -> dict:
