@@ -32,8 +32,8 @@ from ..model.activations import Activation, Tanh
 from ..model.steps import step_size
 from ..model.targets import Link
 from .figures import (ACTIVATION_LABELS, COLORS, TARGET_LABELS, chance_line, errorbars,
-                      finished, legend_from, plot_spectrum,
-                      theory_power_law, ticks_at, width_axis)
+                      finished, legend_from, plot_spectrum, theory_power_law, ticks_at,
+                      width_axis)
 from .report import num, pm, sci, sig, width_verdicts
 
 #: Colours of the chapter's targets (red and blue stay reserved for reused / fresh batches).

@@ -27,8 +27,8 @@ from ..analysis.theory import n_spikes
 from ..experiments.readout import (SCHEMES, SECOND_STEP_SCHEMES, neuron_memorisation,
                                    train_schemes)
 from ..model.network import gaussian_inputs
-from .figures import (COLORS, TARGET_LABELS, chance_line, errorbars, finished, legend_below, legend_from,
-                      ticks_at, width_axis)
+from .figures import (COLORS, TARGET_LABELS, chance_line, errorbars, finished, legend_below,
+                      legend_from, ticks_at, width_axis)
 from .report import cell, pm, sci, sig
 
 #: Label and colour of each first layer in the chapter's figures.
@@ -47,7 +47,6 @@ SCHEME_MARKS = {"W1": {"marker": "o", "ms": 4}, "W1_total": {"marker": "s", "ms"
                 "W2_fresh": {"marker": "D", "ms": 5, "mfc": "none"}}
 #: Marker sizes in the scatter of test errors: concentric open rings where points coincide.
 SCATTER_SIZES = {"W0": 3.0, "W1": 4.0, "W1_total": 5.5, "W2_fresh": 7.0, "W2_reused": 8.5}
-
 
 #: Paired differences of test errors, ``name: (minuend, subtrahend, title)``: scheme names, and
 #: the difference's column title in the tables.

@@ -20,7 +20,6 @@ from .figures import ACTIVATION_LABELS, TARGET_LABELS, finished, plot_spectrum
 from .report import pm, sci
 
 
-
 def coefficient_text(x: float) -> str:
     """A Hermite coefficient for a table: ``"0"`` when ``|x| < 1e-12``, else four decimals."""
     return "0" if abs(x) < 1e-12 else f"{x:.4f}"
