@@ -118,9 +118,21 @@ class Tanh(Activation):
         self._polys = [Polynomial([0.0, 1.0])]
 
     def _derivative(self, z, order):
+        # Horner's rule in place, in z's dtype: numpy's Polynomial evaluates float32 input in
+        # float64, and the gradient's product then ran in float64 too (1.4 times the time of
+        # sigma_4's at N = 4000). In float64 the two agree bit for bit (the same Horner steps).
         while len(self._polys) <= order:
             self._polys.append(self._polys[-1].deriv() * Polynomial([1.0, 0.0, -1.0]))
-        return self._polys[order](np.tanh(z))
+        xp, z = namespace(z)
+        t = xp.tanh(z)
+        if order == 0:
+            return t
+        coef = self._polys[order].coef
+        out = xp.full_like(t, float(coef[-1]))
+        for c in coef[-2::-1]:
+            out *= t
+            out += float(c)
+        return out
 
 
 class CentredReLU(Activation):

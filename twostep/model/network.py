@@ -178,7 +178,7 @@ def _derivative_in_place(activation, Z):
     # DERIVATIVE_CHUNK entries. Every piece starts a multiple of 64 entries into Z, so numpy's
     # SIMD loops (np.tanh in float32 among them) group the entries as for the whole block and
     # the values are the same bit for bit. An activation whose derivative comes out in a wider
-    # type (tanh's polynomial in float64 on float32 input) keeps its own array, as before.
+    # type than Z (none of the package's own) keeps its own array.
     step = 64 // math.gcd(Z.shape[1], 64)
     rows = max(step, DERIVATIVE_CHUNK // max(Z.shape[1], 1) // step * step)
     for start in range(0, Z.shape[0], rows):

@@ -77,3 +77,18 @@ def test_get_activation_names():
         assert isinstance(ts.get_activation(name), Activation)
     with pytest.raises(ValueError, match="name must be one of"):
         ts.get_activation("sigmoid")
+
+
+def test_tanh_derivatives_keep_float32_and_agree_with_float64():
+    # float32 in, float32 out: the gradient then runs its products in float32, as for sigma_4.
+    # Each derivative is a polynomial in tanh z of degree order + 1; float32's rounding
+    # (6e-8) moves it by about 1e-7 per unit of its largest coefficient (measured 1.7e-5 at
+    # order 5, whose coefficients reach 136); the bound is 1e-6 times their sum of moduli.
+    tanh = ts.get_activation("tanh")
+    z = np.random.default_rng(0).normal(scale=2.0, size=(50, 40))
+    for order in range(6):
+        low, high = tanh.derivative(z.astype(np.float32), order), tanh.derivative(z, order)
+        assert low.dtype == np.float32 and high.dtype == np.float64
+        scale = np.abs(tanh._polys[order].coef).sum()
+        np.testing.assert_allclose(low, high, rtol=0, atol=1e-6 * scale)
+    np.testing.assert_allclose(tanh.derivative(z, 1), 1 - np.tanh(z) ** 2, rtol=0, atol=1e-15)
