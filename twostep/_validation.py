@@ -138,14 +138,14 @@ def check_alpha_pairs(values, name: str) -> list[tuple[float, float]]:
             for i, (a1, a2) in enumerate(check_pairs(values, name, "an (alpha1, alpha2) pair"))]
 
 
-def check_dtype(dtype) -> np.dtype:
+def check_dtype(dtype, name: str = "dtype") -> np.dtype:
     """A floating dtype of the simulations: float64 or float32."""
     try:
         dt = np.dtype(dtype)
     except (TypeError, ValueError):
-        raise ValueError(f"dtype must be float64 or float32, got {dtype!r}") from None
+        raise ValueError(f"{name} must be float64 or float32, got {dtype!r}") from None
     if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
-        raise ValueError(f"dtype must be float64 or float32, got {dt}")
+        raise ValueError(f"{name} must be float64 or float32, got {dt}")
     return dt
 
 

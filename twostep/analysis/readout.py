@@ -255,7 +255,7 @@ class Step:
 def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: int,
                    n_test: int, rng: np.random.Generator, scalings=("standardised",),
                    relative_lambdas=RELATIVE_LAMBDAS, val_fraction: float = 0.25,
-                   linear: bool = True, dtype=np.float64) -> dict:
+                   linear: bool = True, dtype=np.float64, feature_dtype=None) -> dict:
     r"""Readouts of several first layers on the *same* training, validation and test data.
 
     Draws ``n_train`` training and ``n_test`` test samples from ``teacher`` (in
@@ -282,9 +282,13 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
         Also fit the same readout on the raw inputs :math:`x` (name ``"linear"``):
         an empirical linear-ridge baseline.
     dtype : float64 or float32
-        Of the drawn data and the features (float32 halves the cost of
-        :math:`\sigma(XW^\top)`; it draws a different stream from ``rng``). The ridge
-        fits are in float64 either way: near interpolation they need its precision.
+        Of the drawn data and, unless ``feature_dtype`` is given, of the features (float32
+        halves the cost of :math:`\sigma(XW^\top)`; it draws a different stream from ``rng``).
+        The ridge fits are in float64 either way: near interpolation they need its precision.
+    feature_dtype : float64 or float32, optional
+        Of the products :math:`XW^\top` and the features alone: the data are drawn in
+        ``dtype`` and rounded, so float32 features of float64 draws read out the *same*
+        problem as float64 features, at half the cost of the products.
 
     Returns
     -------
@@ -326,10 +330,13 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
     if n_val >= n_train:
         raise ValueError(f"val_fraction leaves no training rows (n_train = {n_train})")
     dt = check_dtype(dtype)
+    ft = dt if feature_dtype is None else check_dtype(feature_dtype, "feature_dtype")
     X, y = teacher.sample(n_train, rng, dt)
     Xt, yt = teacher.sample(n_test, rng, dt)
     val = rng.permutation(n_train)[:n_val]
     y, yt = y.astype(np.float64, copy=False), yt.astype(np.float64, copy=False)
+    # The inputs of the linear baseline stay as drawn; the features' products see them in ft.
+    Xf, Xtf = X.astype(ft, copy=False), Xt.astype(ft, copy=False)
     out = {s: {} for s in scalings}
     products = {}
 
@@ -337,17 +344,20 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
         # Z A^T, once per pair: the bases and directions that several Steps share.
         key = (id(Z), id(A))
         if key not in products:
-            products[key] = Z @ A.astype(dt, copy=False).T
+            products[key] = Z @ A.astype(ft, copy=False).T
         return products[key]
 
     def pre(W, Z):
         if isinstance(W, Step):
-            return product(Z, W.base) - W.eta * product(Z, W.direction)
-        return Z @ W.astype(dt, copy=False).T
+            # B - eta G as (-eta) G + B: the same bits, one temporary less
+            out = product(Z, W.direction) * -W.eta
+            out += product(Z, W.base)
+            return out
+        return Z @ W.astype(ft, copy=False).T
 
     for name, W in checked.items():
-        F = activation(pre(W, X)).astype(np.float64, copy=False)
-        Ft = activation(pre(W, Xt)).astype(np.float64, copy=False)
+        F = activation(pre(W, Xf)).astype(np.float64, copy=False)
+        Ft = activation(pre(W, Xtf)).astype(np.float64, copy=False)
         for s in scalings:
             out[s][name] = fit_readout(F, y, Ft, yt, val, s == "standardised", relative_lambdas)
     X, Xt = X.astype(np.float64, copy=False), Xt.astype(np.float64, copy=False)

@@ -170,7 +170,8 @@ def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
                       d: int | None = None, activation="poly4", target="he1", c: float = 0.5,
                       alpha1: float = 0.4, alpha2s=(0.25,), n_train: int | None = None,
                       n_test: int | None = None, scalings=("standardised",),
-                      dtype="float64", measured_ideal: bool = False) -> dict:
+                      dtype="float64", feature_dtype=None,
+                      measured_ideal: bool = False) -> dict:
     r"""One problem: train the five first layers, read each out on shared data, and score.
 
     Parameters
@@ -186,6 +187,10 @@ def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
     n_train, n_test : int, optional
         Sizes of the readout's fresh training and test sets (default ``d`` and ``2d``).
     scalings : sequence of {"standardised", "raw"}
+    feature_dtype : {"float64", "float32"}, optional
+        Of the readout's products and features alone (default ``dtype``): float32 features of
+        float64 draws read out the same problem, at half the cost of the products
+        (:func:`twostep.paired_readout`).
     measured_ideal : bool
         Also the ideal readout of each first layer's *measured* top right singular
         vectors (:func:`measured_directions`), as ``ideal_svd_<scheme>``.
@@ -226,7 +231,8 @@ def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
         for i, W in enumerate(getattr(sch, name)):
             weights[f"{name}[{i}]"] = Step(W, base, etas[name][i], sch.gradients[key])
     res = paired_readout(weights, activation, teacher, d if n_train is None else n_train,
-                         2 * d if n_test is None else n_test, rng, scalings=scalings, dtype=dtype)
+                         2 * d if n_test is None else n_test, rng, scalings=scalings, dtype=dtype,
+                         feature_dtype=feature_dtype)
     m2 = teacher.second_moment
     out = {"best_linear": best_linear_error(teacher) / m2}
 

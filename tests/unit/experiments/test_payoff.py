@@ -164,3 +164,26 @@ def test_payoff_experiment_measured_ideal_and_float32():
     # n and d default to N
     c = ts.payoff_experiment(np.random.default_rng(3), N=12, n_train=20, n_test=20)
     assert np.ndim(c["err_W1"]) == 0 and c["overlap_v"].shape == (1,)
+
+
+def test_float32_features_of_float64_draws_move_test_errors_far_below_their_spread():
+    # The readout chapter reads its float64 problems out with float32 features. Same draws: the
+    # linear baseline (no features) is unchanged bit for bit, and each first layer's test error
+    # moves by a tiny fraction of its spread over seeds. Measured (2026-12-05, this size, seeds
+    # 0-5): at most 1.4e-6 of the standard deviation over seeds; at N = n = d = 1000, 3.4e-7.
+    # The bound 1e-3 leaves three orders of magnitude for other BLAS builds, and would still
+    # catch a change of draws (which moves an error by about one standard deviation).
+    kw = dict(target="he1+odd", N=200, alpha2s=(0.05, 0.25), n_train=200, n_test=400)
+    runs = {ft: [ts.payoff_experiment(np.random.default_rng(s), feature_dtype=ft, **kw)
+                 for s in range(6)] for ft in ("float64", "float32")}
+    for key in runs["float64"][0]:
+        if not key.startswith("err_"):
+            continue
+        a, b = (np.array([r[key] for r in runs[ft]]) for ft in ("float64", "float32"))
+        if key == "err_linear":
+            np.testing.assert_array_equal(a, b)
+            continue
+        assert np.all(a != b), key      # the features did change precision
+        assert np.max(np.abs(a - b) / a.std(0, ddof=1)) < 1e-3, key
+    with pytest.raises(ValueError, match="feature_dtype"):
+        ts.payoff_experiment(np.random.default_rng(0), feature_dtype="float16", **kw)
