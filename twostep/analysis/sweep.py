@@ -230,6 +230,25 @@ def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iter
                       check_int(n_jobs, "n_jobs", 1), progress, on_record)
 
 
+def split_batches(records: list[dict], order: Iterable[str]) -> list[dict]:
+    """Records of tasks run with ``batch="both"`` (whose results are ``{"reused": {...},
+    "fresh": {...}}``, e.g. :func:`twostep.experiments.spikes.spike_experiment`) as one record
+    per batch with ``batch`` set, every batch of ``order`` in turn, each in the records' order:
+    the records that a grid over ``batch`` (outermost) would have given."""
+    order = list(order)
+    if not order or any(b not in ("reused", "fresh") for b in order):
+        raise ValueError(f"order must name batches among ('reused', 'fresh'), got {order!r}")
+    out = []
+    for b in order:
+        for r in records:
+            if r.get("batch") != "both" or b not in r:
+                raise ValueError(f"records must come from tasks run with batch='both', each "
+                                 f"holding the results of {order!r}")
+            out.append({**{k: v for k, v in r.items() if k not in ("reused", "fresh")},
+                        "batch": b, **r[b]})
+    return out
+
+
 def summarise(records: list[dict], by: Iterable[str], values: Iterable[str]) -> list[dict]:
     """Mean, standard error and count of ``values`` over seeds, grouped by the keys ``by``.
 

@@ -7,12 +7,11 @@ trust them.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
 
-from .._validation import check_alpha, check_choice, check_int, check_rng
+from .._validation import check_alpha, check_choice, check_int, check_rng, check_steps
 from ..analysis.alignment import (memorisation, memorisations, nested_unmemorised_overlaps,
                                   overlaps, subspace_overlap, unmemorised_overlap)
 from ..analysis.decomposition import (pre_activations, second_step_term, signal_directions,
@@ -21,7 +20,7 @@ from ..analysis.projection import PROJECTED_KEYS, projected_alignment
 from ..analysis.spectra import top_singular
 from ..analysis.theory import n_spikes
 from ..model.activations import as_activation
-from ..model.steps import BATCHES, draw_problem, step_size, two_steps
+from ..model.steps import BATCHES, _both_batches, _two_steps, draw_problem, step_size
 from ..model.targets import make_teacher
 
 
@@ -32,20 +31,28 @@ def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, 
 
     Returns ``overlaps`` (``(len(ks), r)``) and ``norms`` (``(len(ks),)``) of the :math:`u_k`;
     with ``activation`` given, also ``overlaps_reuse`` (``(len(ks), r)``) of the reuse-aware
-    :math:`\tilde u_k` (see :func:`signal_directions`).
+    :math:`\tilde u_k` (see :func:`signal_directions`). With ``batch="both"`` the draws of a fresh
+    batch serve both schemes (a reused draw is the same without :math:`X_2`) and the result is
+    ``{"reused": {...}, "fresh": {...}}``, each bit for bit that batch's own.
     """
     check_rng(rng)
     n, d = check_int(n, "n"), check_int(d, "d")
-    batch = check_choice(batch, "batch", BATCHES)
+    batch = check_choice(batch, "batch", (*BATCHES, "both"))
     teacher = make_teacher(target, d, rng)
     X1, y1 = teacher.sample(n, rng)
-    second = teacher.sample(n, rng) if batch == "fresh" else (None, None)
-    U = signal_directions(X1, y1, ks, *second)
-    out = {"overlaps": overlaps(U, teacher.directions), "norms": np.linalg.norm(U, axis=1)}
-    if activation is not None:
-        Ur = signal_directions(X1, y1, ks, *second, activation=activation)
-        out["overlaps_reuse"] = overlaps(Ur, teacher.directions)
-    return out
+    second = teacher.sample(n, rng) if batch != "reused" else (None, None)
+
+    def measure(*second):
+        U = signal_directions(X1, y1, ks, *second)
+        out = {"overlaps": overlaps(U, teacher.directions), "norms": np.linalg.norm(U, axis=1)}
+        if activation is not None:
+            Ur = signal_directions(X1, y1, ks, *second, activation=activation)
+            out["overlaps_reuse"] = overlaps(Ur, teacher.directions)
+        return out
+
+    if batch == "both":
+        return {"reused": measure(None, None), "fresh": measure(*second)}
+    return measure(*second)
 
 
 def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: str = "reused",
@@ -60,7 +67,10 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
     N : int
         Width, batch size and dimension.
     target : see :func:`target_links`
-    batch : {"reused", "fresh"}
+    batch : {"reused", "fresh", "both"}
+        ``"both"``: the two runs of one draw (the reused run is the fresh problem without its
+        second batch, so each is, bit for bit, the run that batch gives alone), the first step
+        taken once; the result is then ``{"reused": {...}, "fresh": {...}}``.
     c1, alpha1, c2, alpha2 : float
         Step sizes :math:`\eta_t = c_tN^{\alpha_t}`.
     activation : PolynomialActivation or str
@@ -107,10 +117,23 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
                          "paired_reuse_experiment, which measures W_2 only)")
     dt = np.dtype(check_choice(dtype, "dtype", ("float32", "float64")))
     term = None if term is None else check_int(term, "term", 0)
+    batch = check_choice(batch, "batch", (*BATCHES, "both"))
+    steps = check_steps(((c1, alpha1), (c2, alpha2)))
     # The teacher first, then W0, a and the batches: the draws of run_two_steps.
-    run = two_steps(draw_problem(N, N, N, target, batch, rng, dtype=dt), activation,
-                    ((c1, alpha1), (c2, alpha2)), keep_pre=term is not None)
-    B = run.teacher.directions
+    problem = draw_problem(N, N, N, target, "fresh" if batch == "both" else batch, rng, dtype=dt)
+    if batch == "both":
+        out = {}
+        for run in _both_batches(problem, activation, steps, term is not None):
+            out[run.batch] = _reuse_measures(run, term, top, alpha2s, c2)
+            del run     # the reused run is freed before the fresh one is trained
+        return out
+    return _reuse_measures(_two_steps(problem, activation, steps, term is not None),
+                           term, top, alpha2s, c2)
+
+
+def _reuse_measures(run, term, top, alpha2s, c2) -> dict:
+    # reuse_experiment's measurements of one run, on checked arguments.
+    activation, N, B = run.activation, run.N, run.teacher.directions
     second = (None, None) if run.batch == "reused" else (run.X2, run.y2)
     out = {"signal": overlaps(signal_directions(run.X1, run.y1, range(activation.degree),
                                                 *second), B)}
@@ -189,6 +212,7 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
         ``(len(alpha2s)+1,)``.
     """
     N = check_int(N, "N", 8)
+    steps = check_steps(((c1, alpha1), (c2, alpha2)))
     activation = as_activation(activation)
     a2s = [alpha2] + [check_alpha(a, "alpha2s") for a in _check_sequence(alpha2s, "alpha2s")]
     Ks = [1 + n_spikes(alpha1, a2, activation.degree) for a2 in a2s]
@@ -198,7 +222,6 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
     term = check_int(term, "term", 0) if exact else None
     problem = draw_problem(N, N, N, target, "fresh", rng, dtype=dt)
     B = problem.teacher.directions
-    steps = ((c1, alpha1), (c2, alpha2))
     out = {"K": np.array(Ks)}
     null_raw, null_clean = [], []
     for K in Ks:
@@ -208,9 +231,8 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
     out["null_subspace"], out["null_unmemorised"] = np.array(null_raw), np.array(null_clean)
     # Drawn after everything else, so adding them left every earlier number unchanged.
     signs = rng.choice(np.array([-1.0, 1.0], dtype=dt), size=N)
-    for batch in BATCHES:
-        p = problem if batch == "fresh" else replace(problem, X2=problem.X1, y2=problem.y1)
-        run = two_steps(p, activation, steps, keep_pre=exact)
+    for run in _both_batches(problem, activation, steps, exact):
+        batch = run.batch
         if exact:
             out.update({f"{k}_{batch}": v for k, v in
                         _term_evidence(run, term, signs).items()})

@@ -7,6 +7,7 @@ components along the powers of :math:`a`."""
 from __future__ import annotations
 
 import copy
+from functools import partial
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from ..analysis.spikes import (_own_bulk_edge, _term_diagnostics, power_projecti
                                rank_one_sum_singular_values, spike_core)
 from ..analysis.theory import n_spikes, spike_terms
 from ..model.activations import as_activation
-from ..model.steps import BATCHES, _draw_problem, _two_steps
+from ..model.steps import BATCHES, _both_batches, _draw_problem, _two_steps
 
 
 def _polynomial(activation, name="activation"):
@@ -127,7 +128,9 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     rng : numpy.random.Generator
     N : int
         Width, batch size and dimension (:math:`\psi = \phi = 1`).
-    batch : {"reused", "fresh"}
+    batch : {"reused", "fresh", "both"}
+        ``"both"``: the two runs of one draw, the first step taken once (each run bit for bit
+        the one its batch gives alone); the result is then ``{"reused": {...}, "fresh": {...}}``.
     activation : str or PolynomialActivation
     target : str, Link, sequence of Link or Teacher
         The target (e.g. ``"he1"``); :math:`\beta^*` is its first direction.
@@ -158,7 +161,7 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
         ``corrected``): ``core_left``, ``core_right`` ``(L + 1, L + 1)``, ``core_free`` ``(L + 1,)``.
     """
     N, activation, steps = _entry(rng, N, activation, c1, alpha1, c2, alpha2)
-    batch = check_choice(batch, "batch", BATCHES)
+    batch = check_choice(batch, "batch", (*BATCHES, "both"))
     settings = check_alpha_pairs(settings, "settings")
     grid = check_alpha_pairs(grid, "grid")
     n_top = check_int(n_top, "n_top", 1)
@@ -167,7 +170,21 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     margin = check_real(margin, "margin", low=0.0)
     dt = check_dtype_name(dtype)
     check_bool(corrected, "corrected")
-    run = _run(rng, N, batch, activation, target, steps, dt)
+    measure = partial(_spike_measures, settings=settings, grid=grid, n_top=n_top, margin=margin,
+                      corrected=corrected, c1=c1, c2=c2)
+    if batch == "both":
+        problem = _draw_problem(N, N, N, target, "fresh", rng, 0.0, np.dtype(dt))
+        out = {}
+        for run in _both_batches(problem, activation, steps, True):
+            out[run.batch] = measure(run)
+            del run     # the reused run is freed before the fresh one is trained
+        return out
+    return measure(_run(rng, N, batch, activation, target, steps, dt))
+
+
+def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2) -> dict:
+    # spike_experiment's measurements of one run, on checked arguments.
+    N = run.N
     terms = _second_step_terms(run)
     out = _term_diagnostics(run, "auto", terms, False, corrected)
     out["top_free"] = out["top"] / out["scale"]

@@ -12,7 +12,7 @@ independent batch of the same size for a *fresh* one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -241,22 +241,41 @@ def two_steps(problem: Problem, activation: Activation, steps,
     return _two_steps(p, activation, steps, keep_pre, (W0, a, X1, y1, X2, y2))
 
 
-def _two_steps(p, activation, steps, keep_pre, arrays=None):
+def _both_batches(p, activation, steps, keep_pre):
+    # The reused run, then the fresh run, of one problem drawn with a fresh second batch
+    # (_draw_problem(..., "fresh", ...)). A reused draw of the same generator state is that
+    # problem without X2, y2, so each run is, bit for bit, the one drawn and trained alone; the
+    # first step (same W0, a, X1, y1, eta1) is taken once, which saves two of the pair's eight
+    # N x n x d products. W1 is made read-only: the fresh run steps from it after the caller
+    # has measured the reused one.
+    reused = _two_steps(replace(p, X2=p.X1, y2=p.y1), activation, steps, keep_pre)
+    W1 = reused.W1
+    if isinstance(W1, np.ndarray):
+        W1.flags.writeable = False
+    yield reused
+    del reused
+    yield _two_steps(p, activation, steps, keep_pre, W1=W1)
+
+
+def _two_steps(p, activation, steps, keep_pre, arrays=None, W1=None):
     # two_steps on checked arguments; ``arrays`` are the problem's (W0, a, X1, y1, X2, y2) as
-    # checked on the host, or None for the problem's own (drawn by _draw_problem).
+    # checked on the host, or None for the problem's own (drawn by _draw_problem); ``W1``, the
+    # first step of another run of the same W0, a, X1, y1 and eta1, is taken as it is.
     (c1, al1), (c2, al2) = steps
     W0, a, X1, y1, X2, y2 = arrays or (p.W0, p.a, p.X1, p.y1, p.X2, p.y2)
     N, d = W0.shape
     n = X1.shape[0]
     batch = "reused" if p.X2 is p.X1 else "fresh"
     eta1, eta2 = c1 * N ** al1, c2 * N ** al2      # step_size on checked values
-    Z1 = np.empty((N, n), dtype=W0.dtype) if keep_pre else None
-    Z2 = np.empty_like(Z1) if keep_pre else None
-    W1 = _step(W0, a, X1, y1, activation, eta1, Z1)
+    # The first step's pre-activations W0 X1^T are P itself for a reused batch.
+    Z1 = np.empty((N, n), dtype=W0.dtype) if keep_pre and W1 is None else None
+    Z2 = np.empty((N, n), dtype=W0.dtype) if keep_pre else None
+    if W1 is None:
+        W1 = _step(W0, a, X1, y1, activation, eta1, Z1)
     W2 = _step(W1, a, X2, y2, activation, eta2, Z2)
     pre = None
     if keep_pre:
-        P = Z1 if batch == "reused" else W0 @ X2.T
+        P = Z1 if batch == "reused" and Z1 is not None else W0 @ X2.T
         del Z1
         Z2 -= P
         pre = (P, Z2)

@@ -16,7 +16,7 @@ import numpy as np
 from ..analysis.alignment import chance_maximum, chance_overlap
 from ..analysis.population import Limits, cubed_link_moment
 from ..analysis.summary import Summary
-from ..analysis.sweep import sweep
+from ..analysis.sweep import split_batches, sweep
 from ..analysis.theory import n_spikes, spike_exponent
 from ..experiments.reuse import reuse_experiment, signal_overlap_experiment
 from ..model.steps import BATCHES
@@ -53,14 +53,15 @@ def limits_table(limits: Limits, targets: dict) -> tuple:
 
 
 def signal_data(Ns, targets, seeds, activation, n_jobs: int = 1) -> Summary:
-    r""":func:`signal_overlap_experiment` at :math:`n = d = N` for every size, target, batch and
-    seed, summarised by ``("target", "batch", "n")``: ``overlaps`` and ``overlaps_reuse``
+    r""":func:`signal_overlap_experiment` at :math:`n = d = N` for every size, target and seed,
+    both batches of each draw (``batch="both"``), summarised by ``("target", "batch", "n")``: ``overlaps`` and ``overlaps_reuse``
     :math:`|\langle u_k,\beta^\star_r\rangle|/\|u_k\|`, each of shape ``(4, r)`` (:math:`k = 0..3`),
     :math:`u_k = \frac1nX_2^\top(y_2\odot s^{\circ k})`, :math:`s = X_2v`, :math:`v = \frac1nX_1^\top y_1`.
     """
-    grid = [dict(n=N, d=N, target=t, batch=b, activation=activation)
-            for t in targets for b in BATCHES for N in Ns]
-    return Summary(sweep(signal_overlap_experiment, grid, seeds=seeds, n_jobs=n_jobs),
+    grid = [dict(n=N, d=N, target=t, batch="both", activation=activation)
+            for t in targets for N in Ns]
+    return Summary(split_batches(sweep(signal_overlap_experiment, grid, seeds=seeds,
+                                       n_jobs=n_jobs), BATCHES),
                    ("target", "batch", "n"), ("overlaps", "overlaps_reuse"))
 
 
@@ -176,18 +177,19 @@ def plot_two_index(data: Summary, limits: Limits, target: str):
 def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_point=None,
                  top: int = 8, n_jobs: int = 1, dtype="float64") -> Summary:
     r""":func:`reuse_experiment` (exact term :math:`T_2`) for every size :math:`N = n = d`,
-    target, batch and seed, summarised by ``("target", "batch", "N")``
+    target and seed, both batches of each draw (``batch="both"``), summarised by ``("target", "batch", "N")``
     (:data:`NETWORK_VALUES`); ``alpha2s`` maps a target to the exponents :math:`\alpha_2'` at
     which its draws are also rescaled, ``extra_seeds`` run only at ``extra_point = (target,
     batch, N)``, after the grid."""
     alpha2s = alpha2s or {}
     (c1, alpha1), (c2, alpha2) = steps
-    grid = [dict(N=N, target=t, batch=b, c1=c1, alpha1=alpha1, c2=c2, alpha2=alpha2,
+    grid = [dict(N=N, target=t, batch="both", c1=c1, alpha1=alpha1, c2=c2, alpha2=alpha2,
                  top=top, alpha2s=list(alpha2s.get(t, [])), dtype=dtype)
-            for t in targets for b in BATCHES for N in Ns]
-    records = sweep(reuse_experiment, grid, seeds=seeds, n_jobs=n_jobs)
+            for t in targets for N in Ns]
+    records = split_batches(sweep(reuse_experiment, grid, seeds=seeds, n_jobs=n_jobs), BATCHES)
     if extra_seeds:
-        point = [g for g in grid if (g["target"], g["batch"], g["N"]) == tuple(extra_point)]
+        t, b, N = extra_point
+        point = [dict(g, batch=b) for g in grid if (g["target"], g["N"]) == (t, N)]
         records += sweep(reuse_experiment, point, seeds=extra_seeds, n_jobs=n_jobs)
     return Summary(records, ("target", "batch", "N"), NETWORK_VALUES)
 

@@ -28,7 +28,7 @@ from ..analysis.plane import (count_margins, empirical_boundary, empirical_count
 from ..analysis.population import population_signal
 from ..analysis.spikes import outlier_strength, power_cosine, power_law_constant
 from ..analysis.summary import Summary
-from ..analysis.sweep import loglog_slope, sweep
+from ..analysis.sweep import loglog_slope, split_batches, sweep
 from ..analysis.theory import n_spikes, phase_boundaries, spike_exponent, spike_strength
 from ..experiments.spikes import spike_experiment
 from ..model.activations import as_activation
@@ -115,16 +115,18 @@ class Scaling:
 def scaling_study(Ns, seeds, activation="poly4", target="he1", c: float = 0.2, ref=(0.4, 0.25),
                   settings=(), alphas=(), n_grid: int = 0, n_top: int = 6,
                   n_jobs: int = 1) -> Scaling:
-    r""":func:`spike_experiment` for both batch schemes (fresh first), every width in ``Ns`` and
-    every seed (:func:`~twostep.analysis.sweep.sweep`), at :math:`\eta_t = \kappa N^{\alpha_t}`,
+    r""":func:`spike_experiment` for both batch schemes of each draw (``batch="both"``, records
+    fresh first), every width in ``Ns`` and every seed (:func:`~twostep.analysis.sweep.sweep`),
+    at :math:`\eta_t = \kappa N^{\alpha_t}`,
     ``ref`` :math:`= (\alpha_1,\alpha_2)`, with the spectrum of :math:`W_2` also at ``settings``
     and, at :math:`N` = ``n_grid`` only, on the grid ``alphas`` :math:`\times` ``alphas``."""
     act = as_activation(activation)
     task = partial(spike_experiment, activation=activation, target=target, c1=c, alpha1=ref[0],
                    c2=c, alpha2=ref[1], settings=settings, n_top=n_top, corrected=True)
     grid = [(a1, a2) for a1 in alphas for a2 in alphas]
-    records = sweep(task, [{"N": N, "batch": b, "grid": grid if N == n_grid else ()}
-                           for b in BATCH_ORDER for N in Ns], seeds=seeds, n_jobs=n_jobs)
+    records = split_batches(sweep(task, [{"N": N, "batch": "both", "grid": grid if N == n_grid
+                                          else ()} for N in Ns], seeds=seeds, n_jobs=n_jobs),
+                            BATCH_ORDER)
     for r in records:
         r["size_corr"] = r["top"] / r["signal_corrected"]
         r["rel_corr"] = r["residual_corrected"] / r["signal_corrected"]

@@ -91,3 +91,18 @@ def test_sweep_without_seeds_is_an_error_not_an_empty_result():
     for seeds in ([], (), iter([]), range(0)):
         with pytest.raises(ValueError, match="seeds must be a non-empty sequence of integers >= 0"):
             ts.sweep(draw, {"scale": [1.0]}, seeds=seeds)
+
+
+def test_split_batches_gives_the_records_of_a_grid_over_batch():
+    from twostep.analysis.sweep import split_batches
+    records = [{"N": N, "batch": "both", "seed": s, "reused": {"x": N + s}, "fresh": {"x": -N - s}}
+               for N in (10, 20) for s in (0, 1)]
+    out = split_batches(records, ("fresh", "reused"))
+    assert [(r["batch"], r["N"], r["seed"], r["x"]) for r in out] == (
+        [("fresh", N, s, -N - s) for N in (10, 20) for s in (0, 1)]
+        + [("reused", N, s, N + s) for N in (10, 20) for s in (0, 1)])
+    assert all(set(r) == {"N", "batch", "seed", "x"} for r in out)
+    with pytest.raises(ValueError, match="order"):
+        split_batches(records, ("both",))
+    with pytest.raises(ValueError, match="batch='both'"):
+        split_batches([{"batch": "reused", "x": 1}], ("reused",))
