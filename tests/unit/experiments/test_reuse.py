@@ -232,29 +232,3 @@ def test_rescaled_alpha2_is_the_run_at_that_alpha2():
     with pytest.raises(TypeError, match="alpha2s"):
         reuse_experiment(np.random.default_rng(3), N=60, target="odd", batch="reused", **STEP_KW,
                          term=None, alpha2s=0.1)
-
-
-def test_both_batches_of_one_draw_are_the_two_runs_alone():
-    # batch="both" trains the first step once; every value is the single run's, bit for bit.
-    kw = dict(N=120, target="odd", top=4, alpha2s=[0.05], dtype="float32", **STEP_KW)
-    both = reuse_experiment(np.random.default_rng(2), batch="both", **kw)
-    assert set(both) == {"reused", "fresh"}
-    for batch, got in both.items():
-        alone = reuse_experiment(np.random.default_rng(2), batch=batch, **kw)
-        assert set(got) == set(alone)
-        for key in alone:
-            np.testing.assert_array_equal(got[key], alone[key], err_msg=f"{batch}: {key}")
-    with pytest.raises(ValueError, match="batch"):
-        reuse_experiment(np.random.default_rng(2), batch="neither", **kw)
-
-
-def test_signal_overlaps_of_both_batches_are_each_batch_alone():
-    poly4 = ts.get_activation("poly4")
-    both = signal_overlap_experiment(np.random.default_rng(7), 150, 120, "odd", "both",
-                                     activation=poly4)
-    for batch, got in both.items():
-        alone = signal_overlap_experiment(np.random.default_rng(7), 150, 120, "odd", batch,
-                                          activation=poly4)
-        assert set(got) == set(alone)
-        for key in alone:
-            np.testing.assert_array_equal(got[key], alone[key], err_msg=f"{batch}: {key}")

@@ -225,15 +225,3 @@ def test_own_bulk_edge_removes_the_predicted_spikes():
     assert edge == pytest.approx(dense, rel=1e-6)
     with pytest.raises(ValueError, match=r"a must have shape \(300\)"):
         own_bulk_edge(W, a[:5], 3)
-
-
-def test_spike_experiment_both_batches_are_the_two_runs_alone():
-    # batch="both" trains the first step once; every value is the single run's, bit for bit.
-    kw = dict(N=96, settings=[(0.3, 0.2)], grid=[(0.1, 0.1)], corrected=True, n_top=4)
-    both = spike_experiment(np.random.default_rng(5), batch="both", **kw)
-    assert set(both) == {"reused", "fresh"}
-    for batch, got in both.items():
-        alone = spike_experiment(np.random.default_rng(5), batch=batch, **kw)
-        assert set(got) == set(alone)
-        for key in alone:
-            np.testing.assert_array_equal(got[key], alone[key], err_msg=f"{batch}: {key}")
