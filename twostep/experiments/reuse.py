@@ -20,7 +20,8 @@ from ..analysis.projection import PROJECTED_KEYS, projected_alignment
 from ..analysis.spectra import top_singular
 from ..analysis.theory import n_spikes
 from ..model.activations import as_activation
-from ..model.steps import BATCHES, _both_batches, _two_steps, draw_problem, step_size
+from ..model.steps import (BATCHES, _both_batches, _measured_both, _two_steps,
+                           draw_problem, step_size)
 from ..model.targets import make_teacher
 
 
@@ -122,11 +123,8 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
     # The teacher first, then W0, a and the batches: the draws of run_two_steps.
     problem = draw_problem(N, N, N, target, "fresh" if batch == "both" else batch, rng, dtype=dt)
     if batch == "both":
-        out = {}
-        for run in _both_batches(problem, activation, steps, term is not None):
-            out[run.batch] = _reuse_measures(run, term, top, alpha2s, c2)
-            del run     # the reused run is freed before the fresh one is trained
-        return out
+        return _measured_both(problem, activation, steps, term is not None,
+                              lambda run: _reuse_measures(run, term, top, alpha2s, c2))
     return _reuse_measures(_two_steps(problem, activation, steps, term is not None),
                            term, top, alpha2s, c2)
 

@@ -23,7 +23,7 @@ from ..analysis.spikes import (_own_bulk_edge, _term_diagnostics, power_projecti
                                rank_one_sum_singular_values, spike_core)
 from ..analysis.theory import n_spikes, spike_terms
 from ..model.activations import as_activation
-from ..model.steps import BATCHES, _both_batches, _draw_problem, _two_steps
+from ..model.steps import BATCHES, _draw_problem, _measured_both, _two_steps
 
 
 def _polynomial(activation, name="activation"):
@@ -174,11 +174,7 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
                       corrected=corrected, c1=c1, c2=c2)
     if batch == "both":
         problem = _draw_problem(N, N, N, target, "fresh", rng, 0.0, np.dtype(dt))
-        out = {}
-        for run in _both_batches(problem, activation, steps, True):
-            out[run.batch] = measure(run)
-            del run     # the reused run is freed before the fresh one is trained
-        return out
+        return _measured_both(problem, activation, steps, True, measure)
     return measure(_run(rng, N, batch, activation, target, steps, dt))
 
 

@@ -21,6 +21,15 @@ from .._validation import check_array, check_choice, check_int, check_type
 from .hermite import DEFAULT_POINTS, hermite_coefficients
 
 
+def _horner(xp, z, coef, dtype):
+    # sum_j coef[j] z^j by Horner's rule in place, in ``dtype``: one temporary of z's shape.
+    out = xp.full_like(z, float(coef[-1]), dtype=dtype)
+    for c in coef[-2::-1]:
+        out *= z
+        out += float(c)
+    return out
+
+
 class Activation:
     """Base class: an elementwise function with derivatives and Hermite coefficients.
 
@@ -89,12 +98,7 @@ class PolynomialActivation(Activation):
         dtype = np.result_type(z, np.float32) if xp is np else z.dtype
         if order > self.degree:
             return xp.zeros_like(z, dtype=dtype)
-        coef = self._power_coefficients(order)
-        out = xp.full_like(z, float(coef[-1]), dtype=dtype)
-        for c in coef[-2::-1]:
-            out *= z
-            out += float(c)
-        return out
+        return _horner(xp, z, self._power_coefficients(order), dtype)
 
     def _hermite_coefficients(self, degree, points):
         # Exact: the stored mu padded with zeros (quadrature would agree).
@@ -127,12 +131,7 @@ class Tanh(Activation):
         t = xp.tanh(z)
         if order == 0:
             return t
-        coef = self._polys[order].coef
-        out = xp.full_like(t, float(coef[-1]))
-        for c in coef[-2::-1]:
-            out *= t
-            out += float(c)
-        return out
+        return _horner(xp, t, self._polys[order].coef, t.dtype)
 
 
 class CentredReLU(Activation):

@@ -257,6 +257,16 @@ def _both_batches(p, activation, steps, keep_pre):
     yield _two_steps(p, activation, steps, keep_pre, W1=W1)
 
 
+def _measured_both(p, activation, steps, keep_pre, measure) -> dict:
+    # {"reused": measure(run), "fresh": measure(run)} over _both_batches: the reused run is
+    # measured and freed before the fresh one is trained.
+    out = {}
+    for run in _both_batches(p, activation, steps, keep_pre):
+        out[run.batch] = measure(run)
+        del run
+    return out
+
+
 def _two_steps(p, activation, steps, keep_pre, arrays=None, W1=None):
     # two_steps on checked arguments; ``arrays`` are the problem's (W0, a, X1, y1, X2, y2) as
     # checked on the host, or None for the problem's own (drawn by _draw_problem); ``W1``, the

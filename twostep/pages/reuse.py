@@ -54,9 +54,10 @@ def limits_table(limits: Limits, targets: dict) -> tuple:
 
 def signal_data(Ns, targets, seeds, activation, n_jobs: int = 1) -> Summary:
     r""":func:`signal_overlap_experiment` at :math:`n = d = N` for every size, target and seed,
-    both batches of each draw (``batch="both"``), summarised by ``("target", "batch", "n")``: ``overlaps`` and ``overlaps_reuse``
-    :math:`|\langle u_k,\beta^\star_r\rangle|/\|u_k\|`, each of shape ``(4, r)`` (:math:`k = 0..3`),
-    :math:`u_k = \frac1nX_2^\top(y_2\odot s^{\circ k})`, :math:`s = X_2v`, :math:`v = \frac1nX_1^\top y_1`.
+    both batches of each draw (``batch="both"``), summarised by ``("target", "batch", "n")``:
+    ``overlaps`` and ``overlaps_reuse`` :math:`|\langle u_k,\beta^\star_r\rangle|/\|u_k\|`,
+    each of shape ``(4, r)`` (:math:`k = 0..3`), :math:`u_k = \frac1nX_2^\top(y_2\odot
+    s^{\circ k})`, :math:`s = X_2v`, :math:`v = \frac1nX_1^\top y_1`.
     """
     grid = [dict(n=N, d=N, target=t, batch="both", activation=activation)
             for t in targets for N in Ns]
@@ -177,10 +178,10 @@ def plot_two_index(data: Summary, limits: Limits, target: str):
 def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_point=None,
                  top: int = 8, n_jobs: int = 1, dtype="float64") -> Summary:
     r""":func:`reuse_experiment` (exact term :math:`T_2`) for every size :math:`N = n = d`,
-    target and seed, both batches of each draw (``batch="both"``), summarised by ``("target", "batch", "N")``
-    (:data:`NETWORK_VALUES`); ``alpha2s`` maps a target to the exponents :math:`\alpha_2'` at
-    which its draws are also rescaled, ``extra_seeds`` run only at ``extra_point = (target,
-    batch, N)``, after the grid."""
+    target and seed, both batches of each draw (``batch="both"``), summarised by
+    ``("target", "batch", "N")`` (:data:`NETWORK_VALUES`); ``alpha2s`` maps a target to the
+    exponents :math:`\alpha_2'` at which its draws are also rescaled, ``extra_seeds`` run only
+    at ``extra_point = (target, batch, N)``, after the grid."""
     alpha2s = alpha2s or {}
     (c1, alpha1), (c2, alpha2) = steps
     grid = [dict(N=N, target=t, batch="both", c1=c1, alpha1=alpha1, c2=c2, alpha2=alpha2,
