@@ -38,6 +38,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse.linalg import LinearOperator
 
 from .._validation import check_array, check_bool, check_choice, check_int, check_type
 from ..model.activations import (Activation, PolynomialActivation, as_activation,
@@ -95,13 +96,36 @@ def _neuron_sample_factor(run, k, P, D):
     return M
 
 
-def _term(run, k, P, D):
+def _term_parts(run, k, P, D):
+    # T_k = c M X2 with M = diag(a) [factor * 1 y2^T] (N, n) and c = eta2/(n k!).
     M = _neuron_sample_factor(run, k, P, D)
     M *= run.y2[None, :]
     M *= run.a[:, None]
+    return M, run.eta2 / (run.n * math.factorial(k))
+
+
+def _term(run, k, P, D):
+    M, c = _term_parts(run, k, P, D)
     T = M @ run.X2
-    T *= run.eta2 / (run.n * math.factorial(k))
+    T *= c
     return T
+
+
+def _term_operator(run, k, P, D) -> LinearOperator:
+    # T_k applied without forming it: a product with a vector passes over M and over X2 once
+    # each, where forming T_k is an N x n x d product (1.7 s of a 20 s pair of reuse runs at
+    # N = 4000, one core).
+    M, c = _term_parts(run, k, P, D)
+    X2, dt = run.X2, M.dtype
+    c = dt.type(c)
+
+    def matvec(x):
+        return c * (M @ (X2 @ np.ravel(x).astype(dt, copy=False)))
+
+    def rmatvec(u):
+        return c * (X2.T @ (M.T @ np.ravel(u).astype(dt, copy=False)))
+
+    return LinearOperator((run.N, run.d), matvec=matvec, rmatvec=rmatvec, dtype=dt)
 
 
 def _term_weights(run, k, left, P, D):
@@ -119,6 +143,16 @@ def second_step_term(run: TwoStepRun, k: int, pre=None) -> np.ndarray:
     run = _check_run(run)
     k = _check_k(k, run.activation.degree)
     return _term(run, k, *_check_pre(run, pre))
+
+
+def second_step_term_operator(run: TwoStepRun, k: int, pre=None) -> LinearOperator:
+    r"""The exact term :math:`T_k` of :func:`second_step_term` as a ``LinearOperator``
+    ``(N, d)``, never formed: :math:`T_kx = \frac{\eta_2}{n\,k!}\,a\odot
+    \big(M_k(X_2x)\big)` with :math:`M_k = \sigma^{(k+1)}(P)\odot\Delta^{\circ k}\odot
+    \mathbf 1y_2^\top` (``(N, n)``), for :func:`twostep.top_singular`."""
+    run = _check_run(run)
+    k = _check_k(k, run.activation.degree)
+    return _term_operator(run, k, *_check_pre(run, pre))
 
 
 def second_step_terms(run: TwoStepRun) -> list[np.ndarray]:

@@ -14,10 +14,10 @@ import numpy as np
 from .._validation import check_alpha, check_choice, check_int, check_rng, check_steps
 from ..analysis.alignment import (memorisation, memorisations, nested_unmemorised_overlaps,
                                   overlaps, subspace_overlap, unmemorised_overlap)
-from ..analysis.decomposition import (pre_activations, second_step_term, signal_directions,
-                                      signal_part)
+from ..analysis.decomposition import (pre_activations, second_step_term_operator,
+                                      signal_directions, signal_part)
 from ..analysis.projection import PROJECTED_KEYS, projected_alignment
-from ..analysis.spectra import top_singular
+from ..analysis.spectra import _top_singular, top_singular
 from ..analysis.theory import n_spikes
 from ..model.activations import as_activation
 from ..model.steps import (BATCHES, _both_batches, _measured_both, _two_steps,
@@ -251,11 +251,9 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
 
 
 def _top_term(run, k: int, pre=None) -> tuple:
-    # T_k's top singular value and right vector (T_k, N x d, freed at once), and the
+    # T_k's top singular value and right vector (T_k applied, never formed), and the
     # reuse-aware direction of the same run.
-    T = second_step_term(run, k, pre=pre)
-    s, _, Vt = top_singular(T, 1)
-    del T
+    s, Vt = _top_singular(second_step_term_operator(run, k, pre=pre), 1, "right")
     return float(s[0]), Vt, signal_part(run, k, "auto").right
 
 

@@ -7,7 +7,8 @@ import pytest
 
 import twostep as ts
 from twostep.analysis.alignment import overlap
-from twostep.analysis.decomposition import reuse_weight, second_step_term, signal_direction
+from twostep.analysis.decomposition import (reuse_weight, second_step_term,
+                                           second_step_term_operator, signal_direction)
 
 STEPS = ((0.2, 0.4), (0.2, 0.25))
 
@@ -27,6 +28,25 @@ def test_terms_sum_to_second_update(batch, activation):
     assert np.linalg.norm(sum(terms) - D) <= 1e-10 * np.linalg.norm(D)
     np.testing.assert_array_equal(second_step_term(r, 2 if r.activation.degree > 2 else 1),
                                   terms[2 if r.activation.degree > 2 else 1])
+
+
+@pytest.mark.parametrize("batch", ["reused", "fresh"])
+@pytest.mark.parametrize("k", [0, 2])
+def test_the_term_operator_is_the_term(batch, k):
+    # T_k applied without forming it: its products with vectors are the dense term's, and its
+    # top singular triplet (ARPACK, the reuse experiments' call) is the dense term's.
+    r = run(batch)
+    T, op = second_step_term(r, k), second_step_term_operator(r, k)
+    assert op.shape == T.shape == (r.N, r.d) and op.dtype == T.dtype
+    x, u = np.random.default_rng(2).standard_normal((2, r.d))[0], np.ones(r.N)
+    np.testing.assert_allclose(op.matvec(x), T @ x, rtol=1e-12, atol=1e-14 * np.abs(T).max())
+    np.testing.assert_allclose(op.rmatvec(u), T.T @ u, rtol=1e-12, atol=1e-14 * np.abs(T).max())
+    s, Vt = ts.top_singular(op, 1, vectors="right")
+    s_dense, _, Vt_dense = ts.top_singular(T, 1)
+    np.testing.assert_allclose(s, s_dense, rtol=1e-12)
+    assert abs(Vt[0] @ Vt_dense[0]) == pytest.approx(1.0, abs=1e-12)
+    with pytest.raises(ValueError, match="k must be in"):
+        second_step_term_operator(r, 4)
 
 
 @pytest.mark.parametrize("batch", ["reused", "fresh"])
