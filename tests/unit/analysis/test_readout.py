@@ -63,7 +63,7 @@ def test_readout_validation():
 
 # --- paired readouts, the Gram-based path, the ideal subspace readout -------------------
 
-from twostep.analysis.readout import _gram_ridge_path, _ridge_solve  # noqa: E402
+from twostep.analysis.readout import _gram, _gram_ridge_path, _refit, _ridge_solve  # noqa: E402
 
 
 @pytest.mark.parametrize("shape", [(60, 25), (25, 60)])
@@ -75,6 +75,21 @@ def test_gram_path_and_solve_match_the_svd_path(shape):
     np.testing.assert_allclose(_gram_ridge_path(F, y, lams), ridge_path(F, y, lams),
                                rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(_ridge_solve(F, y, 0.3), ridge(F, y, 0.3), rtol=1e-9, atol=1e-12)
+
+
+# Held-out rows of 60: the kept rows' Gram is primal (25 columns) or dual (80 columns).
+@pytest.mark.parametrize("N", [25, 80])
+def test_the_refit_from_the_paths_gram_is_the_ridge_on_all_rows(N):
+    # The readout is refitted on all rows with the Gram matrix of the path's rows plus the
+    # held-out rows' blocks: the same coefficients as a solve on all rows, up to rounding.
+    rng = np.random.default_rng(6)
+    F = rng.standard_normal((60, N)) * rng.uniform(0.1, 10, N)
+    y = rng.standard_normal(60)
+    keep = np.arange(60) % 5 != 0
+    Fk, Fv = F[keep], F[~keep]
+    coef = _refit(Fk, y[keep], Fv, y[~keep], _gram(Fk), 0.3)
+    np.testing.assert_allclose(coef, _ridge_solve(F, y, 0.3), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(coef, ridge(F, y, 0.3), rtol=1e-9, atol=1e-12)
 
 
 def test_fit_readout_follows_its_rule():
