@@ -2,8 +2,9 @@
 """Build the book or run the test suite, in the project's own virtual environment.
 
     python3 tools/dev.py book          execute every chapter, build _build/html strictly
-    python3 tools/dev.py test [ARGS]   unit tests, every chapter (nbmake), strict build, browser
-                                       tests: pytest --nbmake [ARGS]
+    python3 tools/dev.py test [ARGS]   every chapter (nbmake), then the strict build and browser
+                                       tests beside the unit tests (two pytest sessions);
+                                       with ARGS one session: pytest --nbmake [ARGS]
     python3 tools/dev.py bench [ARGS]  speed and memory benchmark (benchmarks/bench_two_steps.py;
                                        installs the optional PyTorch CPU build for comparison)
     python3 tools/dev.py fingerprint   print the execution cache's fingerprint (its last line):
@@ -170,6 +171,36 @@ def fingerprint(python) -> str:
     return out.strip()
 
 
+def run_tests(python: Path, extra: list[str]) -> int:
+    """``pytest --nbmake [ARGS]`` as one session; without ARGS, two sessions side by side.
+
+    The chapters (nbmake items, tools/nbchapters.py) keep both cores to themselves. The
+    unit tests (``-m "not book"``) start once they are done (tests/conftest.py touches
+    the file named by ``TWOSTEP_CHAPTERS_DONE``) and share the cores with the strict build,
+    the browser and the install tests, which leave one mostly idle. Their output is
+    printed after the book's; the exit code is the first non-zero of the two."""
+    pytest = [str(python), "-m", "pytest"]
+    if extra:
+        return subprocess.call([*pytest, "--nbmake", *extra], cwd=ROOT)
+    artifacts = ROOT / "artifacts"
+    artifacts.mkdir(exist_ok=True)
+    marker, log = artifacts / "chapters-done", artifacts / "unit-tests.log"
+    marker.unlink(missing_ok=True)
+    env = dict(os.environ, TWOSTEP_CHAPTERS_DONE=str(marker))
+    book = subprocess.Popen([*pytest, "--nbmake", "-m", "book"], cwd=ROOT, env=env)
+    while book.poll() is None and not marker.exists():
+        time.sleep(0.5)
+    say("chapters done: the unit tests start beside the build and the browser tests "
+        f"(output in {log.relative_to(ROOT)}, shown at the end)")
+    with open(log, "w", encoding="utf8") as out:
+        unit = subprocess.Popen([*pytest, "-m", "not book"], cwd=ROOT, stdout=out,
+                                stderr=subprocess.STDOUT)
+        book_code, unit_code = book.wait(), unit.wait()
+    print(log.read_text(encoding="utf8"), end="", flush=True)
+    say(f"book session: exit code {book_code}; unit tests: exit code {unit_code}")
+    return book_code or unit_code
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("book", "test", "bench", "fingerprint"):
         print(__doc__, file=sys.stderr)
@@ -201,8 +232,7 @@ def main(argv: list[str]) -> int:
         code = subprocess.call([str(python), "benchmarks/bench_two_steps.py", *extra], cwd=ROOT)
     else:
         ensure_chromium()
-        # --nbmake: the chapters are nbmake items (tools/nbchapters.py, README).
-        code = subprocess.call([str(python), "-m", "pytest", "--nbmake", *extra], cwd=ROOT)
+        code = run_tests(python, extra)
 
     say(f"{command} finished with exit code {code} in {time.perf_counter() - ready:.1f} s")
     print_outputs()
