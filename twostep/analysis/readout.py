@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, eigh, svd
+from scipy.linalg.lapack import dormqr, dptsv, dsytrd, dsytrd_lwork
 
 from .._validation import check_array, check_choice, check_dtype, check_int, check_real, check_rng
 from ..model.activations import Activation, check_activation
@@ -167,6 +168,51 @@ def _gram_ridge_path(F, y, lambdas, gram=None) -> np.ndarray:
     return ((b[None, :] / (np.clip(s2, 0.0, None)[None, :] + shift)) @ U.T) @ F
 
 
+def _validation_path(Fk, yk, Fv, lambdas, Gk, cross=None) -> np.ndarray:
+    # Fv a_lam for every penalty, shape (len(lambdas), len(Fv)), a_lam the ridge of (Fk, yk):
+    # the predictions of _gram_ridge_path's path, from the tridiagonal form Gk = Q T Q^T
+    # (Householder, LAPACK dsytrd) instead of the eigendecomposition, three times its cost:
+    # (Gk + n lam I)^{-1} r = Q (T + n lam I)^{-1} Q^T r is one tridiagonal solve per penalty.
+    # Q = diag(1, Q') with Q' the Q of a QR factorisation stored in the same reflectors
+    # (dsytrd, uplo = "L"), applied by dormqr. ``cross`` = Fk Fv^T when Gk is F F^T.
+    nk, N = Fk.shape
+    m = Gk.shape[0]
+    if m < 3:
+        path = _gram_ridge_path(Fk, yk, lambdas, Gk)
+        return path @ Fv.T
+    primal = nk >= N
+    r = Fk.T @ yk if primal else yk
+    work = int(dsytrd_lwork(m, lower=1)[0])
+    c, d, e, tau, info = dsytrd(Gk, lower=1, lwork=work)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"dsytrd failed (info = {info})")
+    reflectors = c[1:, :-1]
+
+    def apply(B, trans):
+        # Q B (trans "N") or Q^T B (trans "T"), B (m, k); the first row is left as it is.
+        out = np.array(B, dtype=float, order="F")
+        if m > 1:
+            q, _, info = dormqr("L", trans, reflectors, tau, out[1:], max(1, out.shape[1]) * 64)
+            if info != 0:
+                raise np.linalg.LinAlgError(f"dormqr failed (info = {info})")
+            out[1:] = q
+        return out
+
+    rhs = apply(r[:, None], "T")[:, 0]
+    Z = np.empty((m, lambdas.size))
+    for i, shift in enumerate(nk * lambdas):
+        *_, Z[:, i], info = dptsv(d + shift, e, rhs)
+        if info != 0:
+            # Not positive definite to rounding: the eigendecomposition's path (clips).
+            return _gram_ridge_path(Fk, yk, lambdas, Gk) @ Fv.T
+    QZ = apply(Z, "N")
+    return (Fv @ QZ).T if primal else (_cross(Fk, Fv, cross).T @ QZ).T
+
+
+def _cross(Fk, Fv, cross):
+    return Fk @ Fv.T if cross is None else cross
+
+
 def _gram(F):
     # The smaller Gram matrix of F (n, N): F^T F if n >= N, else F F^T.
     return F.T @ F if F.shape[0] >= F.shape[1] else F @ F.T
@@ -183,7 +229,7 @@ def _ridge_solve(F, y, lam: float) -> np.ndarray:
     return F.T @ cho_solve(factor, y, check_finite=False)
 
 
-def _refit(Fk, yk, Fv, yv, Gk, lam: float) -> np.ndarray:
+def _refit(Fk, yk, Fv, yv, Gk, lam: float, cross=None) -> np.ndarray:
     # _ridge_solve on the rows of Fk and Fv together, its Gram matrix assembled from the
     # path's Gk = _gram(Fk) and the validation rows' blocks: with 200 of n = N = 1000 rows
     # held out, a fifth of the product that forms it anew (the same sums up to rounding).
@@ -195,7 +241,7 @@ def _refit(Fk, yk, Fv, yv, Gk, lam: float) -> np.ndarray:
         G[np.diag_indices_from(G)] += n * lam
         return cho_solve(cho_factor(G, overwrite_a=True, check_finite=False),
                          Fk.T @ yk + Fv.T @ yv, check_finite=False)
-    cross = Fk @ Fv.T
+    cross = _cross(Fk, Fv, cross)
     K = np.block([[Gk, cross], [cross.T, Fv @ Fv.T]])
     K[np.diag_indices_from(K)] += n * lam
     dual = cho_solve(cho_factor(K, overwrite_a=True, check_finite=False),
@@ -256,10 +302,13 @@ def fit_readout(F, y, F_test, y_test, val_index, standardise: bool = True,
     keep[val] = False
     Fk, yk, Fv, yv = F[keep], y[keep], F[val], y[val]
     Gk = _gram(Fk)
-    path = _gram_ridge_path(Fk, yk, lambdas, Gk)
-    val_err = np.mean((yv[:, None] - Fv @ path.T) ** 2, axis=0)
+    # The kept rows against the held-out ones: the validation predictions and the refit's
+    # Gram matrix both need it when Gk is the dual Gram Fk Fk^T.
+    cross = Fk @ Fv.T if Fk.shape[0] < N else None
+    val_err = np.mean((yv[None, :] - _validation_path(Fk, yk, Fv, lambdas, Gk, cross)) ** 2,
+                      axis=1)
     i = int(np.argmin(val_err))
-    coef = _refit(Fk, yk, Fv, yv, Gk, float(lambdas[i]))
+    coef = _refit(Fk, yk, Fv, yv, Gk, float(lambdas[i]), cross)
     edge = 1 if i == rel.size - 1 else (-1 if i == 0 else 0)
     return ReadoutResult(mse(F_test, y_test, coef), mse(F, y, coef), float(lambdas[i]), edge)
 
