@@ -32,10 +32,13 @@ def n_spikes(alpha1: float, alpha2: float, L: int | None = None) -> int:
     ``L`` is the degree of a polynomial activation; ``None`` means no cap.
     """
     a1, a2 = check_alpha(alpha1, "alpha1"), check_alpha(alpha2, "alpha2")
-    count = math.floor(a2 / (0.5 - a1) * (1 + _FLOOR_TOL))
-    if L is not None:
-        count = min(check_int(L, "L", 1) - 1, count)
-    return int(count)
+    return int(_n_spikes(a1, a2, None if L is None else check_int(L, "L", 1)))
+
+
+def _n_spikes(a1, a2, L):
+    # n_spikes on checked exponents, elementwise over numpy arrays as on floats.
+    count = np.floor(np.divide(a2, 0.5 - np.asarray(a1)) * (1 + _FLOOR_TOL))
+    return count if L is None else np.minimum(L - 1, count)
 
 
 def spike_terms(alpha1: float, alpha2: float, mu) -> list[int]:
