@@ -190,6 +190,7 @@ def run_tests(python: Path, extra: list[str]) -> int:
     book = subprocess.Popen([*pytest, "--nbmake", "-m", "book"], cwd=ROOT, env=env)
     while book.poll() is None and not marker.exists():
         time.sleep(0.5)
+    print(flush=True)   # the book session is mid-line (its next test file's dots)
     say("chapters done: the unit tests start beside the build and the browser tests "
         f"(output in {log.relative_to(ROOT)}, shown at the end)")
     with open(log, "w", encoding="utf8") as out:
