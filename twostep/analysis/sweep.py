@@ -249,38 +249,6 @@ def split_batches(records: list[dict], order: Iterable[str]) -> list[dict]:
     return out
 
 
-def sweep_batches(func: Callable, grid: list[dict], seeds: Iterable[int], order: Iterable[str],
-                  n_jobs: int = 1) -> list[dict]:
-    """:func:`sweep` of ``func`` with ``batch="both"`` at every point of ``grid`` (a list of
-    dicts, the longest tasks first), returned as :func:`split_batches` gives it: one record per
-    batch of ``order``, then point, then seed.
-
-    With ``n_jobs > 1`` and a number of seeds that is not a multiple of ``n_jobs``, the last
-    pairs of the first point run as one task per batch, so that no worker is left alone with
-    a pair at the end (three pairs at N = 4000 on two workers: 87 s against 78 s). A batch
-    alone is, bit for bit, that batch of the pair (the pair's experiment draws the same
-    problem and trains the same first step), so the records are those of the pairs."""
-    grid, order = _expand(grid), list(order)
-    seeds = [check_int(s, "seed", 0) for s in seeds]
-    n_jobs = check_int(n_jobs, "n_jobs", 1)
-    if not grid or not seeds:
-        raise ValueError("grid and seeds must each hold at least one entry")
-    alone = seeds[len(seeds) - len(seeds) % n_jobs:] if n_jobs > 1 else []
-    tasks = [(dict(g, batch="both"), s) for i, g in enumerate(grid) for s in seeds
-             if i > 0 or s not in alone]
-    tasks[len(seeds) - len(alone):len(seeds) - len(alone)] = [
-        (dict(grid[0], batch=b), s) for s in alone for b in order]
-    records = _run_tasks(func, tasks, n_jobs, False, None)
-    pairs = split_batches([r for r in records if r["batch"] == "both"], order)
-    singles = [r for r in records if r["batch"] != "both"]
-
-    def position(r):
-        point = next(i for i, g in enumerate(grid) if all(r[k] == v for k, v in g.items()))
-        return order.index(r["batch"]), point, seeds.index(r["seed"])
-
-    return sorted(pairs + singles, key=position)
-
-
 def summarise(records: list[dict], by: Iterable[str], values: Iterable[str]) -> list[dict]:
     """Mean, standard error and count of ``values`` over seeds, grouped by the keys ``by``.
 

@@ -28,7 +28,7 @@ from ..analysis.plane import (count_margins, empirical_boundary, empirical_count
 from ..analysis.population import population_signal
 from ..analysis.spikes import outlier_strength, power_cosine, power_law_constant
 from ..analysis.summary import Summary
-from ..analysis.sweep import loglog_slope, sweep_batches
+from ..analysis.sweep import loglog_slope, split_batches, sweep
 from ..analysis.theory import n_spikes, phase_boundaries, spike_exponent, spike_strength
 from ..experiments.spikes import spike_experiment
 from ..model.activations import as_activation
@@ -116,20 +116,21 @@ def scaling_study(Ns, seeds, activation="poly4", target="he1", c: float = 0.2, r
                   settings=(), alphas=(), n_grid: int = 0, n_top: int = 6,
                   n_jobs: int = 1) -> Scaling:
     r""":func:`spike_experiment` for both batch schemes of each draw (``batch="both"``, records
-    fresh first), every width in ``Ns`` and every seed
-    (:func:`~twostep.analysis.sweep.sweep_batches`), at :math:`\eta_t = \kappa N^{\alpha_t}`,
+    fresh first), every width in ``Ns`` and every seed (:func:`~twostep.analysis.sweep.sweep`),
+    at :math:`\eta_t = \kappa N^{\alpha_t}`,
     ``ref`` :math:`= (\alpha_1,\alpha_2)`, with the spectrum of :math:`W_2` also at ``settings``
     and, at :math:`N` = ``n_grid`` only, on the grid ``alphas`` :math:`\times` ``alphas``."""
     act = as_activation(activation)
     task = partial(spike_experiment, activation=activation, target=target, c1=c, alpha1=ref[0],
                    c2=c, alpha2=ref[1], settings=settings, n_top=n_top, corrected=True)
     grid = [(a1, a2) for a1 in alphas for a2 in alphas]
-    # Largest widths first: the widest pairs are the longest tasks (sweep_batches balances
-    # them over the workers); the records are then put back in the order of Ns.
+    # Largest widths first: the widest pairs are the longest tasks, and with an odd number of
+    # them a worker left alone at the end would idle the other core; the smaller ones fill it.
+    # The records are then put back in the order of Ns.
     wide_first = sorted(Ns, reverse=True)
-    records = sweep_batches(task, [{"N": N, "grid": grid if N == n_grid else ()}
-                                   for N in wide_first], seeds, BATCH_ORDER, n_jobs)
-    records.sort(key=lambda r: (BATCH_ORDER.index(r["batch"]), list(Ns).index(r["N"])))
+    records = sweep(task, [{"N": N, "batch": "both", "grid": grid if N == n_grid else ()}
+                           for N in wide_first], seeds=seeds, n_jobs=n_jobs)
+    records = split_batches(sorted(records, key=lambda r: list(Ns).index(r["N"])), BATCH_ORDER)
     for r in records:
         r["size_corr"] = r["top"] / r["signal_corrected"]
         r["rel_corr"] = r["residual_corrected"] / r["signal_corrected"]

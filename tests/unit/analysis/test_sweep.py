@@ -106,25 +106,3 @@ def test_split_batches_gives_the_records_of_a_grid_over_batch():
         split_batches(records, ("both",))
     with pytest.raises(ValueError, match="batch='both'"):
         split_batches([{"batch": "reused", "x": 1}], ("reused",))
-
-
-def _both_or_one(rng, N, batch, calls=None):
-    # A stand-in experiment: the draws of one problem, then a result per batch.
-    x = rng.standard_normal(3)
-    one = {b: {"value": float(x[0] * N + (b == "fresh") * x[1])} for b in ("reused", "fresh")}
-    return one if batch == "both" else one[batch]
-
-
-@pytest.mark.parametrize("n_jobs, seeds", [(1, [0, 1, 2]), (2, [0, 1, 2]), (2, [4, 5]), (2, [7])])
-def test_sweep_batches_gives_the_pairs_records_whatever_runs_alone(n_jobs, seeds):
-    # The records of sweep + split_batches, in the same order, however the widest point's
-    # pairs were split over the workers (an odd number of seeds on two workers: the last pair
-    # runs as two single-batch tasks).
-    from twostep.analysis.sweep import split_batches, sweep_batches
-    grid = [{"N": 40}, {"N": 20}]
-    expected = split_batches(ts.sweep(_both_or_one, [dict(g, batch="both") for g in grid],
-                                   seeds=seeds), ("fresh", "reused"))
-    got = sweep_batches(_both_or_one, grid, seeds, ("fresh", "reused"), n_jobs=n_jobs)
-    assert got == expected
-    with pytest.raises(ValueError, match="at least one"):
-        sweep_batches(_both_or_one, grid, [], ("fresh", "reused"))
