@@ -176,8 +176,8 @@ def run_tests(python: Path, extra: list[str]) -> int:
 
     The chapters (nbmake items, tools/nbchapters.py) keep both cores to themselves. The
     unit tests (``-m "not book"``) start once they are done (tests/conftest.py touches
-    the file named by ``TWOSTEP_CHAPTERS_DONE``) and share the cores with the strict build,
-    the browser and the install tests, which leave one mostly idle. Their output is
+    the file named by ``TWOSTEP_CHAPTERS_DONE``), at nice 10, beside the strict build, the
+    browser and the install tests, which leave a core mostly idle. Their output is
     printed after the book's; the exit code is the first non-zero of the two."""
     pytest = [str(python), "-m", "pytest"]
     if extra:
@@ -194,8 +194,10 @@ def run_tests(python: Path, extra: list[str]) -> int:
     say("chapters done: the unit tests start beside the build and the browser tests "
         f"(output in {log.relative_to(ROOT)}, shown at the end)")
     with open(log, "w", encoding="utf8") as out:
+        # At a lower priority (nice 10): the book session's build and browser keep a core
+        # whenever they need it, and the unit tests take the time they leave idle.
         unit = subprocess.Popen([*pytest, "-m", "not book"], cwd=ROOT, stdout=out,
-                                stderr=subprocess.STDOUT)
+                                stderr=subprocess.STDOUT, preexec_fn=lambda: os.nice(10))
         book_code, unit_code = book.wait(), unit.wait()
     print(log.read_text(encoding="utf8"), end="", flush=True)
     say(f"book session: exit code {book_code}; unit tests: exit code {unit_code}")

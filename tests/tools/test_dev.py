@@ -8,6 +8,7 @@ records when it started.
 
 from __future__ import annotations
 
+import os
 import stat
 import sys
 import textwrap
@@ -28,12 +29,18 @@ FAKE_PYTEST = textwrap.dedent("""\
             f.write("chapters done\\n")
         if os.environ.get("TWOSTEP_CHAPTERS_DONE"):
             Path(os.environ["TWOSTEP_CHAPTERS_DONE"]).touch()
-        time.sleep(1.0)                      # the build and the browser tests
+            # the build and the browser tests, long enough for the unit session to run
+            # (however slowly a loaded machine starts it)
+            waited = 0.0
+            while "niceness" not in log.read_text() and waited < 60:
+                time.sleep(0.05)
+                waited += 0.05
         with log.open("a") as f:
             f.write("book ends\\n")
         sys.exit({book_code})
     with log.open("a") as f:
         f.write("unit " + " ".join(args) + "\\n")
+        f.write(f"niceness {{os.nice(0)}}\\n")
     print("unit session output")
     sys.exit({unit_code})
     """)
@@ -66,7 +73,9 @@ def test_the_unit_tests_run_beside_the_book_once_its_chapters_are_done(
     assert calls[0] == "book -m pytest --nbmake -m book"
     assert calls[1] == "chapters done"
     assert calls[2] == "unit -m pytest -m not book"
-    assert calls[3] == "book ends"
+    # at a lower priority than the book session: the build and the browser come first
+    assert calls[3] == f"niceness {min(19, os.nice(0) + 10)}"
+    assert calls[4] == "book ends"
     out = capfd.readouterr().out
     assert "unit session output" in out
     assert f"unit tests: exit code {unit_code}" in out
