@@ -174,7 +174,8 @@ def _validation_path(Fk, yk, Fv, lambdas, Gk, cross=None) -> np.ndarray:
     # (Householder, LAPACK dsytrd) instead of the eigendecomposition, three times its cost:
     # (Gk + n lam I)^{-1} r = Q (T + n lam I)^{-1} Q^T r is one tridiagonal solve per penalty.
     # Q = diag(1, Q') with Q' the Q of a QR factorisation stored in the same reflectors
-    # (dsytrd, uplo = "L"), applied by dormqr. ``cross`` = Fk Fv^T when Gk is F F^T.
+    # (dsytrd, uplo = "L"), applied by dormqr. ``cross`` = Fk Fv^T, if formed, when Gk is the
+    # dual Gram matrix Fk Fk^T.
     nk, N = Fk.shape
     m = Gk.shape[0]
     if m < 3:

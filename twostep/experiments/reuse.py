@@ -78,7 +78,8 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
     term : int or None
         Order :math:`k` of the exact term :math:`T_k` whose top right singular vector is
         measured, and of the reuse-aware direction :math:`\tilde u_k`; ``None`` skips both
-        (they cost one more :math:`N\times n\times d` product).
+        (:math:`T_k` is applied, never formed, but a fresh batch needs one more
+        :math:`N\times n\times d` product for it, :math:`W_0X_2^\top`).
     top : int
         Number of top right singular vectors of :math:`W_2` to measure.
     alpha2s : sequence of float
