@@ -179,8 +179,8 @@ def _validation_path(Fk, yk, Fv, lambdas, Gk, cross=None) -> np.ndarray:
     nk, N = Fk.shape
     m = Gk.shape[0]
     if m < 3:
-        path = _gram_ridge_path(Fk, yk, lambdas, Gk)
-        return path @ Fv.T
+        # Too small for the reflectors: the eigendecomposition's path.
+        return _gram_ridge_path(Fk, yk, lambdas, Gk) @ Fv.T
     primal = nk >= N
     r = Fk.T @ yk if primal else yk
     work = int(dsytrd_lwork(m, lower=1)[0])
@@ -192,11 +192,10 @@ def _validation_path(Fk, yk, Fv, lambdas, Gk, cross=None) -> np.ndarray:
     def apply(B, trans):
         # Q B (trans "N") or Q^T B (trans "T"), B (m, k); the first row is left as it is.
         out = np.array(B, dtype=float, order="F")
-        if m > 1:
-            q, _, info = dormqr("L", trans, reflectors, tau, out[1:], max(1, out.shape[1]) * 64)
-            if info != 0:
-                raise np.linalg.LinAlgError(f"dormqr failed (info = {info})")
-            out[1:] = q
+        q, _, info = dormqr("L", trans, reflectors, tau, out[1:], max(1, out.shape[1]) * 64)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"dormqr failed (info = {info})")
+        out[1:] = q
         return out
 
     rhs = apply(r[:, None], "T")[:, 0]
@@ -219,15 +218,19 @@ def _gram(F):
     return F.T @ F if F.shape[0] >= F.shape[1] else F @ F.T
 
 
+def _shifted_solve(G, shift: float, rhs) -> np.ndarray:
+    # (G + shift I)^{-1} rhs by Cholesky, G overwritten.
+    G[np.diag_indices_from(G)] += shift
+    return cho_solve(cho_factor(G, overwrite_a=True, check_finite=False), rhs,
+                     check_finite=False)
+
+
 def _ridge_solve(F, y, lam: float) -> np.ndarray:
     # One penalty: a Cholesky solve of the smaller Gram system.
     n, N = F.shape
-    G = _gram(F)
-    G[np.diag_indices_from(G)] += n * lam
-    factor = cho_factor(G, overwrite_a=True, check_finite=False)
     if n >= N:
-        return cho_solve(factor, F.T @ y, check_finite=False)
-    return F.T @ cho_solve(factor, y, check_finite=False)
+        return _shifted_solve(_gram(F), n * lam, F.T @ y)
+    return F.T @ _shifted_solve(_gram(F), n * lam, y)
 
 
 def _refit(Fk, yk, Fv, yv, Gk, lam: float, cross=None) -> np.ndarray:
@@ -239,14 +242,10 @@ def _refit(Fk, yk, Fv, yv, Gk, lam: float, cross=None) -> np.ndarray:
     if nk >= N:
         G = Fv.T @ Fv
         G += Gk
-        G[np.diag_indices_from(G)] += n * lam
-        return cho_solve(cho_factor(G, overwrite_a=True, check_finite=False),
-                         Fk.T @ yk + Fv.T @ yv, check_finite=False)
+        return _shifted_solve(G, n * lam, Fk.T @ yk + Fv.T @ yv)
     cross = _cross(Fk, Fv, cross)
     K = np.block([[Gk, cross], [cross.T, Fv @ Fv.T]])
-    K[np.diag_indices_from(K)] += n * lam
-    dual = cho_solve(cho_factor(K, overwrite_a=True, check_finite=False),
-                     np.concatenate([yk, yv]), check_finite=False)
+    dual = _shifted_solve(K, n * lam, np.concatenate([yk, yv]))
     return Fk.T @ dual[:nk] + Fv.T @ dual[nk:]
 
 
