@@ -160,9 +160,18 @@ def second_step_terms(run: TwoStepRun) -> list[np.ndarray]:
     return _second_step_terms(_check_run(run))
 
 
-def _second_step_terms(run):
+def _second_step_terms(run, reuse_first=False):
+    # With ``reuse_first`` and a reused batch, T_0 = eta2 G_1 = (eta2/eta1)(W1 - W0) (the second
+    # step's gradient at W_0 on X_1 is the first step's) is taken from the first update,
+    # saving one N x n x d product; equal up to float rounding of W1 - W0.
     P, D = _pre_activations(run)
-    return [_term(run, k, P, D) for k in range(run.activation.degree)]
+    start = 1 if reuse_first and run.batch == "reused" else 0
+    terms = [_term(run, k, P, D) for k in range(start, run.activation.degree)]
+    if start:
+        T0 = run.W1 - run.W0
+        T0 *= T0.dtype.type(run.eta2 / run.eta1)
+        terms.insert(0, T0)
+    return terms
 
 
 @dataclass
@@ -203,9 +212,12 @@ def weighted_direction(X, y, weights) -> np.ndarray:
     then shape ``(m, d)``). With :math:`w = 1` this is the first-step direction
     :math:`v`; with :math:`w = s^{\circ k}` the signal direction :math:`u_k`; with
     :math:`w = m_k` its reuse-aware version :math:`\tilde u_k`."""
+    # (y w)^T X rather than X^T (y w): with float32 X and float64 weights, numpy casts X to
+    # float64 row-major for the former and through its transposed view for the latter, three
+    # times slower (0.024 against 0.074 s at n = d = 4000, one core); the same product.
     if getattr(weights, "ndim", 0) == 2:
-        return (X.T @ (y[:, None] * weights)).T / X.shape[0]
-    return X.T @ (y * weights) / X.shape[0]
+        return ((y[:, None] * weights).T @ X) / X.shape[0]
+    return (y * weights) @ X / X.shape[0]
 
 
 def signal_direction(run: TwoStepRun, k: int) -> np.ndarray:

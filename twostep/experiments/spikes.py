@@ -40,10 +40,10 @@ def _entry(rng, N, activation, c1, alpha1, c2, alpha2):
     return check_int(N, "N", 8), _polynomial(activation), check_steps(((c1, alpha1), (c2, alpha2)))
 
 
-def _run(rng, N, batch, activation, target, steps, dtype="float32", keep_pre=True):
-    # One draw at N = n = d and its two steps, on checked arguments.
+def _run(rng, N, batch, activation, target, steps, dtype="float32", keep_pre=True, second=True):
+    # One draw at N = n = d and its two steps, on checked arguments (second: as _two_steps).
     problem = _draw_problem(N, N, N, target, batch, rng, 0.0, np.dtype(dtype))
-    return _two_steps(problem, activation, steps, keep_pre)
+    return _two_steps(problem, activation, steps, keep_pre, second=second)
 
 
 def _spike_parts(first, parts, eta_ref, eta1, eta2):
@@ -174,14 +174,15 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
                       corrected=corrected, c1=c1, c2=c2)
     if batch == "both":
         problem = _draw_problem(N, N, N, target, "fresh", rng, 0.0, np.dtype(dt))
-        return _measured_both(problem, activation, steps, True, measure)
-    return measure(_run(rng, N, batch, activation, target, steps, dt))
+        return _measured_both(problem, activation, steps, True, measure, second=False)
+    return measure(_run(rng, N, batch, activation, target, steps, dt, second=False))
 
 
 def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2) -> dict:
-    # spike_experiment's measurements of one run, on checked arguments.
+    # spike_experiment's measurements of one run, on checked arguments. The run has no W2
+    # (second=False): every W2 measured is rebuilt from the exact terms (StepFamily).
     N = run.N
-    terms = _second_step_terms(run)
+    terms = _second_step_terms(run, reuse_first=True)
     out = _term_diagnostics(run, "auto", terms, False, corrected)
     out["top_free"] = out["top"] / out["scale"]
     L = run.activation.degree

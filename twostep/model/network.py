@@ -189,6 +189,23 @@ def _derivative_in_place(activation, Z):
     return Z
 
 
+def _gradient_rows(xp, W, n, block_elements=None):
+    # Rows of W per block of _gradient: BLOCK_BYTES of pre-activations unless given.
+    if block_elements is None:
+        block_elements = BLOCK_BYTES // (xp.finfo(W.dtype).bits // 8)
+    return _block_rows(W.shape[0], n, block_elements)
+
+
+def _pre_activations_into(W, X, out):
+    # W X^T into out ((N, n), numpy), by the blocks of _gradient's products, so that the values
+    # are those a step from W would keep (pre_out) bit for bit, without the step's second product.
+    rows = _gradient_rows(np, W, X.shape[0])
+    for start in range(0, W.shape[0], rows):
+        block = slice(start, min(W.shape[0], start + rows))
+        np.matmul(W[block, :], X.T, out=out[block, :])
+    return out
+
+
 def _gradient(W, a, X, y, activation, block_elements: int | None = None, pre_out=None):
     # Unchecked core, shared with the training loop and the device backends: per block
     # of neurons, one product for the pre-activations, sigma' and the label/readout
@@ -197,9 +214,7 @@ def _gradient(W, a, X, y, activation, block_elements: int | None = None, pre_out
     # need W_0 X_2^T and W_1 X_2^T, which the steps have just computed.
     xp, W = namespace(W)
     N, n = W.shape[0], X.shape[0]
-    if block_elements is None:
-        block_elements = BLOCK_BYTES // (xp.finfo(W.dtype).bits // 8)
-    rows = _block_rows(N, n, block_elements)
+    rows = _gradient_rows(xp, W, n, block_elements)
     G = xp.empty_like(W)
     for start in range(0, N, rows):
         block = slice(start, min(N, start + rows))

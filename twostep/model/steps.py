@@ -21,7 +21,8 @@ from array_api_compat import is_array_api_obj
 from .._validation import (check_alpha, check_bool, check_choice, check_dtype, check_fits,
                            check_int, check_real, check_rng, check_steps, check_type)
 from .activations import Activation, check_activation
-from .network import LOSSES, _gradient, _initialise, check_network, residuals
+from .network import (LOSSES, _gradient, _initialise, _pre_activations_into, check_network,
+                      residuals)
 from .targets import Teacher, _make_teacher
 
 BATCHES = ("reused", "fresh")
@@ -94,13 +95,15 @@ class TwoStepRun:
     r"""Everything a two-step experiment produced.
 
     Shapes: ``W0, W1, W2`` are ``(N, d)``; ``a`` is ``(N,)``; ``X1, X2`` are
-    ``(n, d)``; ``y1, y2`` are ``(n,)``. With ``batch == "reused"``, ``X2 is X1``.
+    ``(n, d)``; ``y1, y2`` are ``(n,)``. With ``batch == "reused"``, ``X2 is X1``. ``W2`` is
+    None in the package's own runs whose measurements rebuild it from the exact terms
+    (:func:`twostep.experiments.spikes.spike_experiment`), which skip the second step's product.
     """
 
     W0: np.ndarray
     a: np.ndarray
     W1: np.ndarray
-    W2: np.ndarray
+    W2: np.ndarray | None
     X1: np.ndarray
     y1: np.ndarray
     X2: np.ndarray
@@ -241,36 +244,39 @@ def two_steps(problem: Problem, activation: Activation, steps,
     return _two_steps(p, activation, steps, keep_pre, (W0, a, X1, y1, X2, y2))
 
 
-def _both_batches(p, activation, steps, keep_pre):
+def _both_batches(p, activation, steps, keep_pre, second=True):
     # The reused run, then the fresh run, of one problem drawn with a fresh second batch
     # (_draw_problem(..., "fresh", ...)). A reused draw of the same generator state is that
     # problem without X2, y2, so each run is, bit for bit, the one drawn and trained alone; the
     # first step (same W0, a, X1, y1, eta1) is taken once, which saves two of the pair's eight
     # N x n x d products. W1 is made read-only: the fresh run steps from it after the caller
     # has measured the reused one.
-    reused = _two_steps(replace(p, X2=p.X1, y2=p.y1), activation, steps, keep_pre)
+    reused = _two_steps(replace(p, X2=p.X1, y2=p.y1), activation, steps, keep_pre, second=second)
     W1 = reused.W1
     if isinstance(W1, np.ndarray):
         W1.flags.writeable = False
     yield reused
     del reused
-    yield _two_steps(p, activation, steps, keep_pre, W1=W1)
+    yield _two_steps(p, activation, steps, keep_pre, W1=W1, second=second)
 
 
-def _measured_both(p, activation, steps, keep_pre, measure) -> dict:
+def _measured_both(p, activation, steps, keep_pre, measure, second=True) -> dict:
     # {"reused": measure(run), "fresh": measure(run)} over _both_batches: the reused run is
     # measured and freed before the fresh one is trained.
     out = {}
-    for run in _both_batches(p, activation, steps, keep_pre):
+    for run in _both_batches(p, activation, steps, keep_pre, second):
         out[run.batch] = measure(run)
         del run
     return out
 
 
-def _two_steps(p, activation, steps, keep_pre, arrays=None, W1=None):
+def _two_steps(p, activation, steps, keep_pre, arrays=None, W1=None, second=True):
     # two_steps on checked arguments; ``arrays`` are the problem's (W0, a, X1, y1, X2, y2) as
     # checked on the host, or None for the problem's own (drawn by _draw_problem); ``W1``, the
-    # first step of another run of the same W0, a, X1, y1 and eta1, is taken as it is.
+    # first step of another run of the same W0, a, X1, y1 and eta1, is taken as it is. With
+    # ``second=False`` (and keep_pre) the second step is not taken, W2 is None, and only its
+    # pre-activations are kept: for measurements that rebuild W2 from its exact terms
+    # (StepFamily), which saves the step's N x n x d product.
     (c1, al1), (c2, al2) = steps
     W0, a, X1, y1, X2, y2 = arrays or (p.W0, p.a, p.X1, p.y1, p.X2, p.y2)
     N, d = W0.shape
@@ -282,7 +288,11 @@ def _two_steps(p, activation, steps, keep_pre, arrays=None, W1=None):
     Z2 = np.empty((N, n), dtype=W0.dtype) if keep_pre else None
     if W1 is None:
         W1 = _step(W0, a, X1, y1, activation, eta1, Z1)
-    W2 = _step(W1, a, X2, y2, activation, eta2, Z2)
+    if second:
+        W2 = _step(W1, a, X2, y2, activation, eta2, Z2)
+    else:
+        _pre_activations_into(W1, X2, Z2)
+        W2 = None
     pre = None
     if keep_pre:
         P = Z1 if batch == "reused" and Z1 is not None else W0 @ X2.T

@@ -146,3 +146,41 @@ def test_decomposition_rejects_non_polynomial_activation():
     r = run("fresh", N=20, n=20, d=10)
     with pytest.raises(ValueError, match="k must be in"):
         ts.signal_part(r, 4)
+
+
+@pytest.mark.parametrize("dtype, bound", [(np.float64, 1e-12), (np.float32, 1e-5)])
+def test_reused_t0_from_the_first_update(dtype, bound):
+    # A reused batch's T_0 is eta2 times the first step's gradient, so _second_step_terms(...,
+    # reuse_first=True) takes it as (eta2/eta1)(W1 - W0) instead of a product: the same term up
+    # to the rounding of W1 - W0 (measured at N = 300: 4e-15 in float64, 1.1e-6 in float32,
+    # relative to the term's largest entry; bounds 1e-12 and 1e-5). The other terms, and every
+    # term of a fresh batch, are the products themselves, bit for bit.
+    from twostep.analysis.decomposition import _second_step_terms
+    for batch in ("reused", "fresh"):
+        r = ts.run_two_steps(300, 250, 200, ts.get_activation("poly4"), ts.hermite_link(1),
+                             STEPS, batch, np.random.default_rng(3), dtype=dtype)
+        plain, reusing = _second_step_terms(r), _second_step_terms(r, reuse_first=True)
+        assert len(reusing) == len(plain) == 4 and reusing[0].dtype == dtype
+        for T, R in zip(plain[1:], reusing[1:]):
+            np.testing.assert_array_equal(R, T)
+        if batch == "fresh":
+            np.testing.assert_array_equal(reusing[0], plain[0])
+        else:
+            err = np.abs(reusing[0] - plain[0]).max() / np.abs(plain[0]).max()
+            assert 0 < err <= bound
+
+
+@pytest.mark.parametrize("batch", ["reused", "fresh"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_run_without_its_second_step_keeps_the_same_pre_activations(batch, dtype):
+    # second=False (spike_experiment: W2 rebuilt from the terms) skips the second step's
+    # product: no W2, and the kept P, D, hence every term, the same bit for bit.
+    from twostep.model.steps import _two_steps, draw_problem
+    p = draw_problem(300, 250, 200, ts.hermite_link(1), batch, np.random.default_rng(4),
+                     dtype=dtype)
+    act = ts.get_activation("poly4")
+    full, half = (_two_steps(p, act, STEPS, True, second=s) for s in (True, False))
+    assert half.W2 is None and full.W2 is not None
+    np.testing.assert_array_equal(half.W1, full.W1)
+    for got, want in zip(half.pre, full.pre):
+        np.testing.assert_array_equal(got, want)
