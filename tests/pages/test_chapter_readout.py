@@ -28,7 +28,8 @@ CONFIGS = {"reference": {}, "tanh": dict(activation="tanh"), "small_c": dict(c=0
 
 @pytest.fixture(scope="module")
 def runs():
-    grid1 = [dict(target=t, n=D, alpha1=a1, alpha2s=A2S, scalings=("standardised", "raw"), **BASE)
+    grid1 = [dict(target=t, n=D, alpha1=a1, alpha2s=A2S, scalings=("standardised", "raw"),
+                  measured_ideal=(t, a1) == ("he1", REF[0]), **BASE)
              for t in TARGETS for a1 in A1S]
     rec1 = ts.sweep(ts.payoff_experiment, grid1, seeds=SEEDS)
     grid2 = [dict(target=t, n=int(p * D), alpha1=REF[0], alpha2s=(REF[1],), **BASE)
@@ -53,8 +54,12 @@ def runs():
     etas = (ts.step_size(0.5, REF[0], D), ts.step_size(0.5, REF[1], D))
     psi = ch.psi_data(S2, {t: teacher[t] for t in TARGETS}, D, etas)
     configs = ch.config_data(rec_cfg, CONFIGS, ref_run)
+    shared = ch.config_data(ch.shared_reference(rec1, ref_run)
+                            + [r for r in rec_cfg if r["activation"] != "poly4"
+                               or r["c"] != 0.5 or r["n_train"] != D], CONFIGS, ref_run)
     pen = ch.payoff_summary([ch.at_alpha2(r) for r in rec_pen], by=["N"])
-    return dict(rec_cfg=rec_cfg, rec_pen=rec_pen, configs=configs, pen=pen, ref_run=ref_run,
+    return dict(rec_cfg=rec_cfg, rec_pen=rec_pen, configs=configs, shared=shared, pen=pen,
+                ref_run=ref_run,
                 rec1=rec1, rec2=rec2, u2=u2, more=more, teacher=teacher, single=single, S1=S1,
                 S2=S2, ideal=ideal, psi=psi, etas=etas)
 
@@ -320,3 +325,17 @@ def test_ideal_comparison_table(runs, page_table):
     # ... and the widths' rows, from theirs.
     big = [r for r in runs["rec_pen"] if r["N"] == 2 * D]
     _assert_pm(rows[-1][4], [r["ideal_svd_W2_fresh"][0] for r in big])
+
+
+def test_the_shared_reference_runs_are_the_reference_configuration_bit_for_bit(runs):
+    # The chapter takes its reference configuration's runs from the alpha2 sweep
+    # (shared_reference): the same draws, so every summarised number is the one the
+    # configuration's own runs give, exactly.
+    own, shared = runs["configs"].summary, runs["shared"].summary
+    assert own.by == shared.by and set(own.groups) == set(shared.groups)
+    for key, group in own.groups.items():
+        assert set(group) <= set(shared.groups[key])
+        for name, value in group.items():
+            np.testing.assert_array_equal(shared.groups[key][name], value, err_msg=name)
+    with pytest.raises(ValueError, match="no run of the configuration"):
+        ch.shared_reference(runs["rec1"], dict(runs["ref_run"], c=0.3))

@@ -112,23 +112,36 @@ def _task(func, params, seed, index):
 
 
 def run_tasks(func: Callable, tasks: list[tuple[dict, int]], n_jobs: int = 1,
-              progress: bool | None = None, on_record: Callable | None = None) -> list[dict]:
+              progress: bool | None = None, on_record: Callable | None = None,
+              cost: Callable | None = None) -> list[dict]:
     """Run ``func(rng=rng_for(seed), **params)`` for each ``(params, seed)`` of ``tasks``
-    and return the records in the order of ``tasks``; ``n_jobs``, ``progress`` and
-    ``on_record`` as in :func:`sweep` (the backend may be that of an enclosing
+    and return the records in the order of ``tasks``; ``n_jobs``, ``progress``,
+    ``on_record`` and ``cost`` as in :func:`sweep` (the backend may be that of an enclosing
     ``joblib.parallel_config``)."""
     if not callable(func):
         raise TypeError(f"func must be callable, got {type(func).__name__}")
     n_jobs = check_int(n_jobs, "n_jobs", 1)
     tasks = [(dict(p), check_int(s, "seed", 0)) for p, s in tasks]
-    return _run_tasks(func, tasks, n_jobs, progress, on_record)
+    return _run_tasks(func, tasks, n_jobs, progress, on_record, _check_cost(cost))
 
 
-def _run_tasks(func, tasks, n_jobs, progress, on_record):
+def _check_cost(cost):
+    if cost is not None and not callable(cost):
+        raise TypeError(f"cost must be None or a callable of a task's parameters, got "
+                        f"{type(cost).__name__}")
+    return cost
+
+
+def _run_tasks(func, tasks, n_jobs, progress, on_record, cost=None):
     # run_tasks on checked arguments (sweep's, or run_tasks').
     show = _interactive() if progress is None else bool(progress)
     name = getattr(func, "__name__", "sweep")
     out: list = [None] * len(tasks)
+    # Started in decreasing order of cost (a stable sort: ties keep the given order); records
+    # are placed by index, so the list returned is in the given order either way.
+    order = list(range(len(tasks)))
+    if cost is not None:
+        order.sort(key=lambda i: -float(cost(tasks[i][0])))
 
     def collect(results):
         if show:
@@ -140,12 +153,12 @@ def _run_tasks(func, tasks, n_jobs, progress, on_record):
                 on_record(record)
 
     if n_jobs == 1:
-        collect(_task(func, p, s, i) for i, (p, s) in enumerate(tasks))
+        collect(_task(func, *tasks[i], i) for i in order)
         return out
 
     from joblib import delayed
     parallel = worker_pool(n_jobs, return_as="generator_unordered")
-    results = parallel(delayed(_task)(func, p, s, i) for i, (p, s) in enumerate(tasks))
+    results = parallel(delayed(_task)(func, *tasks[i], i) for i in order)
     try:
         collect(results)
     finally:
@@ -182,7 +195,7 @@ def _stop_workers() -> None:
 
 def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iterable[int] = (0,),
           n_jobs: int = 1, progress: bool | None = None,
-          on_record: Callable | None = None) -> list[dict]:
+          on_record: Callable | None = None, cost: Callable | None = None) -> list[dict]:
     """Run ``func(rng=..., **params)`` for every parameter set and seed.
 
     Parameters
@@ -203,6 +216,11 @@ def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iter
     on_record : callable, optional
         Called with each record as soon as its task finishes (in the order they finish),
         e.g. to checkpoint a results file.
+    cost : callable, optional
+        ``cost(params)``, a number: tasks are started in decreasing order of it (largest first,
+        ties in the grid's order), so that the last tasks to start are short and no worker
+        idles while another finishes a long one. The records are in the grid's order either
+        way, and the same (see Notes).
 
     Returns
     -------
@@ -227,7 +245,7 @@ def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iter
         # No seed means no task: an empty result would pass for a sweep that ran.
         raise ValueError("seeds must be a non-empty sequence of integers >= 0, got none")
     return _run_tasks(func, [(params, seed) for params in grid for seed in seeds],
-                      check_int(n_jobs, "n_jobs", 1), progress, on_record)
+                      check_int(n_jobs, "n_jobs", 1), progress, on_record, _check_cost(cost))
 
 
 def split_batches(records: list[dict], order: Iterable[str]) -> list[dict]:

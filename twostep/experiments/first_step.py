@@ -18,9 +18,10 @@ from ..analysis.peer import peer_first_layer, peer_link, peer_test_error
 from ..analysis.readout import features
 from ..analysis.spectra import SVDS_TOL, _top_singular
 from ..model.activations import Activation, Tanh, as_activation, check_activation
-from ..model.network import _gradient, _initialise, gaussian_inputs, initialise
+from ..model.network import (_gradient, _gradient_of_pre, _initialise, _pre_activations_into,
+                             gaussian_inputs, initialise)
 from ..model.steps import _draw_problem, _step, one_step
-from ..model.targets import Link, Teacher, _make_teacher, check_links
+from ..model.targets import Link, Teacher, _make_teacher, check_links, target_links
 
 
 def _residual_top(G, spike, seed):
@@ -95,13 +96,74 @@ def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = 
     if top >= min(N, d) - 1 or min(N, d) < 3:
         raise ValueError(f"top must be in [1, min(N, d) - 2] = [1, {min(N, d) - 2}], got {top}")
     dt = check_dtype(dtype)
-    etas = np.array([c * N ** alpha for c, alpha in steps], dtype=float)   # eta = c N^alpha
     problem = _draw_problem(N, n, d, target, "reused", rng, noise, dt)
-    W0, a, X, y = problem.W0, problem.a, problem.X1, problem.y1
-    beta = problem.teacher.directions[0]
-
-    G = _gradient(W0, a, X, y, activation)
+    G = _gradient(problem.W0, problem.a, problem.X1, problem.y1, activation)
     G *= -1
+    return _first_step_measures(problem.W0, problem.a, problem.X1, problem.y1,
+                                problem.teacher.directions[0], G, activation, steps, top)
+
+
+def _checked_case(case, i, N, d):
+    # One case of first_step_cases: (activation, target, steps, top) checked as
+    # first_step_diagnostics checks them.
+    if not isinstance(case, Sequence) or isinstance(case, str) or len(case) != 4:
+        raise TypeError(f"cases[{i}] must be an (activation, target, steps, top) tuple, "
+                        f"got {case!r}")
+    activation, target, steps, top = case
+    steps = [(check_real(c, f"cases[{i}] steps[{j}] c", low=0.0, low_open=True),
+              check_alpha(alpha, f"cases[{i}] steps[{j}] alpha"))
+             for j, (c, alpha) in enumerate(check_pairs(steps, f"cases[{i}] steps",
+                                                        "a (c, alpha) pair"))]
+    top = check_int(top, f"cases[{i}] top", 1)
+    if top >= min(N, d) - 1:
+        raise ValueError(f"cases[{i}] top must be in [1, min(N, d) - 2] = [1, {min(N, d) - 2}], "
+                         f"got {top}")
+    links, _ = target_links(target)
+    return as_activation(activation), links, steps, top
+
+
+def first_step_cases(rng: np.random.Generator, *, N: int, cases, n: int | None = None,
+                     d: int | None = None, dtype="float64") -> dict:
+    r""":func:`first_step_diagnostics` of several activations and targets on one draw.
+
+    Every case ``(activation, target, steps, top)`` gets the result that
+    :func:`first_step_diagnostics` gives from a generator in ``rng``'s state (no label noise),
+    bit for bit: the targets have the same number of directions, so the teacher's directions,
+    :math:`W_0`, :math:`a` and :math:`X` are the same draws for all of them and only the labels
+    differ. The draw and the pre-activations :math:`W_0X^	op` are computed once, which saves
+    one :math:`N	imes n	imes d` product (and a draw) per case after the first.
+
+    Returns ``{"results": [result, ...]}``, one :func:`first_step_diagnostics` dict per case.
+    """
+    check_rng(rng)
+    N = check_int(N, "N")
+    n, d = check_int(N if n is None else n, "n"), check_int(N if d is None else d, "d")
+    if min(N, d) < 3:
+        raise ValueError(f"min(N, d) must be at least 3, got {min(N, d)}")
+    if not isinstance(cases, Sequence) or isinstance(cases, str) or not cases:
+        raise TypeError(f"cases must be a non-empty sequence of (activation, target, steps, "
+                        f"top) tuples, got {cases!r}")
+    cases = [_checked_case(case, i, N, d) for i, case in enumerate(cases)]
+    if len({len(links) for _, links, _, _ in cases}) != 1:
+        raise ValueError("cases' targets must all have the same number of directions (the "
+                         f"draws are shared), got {[len(c[1]) for c in cases]}")
+    dt = check_dtype(dtype)
+    problem = _draw_problem(N, n, d, cases[0][1], "reused", rng, 0.0, dt)
+    W0, a, X, B = problem.W0, problem.a, problem.X1, problem.teacher.directions
+    Z = _pre_activations_into(W0, X, np.empty((N, n), dtype=dt))
+    out = []
+    for activation, links, steps, top in cases:
+        y = Teacher.from_directions(links, B)._labels(X, None)
+        G = _gradient_of_pre(Z, a, X, y, activation)
+        G *= -1
+        out.append(_first_step_measures(W0, a, X, y, B[0], G, activation, steps, top))
+    return {"results": out}
+
+
+def _first_step_measures(W0, a, X, y, beta, G, activation, steps, top) -> dict:
+    # first_step_diagnostics' measurements of the negative gradient G of one draw.
+    dt = W0.dtype
+    etas = np.array([c * W0.shape[0] ** alpha for c, alpha in steps], dtype=float)  # c N^alpha
     spike = _first_step_spike(a, X, y, activation)
     sG = _top_singular(G, 2, False, SVDS_TOL)
     remainder, r1 = _residual_top(G, spike, 0)

@@ -7,6 +7,7 @@ trust them.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Sequence
 
 import numpy as np
@@ -22,7 +23,7 @@ from ..analysis.theory import n_spikes
 from ..model.activations import as_activation
 from ..model.steps import (BATCHES, _both_batches, _measured_both, _two_steps,
                            draw_problem, step_size)
-from ..model.targets import make_teacher
+from ..model.targets import Teacher, make_teacher, target_links
 
 
 def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, batch: str,
@@ -36,24 +37,53 @@ def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, 
     batch serve both schemes (a reused draw is the same without :math:`X_2`) and the result is
     ``{"reused": {...}, "fresh": {...}}``, each bit for bit that batch's own.
     """
+    return signal_overlap_cases(rng, n, d, [target], batch, ks, activation)["results"][0]
+
+
+def signal_overlap_cases(rng: np.random.Generator, n: int, d: int, targets, batch: str,
+                         ks=(0, 1, 2, 3), activation=None) -> dict:
+    r""":func:`signal_overlap_experiment` of several targets on one draw of the data.
+
+    The targets have the same number of directions, so the teacher's directions and the
+    inputs are the same draws for all of them and only the labels differ (no label noise):
+    each result is, bit for bit, :func:`signal_overlap_experiment` of that target from a
+    generator in ``rng``'s state, and the inputs (the cost at large ``n`` and ``d``) are drawn
+    once. Returns ``{"results": [result, ...]}``, one per target.
+    """
     check_rng(rng)
     n, d = check_int(n, "n"), check_int(d, "d")
     batch = check_choice(batch, "batch", (*BATCHES, "both"))
-    teacher = make_teacher(target, d, rng)
+    if isinstance(targets, (str, bytes)) or not isinstance(targets, Sequence) or not targets:
+        raise TypeError(f"targets must be a non-empty sequence of targets, got {targets!r}")
+    # The first target draws the teacher (or is one) and the data, as the experiment alone.
+    teacher = make_teacher(targets[0], d, rng)
     X1, y1 = teacher.sample(n, rng)
-    second = teacher.sample(n, rng) if batch != "reused" else (None, None)
+    X2, y2 = teacher.sample(n, rng) if batch != "reused" else (None, None)
+    B = teacher.directions
+    labels = [(y1, y2)]
+    for i, target in enumerate(targets[1:], start=1):
+        if isinstance(target, Teacher) or teacher.noise > 0:
+            raise ValueError(f"targets[{i}]: only the first target may be a Teacher or have label "
+                             "noise (the others relabel its draws)")
+        links = target_links(target)[0]
+        if len(links) != len(B):
+            raise ValueError(f"targets[{i}] has {len(links)} direction(s), targets[0] {len(B)}: "
+                             "the draws are shared only between targets of one rank")
+        other = Teacher.from_directions(links, B)
+        labels.append((other._labels(X1, None), None if X2 is None else other._labels(X2, None)))
+    measure = partial(_signal_measures, X1, ks=ks, B=B, activation=activation)
+    return {"results": [{"reused": measure(y1, None, None), "fresh": measure(y1, X2, y2)}
+                        if batch == "both" else measure(y1, X2, y2) for y1, y2 in labels]}
 
-    def measure(*second):
-        U = signal_directions(X1, y1, ks, *second)
-        out = {"overlaps": overlaps(U, teacher.directions), "norms": np.linalg.norm(U, axis=1)}
-        if activation is not None:
-            Ur = signal_directions(X1, y1, ks, *second, activation=activation)
-            out["overlaps_reuse"] = overlaps(Ur, teacher.directions)
-        return out
 
-    if batch == "both":
-        return {"reused": measure(None, None), "fresh": measure(*second)}
-    return measure(*second)
+def _signal_measures(X1, y1, X2, y2, ks, B, activation):
+    # signal_overlap_experiment's measurements of one batch scheme (X2 None: reused).
+    U = signal_directions(X1, y1, ks, X2, y2)
+    out = {"overlaps": overlaps(U, B), "norms": np.linalg.norm(U, axis=1)}
+    if activation is not None:
+        Ur = signal_directions(X1, y1, ks, X2, y2, activation=activation)
+        out["overlaps_reuse"] = overlaps(Ur, B)
+    return out
 
 
 def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: str = "reused",

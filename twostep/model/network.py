@@ -206,6 +206,23 @@ def _pre_activations_into(W, X, out):
     return out
 
 
+def _gradient_of_pre(Z, a, X, y, activation):
+    # _gradient's G (numpy) from its pre-activations Z = W X^T (N, n), computed once for several
+    # activations or labels (twostep.experiments.first_step.first_step_cases): the same blocks,
+    # sigma' on a copy of each (in place, in the same pieces), so G is _gradient's bit for bit.
+    N, n = Z.shape
+    rows = _gradient_rows(np, Z, n)
+    G = np.empty((N, X.shape[1]), dtype=Z.dtype)
+    for start in range(0, N, rows):
+        block = slice(start, min(N, start + rows))
+        M = _derivative_in_place(activation, Z[block, :].copy())
+        M *= y[None, :]
+        M *= (a[block] * (-1.0 / n))[:, None]
+        np.matmul(M, X, out=G[block, :])
+        del M
+    return G
+
+
 def _gradient(W, a, X, y, activation, block_elements: int | None = None, pre_out=None):
     # Unchecked core, shared with the training loop and the device backends: per block
     # of neurons, one product for the pre-activations, sigma' and the label/readout

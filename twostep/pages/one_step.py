@@ -23,11 +23,12 @@ from ..analysis.bbp import critical_step, spiked_outlier, spiked_overlaps
 from ..analysis.moments import cross_moment, derivative_spread, log_corrected_slope, single_sample_norm
 from ..analysis.spectra import bulk_edge, singular_values
 from ..analysis.summary import Summary
-from ..analysis.sweep import loglog_slope, sweep
+from ..analysis.sweep import loglog_slope, run_tasks, sweep
 from ..analysis.theory import feature_spike_count, finite_size_overlap, one_step_overlap, spike_strength
 from ..analysis.verdicts import judge, worst
-from ..experiments.first_step import (cui_experiment, feature_spikes, first_step_diagnostics,
-                                      first_update, learned_direction_overlaps)
+from ..experiments.first_step import (cui_experiment, feature_spikes, first_step_cases,
+                                      first_step_diagnostics, first_update,
+                                      learned_direction_overlaps)
 from ..model.activations import Activation, Tanh
 from ..model.steps import step_size
 from ..model.targets import Link
@@ -63,9 +64,10 @@ def _width_ticks(Ns) -> list:
 
 # --- the remainder and the growing outlier (fig-residual, fig-growth) -------------------
 
-def _first_step_task(rng, N, act, target, activations, targets, main, steps, top, dtype):
-    return first_step_diagnostics(rng, N=N, activation=activations[act], target=targets[target],
-                                  steps=steps if act == main else (), top=top, dtype=dtype)
+def _first_step_group(rng, N, cases, activations, targets, dtype):
+    # first_step_cases of the named (act, target, steps, n_top) cases, on one draw.
+    return first_step_cases(rng, N=N, cases=[(activations[act], targets[t], steps, top)
+                                             for act, t, steps, top in cases], dtype=dtype)
 
 
 def residual_data(activations: dict, target: Link, sizes_small, seeds_small, sizes_large,
@@ -90,17 +92,32 @@ def residual_data(activations: dict, target: Link, sizes_small, seeds_small, siz
     :math:`\mathrm{sd}(\sigma'(z))` of ``main``.
     """
     steps, acts = list(steps), list(activations)
-    task = partial(_first_step_task, target=main_key, activations=activations,
-                   targets={main_key: target}, main=main, steps=steps, top=2, dtype=dtype)
-    records = (sweep(task, {"N": sizes_small, "act": acts}, seeds=seeds_small, n_jobs=n_jobs)
-               + sweep(task, {"N": sizes_large, "act": acts}, seeds=seeds_large, n_jobs=n_jobs))
+    # Every run of one width and seed is one draw (the targets are single-index, the draws do
+    # not depend on the activation): one task per draw (first_step_cases) shares it and its
+    # pre-activations, one pool runs them all, widest first, so that short tasks end the run.
+    mains = [(act, main_key, steps if act == main else [], 2) for act in acts]
+    tails = [(main, t, [], 1) for t in tail_targets]
+    groups = [(dict(N=N, cases=mains + (tails if small else [])), s)
+              for sizes, seeds, small in ((sizes_small, seeds_small, True),
+                                          (sizes_large, seeds_large, False))
+              for N in sizes for s in seeds]
+    done = run_tasks(partial(_first_step_group, activations=activations,
+                             targets={main_key: target, **tail_targets}, dtype=dtype),
+                     groups, n_jobs=n_jobs, cost=lambda p: p["N"] ** 3 * len(p["cases"]))
+    found = {(r["N"], r["seed"], case[:2]): result
+             for r in done for case, result in zip(r["cases"], r["results"])}
+
+    def record(N, act, t, seed):
+        return dict(found[(N, seed, (act, t))], N=N, act=act, target=t, seed=seed)
+
+    records = [record(N, act, main_key, s)
+               for sizes, seeds in ((sizes_small, seeds_small), (sizes_large, seeds_large))
+               for N in sizes for act in acts for s in seeds]
+    tail_records = [record(N, main, t, s) for N in sizes_small for t in tail_targets
+                    for s in seeds_small]
     for r in records:
         r["remainder"] = r["eta"] * r["residual"] * r["update_norm"]
         r["top1"], r["top2"] = (r["top"][:, 0], r["top"][:, 1]) if len(r["eta"]) else (0.0, 0.0)
-    tail = partial(_first_step_task, act=main, activations=activations, targets=tail_targets,
-                   main=main, steps=(), top=1, dtype=dtype)
-    tail_records = sweep(tail, {"N": sizes_small, "target": list(tail_targets)},
-                         seeds=seeds_small, n_jobs=n_jobs)
     tail_records += [dict(r, target=main_key) for r in records
                      if r["act"] == main and r["N"] in sizes_small]
     for r in records + tail_records:
@@ -646,8 +663,18 @@ def peer_data(setting: dict, d: int, alphas, seeds, stored: dict, n_jobs: int = 
     ``formulas`` (:func:`~twostep.analysis.peer.cui_parameters`) and from the peer's ``cell7``;
     the peer's ``peer_alphas`` ``(P,)`` and ``peer_values`` ``(P, k)``, k > 1 seeds of their
     simulation or k = 1 for their theory."""
-    task = partial(cui_experiment, setting=setting, d=d, alphas=list(alphas), dtype=dtype)
-    records = sweep(task, None, seeds=seeds, n_jobs=n_jobs)
+    return _peer_summary(setting, d, alphas, stored,
+                         run_tasks(cui_experiment, _peer_tasks(setting, d, alphas, seeds, dtype),
+                                   n_jobs=n_jobs))
+
+
+def _peer_tasks(setting, d, alphas, seeds, dtype):
+    # peer_data's runs, one per seed, as run_tasks' (params, seed).
+    return [(dict(setting=setting, d=d, alphas=list(alphas), dtype=dtype), s) for s in seeds]
+
+
+def _peer_summary(setting, d, alphas, stored, records):
+    # peer_data from its runs' records.
     link, alpha0, eta_tilde = peer.peer_link(setting["teacher"]), setting["alpha0"], setting["eta_tilde"]
     return dict(setting=dict(setting), d=d, alphas=np.array(alphas, dtype=float),
                 errors=np.array([r["errors"] for r in records]),
@@ -674,8 +701,15 @@ def cui_data(d1: int, seeds1, alphas1, d2: int, seeds2, alphas2, n_jobs: int = 1
              dtype=np.float32) -> tuple[dict, dict]:
     r""":func:`peer_data` in Cui et al.'s settings: the tanh teacher at size ``d1`` against their
     simulation, the sin teacher at ``d2`` against their theory."""
-    return (peer_data(peer.CUI_SETTING_1, d1, alphas1, seeds1, peer.CUI_SIMULATED, n_jobs, dtype),
-            peer_data(peer.CUI_SETTING_2, d2, alphas2, seeds2, peer.CUI_THEORY, n_jobs, dtype))
+    first = _peer_tasks(peer.CUI_SETTING_1, d1, alphas1, seeds1, dtype)
+    second = _peer_tasks(peer.CUI_SETTING_2, d2, alphas2, seeds2, dtype)
+    # Both settings in one pool, the larger size first: three runs per setting would leave a
+    # core idle while the last run of each finishes.
+    records = run_tasks(cui_experiment, first + second, n_jobs=n_jobs,
+                        cost=lambda p: p["d"] ** 3 * len(p["alphas"]))
+    return (_peer_summary(peer.CUI_SETTING_1, d1, alphas1, peer.CUI_SIMULATED,
+                          records[:len(first)]),
+            _peer_summary(peer.CUI_SETTING_2, d2, alphas2, peer.CUI_THEORY, records[len(first):]))
 
 
 def plot_cui(data: tuple[dict, dict]):

@@ -91,8 +91,10 @@ def paired_data(configs: dict, sizes: dict, seeds, alpha1: float, alpha2: float,
     grid = [dict(N=N, activation=configs[k].activation, target=configs[k].target,
                  c1=configs[k].c, alpha1=alpha1, c2=configs[k].c, alpha2=alpha2,
                  alpha2s=list(alpha2s), dtype="float32") for k, N in pairs]
-    records = sweep(paired_reuse_experiment, grid, seeds=seeds, n_jobs=n_jobs)
-    # sweep keeps the grid's order, seeds innermost: label each record with its configuration
+    # Widest first (cost N^3), so that the short runs fill the cores at the end; sweep keeps
+    # the grid's order, seeds innermost: label each record with its configuration.
+    records = sweep(paired_reuse_experiment, grid, seeds=seeds, n_jobs=n_jobs,
+                    cost=lambda p: p["N"] ** 3)
     for r, (key, _) in zip(records, [p for p in pairs for _ in seeds]):
         r["config"] = key
     a2s = (alpha2, *alpha2s)

@@ -104,6 +104,21 @@ def at_alpha2(record: dict, i: int = 0) -> dict:
             for k, v in record.items()}
 
 
+def shared_reference(records, base: dict) -> list:
+    r"""The runs of ``records`` (an :math:`lpha_2` sweep of :func:`payoff_experiment`) that are
+    the configuration ``base`` itself: every keyword of ``base`` the same but ``alpha2s`` (and
+    ``scalings``), ``base``'s single :math:`lpha_2` among the sweep's. Each is returned at that
+    :math:`lpha_2` (:func:`at_alpha2`): a run of ``base`` at the same seed would repeat it draw
+    for draw (the draws do not depend on :math:`lpha_2`), so it stands for ``base``'s runs."""
+    (alpha2,) = base["alpha2s"]
+    same = [at_alpha2(r, list(r["alpha2s"]).index(alpha2)) for r in records
+            if alpha2 in r["alpha2s"] and all(r.get(k) == v for k, v in base.items()
+                                               if k not in ("alpha2s", "scalings"))]
+    if not same:
+        raise ValueError(f"records hold no run of the configuration {base!r}")
+    return same
+
+
 def psi_summary(psi_records, alpha_records, alpha1: float, alpha2: float) -> Summary:
     r""":func:`payoff_summary` of the :math:`n/d` sweep by ``("target", "n")``, at its single
     :math:`\alpha_2` (:func:`at_alpha2`). ``psi_records`` are the runs at :math:`n \ne d`; the

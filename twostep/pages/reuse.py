@@ -16,11 +16,11 @@ import numpy as np
 from ..analysis.alignment import chance_maximum, chance_overlap
 from ..analysis.population import Limits, cubed_link_moment
 from ..analysis.summary import Summary
-from ..analysis.sweep import split_batches, sweep
+from ..analysis.sweep import run_tasks, split_batches
 from ..analysis.theory import n_spikes, spike_exponent
-from ..experiments.reuse import reuse_experiment, signal_overlap_experiment
+from ..experiments.reuse import reuse_experiment, signal_overlap_cases
 from ..model.steps import BATCHES
-from ..model.targets import get_link
+from ..model.targets import get_link, target_links
 from .figures import (BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_below,
                       legend_from, width_axis, width_grid)
 from .report import cell
@@ -59,11 +59,22 @@ def signal_data(Ns, targets, seeds, activation, n_jobs: int = 1) -> Summary:
     each of shape ``(4, r)`` (:math:`k = 0..3`), :math:`u_k = \frac1nX_2^\top(y_2\odot
     s^{\circ k})`, :math:`s = X_2v`, :math:`v = \frac1nX_1^\top y_1`.
     """
-    grid = [dict(n=N, d=N, target=t, batch="both", activation=activation)
-            for t in targets for N in Ns]
-    return Summary(split_batches(sweep(signal_overlap_experiment, grid, seeds=seeds,
-                                       n_jobs=n_jobs), BATCHES),
-                   ("target", "batch", "n"), ("overlaps", "overlaps_reuse"))
+    # The targets of one rank share their draws at each size and seed (drawing the inputs is
+    # most of a run's cost at n = d = 4000): one task per rank, size and seed
+    # (signal_overlap_cases), each target's result bit for bit its own run's.
+    ranks = {}
+    for t in targets:
+        ranks.setdefault(len(target_links(t)[0]), []).append(t)
+    tasks = [(dict(n=N, d=N, targets=group, batch="both", activation=activation), s)
+             for group in ranks.values() for N in Ns for s in seeds]
+    done = run_tasks(signal_overlap_cases, tasks, n_jobs=n_jobs,
+                     cost=lambda p: p["n"] ** 2 * (1 + len(p["targets"])))
+    found = {(t, r["n"], r["seed"]): result for r in done
+             for t, result in zip(r["targets"], r["results"])}
+    records = [dict(found[(t, N, s)], n=N, d=N, target=t, batch="both", activation=activation,
+                    seed=s) for t in targets for N in Ns for s in seeds]
+    return Summary(split_batches(records, BATCHES), ("target", "batch", "n"),
+                   ("overlaps", "overlaps_reuse"))
 
 
 def signal_deviations(data: Summary, limits: Limits, target: str) -> np.ndarray:
@@ -187,12 +198,18 @@ def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_
     grid = [dict(N=N, target=t, batch="both", c1=c1, alpha1=alpha1, c2=c2, alpha2=alpha2,
                  top=top, alpha2s=list(alpha2s.get(t, [])), dtype=dtype)
             for t in targets for N in Ns]
-    records = split_batches(sweep(reuse_experiment, grid, seeds=seeds, n_jobs=n_jobs), BATCHES)
+    tasks = [(g, s) for g in grid for s in seeds]
     if extra_seeds:
         t, b, N = extra_point
-        point = [dict(g, batch=b) for g in grid if (g["target"], g["N"]) == (t, N)]
-        records += sweep(reuse_experiment, point, seeds=extra_seeds, n_jobs=n_jobs)
-    return Summary(records, ("target", "batch", "N"), NETWORK_VALUES)
+        tasks += [(dict(g, batch=b), s) for g in grid if (g["target"], g["N"]) == (t, N)
+                  for s in extra_seeds]
+    # One pool for the grid and the extra runs, widest first (a pair costs two single runs):
+    # the longest tasks start first and the short ones fill the cores at the end.
+    records = run_tasks(reuse_experiment, tasks, n_jobs=n_jobs,
+                        cost=lambda p: p["N"] ** 3 * (2 if p["batch"] == "both" else 1))
+    both = len(grid) * len(seeds)
+    return Summary(split_batches(records[:both], BATCHES) + records[both:],
+                   ("target", "batch", "N"), NETWORK_VALUES)
 
 
 def plot_term(net: Summary, limits: Limits, targets: dict):

@@ -124,13 +124,11 @@ def scaling_study(Ns, seeds, activation="poly4", target="he1", c: float = 0.2, r
     task = partial(spike_experiment, activation=activation, target=target, c1=c, alpha1=ref[0],
                    c2=c, alpha2=ref[1], settings=settings, n_top=n_top, corrected=True)
     grid = [(a1, a2) for a1 in alphas for a2 in alphas]
-    # Largest widths first: the widest pairs are the longest tasks, and with an odd number of
-    # them a worker left alone at the end would idle the other core; the smaller ones fill it.
-    # The records are then put back in the order of Ns.
-    wide_first = sorted(Ns, reverse=True)
+    # Largest widths first (cost N^3): with an odd number of the widest pairs, a worker left
+    # alone with one at the end would idle the other core; the smaller ones fill it.
     records = sweep(task, [{"N": N, "batch": "both", "grid": grid if N == n_grid else ()}
-                           for N in wide_first], seeds=seeds, n_jobs=n_jobs)
-    records = split_batches(sorted(records, key=lambda r: list(Ns).index(r["N"])), BATCH_ORDER)
+                           for N in Ns], seeds=seeds, n_jobs=n_jobs, cost=lambda p: p["N"] ** 3)
+    records = split_batches(records, BATCH_ORDER)
     for r in records:
         r["size_corr"] = r["top"] / r["signal_corrected"]
         r["rel_corr"] = r["residual_corrected"] / r["signal_corrected"]

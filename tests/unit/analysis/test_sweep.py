@@ -106,3 +106,24 @@ def test_split_batches_gives_the_records_of_a_grid_over_batch():
         split_batches(records, ("both",))
     with pytest.raises(ValueError, match="batch='both'"):
         split_batches([{"batch": "reused", "x": 1}], ("reused",))
+
+
+def _sized(rng, N):
+    return {"x": float(rng.standard_normal()), "pid": os.getpid()}
+
+
+def test_a_cost_orders_the_start_not_the_records():
+    # cost starts the largest tasks first (serially, the order on_record sees them) and leaves
+    # the records, in the grid's order, the same as without it, in one process or two.
+    grid = {"N": [1, 3, 2]}
+    plain = ts.sweep(_sized, grid, seeds=[0, 1])
+    started = []
+    ordered = ts.sweep(_sized, grid, seeds=[0, 1], cost=lambda p: p["N"],
+                       on_record=lambda r: started.append((r["N"], r["seed"])))
+    assert started == [(3, 0), (3, 1), (2, 0), (2, 1), (1, 0), (1, 1)]
+    parallel = ts.sweep(_sized, grid, seeds=[0, 1], cost=lambda p: p["N"], n_jobs=2)
+    for got in (ordered, parallel):
+        assert [(r["N"], r["seed"], r["x"]) for r in got] == \
+            [(r["N"], r["seed"], r["x"]) for r in plain]
+    with pytest.raises(TypeError, match="cost must be None or a callable"):
+        ts.sweep(_sized, grid, cost=3)

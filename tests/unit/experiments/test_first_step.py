@@ -192,3 +192,35 @@ def test_extreme_labels_dominate_the_remainder_for_he3():
     assert mean_overlap(ts.hermite_link(3)) > 0.4
     # with a bounded link no single sample stands out
     assert mean_overlap(ts.odd_bounded_link()) < 0.3
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_first_step_cases_are_each_case_alone_bit_for_bit(dtype):
+    # One draw for several activations and single-index targets (the residual study's tasks):
+    # every result is first_step_diagnostics' from the same generator state, exactly.
+    from twostep.experiments.first_step import first_step_cases
+    cases = [("poly4", "he1", [(1.0, 0.0), (1.0, 0.4)], 2), ("tanh", "he1", [], 2),
+             ("poly4", ts.hermite_link(3), [], 1), ("poly4", "odd", [], 1)]
+    got = first_step_cases(np.random.default_rng(5), N=120, n=100, d=90, cases=cases,
+                           dtype=dtype)["results"]
+    assert len(got) == len(cases)
+    for (act, target, steps, top), result in zip(cases, got):
+        alone = ts.first_step_diagnostics(np.random.default_rng(5), N=120, n=100, d=90,
+                                          activation=act, target=target, steps=steps, top=top,
+                                          dtype=dtype)
+        assert set(result) == set(alone)
+        for key in alone:
+            np.testing.assert_array_equal(result[key], alone[key], err_msg=key)
+
+
+def test_first_step_cases_rejects_bad_input():
+    from twostep.experiments.first_step import first_step_cases
+    rng = np.random.default_rng(0)
+    with pytest.raises(TypeError, match="cases must be a non-empty sequence"):
+        first_step_cases(rng, N=50, cases=[])
+    with pytest.raises(TypeError, match=r"cases\[0\] must be an \(activation, target, steps, top\)"):
+        first_step_cases(rng, N=50, cases=[("poly4", "he1")])
+    with pytest.raises(ValueError, match=r"cases\[1\] top must be in"):
+        first_step_cases(rng, N=50, cases=[("poly4", "he1", [], 1), ("tanh", "he1", [], 49)])
+    with pytest.raises(ValueError, match="same number of directions"):
+        first_step_cases(rng, N=50, cases=[("poly4", "he1", [], 1), ("poly4", "he1+odd", [], 1)])

@@ -232,3 +232,29 @@ def test_rescaled_alpha2_is_the_run_at_that_alpha2():
     with pytest.raises(TypeError, match="alpha2s"):
         reuse_experiment(np.random.default_rng(3), N=60, target="odd", batch="reused", **STEP_KW,
                          term=None, alpha2s=0.1)
+
+
+def test_signal_overlap_cases_are_each_target_alone_bit_for_bit():
+    # Targets of one rank relabel one draw of the data (the chapter's signal_data): every
+    # result is signal_overlap_experiment's for that target from the same generator state.
+    from twostep.experiments.reuse import signal_overlap_cases, signal_overlap_experiment
+    act = ts.get_activation("poly4")
+    for batch in ("both", "reused", "fresh"):
+        targets = ["odd", "he3", ts.hermite_link(2)]
+        got = signal_overlap_cases(np.random.default_rng(7), 90, 70, targets, batch,
+                                   activation=act)["results"]
+        for target, result in zip(targets, got):
+            alone = signal_overlap_experiment(np.random.default_rng(7), 90, 70, target, batch,
+                                              activation=act)
+            flat = (lambda r: {f"{b}/{k}": v for b, sub in r.items() for k, v in sub.items()}) \
+                if batch == "both" else (lambda r: r)
+            assert set(flat(result)) == set(flat(alone))
+            for key, value in flat(alone).items():
+                np.testing.assert_array_equal(flat(result)[key], value, err_msg=key)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="one rank"):
+        signal_overlap_cases(rng, 40, 30, ["he1", "he1+odd"], "both")
+    with pytest.raises(ValueError, match="only the first target may be a Teacher"):
+        signal_overlap_cases(rng, 40, 30, ["he1", ts.make_teacher("he1", 30, rng)], "both")
+    with pytest.raises(TypeError, match="targets must be a non-empty sequence"):
+        signal_overlap_cases(rng, 40, 30, "he1", "both")
