@@ -339,3 +339,15 @@ def test_the_shared_reference_runs_are_the_reference_configuration_bit_for_bit(r
             np.testing.assert_array_equal(shared.groups[key][name], value, err_msg=name)
     with pytest.raises(ValueError, match="no run of the configuration"):
         ch.shared_reference(runs["rec1"], dict(runs["ref_run"], c=0.3))
+
+
+def test_u2_records_are_the_runs_of_each_batch(runs):
+    # u2_records takes both schemes from one task per size and seed: the records of the
+    # separate runs (the fixture's sweep over batch), bit for bit.
+    got = ch.u2_records((D, 2 * D), [0, 1, 2])
+    key = lambda r: (r["batch"], r["n"], r["seed"])  # noqa: E731
+    want = {key(r): r for r in runs["u2"]}
+    assert sorted(map(key, got)) == sorted(want)
+    for r in got:
+        np.testing.assert_array_equal(r["overlaps"], want[key(r)]["overlaps"])
+        np.testing.assert_array_equal(r["norms"], want[key(r)]["norms"])

@@ -430,7 +430,9 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
             out = product(Z, W.direction) * -W.eta
             out += product(Z, W.base)
             return out
-        return Z @ W.astype(ft, copy=False).T
+        # A first layer that is also a Step's base (W0, W1 of payoff_experiment) is multiplied
+        # once: the features apply sigma out of place, so the kept product stays as it is.
+        return product(Z, W)
 
     for name, W in checked.items():
         F = activation(pre(W, Xf)).astype(np.float64, copy=False)

@@ -505,11 +505,14 @@ def _rms(mean_square, sem):
     return np.sqrt(mean_square), sem / (2 * np.maximum(np.sqrt(mean_square), 1e-12))
 
 
-def _overlap_task(rng, psi, target, d, activation, targets, c, alpha, dtype):
-    out = first_step_diagnostics(rng, N=d, n=int(round(psi * d)), d=d, activation=activation,
-                                 target=targets[target], steps=[(c, alpha)], dtype=dtype)
-    return {"v2": out["v_overlap"] ** 2, "w2": out["right_overlap"][0] ** 2,
-            "wv": out["right_v_overlap"][0]}
+def _overlap_task(rng, psi, d, activation, targets, c, alpha, dtype):
+    # Every target of one batch size and seed on one draw (first_step_cases: the targets are
+    # single-index), each result first_step_diagnostics' for that target alone.
+    runs = first_step_cases(rng, N=d, n=int(round(psi * d)), d=d, dtype=dtype,
+                            cases=[(activation, g, [(c, alpha)], 1) for g in targets.values()])
+    return {"by_target": {key: {"v2": out["v_overlap"] ** 2, "w2": out["right_overlap"][0] ** 2,
+                                "wv": out["right_v_overlap"][0]}
+                          for key, out in zip(targets, runs["results"])}}
 
 
 def _dimension_task(rng, d, psi, links, dtype):
@@ -535,8 +538,11 @@ def overlap_data(d: int, c: float, alpha: float, psis, seeds, targets: dict, act
     psis, seeds, dim_seeds, ds = sorted(psis), list(seeds), list(dim_seeds), np.array(dim_ds)
     task = partial(_overlap_task, d=d, activation=activation, targets=targets, c=c, alpha=alpha,
                    dtype=dtype)
-    ov = Summary(sweep(task, {"psi": psis, "target": list(targets)}, seeds=seeds, n_jobs=n_jobs),
-                 ("target", "psi"), ("v2", "w2", "wv"))
+    done = {(r["psi"], r["seed"]): r["by_target"]
+            for r in sweep(task, {"psi": psis}, seeds=seeds, n_jobs=n_jobs)}
+    ov = Summary([dict(done[(psi, s)][t], psi=psi, target=t, seed=s)
+                  for psi in psis for t in targets for s in seeds], ("target", "psi"),
+                 ("v2", "w2", "wv"))
     dim = Summary(sweep(partial(_dimension_task, psi=dim_psi, links=[targets[k] for k in dim_keys],
                                 dtype=dtype), {"d": list(dim_ds)}, seeds=dim_seeds, n_jobs=n_jobs),
                   ("d",), ("v2",))

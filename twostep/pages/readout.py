@@ -22,10 +22,11 @@ from ..analysis.alignment import chance_maximum
 from ..analysis.population import PopulationSignal, population_signal
 from ..analysis.readout import asymptotic_ideal, explained_fraction, feature_scale, features
 from ..analysis.summary import Summary
-from ..analysis.sweep import rng_for
+from ..analysis.sweep import rng_for, split_batches, sweep
 from ..analysis.theory import n_spikes
 from ..experiments.readout import (SCHEMES, SECOND_STEP_SCHEMES, neuron_memorisation,
                                    train_schemes)
+from ..experiments.reuse import signal_overlap_experiment
 from ..model.network import gaussian_inputs
 from .figures import (COLORS, TARGET_LABELS, chance_line, errorbars, finished, legend_below,
                       legend_from, ticks_at, width_axis)
@@ -152,6 +153,17 @@ class IdealData:
     band: tuple
     d: int
     signal: PopulationSignal
+
+
+def u2_records(sizes, seeds, n_jobs: int = 1) -> list:
+    r""":func:`twostep.signal_overlap_experiment` of the odd bounded link at :math:`n = d` =
+    each of ``sizes``, :math:`u_2` only, one record per batch scheme (``batch`` ``"reused"``
+    and ``"fresh"``). Both schemes come from one task per size and seed (``batch="both"``,
+    each record bit for bit its scheme's own run), which draws the first batch once; the
+    largest sizes start first."""
+    tasks = [dict(n=m, d=m, target="odd", batch="both", ks=(2,)) for m in sizes]
+    return split_batches(sweep(signal_overlap_experiment, tasks, seeds=seeds, n_jobs=n_jobs,
+                               cost=lambda p: p["n"]), ("reused", "fresh"))
 
 
 def ideal_data(teachers: dict, u2_records, d: int) -> IdealData:
