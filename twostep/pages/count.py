@@ -338,7 +338,7 @@ def width_numbers(data: dict) -> dict:
 
 def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seeds: int = 3,
                      alpha1=np.linspace(0.0, 0.48, 49), c: float = 0.2,
-                     batch: str = "fresh") -> dict:
+                     batch: str = "fresh", n_jobs: int = 1) -> dict:
     r"""Claim C6 with a degree-``L`` polynomial :math:`\sigma_L = \sum_{k\le L}\mathrm{He}_k/k!`:
     how many exact terms :math:`T_k` are spikes that grow, along :math:`\alpha_1` at fixed
     :math:`\alpha_2`.
@@ -354,12 +354,13 @@ def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seed
     the largest :math:`N`) and their spread ``left_sd``, ``right_sd``; ``spike``
     (:func:`is_spike`); shape ``(g,)``: ``alpha1``, ``theory`` :math:`\Lambda` and ``measured``
     :math:`\hat\Lambda`; ``measured_seeds`` ``(seeds, g)``, the count from each seed alone; and
-    ``L``, ``alpha2``, ``Ns``, ``seeds``."""
+    ``L``, ``alpha2``, ``Ns``, ``seeds``. ``n_jobs``: worker processes of the sweep."""
     Ns, a1 = np.array(Ns), np.asarray(alpha1, dtype=float)
     activation = PolynomialActivation([0.0] + [1.0] * L, name=f"sigma_{L}")
     task = partial(spike_experiment, batch=batch, activation=activation, target="he1", c1=c,
                    alpha1=0.4, c2=c, alpha2=0.25)
-    records = sweep(task, [{"N": int(N)} for N in Ns], seeds=range(seeds))
+    records = sweep(task, [{"N": int(N)} for N in Ns], seeds=range(seeds), n_jobs=n_jobs,
+                    cost=lambda p: p["N"] ** 3)
 
     def per_run(value):     # (widths, seeds, L)
         return np.array([value(r) for r in records]).reshape(Ns.size, seeds, L)
