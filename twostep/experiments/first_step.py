@@ -130,8 +130,8 @@ def first_step_cases(rng: np.random.Generator, *, N: int, cases, n: int | None =
     :func:`first_step_diagnostics` gives from a generator in ``rng``'s state (no label noise),
     bit for bit: the targets have the same number of directions, so the teacher's directions,
     :math:`W_0`, :math:`a` and :math:`X` are the same draws for all of them and only the labels
-    differ. The draw and the pre-activations :math:`W_0X^	op` are computed once, which saves
-    one :math:`N	imes n	imes d` product (and a draw) per case after the first.
+    differ. The draw and the pre-activations :math:`W_0X^\top` are computed once, which saves
+    one :math:`N\times n\times d` product (and a draw) per case after the first.
 
     Returns ``{"results": [result, ...]}``, one :func:`first_step_diagnostics` dict per case.
     """

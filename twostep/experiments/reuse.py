@@ -7,6 +7,7 @@ trust them.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from typing import Sequence
 
@@ -21,8 +22,8 @@ from ..analysis.projection import PROJECTED_KEYS, projected_alignment
 from ..analysis.spectra import _top_singular, top_singular
 from ..analysis.theory import n_spikes
 from ..model.activations import as_activation
-from ..model.steps import (BATCHES, _both_batches, _measured_both, _two_steps,
-                           draw_problem, step_size)
+from ..model.steps import (BATCHES, _both_batches, _initial_pre_activations, _measured_both,
+                           _two_steps, draw_problem, step_size)
 from ..model.targets import Teacher, make_teacher, target_links
 
 
@@ -136,12 +137,41 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
         ``rescaled_subspace_unmemorised``, ``(len(alpha2s), top, r)``, the same two
         quantities for :math:`W_2'` at each :math:`\alpha_2'`.
     """
+    return reuse_cases(rng, N=N, targets=[target], batch=batch, activation=activation, c1=c1,
+                       alpha1=alpha1, c2=c2, alpha2=alpha2, term=term, top=top,
+                       alpha2s=alpha2s, dtype=dtype)["results"][0]
+
+
+def reuse_cases(rng: np.random.Generator, *, N: int, targets, batch: str = "both",
+                activation="poly4", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
+                alpha2: float = 0.25, term: int | None = 2, top: int = 8, alpha2s=(),
+                dtype="float64") -> dict:
+    r""":func:`reuse_experiment` of several targets on one draw.
+
+    The targets have the same number of directions, so the teacher's directions,
+    :math:`W_0`, :math:`a` and the batches are the same draws for all of them and only the
+    labels differ (no label noise): each result is, bit for bit, :func:`reuse_experiment` of
+    that target from a generator in ``rng``'s state. The draw is made once, and with
+    ``batch="both"`` and a ``term`` the pre-activations :math:`W_0X_1^\top` and
+    :math:`W_0X_2^\top` too, which saves two :math:`N\times n\times d` products (and the draw)
+    per target after the first. ``alpha2s`` is one sequence of exponents for every target or a
+    list of them, one per target; the other arguments are :func:`reuse_experiment`'s, and only
+    the first target may be a Teacher. Returns ``{"results": [result, ...]}``, one per target.
+    """
     check_rng(rng)
     N = check_int(N, "N")
     top = check_int(top, "top")
     if top > N:
         raise ValueError(f"top must be in [1, N] = [1, {N}], got {top}")
-    alpha2s = [check_alpha(a2, "alpha2s") for a2 in _check_sequence(alpha2s, "alpha2s")]
+    if isinstance(targets, (str, bytes)) or not isinstance(targets, Sequence) or not targets:
+        raise TypeError(f"targets must be a non-empty sequence of targets, got {targets!r}")
+    alpha2s = _check_sequence(alpha2s, "alpha2s")
+    per_target = bool(alpha2s) and all(isinstance(a, Sequence) for a in alpha2s)
+    if per_target and len(alpha2s) != len(targets):
+        raise ValueError(f"alpha2s must hold one sequence of exponents per target "
+                         f"({len(targets)}), got {len(alpha2s)}")
+    alpha2s = [[check_alpha(a2, "alpha2s") for a2 in _check_sequence(a, "alpha2s")]
+               for a in (alpha2s if per_target else [alpha2s] * len(targets))]
     activation = as_activation(activation)
     if activation.degree is None:
         raise ValueError(f"activation must be a polynomial (e.g. 'poly4'): reuse_experiment "
@@ -151,13 +181,42 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
     term = None if term is None else check_int(term, "term", 0)
     batch = check_choice(batch, "batch", (*BATCHES, "both"))
     steps = check_steps(((c1, alpha1), (c2, alpha2)))
+    return {"results": _reuse_cases(rng, N, list(targets), batch, activation, steps, term, top,
+                                    alpha2s, dt)}
+
+
+def _reuse_cases(rng, N, targets, batch, activation, steps, term, top, alpha2s, dt):
+    # reuse_cases on checked arguments: a list of results.
     # The teacher first, then W0, a and the batches: the draws of run_two_steps.
-    problem = draw_problem(N, N, N, target, "fresh" if batch == "both" else batch, rng, dtype=dt)
+    problem = draw_problem(N, N, N, targets[0], "fresh" if batch == "both" else batch, rng,
+                           dtype=dt)
+    problems = [problem] + [_relabelled(problem, target, f"targets[{i}]")
+                            for i, target in enumerate(targets[1:], start=1)]
+    keep = term is not None
+    measures = [partial(_reuse_measures, term=term, top=top, alpha2s=a2s, c2=steps[1][0])
+                for a2s in alpha2s]
     if batch == "both":
-        return _measured_both(problem, activation, steps, term is not None,
-                              lambda run: _reuse_measures(run, term, top, alpha2s, c2))
-    return _reuse_measures(_two_steps(problem, activation, steps, term is not None),
-                           term, top, alpha2s, c2)
+        pre0 = _initial_pre_activations(problem) if keep and len(problems) > 1 else None
+        return [_measured_both(p, activation, steps, keep, m, pre0=pre0)
+                for p, m in zip(problems, measures)]
+    return [m(_two_steps(p, activation, steps, keep)) for p, m in zip(problems, measures)]
+
+
+def _relabelled(problem, target, name):
+    # The problem of the same draw with the labels of ``target`` (same rank, no noise).
+    teacher = problem.teacher
+    if isinstance(target, Teacher) or teacher.noise > 0:
+        raise ValueError(f"{name}: only the first target may be a Teacher or have label noise "
+                         "(the others relabel its draws)")
+    links = target_links(target)[0]
+    if len(links) != len(teacher.directions):
+        raise ValueError(f"{name} has {len(links)} direction(s), the first target "
+                         f"{len(teacher.directions)}: the draws are shared only between targets "
+                         "of one rank")
+    other = Teacher.from_directions(links, teacher.directions)
+    y1 = other._labels(problem.X1, None)
+    y2 = y1 if problem.X2 is problem.X1 else other._labels(problem.X2, None)
+    return replace(problem, teacher=other, y1=y1, y2=y2)
 
 
 def _reuse_measures(run, term, top, alpha2s, c2) -> dict:

@@ -21,8 +21,8 @@ from array_api_compat import is_array_api_obj
 from .._validation import (check_alpha, check_bool, check_choice, check_dtype, check_fits,
                            check_int, check_real, check_rng, check_steps, check_type)
 from .activations import Activation, check_activation
-from .network import (LOSSES, _gradient, _initialise, _pre_activations_into, check_network,
-                      residuals)
+from .network import (LOSSES, _gradient, _gradient_of_pre, _initialise, _pre_activations_into,
+                      check_network, residuals)
 from .targets import Teacher, _make_teacher
 
 BATCHES = ("reused", "fresh")
@@ -244,39 +244,50 @@ def two_steps(problem: Problem, activation: Activation, steps,
     return _two_steps(p, activation, steps, keep_pre, (W0, a, X1, y1, X2, y2))
 
 
-def _both_batches(p, activation, steps, keep_pre, second=True):
+def _both_batches(p, activation, steps, keep_pre, second=True, pre0=None):
     # The reused run, then the fresh run, of one problem drawn with a fresh second batch
     # (_draw_problem(..., "fresh", ...)). A reused draw of the same generator state is that
     # problem without X2, y2, so each run is, bit for bit, the one drawn and trained alone; the
     # first step (same W0, a, X1, y1, eta1) is taken once, which saves two of the pair's eight
     # N x n x d products. W1 is made read-only: the fresh run steps from it after the caller
     # has measured the reused one.
-    reused = _two_steps(replace(p, X2=p.X1, y2=p.y1), activation, steps, keep_pre, second=second)
+    reused = _two_steps(replace(p, X2=p.X1, y2=p.y1), activation, steps, keep_pre, second=second,
+                        pre0=pre0)
     W1 = reused.W1
     if isinstance(W1, np.ndarray):
         W1.flags.writeable = False
     yield reused
     del reused
-    yield _two_steps(p, activation, steps, keep_pre, W1=W1, second=second)
+    yield _two_steps(p, activation, steps, keep_pre, W1=W1, second=second, pre0=pre0)
 
 
-def _measured_both(p, activation, steps, keep_pre, measure, second=True) -> dict:
+def _measured_both(p, activation, steps, keep_pre, measure, second=True, pre0=None) -> dict:
     # {"reused": measure(run), "fresh": measure(run)} over _both_batches: the reused run is
     # measured and freed before the fresh one is trained.
     out = {}
-    for run in _both_batches(p, activation, steps, keep_pre, second):
+    for run in _both_batches(p, activation, steps, keep_pre, second, pre0):
         out[run.batch] = measure(run)
         del run
     return out
 
 
-def _two_steps(p, activation, steps, keep_pre, arrays=None, W1=None, second=True):
+def _initial_pre_activations(p):
+    # (W0 X1^T, W0 X2^T) of a problem drawn with a fresh second batch, as _two_steps computes
+    # them: the pre0 that runs of the same W0, X1, X2 with other labels share.
+    Z1 = _pre_activations_into(p.W0, p.X1, np.empty((p.W0.shape[0], p.X1.shape[0]),
+                                                     dtype=p.W0.dtype))
+    return Z1, p.W0 @ p.X2.T
+
+
+def _two_steps(p, activation, steps, keep_pre, arrays=None, W1=None, second=True, pre0=None):
     # two_steps on checked arguments; ``arrays`` are the problem's (W0, a, X1, y1, X2, y2) as
     # checked on the host, or None for the problem's own (drawn by _draw_problem); ``W1``, the
     # first step of another run of the same W0, a, X1, y1 and eta1, is taken as it is. With
     # ``second=False`` (and keep_pre) the second step is not taken, W2 is None, and only its
     # pre-activations are kept: for measurements that rebuild W2 from its exact terms
-    # (StepFamily), which saves the step's N x n x d product.
+    # (StepFamily), which saves the step's N x n x d product. ``pre0`` (with keep_pre) is
+    # _initial_pre_activations of the problem's W0, X1, X2, computed once for several label
+    # sets of one draw (twostep.experiments.reuse.reuse_cases); never written to.
     (c1, al1), (c2, al2) = steps
     W0, a, X1, y1, X2, y2 = arrays or (p.W0, p.a, p.X1, p.y1, p.X2, p.y2)
     N, d = W0.shape
@@ -284,9 +295,15 @@ def _two_steps(p, activation, steps, keep_pre, arrays=None, W1=None, second=True
     batch = "reused" if p.X2 is p.X1 else "fresh"
     eta1, eta2 = c1 * N ** al1, c2 * N ** al2      # step_size on checked values
     # The first step's pre-activations W0 X1^T are P itself for a reused batch.
-    Z1 = np.empty((N, n), dtype=W0.dtype) if keep_pre and W1 is None else None
+    Z1 = np.empty((N, n), dtype=W0.dtype) if keep_pre and W1 is None and pre0 is None else None
     Z2 = np.empty((N, n), dtype=W0.dtype) if keep_pre else None
-    if W1 is None:
+    if W1 is None and pre0 is not None:
+        # _step from the shared pre-activations: _gradient_of_pre is _gradient bit for bit.
+        Z1 = pre0[0]
+        W1 = _gradient_of_pre(Z1, a, X1, y1, activation)
+        W1 *= -eta1
+        W1 += W0
+    elif W1 is None:
         W1 = _step(W0, a, X1, y1, activation, eta1, Z1)
     if second:
         W2 = _step(W1, a, X2, y2, activation, eta2, Z2)
@@ -295,7 +312,10 @@ def _two_steps(p, activation, steps, keep_pre, arrays=None, W1=None, second=True
         W2 = None
     pre = None
     if keep_pre:
-        P = Z1 if batch == "reused" and Z1 is not None else W0 @ X2.T
+        if batch == "reused" and Z1 is not None:
+            P = Z1
+        else:
+            P = W0 @ X2.T if pre0 is None else pre0[1]
         del Z1
         Z2 -= P
         pre = (P, Z2)

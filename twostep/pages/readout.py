@@ -106,11 +106,11 @@ def at_alpha2(record: dict, i: int = 0) -> dict:
 
 
 def shared_reference(records, base: dict) -> list:
-    r"""The runs of ``records`` (an :math:`lpha_2` sweep of :func:`payoff_experiment`) that are
+    r"""The runs of ``records`` (an :math:`\alpha_2` sweep of :func:`payoff_experiment`) that are
     the configuration ``base`` itself: every keyword of ``base`` the same but ``alpha2s`` (and
-    ``scalings``), ``base``'s single :math:`lpha_2` among the sweep's. Each is returned at that
-    :math:`lpha_2` (:func:`at_alpha2`): a run of ``base`` at the same seed would repeat it draw
-    for draw (the draws do not depend on :math:`lpha_2`), so it stands for ``base``'s runs."""
+    ``scalings``), ``base``'s single :math:`\alpha_2` among the sweep's. Each is returned at that
+    :math:`\alpha_2` (:func:`at_alpha2`): a run of ``base`` at the same seed would repeat it draw
+    for draw (the draws do not depend on :math:`\alpha_2`), so it stands for ``base``'s runs."""
     (alpha2,) = base["alpha2s"]
     same = [at_alpha2(r, list(r["alpha2s"]).index(alpha2)) for r in records
             if alpha2 in r["alpha2s"] and all(r.get(k) == v for k, v in base.items()

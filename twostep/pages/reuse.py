@@ -18,7 +18,7 @@ from ..analysis.population import Limits, cubed_link_moment
 from ..analysis.summary import Summary
 from ..analysis.sweep import run_tasks, split_batches
 from ..analysis.theory import n_spikes, spike_exponent
-from ..experiments.reuse import reuse_experiment, signal_overlap_cases
+from ..experiments.reuse import reuse_cases, signal_overlap_cases
 from ..model.steps import BATCHES
 from ..model.targets import get_link, target_links
 from .figures import (BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_below,
@@ -193,22 +193,29 @@ def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_
     ``("target", "batch", "N")`` (:data:`NETWORK_VALUES`); ``alpha2s`` maps a target to the
     exponents :math:`\alpha_2'` at which its draws are also rescaled, ``extra_seeds`` run only
     at ``extra_point = (target, batch, N)``, after the grid."""
-    alpha2s = alpha2s or {}
+    alpha2s, targets = alpha2s or {}, list(targets)
     (c1, alpha1), (c2, alpha2) = steps
-    grid = [dict(N=N, target=t, batch="both", c1=c1, alpha1=alpha1, c2=c2, alpha2=alpha2,
-                 top=top, alpha2s=list(alpha2s.get(t, [])), dtype=dtype)
-            for t in targets for N in Ns]
-    tasks = [(g, s) for g in grid for s in seeds]
+    common = dict(c1=c1, alpha1=alpha1, c2=c2, alpha2=alpha2, top=top, dtype=dtype)
+    # The targets are single-index: at each width and seed their runs are one draw, which one
+    # task (reuse_cases) draws once, with its first pre-activations W0 X1^T and W0 X2^T.
+    tasks = [(dict(N=N, targets=targets, batch="both",
+                   alpha2s=[list(alpha2s.get(t, [])) for t in targets], **common), s)
+             for N in Ns for s in seeds]
     if extra_seeds:
         t, b, N = extra_point
-        tasks += [(dict(g, batch=b), s) for g in grid if (g["target"], g["N"]) == (t, N)
-                  for s in extra_seeds]
-    # One pool for the grid and the extra runs, widest first (a pair costs two single runs):
-    # the longest tasks start first and the short ones fill the cores at the end.
-    records = run_tasks(reuse_experiment, tasks, n_jobs=n_jobs,
-                        cost=lambda p: p["N"] ** 3 * (2 if p["batch"] == "both" else 1))
-    both = len(grid) * len(seeds)
-    return Summary(split_batches(records[:both], BATCHES) + records[both:],
+        tasks += [(dict(N=N, targets=[t], batch=b, alpha2s=[list(alpha2s.get(t, []))],
+                        **common), s) for s in extra_seeds]
+    # One pool for the grid and the extra runs, the costliest first: the longest tasks start
+    # first and the short ones fill the cores at the end.
+    done = run_tasks(reuse_cases, tasks, n_jobs=n_jobs,
+                     cost=lambda p: p["N"] ** 3 * len(p["targets"]) * (2 if p["batch"] == "both"
+                                                                      else 1))
+    params = ("N", "batch", *common)
+    runs = [dict({k: r[k] for k in params}, target=t, alpha2s=a2s, seed=r["seed"], **result)
+            for r in done for t, a2s, result in zip(r["targets"], r["alpha2s"], r["results"])]
+    both = [r for r in runs if r["batch"] == "both"]
+    return Summary(split_batches(sorted(both, key=lambda r: targets.index(r["target"])),
+                                 BATCHES) + [r for r in runs if r["batch"] != "both"],
                    ("target", "batch", "N"), NETWORK_VALUES)
 
 

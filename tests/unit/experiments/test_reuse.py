@@ -258,3 +258,36 @@ def test_signal_overlap_cases_are_each_target_alone_bit_for_bit():
         signal_overlap_cases(rng, 40, 30, ["he1", ts.make_teacher("he1", 30, rng)], "both")
     with pytest.raises(TypeError, match="targets must be a non-empty sequence"):
         signal_overlap_cases(rng, 40, 30, "he1", "both")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_reuse_cases_are_each_target_alone_bit_for_bit(dtype):
+    # Targets of one rank on one draw (the chapter's network runs): the draw and, with both
+    # batches, W0 X1^T and W0 X2^T made once; every result reuse_experiment's for that target
+    # from the same generator state, exactly, with each target's own alpha2s.
+    from twostep.experiments.reuse import reuse_cases, reuse_experiment
+    kw = dict(N=60, c1=0.5, alpha1=0.4, c2=0.5, alpha2=0.25, top=4, dtype=dtype)
+    targets, a2s = ["odd", "he3", ts.hermite_link(2)], [[0.05, 0.35], [], [0.15]]
+    for batch in ("both", "reused", "fresh"):
+        got = reuse_cases(np.random.default_rng(8), targets=targets, batch=batch, alpha2s=a2s,
+                          **kw)["results"]
+        for target, alpha2s, result in zip(targets, a2s, got):
+            alone = reuse_experiment(np.random.default_rng(8), target=target, batch=batch,
+                                     alpha2s=alpha2s, **kw)
+            pairs = ([(result[b], alone[b]) for b in ("reused", "fresh")] if batch == "both"
+                     else [(result, alone)])
+            for r, a in pairs:
+                assert set(r) == set(a)
+                for key in a:
+                    np.testing.assert_array_equal(r[key], a[key], err_msg=f"{batch} {key}")
+
+
+def test_reuse_cases_rejects_bad_input():
+    from twostep.experiments.reuse import reuse_cases
+    rng = np.random.default_rng(0)
+    with pytest.raises(TypeError, match="targets must be a non-empty sequence"):
+        reuse_cases(rng, N=40, targets="odd")
+    with pytest.raises(ValueError, match="one sequence of exponents per target"):
+        reuse_cases(rng, N=40, targets=["odd", "he3"], alpha2s=[[0.1]])
+    with pytest.raises(ValueError, match="one rank"):
+        reuse_cases(rng, N=40, targets=["odd", "he1+odd"])
