@@ -150,10 +150,16 @@ def peer_test_error(W1, teacher, activation: Activation, n: int, lam: float, X_t
     penalty :math:`\lambda p/n`; it is fitted on ``n`` fresh samples from ``rng`` and scored
     by the mean squared error on ``(X_test, y_test)``.
     """
+    return _peer_test_error(W1, teacher, activation, n, lam,
+                            features(W1, X_test, activation).astype(np.float64), y_test, rng)
+
+
+def _peer_test_error(W1, teacher, activation, n, lam, F_test, y_test, rng):
+    # peer_test_error with the test features F_test (float64) given: Cui et al.'s experiment
+    # scores several training-set sizes on one test set and computes them once.
     p = W1.shape[0]
     X, y = teacher.sample(n, rng, W1.dtype)
     F = features(W1, X, activation).astype(np.float64)
     coef = ridge(F, y.astype(np.float64), lam * p / n, solver="gram")
-    Ft = features(W1, X_test, activation).astype(np.float64)
-    r = y_test.astype(np.float64) - Ft @ coef
+    r = y_test.astype(np.float64) - F_test @ coef
     return float(r @ r / r.size)

@@ -14,7 +14,7 @@ from .._validation import (check_alpha, check_dtype, check_int, check_pairs, che
                            check_rng, check_type)
 from ..analysis.alignment import _overlap
 from ..analysis.decomposition import _first_step_spike
-from ..analysis.peer import peer_first_layer, peer_link, peer_test_error
+from ..analysis.peer import _peer_test_error, peer_first_layer, peer_link
 from ..analysis.readout import features
 from ..analysis.spectra import SVDS_TOL, _top_singular
 from ..model.activations import Activation, Tanh, as_activation, check_activation
@@ -328,6 +328,7 @@ def cui_experiment(rng: np.random.Generator, setting: dict, d: int, alphas,
     W1, teacher, measured = peer_first_layer(rng, d, peer_link(setting["teacher"]), act,
                                              setting["alpha0"], setting["eta_tilde"], dtype)
     X_test, y_test = teacher.sample(setting["n_test"], rng, W1.dtype)
-    errors = [peer_test_error(W1, teacher, act, max(1, int(round(al * d))), setting["lam"],
-                              X_test, y_test, rng) for al in alphas]
+    F_test = features(W1, X_test, act).astype(np.float64)     # one test set for every alpha
+    errors = [_peer_test_error(W1, teacher, act, max(1, int(round(al * d))), setting["lam"],
+                               F_test, y_test, rng) for al in alphas]
     return {"errors": np.array(errors), **measured}

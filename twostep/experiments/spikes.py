@@ -171,16 +171,18 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     dt = check_dtype_name(dtype)
     check_bool(corrected, "corrected")
     measure = partial(_spike_measures, settings=settings, grid=grid, n_top=n_top, margin=margin,
-                      corrected=corrected, c1=c1, c2=c2)
+                      corrected=corrected, c1=c1, c2=c2, shared={})
     if batch == "both":
         problem = _draw_problem(N, N, N, target, "fresh", rng, 0.0, np.dtype(dt))
         return _measured_both(problem, activation, steps, True, measure, second=False)
     return measure(_run(rng, N, batch, activation, target, steps, dt, second=False))
 
 
-def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2) -> dict:
+def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2, shared) -> dict:
     # spike_experiment's measurements of one run, on checked arguments. The run has no W2
-    # (second=False): every W2 measured is rebuilt from the exact terms (StepFamily).
+    # (second=False): every W2 measured is rebuilt from the exact terms (StepFamily). ``shared``
+    # holds what the two runs of batch="both" have in common (their W1 at every setting, the
+    # same first step): measured on the first run, taken as it is by the second.
     N = run.N
     terms = _second_step_terms(run, reuse_first=True)
     out = _term_diagnostics(run, "auto", terms, False, corrected)
@@ -230,7 +232,9 @@ def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2) -> di
         s = top_values(W2, n_top)
         out["settings_top"][i] = s
         out["settings_count"][i] = int(np.sum(s > threshold))
-        out["settings_count_W1"][i] = count(family._W1(e1))[0]
+        if ("count_W1", i) not in shared:
+            shared[("count_W1", i)] = count(family._W1(e1))[0]
+        out["settings_count_W1"][i] = shared[("count_W1", i)]
         out["settings_spikes"][i] = rank_one_sum_singular_values(
             _spike_parts(first, parts_free, eta_ref, e1, e2))
         if corrected:

@@ -224,3 +224,20 @@ def test_first_step_cases_rejects_bad_input():
         first_step_cases(rng, N=50, cases=[("poly4", "he1", [], 1), ("tanh", "he1", [], 49)])
     with pytest.raises(ValueError, match="same number of directions"):
         first_step_cases(rng, N=50, cases=[("poly4", "he1", [], 1), ("poly4", "he1+odd", [], 1)])
+
+
+def test_cui_experiment_scores_every_size_on_one_test_set():
+    # The test features are computed once for all training-set sizes: the errors are those of
+    # peer_test_error called size by size on the same draws, bit for bit.
+    from twostep.analysis import peer
+    from twostep.experiments.first_step import cui_experiment
+    setting = dict(peer.CUI_SETTING_1, n_test=300)
+    got = cui_experiment(np.random.default_rng(9), setting=setting, d=60, alphas=[0.5, 2.0])
+    rng = np.random.default_rng(9)
+    act = ts.get_activation("tanh")
+    W1, teacher, _ = peer.peer_first_layer(rng, 60, peer.peer_link("tanh"), act,
+                                           setting["alpha0"], setting["eta_tilde"], np.float32)
+    X_test, y_test = teacher.sample(300, rng, W1.dtype)
+    want = [peer.peer_test_error(W1, teacher, act, n, setting["lam"], X_test, y_test, rng)
+            for n in (30, 120)]
+    np.testing.assert_array_equal(got["errors"], want)
