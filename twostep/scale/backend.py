@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import available_memory, check_choice, check_dtype, check_int
+from ..analysis.sweep import keep_freed_memory  # noqa: F401  (re-exported: the at-scale runs')
 from ..model.network import block_elements
 
 BACKENDS = ("numpy", "cupy", "torch", "auto")
@@ -155,28 +156,3 @@ def _device_bytes(N, n, d, batch, dt, terms):
     m = 1 if batch == "reused" else 2
     extra = (terms + 2) * N * d + 2 * N * n if terms else 0
     return int(dt.itemsize * (3 * N * d + m * n * d + 3 * block_elements(N, n) + extra))
-
-
-def keep_freed_memory() -> bool:
-    """Let this process reuse the memory of freed arrays instead of returning it to the system.
-
-    glibc gives every block over 32 MB its own ``mmap`` and unmaps it when freed, so each new
-    ``(N, N)`` array of an at-scale task starts on fresh pages, and the kernel zeroes and maps
-    them page by page. On the two-core VM of this project that cost the reuse task 1.2 s of
-    system time at N = 4000 (about two of its seven products' worth). Here large blocks come
-    from the heap, which is never trimmed below 2 GiB of free top, so a task's arrays land on
-    pages the task before it used: no page faults after the first task. Returns whether glibc
-    took the settings (False off glibc, where nothing changes). For long runs in one process
-    (``tools/at_scale.py``, ``benchmarks/bench_at_scale.py``), not for the library.
-    """
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError, TypeError):
-        return False
-    M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4          # glibc's malloc.h
-    return bool(mallopt(M_MMAP_MAX, 0)) and bool(mallopt(M_TRIM_THRESHOLD, 2 ** 31 - 1))
