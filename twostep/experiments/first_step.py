@@ -18,8 +18,8 @@ from ..analysis.peer import _peer_test_error, peer_first_layer, peer_link
 from ..analysis.readout import features
 from ..analysis.spectra import SVDS_TOL, _top_singular
 from ..model.activations import Activation, Tanh, as_activation, check_activation
-from ..model.network import (_gradient, _gradient_of_pre, _initialise, _pre_activations_into,
-                             gaussian_inputs, initialise)
+from ..model.network import (_gradient, _initialise, _pre_activations_into, gaussian_inputs,
+                             initialise)
 from ..model.steps import _draw_problem, _step, one_step
 from ..model.targets import Link, Teacher, _make_teacher, check_links, target_links
 
@@ -154,7 +154,7 @@ def first_step_cases(rng: np.random.Generator, *, N: int, cases, n: int | None =
     out = []
     for activation, links, steps, top in cases:
         y = Teacher.from_directions(links, B)._labels(X, None)
-        G = _gradient_of_pre(Z, a, X, y, activation)
+        G = _gradient(W0, a, X, y, activation, pre_in=Z)
         G *= -1
         out.append(_first_step_measures(W0, a, X, y, B[0], G, activation, steps, top))
     return {"results": out}

@@ -206,36 +206,25 @@ def _pre_activations_into(W, X, out):
     return out
 
 
-def _gradient_of_pre(Z, a, X, y, activation):
-    # _gradient's G (numpy) from its pre-activations Z = W X^T (N, n), computed once for several
-    # activations or labels (twostep.experiments.first_step.first_step_cases): the same blocks,
-    # sigma' on a copy of each (in place, in the same pieces), so G is _gradient's bit for bit.
-    N, n = Z.shape
-    rows = _gradient_rows(np, Z, n)
-    G = np.empty((N, X.shape[1]), dtype=Z.dtype)
-    for start in range(0, N, rows):
-        block = slice(start, min(N, start + rows))
-        M = _derivative_in_place(activation, Z[block, :].copy())
-        M *= y[None, :]
-        M *= (a[block] * (-1.0 / n))[:, None]
-        np.matmul(M, X, out=G[block, :])
-        del M
-    return G
-
-
-def _gradient(W, a, X, y, activation, block_elements: int | None = None, pre_out=None):
+def _gradient(W, a, X, y, activation, block_elements: int | None = None, pre_out=None,
+              pre_in=None):
     # Unchecked core, shared with the training loop and the device backends: per block
     # of neurons, one product for the pre-activations, sigma' and the label/readout
     # scalings in place, one product into the block's rows of G. With ``pre_out`` (numpy,
     # (N, n)) the pre-activations W X^T are kept there: the exact terms of the second step
-    # need W_0 X_2^T and W_1 X_2^T, which the steps have just computed.
+    # need W_0 X_2^T and W_1 X_2^T, which the steps have just computed. With ``pre_in``
+    # (numpy, (N, n)) they were computed before (_pre_activations_into), once for several
+    # label sets or activations of one draw, and are read, never written: a block's sigma'
+    # goes over a copy, so G is the same bit for bit.
     xp, W = namespace(W)
     N, n = W.shape[0], X.shape[0]
     rows = _gradient_rows(xp, W, n, block_elements)
     G = xp.empty_like(W)
     for start in range(0, N, rows):
         block = slice(start, min(N, start + rows))
-        if pre_out is None:
+        if pre_in is not None:
+            Z = pre_in[block, :].copy()
+        elif pre_out is None:
             Z = W[block, :] @ X.T
         else:
             Z = np.matmul(W[block, :], X.T, out=pre_out[block, :])

@@ -21,8 +21,8 @@ from array_api_compat import is_array_api_obj
 from .._validation import (check_alpha, check_bool, check_choice, check_dtype, check_fits,
                            check_int, check_real, check_rng, check_steps, check_type)
 from .activations import Activation, check_activation
-from .network import (LOSSES, _gradient, _gradient_of_pre, _initialise, _pre_activations_into,
-                      check_network, residuals)
+from .network import (LOSSES, _gradient, _initialise, _pre_activations_into, check_network,
+                      residuals)
 from .targets import Teacher, _make_teacher
 
 BATCHES = ("reused", "fresh")
@@ -298,9 +298,9 @@ def _two_steps(p, activation, steps, keep_pre, arrays=None, W1=None, second=True
     Z1 = np.empty((N, n), dtype=W0.dtype) if keep_pre and W1 is None and pre0 is None else None
     Z2 = np.empty((N, n), dtype=W0.dtype) if keep_pre else None
     if W1 is None and pre0 is not None:
-        # _step from the shared pre-activations: _gradient_of_pre is _gradient bit for bit.
+        # _step from the shared pre-activations, bit for bit.
         Z1 = pre0[0]
-        W1 = _gradient_of_pre(Z1, a, X1, y1, activation)
+        W1 = _gradient(W0, a, X1, y1, activation, pre_in=Z1)
         W1 *= -eta1
         W1 += W0
     elif W1 is None:
