@@ -21,7 +21,7 @@ from ..model.activations import Activation, Tanh, as_activation, check_activatio
 from ..model.network import (_gradient, _initialise, _pre_activations_into, gaussian_inputs,
                              initialise)
 from ..model.steps import _draw_problem, _step, one_step
-from ..model.targets import Link, Teacher, _make_teacher, check_links, target_links
+from ..model.targets import Link, Teacher, _make_teacher, _relabelling, check_links, target_links
 
 
 def _residual_top(G, spike, seed):
@@ -144,16 +144,15 @@ def first_step_cases(rng: np.random.Generator, *, N: int, cases, n: int | None =
         raise TypeError(f"cases must be a non-empty sequence of (activation, target, steps, "
                         f"top) tuples, got {cases!r}")
     cases = [_checked_case(case, i, N, d) for i, case in enumerate(cases)]
-    if len({len(links) for _, links, _, _ in cases}) != 1:
-        raise ValueError("cases' targets must all have the same number of directions (the "
-                         f"draws are shared), got {[len(c[1]) for c in cases]}")
     dt = check_dtype(dtype)
     problem = _draw_problem(N, n, d, cases[0][1], "reused", rng, 0.0, dt)
+    teachers = [_relabelling(problem.teacher, links, f"cases[{i}] target")
+                for i, (_, links, _, _) in enumerate(cases)]
     W0, a, X, B = problem.W0, problem.a, problem.X1, problem.teacher.directions
     Z = _pre_activations_into(W0, X, np.empty((N, n), dtype=dt))
     out = []
-    for activation, links, steps, top in cases:
-        y = Teacher.from_directions(links, B)._labels(X, None)
+    for (activation, _, steps, top), teacher in zip(cases, teachers):
+        y = teacher._labels(X, None)
         G = _gradient(W0, a, X, y, activation, pre_in=Z)
         G *= -1
         out.append(_first_step_measures(W0, a, X, y, B[0], G, activation, steps, top))

@@ -24,7 +24,7 @@ from ..analysis.theory import n_spikes
 from ..model.activations import as_activation
 from ..model.steps import (BATCHES, _both_batches, _initial_pre_activations, _measured_both,
                            _two_steps, draw_problem, step_size)
-from ..model.targets import Teacher, make_teacher, target_links
+from ..model.targets import _relabelling, make_teacher
 
 
 def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, batch: str,
@@ -63,14 +63,7 @@ def signal_overlap_cases(rng: np.random.Generator, n: int, d: int, targets, batc
     B = teacher.directions
     labels = [(y1, y2)]
     for i, target in enumerate(targets[1:], start=1):
-        if isinstance(target, Teacher) or teacher.noise > 0:
-            raise ValueError(f"targets[{i}]: only the first target may be a Teacher or have label "
-                             "noise (the others relabel its draws)")
-        links = target_links(target)[0]
-        if len(links) != len(B):
-            raise ValueError(f"targets[{i}] has {len(links)} direction(s), targets[0] {len(B)}: "
-                             "the draws are shared only between targets of one rank")
-        other = Teacher.from_directions(links, B)
+        other = _relabelling(teacher, target, f"targets[{i}]")
         labels.append((other._labels(X1, None), None if X2 is None else other._labels(X2, None)))
     measure = partial(_signal_measures, X1, ks=ks, B=B, activation=activation)
     return {"results": [{"reused": measure(y1, None, None), "fresh": measure(y1, X2, y2)}
@@ -204,16 +197,7 @@ def _reuse_cases(rng, N, targets, batch, activation, steps, term, top, alpha2s, 
 
 def _relabelled(problem, target, name):
     # The problem of the same draw with the labels of ``target`` (same rank, no noise).
-    teacher = problem.teacher
-    if isinstance(target, Teacher) or teacher.noise > 0:
-        raise ValueError(f"{name}: only the first target may be a Teacher or have label noise "
-                         "(the others relabel its draws)")
-    links = target_links(target)[0]
-    if len(links) != len(teacher.directions):
-        raise ValueError(f"{name} has {len(links)} direction(s), the first target "
-                         f"{len(teacher.directions)}: the draws are shared only between targets "
-                         "of one rank")
-    other = Teacher.from_directions(links, teacher.directions)
+    other = _relabelling(problem.teacher, target, name)
     y1 = other._labels(problem.X1, None)
     y2 = y1 if problem.X2 is problem.X1 else other._labels(problem.X2, None)
     return replace(problem, teacher=other, y1=y1, y2=y2)

@@ -277,6 +277,21 @@ def _make_teacher(target, d, rng, noise):
     return teacher
 
 
+def _relabelling(teacher, target, name: str) -> "Teacher":
+    # The teacher of ``target`` on ``teacher``'s directions: since a teacher's directions are
+    # drawn by its rank alone, its labels of the same inputs are those of a draw of ``target``
+    # from the same generator state (the experiments' *_cases share one draw between targets).
+    if isinstance(target, Teacher) or teacher.noise > 0:
+        raise ValueError(f"{name}: only the first target may be a Teacher or have label noise "
+                         "(the others relabel its draws)")
+    links = target_links(target)[0]
+    if len(links) != len(teacher.directions):
+        raise ValueError(f"{name} has {len(links)} direction(s), the first target "
+                         f"{len(teacher.directions)}: the draws are shared only between targets "
+                         "with the same number of directions")
+    return Teacher.from_directions(links, teacher.directions)
+
+
 def check_links(links) -> list:
     """``links``, a :class:`Link` or a non-empty sequence of them, as a list."""
     if isinstance(links, Link):

@@ -252,7 +252,7 @@ def test_signal_overlap_cases_are_each_target_alone_bit_for_bit():
             for key, value in flat(alone).items():
                 np.testing.assert_array_equal(flat(result)[key], value, err_msg=key)
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="one rank"):
+    with pytest.raises(ValueError, match="same number of directions"):
         signal_overlap_cases(rng, 40, 30, ["he1", "he1+odd"], "both")
     with pytest.raises(ValueError, match="only the first target may be a Teacher"):
         signal_overlap_cases(rng, 40, 30, ["he1", ts.make_teacher("he1", 30, rng)], "both")
@@ -289,5 +289,5 @@ def test_reuse_cases_rejects_bad_input():
         reuse_cases(rng, N=40, targets="odd")
     with pytest.raises(ValueError, match="one sequence of exponents per target"):
         reuse_cases(rng, N=40, targets=["odd", "he3"], alpha2s=[[0.1]])
-    with pytest.raises(ValueError, match="one rank"):
+    with pytest.raises(ValueError, match="same number of directions"):
         reuse_cases(rng, N=40, targets=["odd", "he1+odd"])
