@@ -89,12 +89,9 @@ def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = 
     N = check_int(N, "N")
     n, d = check_int(N if n is None else n, "n"), check_int(N if d is None else d, "d")
     activation = as_activation(activation)
-    steps = [(check_real(c, f"steps[{i}] c", low=0.0, low_open=True),
-              check_alpha(alpha, f"steps[{i}] alpha"))
-             for i, (c, alpha) in enumerate(check_pairs(steps, "steps", "a (c, alpha) pair"))]
-    top = check_int(top, "top", 1)
-    if top >= min(N, d) - 1 or min(N, d) < 3:
+    if min(N, d) < 3:
         raise ValueError(f"top must be in [1, min(N, d) - 2] = [1, {min(N, d) - 2}], got {top}")
+    steps, top = _checked_steps_top(steps, top, N, d, "")
     dt = check_dtype(dtype)
     problem = _draw_problem(N, n, d, target, "reused", rng, noise, dt)
     G = _gradient(problem.W0, problem.a, problem.X1, problem.y1, activation)
@@ -110,16 +107,23 @@ def _checked_case(case, i, N, d):
         raise TypeError(f"cases[{i}] must be an (activation, target, steps, top) tuple, "
                         f"got {case!r}")
     activation, target, steps, top = case
-    steps = [(check_real(c, f"cases[{i}] steps[{j}] c", low=0.0, low_open=True),
-              check_alpha(alpha, f"cases[{i}] steps[{j}] alpha"))
-             for j, (c, alpha) in enumerate(check_pairs(steps, f"cases[{i}] steps",
-                                                        "a (c, alpha) pair"))]
-    top = check_int(top, f"cases[{i}] top", 1)
-    if top >= min(N, d) - 1:
-        raise ValueError(f"cases[{i}] top must be in [1, min(N, d) - 2] = [1, {min(N, d) - 2}], "
-                         f"got {top}")
+    steps, top = _checked_steps_top(steps, top, N, d, f"cases[{i}] ")
     links, _ = target_links(target)
     return as_activation(activation), links, steps, top
+
+
+def _checked_steps_top(steps, top, N, d, prefix):
+    # The steps (c, alpha) and the count top of first_step_diagnostics, checked; ``prefix``
+    # names where they came from in the error ("" or "cases[i] ").
+    steps = [(check_real(c, f"{prefix}steps[{j}] c", low=0.0, low_open=True),
+              check_alpha(alpha, f"{prefix}steps[{j}] alpha"))
+             for j, (c, alpha) in enumerate(check_pairs(steps, f"{prefix}steps",
+                                                        "a (c, alpha) pair"))]
+    top = check_int(top, f"{prefix}top", 1)
+    if top >= min(N, d) - 1:
+        raise ValueError(f"{prefix}top must be in [1, min(N, d) - 2] = [1, {min(N, d) - 2}], "
+                         f"got {top}")
+    return steps, top
 
 
 def first_step_cases(rng: np.random.Generator, *, N: int, cases, n: int | None = None,

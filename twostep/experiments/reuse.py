@@ -54,8 +54,7 @@ def signal_overlap_cases(rng: np.random.Generator, n: int, d: int, targets, batc
     check_rng(rng)
     n, d = check_int(n, "n"), check_int(d, "d")
     batch = check_choice(batch, "batch", (*BATCHES, "both"))
-    if isinstance(targets, (str, bytes)) or not isinstance(targets, Sequence) or not targets:
-        raise TypeError(f"targets must be a non-empty sequence of targets, got {targets!r}")
+    targets = _check_targets(targets)
     # The first target draws the teacher (or is one) and the data, as the experiment alone.
     teacher = make_teacher(targets[0], d, rng)
     X1, y1 = teacher.sample(n, rng)
@@ -156,8 +155,7 @@ def reuse_cases(rng: np.random.Generator, *, N: int, targets, batch: str = "both
     top = check_int(top, "top")
     if top > N:
         raise ValueError(f"top must be in [1, N] = [1, {N}], got {top}")
-    if isinstance(targets, (str, bytes)) or not isinstance(targets, Sequence) or not targets:
-        raise TypeError(f"targets must be a non-empty sequence of targets, got {targets!r}")
+    targets = _check_targets(targets)
     alpha2s = _check_sequence(alpha2s, "alpha2s")
     per_target = bool(alpha2s) and all(isinstance(a, Sequence) for a in alpha2s)
     if per_target and len(alpha2s) != len(targets):
@@ -174,7 +172,7 @@ def reuse_cases(rng: np.random.Generator, *, N: int, targets, batch: str = "both
     term = None if term is None else check_int(term, "term", 0)
     batch = check_choice(batch, "batch", (*BATCHES, "both"))
     steps = check_steps(((c1, alpha1), (c2, alpha2)))
-    return {"results": _reuse_cases(rng, N, list(targets), batch, activation, steps, term, top,
+    return {"results": _reuse_cases(rng, N, targets, batch, activation, steps, term, top,
                                     alpha2s, dt)}
 
 
@@ -350,6 +348,13 @@ def _rescaled_second_step(run, update, eta2):
     # W2' = W1 + (eta2'/eta2)(W2 - W1), update = W2 - W1: exactly the same draw trained with
     # the second step eta2' (same eta1; twostep.analysis.rescaling).
     return run.W1 + (eta2 / run.eta2) * update
+
+
+def _check_targets(targets) -> list:
+    # The targets of a *_cases experiment: a non-empty sequence (not one name).
+    if isinstance(targets, (str, bytes)) or not isinstance(targets, Sequence) or not targets:
+        raise TypeError(f"targets must be a non-empty sequence of targets, got {targets!r}")
+    return list(targets)
 
 
 def _check_sequence(values, name: str) -> list:
