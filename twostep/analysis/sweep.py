@@ -303,6 +303,17 @@ def split_batches(records: list[dict], order: Iterable[str]) -> list[dict]:
     return out
 
 
+def split_cases(records: list[dict], key: str, name: str, order=None) -> list[dict]:
+    """Records of tasks that ran several cases on one draw (``record[key]`` the cases,
+    ``record["results"]`` one result each, e.g. :func:`twostep.experiments.reuse.reuse_cases`)
+    as one record per case: the task's other parameters, its seed, the case as ``name`` and
+    its result. Task by task and case by case, or, with ``order`` (a function of a record),
+    sorted by it, ties in that order (tasks of one draw per seed keep their seeds ascending)."""
+    out = [{**{k: v for k, v in r.items() if k not in (key, "results")}, name: case, **result}
+           for r in records for case, result in zip(r[key], r["results"])]
+    return out if order is None else sorted(out, key=order)
+
+
 def summarise(records: list[dict], by: Iterable[str], values: Iterable[str]) -> list[dict]:
     """Mean, standard error and count of ``values`` over seeds, grouped by the keys ``by``.
 

@@ -23,7 +23,7 @@ from ..analysis.bbp import critical_step, spiked_outlier, spiked_overlaps
 from ..analysis.moments import cross_moment, derivative_spread, log_corrected_slope, single_sample_norm
 from ..analysis.spectra import bulk_edge, singular_values
 from ..analysis.summary import Summary
-from ..analysis.sweep import loglog_slope, run_tasks, sweep
+from ..analysis.sweep import loglog_slope, run_tasks, split_cases, sweep
 from ..analysis.theory import feature_spike_count, finite_size_overlap, one_step_overlap, spike_strength
 from ..analysis.verdicts import judge, worst
 from ..experiments.first_step import (cui_experiment, feature_spikes, first_step_cases,
@@ -104,17 +104,14 @@ def residual_data(activations: dict, target: Link, sizes_small, seeds_small, siz
     done = run_tasks(partial(_first_step_group, activations=activations,
                              targets={main_key: target, **tail_targets}, dtype=dtype),
                      groups, n_jobs=n_jobs, cost=lambda p: p["N"] ** 3 * len(p["cases"]))
-    found = {(r["N"], r["seed"], case[:2]): result
-             for r in done for case, result in zip(r["cases"], r["results"])}
-
-    def record(N, act, t, seed):
-        return dict(found[(N, seed, (act, t))], N=N, act=act, target=t, seed=seed)
-
-    records = [record(N, act, main_key, s)
-               for sizes, seeds in ((sizes_small, seeds_small), (sizes_large, seeds_large))
-               for N in sizes for act in acts for s in seeds]
-    tail_records = [record(N, main, t, s) for N in sizes_small for t in tail_targets
-                    for s in seeds_small]
+    runs = [dict(r, act=r["case"][0], target=r["case"][1])
+            for r in split_cases(done, "cases", "case")]
+    # In the order of separate sweeps over (N, act) and (N, target), seeds innermost.
+    widths = list(sizes_small) + list(sizes_large)
+    records = sorted((r for r in runs if r["target"] == main_key),
+                     key=lambda r: (widths.index(r["N"]), acts.index(r["act"])))
+    tail_records = sorted((r for r in runs if r["target"] != main_key),
+                          key=lambda r: (widths.index(r["N"]), list(tail_targets).index(r["target"])))
     for r in records:
         r["remainder"] = r["eta"] * r["residual"] * r["update_norm"]
         r["top1"], r["top2"] = (r["top"][:, 0], r["top"][:, 1]) if len(r["eta"]) else (0.0, 0.0)

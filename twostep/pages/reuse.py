@@ -16,7 +16,7 @@ import numpy as np
 from ..analysis.alignment import chance_maximum, chance_overlap
 from ..analysis.population import Limits, cubed_link_moment
 from ..analysis.summary import Summary
-from ..analysis.sweep import run_tasks, split_batches
+from ..analysis.sweep import run_tasks, split_batches, split_cases
 from ..analysis.theory import n_spikes, spike_exponent
 from ..experiments.reuse import reuse_cases, signal_overlap_cases
 from ..model.steps import BATCHES
@@ -69,10 +69,8 @@ def signal_data(Ns, targets, seeds, activation, n_jobs: int = 1) -> Summary:
              for group in ranks.values() for N in Ns for s in seeds]
     done = run_tasks(signal_overlap_cases, tasks, n_jobs=n_jobs,
                      cost=lambda p: p["n"] ** 2 * (1 + len(p["targets"])))
-    found = {(t, r["n"], r["seed"]): result for r in done
-             for t, result in zip(r["targets"], r["results"])}
-    records = [dict(found[(t, N, s)], n=N, d=N, target=t, batch="both", activation=activation,
-                    seed=s) for t in targets for N in Ns for s in seeds]
+    records = split_cases(done, "targets", "target",
+                          order=lambda r: (targets.index(r["target"]), list(Ns).index(r["n"])))
     return Summary(split_batches(records, BATCHES), ("target", "batch", "n"),
                    ("overlaps", "overlaps_reuse"))
 
@@ -210,12 +208,9 @@ def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_
     done = run_tasks(reuse_cases, tasks, n_jobs=n_jobs,
                      cost=lambda p: p["N"] ** 3 * len(p["targets"]) * (2 if p["batch"] == "both"
                                                                       else 1))
-    params = ("N", "batch", *common)
-    runs = [dict({k: r[k] for k in params}, target=t, alpha2s=a2s, seed=r["seed"], **result)
-            for r in done for t, a2s, result in zip(r["targets"], r["alpha2s"], r["results"])]
-    both = [r for r in runs if r["batch"] == "both"]
-    return Summary(split_batches(sorted(both, key=lambda r: targets.index(r["target"])),
-                                 BATCHES) + [r for r in runs if r["batch"] != "both"],
+    runs = split_cases(done, "targets", "target", order=lambda r: targets.index(r["target"]))
+    return Summary(split_batches([r for r in runs if r["batch"] == "both"], BATCHES)
+                   + [r for r in runs if r["batch"] != "both"],
                    ("target", "batch", "N"), NETWORK_VALUES)
 
 

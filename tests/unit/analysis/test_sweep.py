@@ -149,3 +149,17 @@ def test_sweep_workers_keep_freed_memory_for_their_next_arrays():
     there = ts.sweep(_kept_after_free, seeds=[0, 1], n_jobs=2)
     assert here < 64
     assert all(r["kept"] > 192 for r in there)
+
+
+def test_split_cases_gives_one_record_per_case():
+    # Tasks that ran several cases on one draw, as one record per case, in task order or in
+    # a given order (stable: seeds stay ascending within it).
+    done = [{"N": 2, "targets": ["a", "b"], "seed": s, "results": [{"x": 10 * s}, {"x": 10 * s + 1}]}
+            for s in (0, 1)]
+    got = ts.analysis.sweep.split_cases(done, "targets", "target")
+    assert [(r["target"], r["seed"], r["x"]) for r in got] == [("a", 0, 0), ("b", 0, 1),
+                                                               ("a", 1, 10), ("b", 1, 11)]
+    assert all(set(r) == {"N", "seed", "target", "x"} for r in got)
+    ordered = ts.analysis.sweep.split_cases(done, "targets", "target",
+                                            order=lambda r: r["target"])
+    assert [(r["target"], r["seed"]) for r in ordered] == [("a", 0), ("a", 1), ("b", 0), ("b", 1)]
