@@ -293,20 +293,22 @@ def test_paired_runs_pair_by_seed():
 def test_verdict_numbers(data):
     rows = ch.trends(data, ch.paired_from_files(data))
     v = ch.verdict_numbers(data, rows)
-    from twostep.analysis.verdicts import count_verdict
+    from twostep.analysis.verdicts import share
 
     assert v["beyond_text"].startswith("stop at N = 400, the chapters' own largest width")
     counts = ch.grid_counts(data, "fresh", 400)[:, data.lam >= 1]
     hits, pairs = int(np.sum(counts == 1 + data.lam[data.lam >= 1])), counts.size
     assert v["count_hits_text"] == f"{hits} of {pairs}"
-    assert v["count_verdict"] == count_verdict(hits, pairs, seeds=2).label
+    # one outcome per draw: a run passes when every grid point it holds does
+    assert v["count_verdict"] == share(list(np.all(counts == 1 + data.lam[data.lam >= 1],
+                                                   axis=1))).label
     # the slope's 95 % interval of the paired difference, with Student t at points - 2
     # degrees of freedom: reused minus fresh, 0.15 plus noise, 3 seeds at 3 widths
     from scipy import stats
 
     raw = next(r for r in rows if r["key"] == "raw")
     assert raw["points"] == 9 and raw["lo"] == pytest.approx(0.15, abs=0.05)
-    inside = abs(raw["slope"]) <= stats.t.ppf(0.975, 9 - 2) * raw["se"]
+    inside = abs(raw["slope"]) <= stats.t.ppf(0.975, 9 - 1) * raw["se"]
     assert v["trend_text"] == ("a slope whose 95 % interval contains zero" if inside else
                                f"a slope whose 95 % interval lies {'above' if raw['slope'] > 0 else 'below'} zero")
 

@@ -12,7 +12,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from twostep.analysis.sweep import rng_for
-from twostep.analysis.verdicts import count_verdict, worst
+from twostep.analysis.verdicts import share, worst
 from twostep.pages import count as cnt
 from twostep.pages.report import VERDICT_SYMBOLS, markdown_table
 from twostep.pages.spikes import terms_summary
@@ -78,34 +78,35 @@ def test_the_map_and_its_choice(plane):
     assert "± " in _text(cnt.exponent_table(plane))
 
 
-def test_the_count_is_judged_by_the_rule(counted):
+def test_the_count_is_judged_by_the_rule_on_draws(counted):
     out = cnt.count_numbers(counted)
     for batch in ("fresh", "reused"):
         t = counted["tests"][batch]
         labels = []
         for lam in (0, 1, 2, 3):
             sel = t.lam == lam
-            hits, total = int(t.hits[sel].sum()), int(t.total[sel].sum())
-            assert (out[f"count_{batch}_{lam}_hits"], out[f"count_{batch}_{lam}_total"]) == (hits, total)
-            labels.append(count_verdict(hits, total, seeds=3).label)
+            # one outcome per draw (width, seed) at or beyond the setting's N* (high)
+            draws = {(N, seed) for N in t.Ns for seed in t.seeds[N]
+                     if np.any(N >= t.nstar[sel, lam, 2])}
+            ok = {(N, seed) for N in t.Ns for i, seed in enumerate(t.seeds[N])
+                  if (N, seed) in draws and all(t.count[N][i, s] == 1 + lam
+                                                for s in np.flatnonzero(sel)
+                                                if N >= t.nstar[s, lam, 2])}
+            assert (out[f"count_{batch}_{lam}_hits"], out[f"count_{batch}_{lam}_total"]) == (
+                len(ok), len(draws))
+            labels.append(share([d in ok for d in sorted(draws)]).label)
             assert out[f"count_{batch}_{lam}"] == labels[-1]
         assert out[f"count_{batch}"] == worst(labels)
-    for batch in ("fresh", "reused"):
-        t = counted["tests"][batch]
-        hits, total = int(t.spike_hits.sum()), int(t.spike_total.sum())
-        assert (out[f"spikes_{batch}_hits"], out[f"spikes_{batch}_total"]) == (hits, total)
-        assert out[f"spikes_{batch}"] == count_verdict(hits, total, seeds=3).label
+        assert out[f"spikes_{batch}_total"] <= len({(N, s) for N in t.Ns for s in t.seeds[N]})
     widths = cnt.width_numbers(counted)
     assert all(v in set(VERDICT_SYMBOLS.values()) | {"—"} for k, v in widths.items()
                if k.startswith("vw_"))
     assert widths["several_fresh"] in VERDICT_SYMBOLS
     by = cnt.width_verdicts_by_test(counted)["fresh"]
     t = counted["tests"]["fresh"]
-    assert by["several"][320][:2] == (int(np.sum(t.count[320][:, t.lam >= 1] >= 2)), 3 * 3)
+    # at one width, every seed is one draw
+    assert by["several"][320][:2] == (int(np.sum(np.all(t.count[320][:, t.lam >= 1] >= 2, axis=1))), 3)
     assert widths["several_fresh_hits"] == by["several"][320][0]
-    due = (t.nstar_count()[:, 2] <= 320) & (t.lam >= 1)
-    assert by["count"][320][:2] == (int(np.sum(t.count[320][:, due] == 1 + t.lam[due])),
-                                    3 * int(due.sum()))
 
 
 def test_the_count_pages(counted):

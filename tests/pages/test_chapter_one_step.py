@@ -17,7 +17,7 @@ from twostep.analysis.moments import derivative_spread, single_sample_norm  # no
 from twostep.analysis.spectra import singular_values  # noqa: E402
 from twostep.analysis.sweep import loglog_slope, rng_for  # noqa: E402
 from twostep.analysis.theory import finite_size_overlap, one_step_overlap, spike_strength  # noqa: E402
-from twostep.analysis.verdicts import mean_sem  # noqa: E402
+from twostep.analysis.verdicts import mean_sem, size, summary  # noqa: E402
 from twostep.pages import one_step as ch, report  # noqa: E402
 from twostep.experiments import first_step as ex  # noqa: E402
 from twostep.model.activations import get_activation  # noqa: E402
@@ -261,7 +261,6 @@ def test_feature_spike_data_counts_table_and_figure(fits_the_column):
 def test_one_step_verdict_applies_the_rule_to_slope_and_overlaps():
     from types import SimpleNamespace
 
-    from twostep.analysis.verdicts import judge
 
     from twostep.analysis.summary import Summary
 
@@ -277,15 +276,15 @@ def test_one_step_verdict_applies_the_rule_to_slope_and_overlaps():
     overlap = dict(targets={"he3": high, "he1": first}, stats=stats, psis=np.array([1.0, 2.0]),
                    n_seeds=6, d=400)
     out = ch.one_step_verdict(residual, overlap)
-    # the slope over 5 widths has 3 degrees of freedom
-    assert out["verdict_rank_one"] == judge(-0.49, 0.01, -0.5, 0.0, seeds=4, df=3).label == "seen"
-    # at the null within a tenth of the effect an information-exponent-one link shows: seen
-    assert out["verdict_high"] == "seen"
+    # the slope judged over its 4 seeds (3 degrees of freedom)
+    assert out["verdict_rank_one"] == size(summary(-0.49, 0.01, 4), -0.5).label == "confirmed"
+    # within the book's margin of its finite-size level
+    assert out["verdict_high"] == "confirmed"
     assert out["high_chance"] == pytest.approx(0.05) and out["high_chance_d"] == 0.05
     # the landing page's verdicts at each width: from three widths on, the slope up to N
     assert "vw_one_step_500" in out and out["vw_one_step_1000"] == report.VERDICT_SYMBOLS[
-        judge(*loglog_slope(sizes[:3], sizes[:3] ** -0.5 * 1.015), -0.5, 0.0, seeds=4, df=1).label]
-    stats["he3"]["v"] = np.array([0.2, 0.04])          # far above its null: contradicted
+        size(summary(*loglog_slope(sizes[:3], sizes[:3] ** -0.5 * 1.015), 4), -0.5).label]
+    stats["he3"]["v"] = np.array([0.3, 0.04])          # far above its null: contradicted
     assert ch.one_step_verdict(residual, overlap)["verdict_high"] == "contradicted"
-    residual["slopes"]["poly"] = (0.5, 0.02)               # a remainder that grows: wrong sign
-    assert ch.one_step_verdict(residual, overlap)["verdict_rank_one"] == "contradicted"
+    residual["slopes"]["poly"] = (0.5, 0.02)               # a remainder that grows: far off
+    assert ch.one_step_verdict(residual, overlap)["verdict_rank_one"] == "differs from the prediction"

@@ -313,23 +313,19 @@ def test_order_count_data_and_plot(fits_the_column):
 # --------------------------------------------------------------------------- verdicts
 
 def test_spike_verdicts_follow_the_rule_on_the_records(scaling):
-    from twostep.analysis.verdicts import verdict
+    from twostep.analysis.verdicts import LABELS, size
 
     out = ch.spike_verdicts(scaling)
     recs = _seeds(scaling, "fresh", NS[-1])
-    from twostep.analysis.verdicts import SEVERITY
-
     labels = {"corr": [], "plain": []}
     for k in (2, 3):
-        for tag, sig, res in (("corr", "signal_corrected", "residual_corrected"),
-                              ("plain", "signal", "residual")):
+        for tag, sig in (("corr", "signal_corrected"), ("plain", "signal")):
             ratio = np.array([r["top"][k] / r[sig][k] for r in recs])
-            null = np.array([r[res][k] / r[sig][k] for r in recs])
-            labels[tag].append(verdict(ratio, 1.0, null).label)
+            labels[tag].append(size(ratio, 1.0).label)
         plain = np.array([r["top"][k] / r["signal"][k] for r in recs])
         assert out[f"plain_miss_{k}"] == pytest.approx(plain.mean() - 1)
     for tag in ("corr", "plain"):   # the worst over the orders
-        assert out[f"verdict_spikes_{tag}"] == max(labels[tag], key=SEVERITY.index)
+        assert out[f"verdict_spikes_{tag}"] == max(labels[tag], key=LABELS.index)
     # at every width, the same rule
     widths = ch.spike_width_numbers(scaling)    # the test's widths are not the table's
     assert set(widths.values()) == {"—"} and len(widths) == 2 * len(VERDICT_WIDTHS)
@@ -352,7 +348,7 @@ def test_nstar_range(scaling):
 
 
 def test_order_count_verdict():
-    from twostep.analysis.verdicts import count_verdict
+    from twostep.analysis.verdicts import share
 
     data = cnt.order_count_data(L=5, alpha2=0.3, Ns=(40, 80), seeds=3, alpha1=np.linspace(0, 0.45, 10))
     out = cnt.order_count_verdict(data)
@@ -360,9 +356,9 @@ def test_order_count_verdict():
     # one alpha1 inside each interval of constant Lambda (boundaries 0.2, 0.35, 0.4, 0.425)
     cols = [int(np.argmin(np.abs(data["alpha1"] - float(x)))) for x in out["c6_points"].split(", ")]
     assert len(set(data["theory"][cols])) == len(cols) == 5
-    hits = int(np.sum(data["measured_seeds"][:, cols] == data["theory"][cols]))
-    assert (out["c6_hits"], out["c6_pairs"]) == (hits, 15)
-    assert out["verdict_c6"] == count_verdict(hits, 15, seeds=3).label
+    per_seed = np.all(data["measured_seeds"][:, cols] == data["theory"][cols], axis=1)
+    assert (out["c6_hits"], out["c6_pairs"]) == (int(per_seed.sum()), 3)    # seeds are the draws
+    assert out["verdict_c6"] == share(list(per_seed)).label
 
 def test_spike_experiment_checks_margin_and_takes_numpy_dtypes():
     with pytest.raises(ValueError, match="margin must be in"):

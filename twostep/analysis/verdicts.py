@@ -1,45 +1,44 @@
-r"""The book's verdict rule: one function that turns a measurement into a label, so that no
-verdict in the book is a typed word, and every label can come out either way.
+r"""The book's verdict rule: one vocabulary, computed, never typed.
 
-A claim is tested by a quantity measured over seeds, against the value the claim predicts,
-:math:`p`, and a *null* :math:`z`: what the quantity would be without the claimed effect
-(chance, a control, no effect of reuse). With :math:`m`, :math:`\mathrm{se}` and
-:math:`\nu` the mean, its standard error and its degrees of freedom (seeds minus one; for a
-slope fitted over seeds, points minus two), the rule uses one interval,
+Every label in the book comes from one of four judgements of a quantity measured on
+independent draws (a draw: one seed at one width; quantities computed from one draw share it
+and count once). With :math:`m`, :math:`\mathrm{se}` the mean over :math:`n` draws and its
+standard error, the rule uses one interval,
 
 .. math::
-    I = m \pm t_{\nu}\,\mathrm{se}, \qquad t_\nu = \text{the } (1+\gamma)/2
-    \text{ quantile of Student's } t_\nu,\ \gamma = \texttt{CONFIDENCE} = 0.95,
+    I = m \pm t_{n-1}\,\mathrm{se}, \qquad t_{n-1} = \text{the } (1+\gamma)/2
+    \text{ quantile of Student's } t_{n-1},\ \gamma = \texttt{CONFIDENCE} = 0.95,
 
-and one margin, :math:`\delta = \texttt{MARGIN}\cdot|p - z|` (a tenth of the predicted effect).
+and one constant, :data:`MARGIN` :math:`= 0.1`. The degrees of freedom always come from the
+draws; a quantity with fewer than :data:`MIN_DRAWS` draws, or with a spread below
+:data:`NO_SPREAD` of its mean, gets **not judged**.
 
-*An effect claim* (:math:`p \ne z`, predicted sign :math:`\operatorname{sign}(p - z)`):
+* :func:`effect`: *the paper's claim of an effect and its sign* against a null :math:`z`
+  (chance, a control, the fresh batch). **confirmed** when :math:`I` (of the paired difference,
+  when the null is paired) excludes :math:`z` on the claimed side; **contradicted** when it
+  excludes it on the other side; **consistent, not resolved** otherwise.
+* :func:`no_effect`: *a claim that there is no effect* (a cosine at its finite-size level
+  :math:`z`). The margin is the book's constant on the cosine's scale,
+  :math:`\delta = \texttt{MARGIN}`: **confirmed** when :math:`I \subset z \pm \delta`;
+  **contradicted** when :math:`I` lies above :math:`z + \delta` (an effect where none is
+  claimed); **differs from the prediction** when it lies below :math:`z - \delta` (the null
+  level itself is off); **consistent, not resolved** otherwise.
+* :func:`size`: *the book's own prediction of a size* :math:`p` (a heuristic spike size, a
+  slope), with :math:`\delta = \texttt{MARGIN}\,|p - z|`: **confirmed** when
+  :math:`I \subset p \pm \delta`; **differs from the prediction** when :math:`I` misses
+  :math:`p \pm \delta` on either side (an overshoot as much as a shortfall); **consistent, not
+  resolved** otherwise. A missed size never labels the paper's claim: the two are judged on
+  lines of their own.
+* :func:`share`: *a claim that holds draw by draw* (a count of outliers). Items of one draw are
+  pooled into one outcome, the draw passes when every item passes, and the share of passing
+  draws gets its Clopper--Pearson interval :math:`[\ell, h]`: **confirmed** when
+  :math:`\ell \ge 1 - \texttt{MARGIN}`; the claim's failure label (**differs from the
+  prediction** for the book's predictions, **contradicted** for a bound the paper's claim
+  sets) when :math:`h < 1 - \texttt{MARGIN}`; **consistent, not resolved** otherwise; **not
+  reached at these widths** when no draw is at a width where the claim applies.
 
-* **seen**: :math:`I` excludes :math:`z` on the predicted side (the effect is there) and lies
-  inside :math:`p \pm \delta` (its size agrees: an equivalence test, so a wide interval cannot
-  agree);
-* **seen in part**: the effect is there, but :math:`I` does not lie inside :math:`p \pm \delta`
-  (too wide to tell, or beyond the prediction);
-* **contradicted**: :math:`I` excludes :math:`z` on the wrong side (an effect of the opposite
-  sign), or :math:`I` lies entirely on the null's side of :math:`p \mp \delta` (the effect is
-  smaller than predicted by more than the margin);
-* **not seen**: otherwise (the effect is not resolved from the null).
-
-*A null claim* (the claim is that there is no effect, :math:`p = z`; the margin is a tenth of
-the effect it denies, :math:`\delta = \texttt{MARGIN}\cdot|a - z|` for the alternative
-:math:`a`, e.g. the reused value when the claim is that a fresh batch shows nothing):
-**seen** when :math:`I` lies inside :math:`z \pm \delta`, **contradicted** when it lies
-entirely outside it, **not seen** otherwise.
-
-*A count claim* (an integer predicted exactly, e.g. :math:`1 + \Lambda` outliers) is judged on
-the share of (setting, seed) pairs where the count is the predicted one, with its
-Clopper--Pearson interval :math:`I` at the same confidence: **seen** when :math:`I` lies above
-:math:`1 - \texttt{MARGIN}`, **contradicted** when it lies below, **seen in part** otherwise
-(:func:`count_verdict`).
-
-Fewer than :data:`MIN_SEEDS` seeds, or a quantity without spread (a standard error of 0),
-gives **not judged**: no interval can be formed, so no claim is made. :data:`RULES` states all
-this for the reader, from these constants.
+Each label means the same for every kind of claim (:data:`RULES`). With :math:`k` labels at
+95 % each, about :math:`k/20` of the intervals miss by chance (:func:`multiplicity`).
 """
 
 from __future__ import annotations
@@ -49,57 +48,62 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .._validation import check_bool, check_int, check_real
+from .._validation import check_choice, check_int, check_real
 
 #: Confidence of every interval.
 CONFIDENCE = 0.95
-#: The margin of agreement, as a fraction of the predicted effect (one number for the book).
+#: The book's one margin: a tenth of the predicted effect (sizes), a tenth of a cosine's
+#: scale (no-effect claims), a share of draws of at least 1 - MARGIN (counts).
 MARGIN = 0.10
-#: Fewest seeds for a verdict.
-MIN_SEEDS = 3
+#: Fewest independent draws for a verdict.
+MIN_DRAWS = 3
+#: A standard error below this fraction of the mean's magnitude is no spread (float rounding).
+NO_SPREAD = 1e-9
 
-#: The labels, from best to worst (:func:`worst` combines several into the least favourable).
-SEVERITY = ("seen", "seen in part", "not judged", "not seen", "contradicted")
+CONFIRMED = "confirmed"
+CONSISTENT = "consistent, not resolved"
+NOT_REACHED = "not reached at these widths"
+NOT_JUDGED = "not judged"
+DIFFERS = "differs from the prediction"
+CONTRADICTED = "contradicted"
+#: The labels, most favourable first (:func:`worst` picks the last present).
+LABELS = (CONFIRMED, CONSISTENT, NOT_REACHED, NOT_JUDGED, DIFFERS, CONTRADICTED)
+#: One symbol per label, for tables of verdicts by width.
+SYMBOLS = {CONFIRMED: "✓", CONSISTENT: "~", NOT_REACHED: "·", NOT_JUDGED: "n.j.",
+           DIFFERS: "≠", CONTRADICTED: "✗"}
+KINDS = ("effect", "no effect", "size", "share")
 
 _PCT = f"{CONFIDENCE:.0%}"
-#: What each verdict means, in the words the landing page shows.
+#: What each label means, one line each, the same for every kind of claim.
 RULES = {
-    "seen": (f"the {_PCT} interval of the mean over seeds (Student t) excludes the null on the "
-             f"predicted side and lies within the prediction ± {MARGIN:.0%} of the predicted "
-             f"effect; for a claim of no effect, it lies within the null ± {MARGIN:.0%} of the "
-             f"effect denied; for a count, the {_PCT} interval of the share of (setting, seed) "
-             f"pairs at the predicted count lies above {1 - MARGIN:.0%}"),
-    "seen in part": (f"the effect is there (the {_PCT} interval excludes the null on the "
-                     f"predicted side), but its size is not shown to agree: the interval is "
-                     f"not within the prediction ± {MARGIN:.0%} of the effect; for a count, "
-                     f"the share's interval straddles {1 - MARGIN:.0%}"),
-    "not judged": (f"fewer than {MIN_SEEDS} seeds, or a quantity with no spread over seeds, or "
-                   f"no measured width where the claim applies: no interval, no verdict"),
-    "not seen": f"the {_PCT} interval includes the null: the effect is not resolved",
-    "contradicted": (f"the {_PCT} interval excludes the null on the wrong side, or lies short of "
-                     f"the prediction by more than the margin; for a claim of no effect, it lies "
-                     f"outside the null ± the margin; for a count, the share's interval lies "
-                     f"below {1 - MARGIN:.0%}"),
+    CONFIRMED: (f"the {_PCT} interval over independent draws lies where the claim says: beyond "
+                f"the null on the claimed side (an effect), within ± {MARGIN:g} of the null "
+                f"(no effect), within ± {MARGIN:.0%} of the predicted effect (a size), or above "
+                f"{1 - MARGIN:.0%} of draws (a claim that holds draw by draw)"),
+    CONSISTENT: "the interval holds both the claim and its failure: more draws or wider "
+                "networks would decide",
+    NOT_REACHED: "no draw is at a width where the claim applies (e.g. beyond the predicted "
+                 "width N⋆ of an outlier)",
+    NOT_JUDGED: f"fewer than {MIN_DRAWS} independent draws, or no spread over them: no "
+                f"interval can be formed",
+    DIFFERS: "a quantitative prediction is missed by more than the margin, on either side "
+             "(the book's heuristic size, its predicted width or count; or a null level)",
+    CONTRADICTED: "the interval lies on the wrong side of the claim: an effect of the other "
+                  "sign, an effect where none is claimed, or more outliers than the claim "
+                  "allows",
 }
-#: Why the margin is what it is (the rule table shows it).
-MARGIN_REASON = (
-    f"{MARGIN:.0%} of the predicted effect, the same for every row, fixed with the rule on "
-    f"2026-12-03: the asymptotic predictions neglect corrections that at the book's widths are "
-    f"of a few percent (N^-1/2 is 1.6-3 % for N = 1000-4000), and a claim about an effect's "
-    f"size is read to one significant figure")
 
 
 @dataclass(frozen=True)
 class Verdict:
-    r"""A measurement judged by :func:`verdict`, :func:`judge` or :func:`count_verdict`: its
-    ``label`` (one of :data:`SEVERITY`), the estimate ``mean`` with its standard error ``sem``
-    (``nan`` for a count), the interval ``(low, high)``, the ``prediction``, the ``null``, the
-    ``margin`` :math:`\delta`, the degrees of freedom ``df``, the number of ``seeds``, the
-    ``kind`` (``"effect"``, ``"null"`` or ``"count"``) and ``distinct`` (the interval excludes
-    the null on the predicted side), and ``t_null``, the effect over its standard error
-    (:math:`(m - z)/\mathrm{se}`, paired when the null is)."""
+    r"""A judged measurement: its ``label`` (one of :data:`LABELS`) and ``kind`` (one of
+    :data:`KINDS`); the estimate ``mean`` with standard error ``sem`` (for a share: the share
+    of passing draws, ``sem`` nan); the interval ``(low, high)``; the ``prediction``, the
+    ``null`` and the ``margin``; the number of independent ``draws`` (``passed`` of them for a
+    share); and ``t_null``, the gap to the null over its standard error."""
 
     label: str
+    kind: str
     mean: float
     sem: float
     low: float
@@ -107,14 +111,20 @@ class Verdict:
     prediction: float
     null: float
     margin: float
-    df: float
-    seeds: int
-    kind: str
-    distinct: bool
+    draws: int
+    passed: int = -1
     t_null: float = float("nan")
 
     def __str__(self) -> str:
         return self.label
+
+    @property
+    def symbol(self) -> str:
+        """The label's symbol in tables by width (:data:`SYMBOLS`)."""
+        return SYMBOLS[self.label]
+
+
+_NAN = float("nan")
 
 
 def _values(x, name: str) -> np.ndarray:
@@ -125,15 +135,16 @@ def _values(x, name: str) -> np.ndarray:
 
 
 def mean_sem(x) -> tuple:
-    """Mean and standard error (``ddof=1``; 0 for one value) of the values ``x`` over seeds."""
-    x = np.asarray(x, dtype=float)
+    """Mean and standard error (``ddof=1``; 0 for one value) of the values ``x``, one per draw
+    (``nan`` propagates: a quantity a run did not measure stays unmeasured)."""
+    x = np.atleast_1d(np.asarray(x, dtype=float))
     return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else 0.0
 
 
-def t_interval(mean: float, sem: float, df: float, confidence: float = CONFIDENCE) -> tuple:
-    r"""``(low, high)`` :math:`= m \mp t_\nu\,\mathrm{se}` with :math:`t_\nu` the
-    :math:`(1+\gamma)/2` quantile of Student's t with ``df`` :math:`=\nu > 0` degrees of freedom."""
-    t = float(stats.t.ppf(0.5 + confidence / 2, df))
+def t_interval(mean: float, sem: float, draws: int, confidence: float = CONFIDENCE) -> tuple:
+    r"""``(low, high)`` :math:`= m \mp t_{n-1}\,\mathrm{se}` for ``draws`` :math:`= n \ge 2`."""
+    n = check_int(draws, "draws", 2)
+    t = float(stats.t.ppf(0.5 + confidence / 2, n - 1))
     return mean - t * sem, mean + t * sem
 
 
@@ -143,133 +154,217 @@ def binomial_interval(hits: int, total: int, confidence: float = CONFIDENCE) -> 
     return float(result.low), float(result.high)
 
 
-def verdict(measured, prediction: float, null, *, predicts_null: bool = False,
-            alternative: float | None = None) -> Verdict:
-    r"""Judge a measurement, one value per seed, against its prediction and its null.
-
-    Parameters
-    ----------
-    measured : sequence of float, shape (seeds,)
-    prediction : float
-        The claim's value :math:`p`.
-    null : float or sequence of float
-        The value without the effect :math:`z`; a sequence of the same length as ``measured``
-        is a paired null (same seeds), and whether the effect is there is then judged on the
-        paired difference.
-    predicts_null : bool
-        The claim is that there is no effect (``prediction`` is then the null's value).
-    alternative : float, optional
-        For a null claim, the effect it denies :math:`a` (the margin is a tenth of
-        :math:`|a - z|`); required then, not used otherwise.
-
-    Returns
-    -------
-    Verdict
-    """
+def _measure(measured, null):
+    # (values, mean, sem, null value, gap mean, gap sem): a paired null is judged on the
+    # per-draw differences.
     x = _values(measured, "measured")
     m, se = mean_sem(x)
     if np.ndim(null) == 0:
         z = check_real(null, "null")
-        gap, gap_se = m - z, se
-    else:
-        zs = _values(null, "null")
-        if zs.size != x.size:
-            raise ValueError(f"a paired null must have one value per seed ({x.size}), got {zs.size}")
-        z = float(zs.mean())
-        gap, gap_se = mean_sem(x - zs)
-    return _judge(m, se, gap, gap_se, prediction, z, x.size, x.size - 1, predicts_null,
-                  alternative)
+        return x, m, se, z, m - z, se
+    zs = _values(null, "null")
+    if zs.size != x.size:
+        raise ValueError(f"a paired null must have one value per draw ({x.size}), got {zs.size}")
+    gap, gap_se = mean_sem(x - zs)
+    return x, m, se, float(zs.mean()), gap, gap_se
 
 
-def judge(mean: float, sem: float, prediction: float, null: float, *, seeds: int,
-          df: float | None = None, predicts_null: bool = False,
-          alternative: float | None = None) -> Verdict:
-    r""":func:`verdict` from a summary: an estimate ``mean`` with standard error ``sem`` over
-    ``seeds`` seeds, with ``df`` degrees of freedom (default ``seeds - 1``; a least-squares slope
-    over :math:`m` points has :math:`m - 2`), against an unpaired ``null``."""
-    m = check_real(mean, "mean")
-    se = check_real(sem, "sem", low=0.0)
-    seeds = check_int(seeds, "seeds", 1)
-    df = seeds - 1 if df is None else check_real(df, "df", low=0.0)
-    return _judge(m, se, m - check_real(null, "null"), se, prediction, float(null), seeds, df,
-                  predicts_null, alternative)
+def _unjudgeable(n, m, se, gap, gap_se) -> bool:
+    # Too few draws, or a spread that is float rounding: no interval can be formed.
+    scale = max(abs(m), abs(gap), np.finfo(float).tiny)
+    return n < MIN_DRAWS or se <= NO_SPREAD * scale or gap_se <= NO_SPREAD * scale
 
 
-def _judge(m, se, gap, gap_se, prediction, z, seeds, df, predicts_null, alternative):
-    # The rule of the module docstring, once.
-    p = check_real(prediction, "prediction")
-    if check_bool(predicts_null, "predicts_null"):
-        if alternative is None:
-            raise ValueError("a null claim (predicts_null=True) needs the alternative it denies")
-        delta = MARGIN * abs(check_real(alternative, "alternative") - z)
-        kind = "null"
-    else:
-        if p == z:
-            raise ValueError(f"an effect claim needs a prediction different from its null, "
-                             f"got {p} for both (use predicts_null=True)")
-        delta = MARGIN * abs(p - z)
-        kind = "effect"
-    nan = float("nan")
-    if seeds < MIN_SEEDS or se == 0 or gap_se == 0 or df <= 0:
-        return Verdict("not judged", m, se, nan, nan, p, z, delta, df, seeds, kind, False)
-    t_null = gap / gap_se
-    low, high = t_interval(m, se, df)
-    glow, ghigh = t_interval(gap, gap_se, df)
-    if kind == "null":
-        label = ("seen" if z - delta <= low and high <= z + delta else
-                 "contradicted" if high < z - delta or low > z + delta else "not seen")
-        return Verdict(label, m, se, low, high, p, z, delta, df, seeds, kind, False, t_null)
-    sign = 1.0 if p > z else -1.0
-    distinct = bool(glow > 0) if sign > 0 else bool(ghigh < 0)
-    wrong = bool(ghigh < 0) if sign > 0 else bool(glow > 0)
-    short = bool(high < p - delta) if sign > 0 else bool(low > p + delta)
-    inside = p - delta <= low and high <= p + delta
-    if wrong or short:
-        label = "contradicted"
-    elif distinct:
-        label = "seen" if inside else "seen in part"
-    else:
-        label = "not seen"
-    return Verdict(label, m, se, low, high, p, z, delta, df, seeds, kind, distinct, t_null)
+def effect(measured, null, *, sign: int = 1) -> Verdict:
+    r"""Judge the paper's claim of an effect of sign ``sign`` (+1: the quantity exceeds its
+    null; -1: falls below it) from ``measured``, one value per independent draw, against
+    ``null`` (a number, or one value per draw for a paired null).
+
+    Parameters
+    ----------
+    measured : sequence of float, shape (draws,)
+    null : float or sequence of float, shape (draws,)
+    sign : {1, -1}
+
+    Returns
+    -------
+    Verdict
+        ``confirmed`` when the 95 % interval of the gap excludes 0 on the claimed side,
+        ``contradicted`` on the other, else ``consistent, not resolved``.
+
+    Examples
+    --------
+    >>> effect([0.30, 0.28, 0.33, 0.31], 0.05).label
+    'confirmed'
+    """
+    if isinstance(sign, bool) or sign not in (1, -1):
+        raise ValueError(f"sign must be 1 or -1, got {sign!r}")
+    x, m, se, z, gap, gap_se = _measure(measured, null)
+    if _unjudgeable(x.size, m, se, gap, gap_se):
+        return Verdict(NOT_JUDGED, "effect", m, se, _NAN, _NAN, _NAN, z, 0.0, x.size)
+    low, high = t_interval(m, se, x.size)
+    glow, ghigh = t_interval(gap, gap_se, x.size)
+    toward, against = (glow > 0, ghigh < 0) if sign > 0 else (ghigh < 0, glow > 0)
+    label = CONFIRMED if toward else CONTRADICTED if against else CONSISTENT
+    return Verdict(label, "effect", m, se, low, high, _NAN, z, 0.0, x.size,
+                   t_null=gap / gap_se if gap_se > 0 else _NAN)
 
 
-def count_verdict(hits: int, total: int, *, seeds: int) -> Verdict:
-    r"""Judge a count claim: the predicted count was found at ``hits`` of ``total``
-    (setting, seed) pairs drawn with ``seeds`` seeds; prediction 1 (every pair), margin
-    :data:`MARGIN`, the Clopper--Pearson interval of the share. ``total = 0`` (no pair where the
-    claim applies) or fewer than :data:`MIN_SEEDS` seeds gives "not judged"."""
-    hits, total = check_int(hits, "hits", 0), check_int(total, "total", 0)
-    seeds = check_int(seeds, "seeds", 0)
-    if hits > total:
-        raise ValueError(f"hits must be in [0, total] = [0, {total}], got {hits}")
-    nan = float("nan")
-    if total == 0 or seeds < MIN_SEEDS:
-        return Verdict("not judged", hits / total if total else nan, nan, nan, nan, 1.0, 0.0,
-                       MARGIN, nan, seeds, "count", False)
-    low, high = binomial_interval(hits, total)
-    label = ("seen" if low >= 1 - MARGIN else "contradicted" if high < 1 - MARGIN
-             else "seen in part")
-    return Verdict(label, hits / total, nan, low, high, 1.0, 0.0, MARGIN, total - 1, seeds,
-                   "count", bool(low > 0))
+def no_effect(measured, null) -> Verdict:
+    r"""Judge a claim of no effect on a cosine: ``measured`` (one value per draw) at its
+    finite-size level ``null`` (a number, or paired values), within :math:`\pm` :data:`MARGIN`.
+
+    Returns
+    -------
+    Verdict
+        ``confirmed`` when the 95 % interval lies inside ``null`` :math:`\pm` MARGIN,
+        ``contradicted`` when above it, ``differs from the prediction`` when below it, else
+        ``consistent, not resolved``.
+
+    Examples
+    --------
+    >>> no_effect([0.020, 0.031, 0.025, 0.028], 0.025).label
+    'confirmed'
+    >>> no_effect([0.5, 0.6, 0.55], 0.0).label
+    'contradicted'
+    """
+    x, m, se, z, gap, gap_se = _measure(measured, null)
+    if _unjudgeable(x.size, m, se, gap, gap_se):
+        return Verdict(NOT_JUDGED, "no effect", m, se, _NAN, _NAN, z, z, MARGIN, x.size)
+    low, high = t_interval(m, se, x.size)
+    glow, ghigh = t_interval(gap, gap_se, x.size)
+    label = (CONFIRMED if -MARGIN <= glow and ghigh <= MARGIN else
+             CONTRADICTED if glow > MARGIN else DIFFERS if ghigh < -MARGIN else CONSISTENT)
+    return Verdict(label, "no effect", m, se, low, high, z, z, MARGIN, x.size,
+                   t_null=gap / gap_se if gap_se > 0 else _NAN)
+
+
+def size(measured, prediction: float, null: float = 0.0) -> Verdict:
+    r"""Judge the book's prediction of a size: ``measured`` (one value per draw) against
+    ``prediction`` :math:`p`, within :math:`\delta` = :data:`MARGIN` :math:`\cdot|p - z|` of it,
+    :math:`z` = ``null`` (the value without the effect).
+
+    Returns
+    -------
+    Verdict
+        ``confirmed`` when the 95 % interval lies inside :math:`p \pm \delta`, ``differs from
+        the prediction`` when it lies wholly outside it (either side), else ``consistent, not
+        resolved``.
+
+    Examples
+    --------
+    >>> size([0.98, 1.01, 1.00, 0.99, 1.02], 1.0).label
+    'confirmed'
+    >>> size([10.0, 10.1, 9.9], 1.0).label
+    'differs from the prediction'
+    """
+    p, z = check_real(prediction, "prediction"), check_real(null, "null")
+    if p == z:
+        raise ValueError(f"prediction must differ from null (a size without an effect is a "
+                         f"no-effect claim: use no_effect); got {p} for both")
+    x, m, se, _, gap, gap_se = _measure(measured, z)
+    delta = MARGIN * abs(p - z)
+    if _unjudgeable(x.size, m, se, gap, gap_se):
+        return Verdict(NOT_JUDGED, "size", m, se, _NAN, _NAN, p, z, delta, x.size)
+    low, high = t_interval(m, se, x.size)
+    label = (CONFIRMED if p - delta <= low and high <= p + delta else
+             DIFFERS if high < p - delta or low > p + delta else CONSISTENT)
+    return Verdict(label, "size", m, se, low, high, p, z, delta, x.size,
+                   t_null=gap / gap_se if gap_se > 0 else _NAN)
+
+
+def summary(mean: float, sem: float, draws: int) -> np.ndarray:
+    r"""``draws`` values with exactly this ``mean`` and standard error ``sem``, for judging a
+    summary by the functions above (the degrees of freedom are then ``draws - 1``, as for the
+    draws themselves)."""
+    m, se = check_real(mean, "mean"), check_real(sem, "sem", low=0.0)
+    n = check_int(draws, "draws", 1)
+    if n == 1:
+        return np.array([m])
+    z = np.linspace(-1.0, 1.0, n)
+    return m + se * (z - z.mean()) / (z.std(ddof=1) / np.sqrt(n))
+
+
+def share(passed, draws=None, *, fails: str = DIFFERS) -> Verdict:
+    r"""Judge a claim that holds draw by draw, from one outcome per item.
+
+    Parameters
+    ----------
+    passed : sequence of bool, shape (items,)
+        Whether each item (a setting, an outlier, at one draw) meets the claim.
+    draws : sequence, shape (items,), optional
+        The draw each item belongs to (any hashable labels); items of one draw are one outcome,
+        passing when all of them pass. Default: every item its own draw.
+    fails : {"differs from the prediction", "contradicted"}
+        The label when the share of passing draws is shown below ``1 - MARGIN``.
+
+    Returns
+    -------
+    Verdict
+        ``mean`` the share of passing draws, ``(low, high)`` its Clopper--Pearson interval,
+        ``draws`` and ``passed`` the counts; ``not reached at these widths`` for no item.
+
+    Examples
+    --------
+    >>> share([True] * 36, draws=[0] * 12 + [1] * 12 + [2] * 12).label   # three draws
+    'consistent, not resolved'
+    >>> share([True] * 40).label
+    'confirmed'
+    """
+    ok = np.asarray(passed, dtype=object).ravel()
+    if not all(isinstance(v, (bool, np.bool_)) for v in ok):
+        raise TypeError(f"passed must be a sequence of booleans, got {passed!r}")
+    fails = check_choice(fails, "fails", (DIFFERS, CONTRADICTED))
+    ids = list(range(ok.size)) if draws is None else list(draws)
+    if len(ids) != ok.size:
+        raise ValueError(f"draws must give one draw per item ({ok.size}), got {len(ids)}")
+    per_draw: dict = {}
+    for d, v in zip(ids, ok):
+        per_draw[d] = per_draw.get(d, True) and bool(v)
+    n, k = len(per_draw), int(sum(per_draw.values()))
+    if n == 0:
+        return Verdict(NOT_REACHED, "share", _NAN, _NAN, _NAN, _NAN, 1.0, 0.0, MARGIN, 0, 0)
+    if n < MIN_DRAWS:
+        return Verdict(NOT_JUDGED, "share", k / n, _NAN, _NAN, _NAN, 1.0, 0.0, MARGIN, n, k)
+    low, high = binomial_interval(k, n)
+    label = CONFIRMED if low >= 1 - MARGIN else fails if high < 1 - MARGIN else CONSISTENT
+    return Verdict(label, "share", k / n, _NAN, low, high, 1.0, 0.0, MARGIN, n, k)
+
+
+def draws_to_confirm() -> int:
+    """The fewest draws, all passing, whose share :func:`share` confirms."""
+    n = MIN_DRAWS
+    while binomial_interval(n, n)[0] < 1 - MARGIN:
+        n += 1
+    return n
 
 
 def worst(verdicts) -> str:
     """The least favourable label among ``verdicts`` (:class:`Verdict` objects or labels), in
-    the order of :data:`SEVERITY`."""
+    the order of :data:`LABELS`."""
     labels = [str(v) for v in verdicts]
-    if not labels or any(label not in SEVERITY for label in labels):
-        raise ValueError(f"verdicts must be a non-empty sequence of verdicts in {SEVERITY}, "
+    if not labels or any(label not in LABELS for label in labels):
+        raise ValueError(f"verdicts must be a non-empty sequence of labels in {LABELS}, "
                          f"got {labels!r}")
-    return max(labels, key=SEVERITY.index)
+    return max(labels, key=LABELS.index)
+
+
+def multiplicity(labels: int) -> str:
+    """One sentence on what ``labels`` intervals at :data:`CONFIDENCE` mean together."""
+    k = check_int(labels, "labels", 1)
+    miss = (1 - CONFIDENCE) * k
+    return (f"Each of these {k} labels rests on its own {_PCT} interval, with no correction for "
+            f"multiplicity: even if every claim held, about one interval in "
+            f"{round(1 / (1 - CONFIDENCE))} would miss by chance, {miss:.1f} of {k} on average.")
 
 
 def rule_rows() -> list:
-    """The rule table's rows ``[label, when]``, with the constants' own values, and the margin's
-    reason as a last row."""
-    return ([[label, RULES[label]] for label in SEVERITY]
-            + [["the margin", MARGIN_REASON],
-               ["the interval", f"mean ± t × standard error, t the {(1 + CONFIDENCE) / 2:.3f} "
-                                f"quantile of Student's t with the measurement's degrees of "
-                                f"freedom (seeds − 1; points − 2 for a fitted slope): "
-                                f"{stats.t.ppf(0.975, 2):.2f} for 3 seeds, "
-                                f"{stats.t.ppf(0.975, 9):.2f} for 10"]])
+    """The rule table's rows ``[label, meaning]``, from the constants above, and the interval's
+    definition as a last row."""
+    return ([[label, RULES[label]] for label in LABELS]
+            + [["the interval", f"mean ± t × standard error over independent draws, t the "
+                                f"{(1 + CONFIDENCE) / 2:.3f} quantile of Student's t with draws "
+                                f"− 1 degrees of freedom ({stats.t.ppf(0.975, 2):.2f} for 3 "
+                                f"draws, {stats.t.ppf(0.975, 9):.2f} for 10); for a share of "
+                                f"draws, Clopper–Pearson: {draws_to_confirm()} draws, all "
+                                f"passing, are the fewest that confirm"]])

@@ -26,7 +26,7 @@ from ..analysis.spikes import outlier_strength
 from ..analysis.summary import Summary
 from ..analysis.sweep import linear_slope
 from ..analysis.theory import n_spikes, spike_exponent
-from ..analysis.verdicts import CONFIDENCE, count_verdict, mean_sem, t_interval
+from ..analysis.verdicts import CONFIDENCE, mean_sem, share, t_interval
 from ..experiments.reuse import TERM_KEYS
 from ..model.activations import get_activation
 from .figures import BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_below, width_axis
@@ -611,7 +611,7 @@ def verdict_numbers(data: AtScale, rows: list) -> dict:
     raw = next(r for r in rows if r["key"] == "raw")
     slope, se, points = raw["slope"], raw["se"], raw["points"]
     # its CONFIDENCE interval; one that cannot be fitted (too few points) contains zero
-    lo, hi = t_interval(slope, se, points - 2) if points > 2 and np.isfinite(se) else (0, 0)
+    lo, hi = t_interval(slope, se, points - 1) if points > 2 and np.isfinite(se) else (0, 0)
     where = ("contains zero" if not np.isfinite(slope) or lo <= 0 <= hi
              else f"lies {'above' if lo > 0 else 'below'} zero")
     N_max = max(data.runs["spike"].axis()[-1], data.runs["reuse"].axis()[-1])
@@ -623,7 +623,8 @@ def verdict_numbers(data: AtScale, rows: list) -> dict:
                         if beyond else f"stop at N = {N_max}, the chapters' own largest width: "
                         "they add seeds and paired runs, not range"),
         "count_hits_text": f"{exact[0]} of {exact[1]}",
-        "count_verdict": count_verdict(*exact, seeds=data.runs["spike"].count(
-            batch="fresh", N=N_count)).label,
+        # one outcome per draw (run): its grid points share it
+        "count_verdict": share(list(np.all(grid_counts(data, "fresh", N_count)[:, data.lam >= 1]
+                                           == 1 + data.lam[data.lam >= 1], axis=1))).label,
         "trend_text": f"a slope whose {100 * CONFIDENCE:g} % interval {where}",
     }

@@ -21,7 +21,7 @@ import numpy as np
 from ..analysis.plane import (ALIGNED, CountTest, count_test, empirical_count, is_spike,
                               plane_grid, plane_map, rank_points, theory_count)
 from ..analysis.sweep import sweep
-from ..analysis.verdicts import count_verdict, worst
+from ..analysis.verdicts import share, worst
 from ..experiments.spikes import spike_experiment
 from ..model.activations import PolynomialActivation
 from .figures import BATCH_ORDER, COLORS, finished, legend_from, width_axis
@@ -189,9 +189,30 @@ def judged_table(data: dict) -> tuple:
             r"$\ge1+j$"], rows
 
 
+def _draw_outcomes(t: CountTest, sel, test: str, widths=None) -> tuple:
+    r"""``(passed, draws)`` of one test over the settings ``sel``, one item per (setting, seed,
+    width) where it applies, each labelled by its draw (width, seed): ``count``, the full count
+    :math:`1+\Lambda` at or beyond :math:`N^\star` (high); ``spikes``, at least :math:`1+j`
+    beyond :math:`N^\star_j` (high); ``several``, at least two outliers."""
+    passed, draws = [], []
+    for N in (t.Ns if widths is None else widths):
+        for i, seed in enumerate(t.seeds[N]):
+            for s in np.flatnonzero(sel):
+                c, lam = t.count[N][i, s], int(t.lam[s])
+                if test == "count":
+                    cases = [c == 1 + lam] if N >= t.nstar[s, lam, 2] else []
+                elif test == "spikes":
+                    cases = [c >= 1 + j for j in range(1, lam + 1) if N >= t.nstar[s, j, 2]]
+                else:
+                    cases = [c >= 2]
+                passed += [bool(x) for x in cases]
+                draws += [(N, seed)] * len(cases)
+    return passed, draws
+
+
 def count_numbers(data: dict) -> dict:
     """Glue values of the count test: the verdict per batch and Lambda (``count_<batch>_<lam>``,
-    ``count_<batch>`` the worst; :func:`twostep.analysis.verdicts.count_verdict` over the
+    ``count_<batch>`` the worst; :func:`twostep.analysis.verdicts.share` over the
     (setting, seed, width) triples at or beyond the setting's N*_high), the pairs behind each,
     the widest width, the N* of each Lambda group with new outliers (the smallest high end),
     the width a GPU reaches, the verdict on each new outlier where its own N*_j is reached
@@ -200,20 +221,20 @@ def count_numbers(data: dict) -> dict:
     out = {"count_N_max": max(data["tests"]["fresh"].Ns), "count_gpu_N": GPU_WIDTH,
            "count_kappa": data["kappa"], "count_settings": len(data["settings"])}
     for batch, t in data["tests"].items():
-        seeds, ns, labels = min(len(s) for s in t.seeds.values()), t.nstar_count(), []
+        ns, labels = t.nstar_count(), []
         for lam in sorted(set(t.lam.tolist())):
             sel = t.lam == lam
-            hits, total = int(t.hits[sel].sum()), int(t.total[sel].sum())
-            labels.append(count_verdict(hits, total, seeds=seeds).label)
+            v = share(*_draw_outcomes(t, sel, "count"))
+            labels.append(v.label)
             out[f"count_{batch}_{lam}"] = labels[-1]
-            out[f"count_{batch}_{lam}_hits"], out[f"count_{batch}_{lam}_total"] = hits, total
+            out[f"count_{batch}_{lam}_hits"], out[f"count_{batch}_{lam}_total"] = v.passed, v.draws
             if lam >= 1:   # Lambda = 0 has no new outlier to wait for
                 high = float(np.min(ns[sel, 2]))
                 out[f"count_{batch}_{lam}_nstar"] = sci(high, 2) if np.isfinite(high) else "∞"
         out[f"count_{batch}"] = worst(labels)
-        hits, total = int(t.spike_hits.sum()), int(t.spike_total.sum())
-        out[f"spikes_{batch}"] = count_verdict(hits, total, seeds=seeds).label
-        out[f"spikes_{batch}_hits"], out[f"spikes_{batch}_total"] = hits, total
+        v = share(*_draw_outcomes(t, t.lam >= 1, "spikes"))
+        out[f"spikes_{batch}"] = v.label
+        out[f"spikes_{batch}_hits"], out[f"spikes_{batch}_total"] = v.passed, v.draws
     # Settings whose full count is reached at the widest width on every seed although the
     # conservative rule does not judge it there: inside the predicted range of N*.
     # (Under reuse the memorised inputs fill the count early, so the fresh batch only.)
@@ -293,7 +314,7 @@ def kappa_table(data: dict) -> tuple:
 
 
 def width_verdicts_by_test(data: dict) -> dict:
-    r"""Three count verdicts (:func:`twostep.analysis.verdicts.count_verdict`) at each width of
+    r"""Three count verdicts (:func:`twostep.analysis.verdicts.share`) at each width of
     the file, per batch, over the settings with :math:`\Lambda \ge 1`: ``count``, whether the
     own-edge count is :math:`1+\Lambda` at the (setting, seed) pairs whose setting's
     :math:`N^\star_{\rm high}` the width reaches; ``spikes``, whether it is at least
@@ -304,16 +325,9 @@ def width_verdicts_by_test(data: dict) -> dict:
     for batch, t in data["tests"].items():
         out[batch] = {"count": {}, "spikes": {}, "several": {}}
         for N in t.Ns:
-            c, n, several = t.count[N], len(t.seeds[N]), t.lam >= 1
-            due = (t.nstar_count()[:, 2] <= N) & several
-            new = [(i, j) for i, lam in enumerate(t.lam) for j in range(1, lam + 1)
-                   if N >= t.nstar[i, j, 2]]
-            for test, hits, total in (
-                    ("count", np.sum(c[:, due] == 1 + t.lam[due]), due.sum()),
-                    ("spikes", sum(np.sum(c[:, i] >= 1 + j) for i, j in new), len(new)),
-                    ("several", np.sum(c[:, several] >= 2), several.sum())):
-                hits, total = int(hits), int(total) * n
-                out[batch][test][N] = (hits, total, count_verdict(hits, total, seeds=n))
+            for test in ("count", "spikes", "several"):
+                v = share(*_draw_outcomes(t, t.lam >= 1, test, [N]))
+                out[batch][test][N] = (v.passed, v.draws, v)
     return out
 
 
@@ -412,7 +426,7 @@ def plot_order_count(data: dict):
 
 def order_count_verdict(data: dict) -> dict:
     r"""Verdict of "more directions as :math:`\alpha_1\to1/2`", judged as a count
-    (:func:`twostep.analysis.verdicts.count_verdict`): at the middle of each interval of
+    (:func:`twostep.analysis.verdicts.share`): at the middle of each interval of
     :math:`\alpha_1` where the theory's :math:`\Lambda` is constant, and for each seed's own
     count, whether the measured count equals :math:`\Lambda`. Returns ``verdict_c6``, the pairs
     ``c6_hits`` of ``c6_pairs``, and ``c6_points`` (the midpoints)."""
@@ -421,7 +435,6 @@ def order_count_verdict(data: dict) -> dict:
     edges = sorted(set(edges)) + [0.5]
     mids = [(lo + hi) / 2 for lo, hi in zip(edges[:-1], edges[1:])]
     cols = [int(np.argmin(np.abs(a1 - m))) for m in mids]
-    hits = int(np.sum(data["measured_seeds"][:, cols] == data["theory"][cols]))
-    pairs = seeds * len(cols)
-    return {"verdict_c6": count_verdict(hits, pairs, seeds=seeds).label, "c6_hits": hits,
-            "c6_pairs": pairs, "c6_points": ", ".join(f"{a1[c]:.2f}" for c in cols)}
+    ok = data["measured_seeds"][:, cols] == data["theory"][cols]      # (seeds, points)
+    v = share([bool(x) for x in ok.ravel()], draws=np.repeat(np.arange(seeds), len(cols)))
+    return {"verdict_c6": v.label, "c6_hits": v.passed, "c6_pairs": v.draws, "c6_points": ", ".join(f"{a1[c]:.2f}" for c in cols)}

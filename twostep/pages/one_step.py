@@ -25,7 +25,7 @@ from ..analysis.spectra import bulk_edge, singular_values
 from ..analysis.summary import Summary
 from ..analysis.sweep import loglog_slope, run_tasks, split_cases, sweep
 from ..analysis.theory import feature_spike_count, finite_size_overlap, one_step_overlap, spike_strength
-from ..analysis.verdicts import judge, worst
+from ..analysis.verdicts import no_effect, size, summary, worst
 from ..experiments.first_step import (cui_experiment, feature_spikes, first_step_cases,
                                       first_step_diagnostics, first_update,
                                       learned_direction_overlaps)
@@ -876,18 +876,16 @@ def one_step_verdict(residual: dict, overlap: dict) -> dict:
     for the landing page's verdicts at each width ``vw_one_step_<N>``, the slope fitted over the
     widths up to ``N`` (at least three) judged as ``verdict_rank_one``."""
     main, seeds = residual["main"], residual["n_seeds_small"]
-    rank_one = judge(*residual["slopes"][main], -0.5, 0.0, seeds=seeds,
-                     df=len(residual["sizes"]) - 2)
+    rank_one = size(summary(*residual["slopes"][main], seeds), -0.5, 0.0)
     first, high = _information_groups(overlap)
     st = overlap["stats"]
     learned = np.max([st[k]["pred"] for k in first], axis=0)      # (psis,)
-    high_verdicts = [judge(float(st[k]["v"][i]), float(st[k]["v_sem"][i]), float(st[k]["finite"][i]),
-                           float(st[k]["finite"][i]), seeds=overlap["n_seeds"], predicts_null=True,
-                           alternative=float(learned[i]))
+    high_verdicts = [no_effect(summary(float(st[k]["v"][i]), float(st[k]["v_sem"][i]),
+                                       overlap["n_seeds"]), float(st[k]["finite"][i]))
                      for k in high for i in range(len(overlap["psis"]))]
     sizes, res, _ = residual["summary"].series("residual", act=main)
-    by_width = {int(N): judge(*loglog_slope(sizes[:j + 1], res[:j + 1]), -0.5, 0.0, seeds=seeds,
-                              df=j - 1).label for j, N in enumerate(sizes) if j >= 2}
+    by_width = {int(N): size(summary(*loglog_slope(sizes[:j + 1], res[:j + 1]), seeds), -0.5,
+                             0.0).label for j, N in enumerate(sizes) if j >= 2}
     return {"verdict_rank_one": str(rank_one), "verdict_high": worst(high_verdicts),
             "high_chance": max(float(np.max(st[k]["finite"])) for k in high),
             "high_chance_d": 1.0 / math.sqrt(overlap["d"]), **width_verdicts("vw_one_step", by_width)}

@@ -16,7 +16,7 @@ from ..analysis.alignment import chance_overlap
 from ..analysis.population import Limits
 from ..analysis.sweep import sweep
 from ..analysis.theory import n_spikes, spike_exponent
-from ..analysis.verdicts import mean_sem, verdict
+from ..analysis.verdicts import effect, mean_sem, no_effect
 from ..experiments.reuse import paired_reuse_experiment
 from ..model.steps import BATCHES
 from .figures import COLORS, errorbars, finished, legend_from, width_axis, width_grid
@@ -270,13 +270,12 @@ def term_verdicts(data: PairedData, limits: Limits, main: str, control: str,
     null = np.max([v(main, N, "projected_overlap", "fresh"),
                    v(main, N, "projected_random_sign", "reused"),
                    v(main, N, "projected_memorised_null", "reused")], axis=0)
-    out = {"reuse": verdict(v(main, N, "projected_overlap", "reused"), predicted, null),
-           "fresh": verdict(v(main, N, "projected_overlap", "fresh"), sampling, sampling,
-                            predicts_null=True, alternative=predicted), "even": None}
+    out = {"reuse": effect(v(main, N, "projected_overlap", "reused"), null),
+           "fresh": no_effect(v(main, N, "projected_overlap", "fresh"), sampling), "even": None}
     if below:
         sampling_even = limits.overlap(even, "reused", n=below[-1], aware=True)
-        out["even"] = verdict(v(control, below[-1], "projected_overlap", "reused"), sampling_even,
-                              sampling_even, predicts_null=True, alternative=predicted)
+        out["even"] = no_effect(v(control, below[-1], "projected_overlap", "reused"),
+                                sampling_even)
     return out
 
 

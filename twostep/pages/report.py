@@ -16,6 +16,8 @@ import re
 
 import numpy as np
 
+from ..analysis.verdicts import SYMBOLS
+
 MINUS = "\u2212"
 # A hyphen-minus used as a sign: at the start or after a space, bracket, comma,
 # operator or slash, and before a digit (or ".5"); not "1e-05", "2026-12", "x-1".
@@ -189,8 +191,7 @@ VERDICT_WIDTHS = (500, 1000, 2000, 4000, 8000, 16000, 24000)
 
 
 #: How the table of verdicts at each width writes each label (its caption gives the key).
-VERDICT_SYMBOLS = {"seen": "✓", "seen in part": "(✓)", "not judged": "n.j.", "not seen": "○",
-                   "contradicted": "✗"}
+VERDICT_SYMBOLS = SYMBOLS
 
 
 def width_verdicts(prefix: str, labels: dict) -> dict:

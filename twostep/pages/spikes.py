@@ -18,7 +18,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator
 
 from ..analysis.spikes import power_law_constant
 from ..analysis.summary import Summary
-from ..analysis.verdicts import verdict, worst
+from ..analysis.verdicts import size, worst
 from .figures import (BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_from,
                       theory_power_law, width_axis)
 from .report import sci, width_verdicts
@@ -108,14 +108,13 @@ def plot_terms(terms: Summary, predicted):
     return finished(fig)
 
 
-def terms_verdict(terms: Summary, N: int, orders=(2, 3), size: str = "size",
+def terms_verdict(terms: Summary, N: int, orders=(2, 3), size_key: str = "size",
                   rel: str = "rel") -> str:
     r"""The rule's verdict (:func:`twostep.analysis.verdicts.verdict`) that each fresh
     :math:`T_k`, :math:`k` in ``orders``, is its spike at width ``N``: per seed,
     :math:`s_1(T_k)/\|S\|` (``size``) against 1, with :math:`\|T_k - S\|_{op}/\|S\|` (``rel``)
     as the paired null; the worst over the orders."""
-    return worst(verdict(terms.seed_values(size, k, batch="fresh", N=N), 1.0,
-                         terms.seed_values(rel, k, batch="fresh", N=N)) for k in orders)
+    return worst(size(terms.seed_values(size_key, k, batch="fresh", N=N), 1.0) for k in orders)
 
 
 def terms_width_verdicts(terms: Summary, prefix: str, orders=(2, 3), size: str = "size",
