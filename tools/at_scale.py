@@ -37,7 +37,18 @@ of every task:
   outliers against its own bulk edge, that edge, and the singular values of the predicted spike
   sum at the twelve settings of COUNT_SETTINGS (kappa = 0.2; also 0.1 and 0.5 up to N = 2000),
   each rebuilt from one draw by the rescaling identity (the chapter *Two steps*, "The count
-  where it can be seen").
+  where it can be seen"). Exploratory: seeds 0-9.
+* ``count_confirm.json``: the registered confirmatory run of the same measurement
+  (twostep.analysis.confirmatory): its widths, seeds and parameters come from the committed
+  registry ``results/registry.json``, never from the command line. It runs only from a clean
+  checkout in which the registry is committed:
+
+      OPENBLAS_NUM_THREADS=2 .venv/bin/python tools/at_scale.py --backend numpy \\
+          --only count_confirm --out results/at_scale
+
+Every file records the commit it ran at (``commit``, ``dirty``: whether tracked files differed
+from it) and the SHA-256 of the registry present then (``registry_sha256``), both read here,
+never typed.
 
 The files go to ``artifacts/at_scale/`` (git-ignored) unless ``--out results/at_scale`` asks
 for the committed folder. An existing file is refused unless ``--resume`` (continue it) or
@@ -73,6 +84,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from twostep.analysis import confirmatory  # noqa: E402
 from twostep.scale.backend import get_backend, keep_freed_memory  # noqa: E402
 from twostep.scale.device import count_on, reuse_on, spike_on  # noqa: E402
 from twostep.scale.results import ResultsWriter  # noqa: E402
@@ -94,10 +106,8 @@ GRID = [[a1, a2] for a1 in ALPHAS for a2 in ALPHAS]
 #: which the (Lambda+1)-th singular value of the spike sum clears W0's edge; Lambda = 0: the
 #: second never clearing, ties broken by e_1 nearest 0 (the boundary alpha1 + alpha2 = 1/2), then
 #: by grid order (twostep.analysis.plane.rank_points).
-COUNT_SETTINGS = [[0.39, 0.09], [0.41, 0.07], [0.09, 0.37],
-                  [0.25, 0.49], [0.23, 0.49], [0.25, 0.47],
-                  [0.33, 0.49], [0.33, 0.47], [0.35, 0.43],
-                  [0.49, 0.49], [0.49, 0.47], [0.49, 0.45]]
+COUNT_SETTINGS = confirmatory.SETTINGS
+REGISTRY = ROOT / confirmatory.REGISTRY_PATH
 #: name -> (function, batches, fixed keywords): the chapters' parameters.
 EXPERIMENTS = {
     "spike": (spike_on, ("fresh", "reused"),
@@ -115,6 +125,8 @@ EXPERIMENTS = {
               dict(activation="poly4", target="he1", c=0.2, ref=[0.4, 0.25],
                    settings=COUNT_SETTINGS, kappas=[0.2], extra_kappas=[0.1, 0.5],
                    extra_max_N=2000)),
+    # The registered confirmatory run: parameters, widths and seeds from the registry.
+    "count_confirm": (count_on, ("fresh", "reused"), confirmatory.PARAMS),
 }
 #: Seeds per width on a GPU: name -> {N: count}; widths not listed get the last count below them.
 SEEDS = {"spike": {1000: 3, 16000: 3, 32000: 1},
@@ -123,9 +135,53 @@ SEEDS = {"spike": {1000: 3, 16000: 3, 32000: 1},
          "count": {1000: 3}}
 
 
+def git_state() -> tuple:
+    """``(commit, dirty)`` of the checkout this runs from: HEAD's hash and whether tracked
+    files differ from it (``(None, None)`` outside a git checkout)."""
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    try:
+        commit = git("rev-parse", "HEAD")
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.CalledProcessError):
+        return None, None
+    return commit, dirty
+
+
+def registered_plan() -> dict:
+    """``{N: [seeds]}`` of the confirmatory run, from the committed registry; refuses a run
+    that could not show which registry and code it followed."""
+    import subprocess
+
+    if not REGISTRY.is_file():
+        raise ValueError(f"count_confirm needs the registry {confirmatory.REGISTRY_PATH}")
+    commit, dirty = git_state()
+    if commit is None or dirty:
+        raise ValueError("count_confirm runs only from a git checkout whose tracked files are "
+                         "committed (its commit is recorded in the file)")
+    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--error-unmatch",
+                              confirmatory.REGISTRY_PATH], capture_output=True).returncode == 0
+    if not tracked:
+        raise ValueError(f"count_confirm needs {confirmatory.REGISTRY_PATH} committed first")
+    reg = confirmatory.read_registry(REGISTRY)
+    if reg["measurement"]["params"] != confirmatory.PARAMS:
+        raise ValueError("the registry's parameters differ from confirmatory.PARAMS")
+    return {int(N): list(seeds) for N, seeds in reg["draws"].items()}
+
+
 def seeds_for(name: str, N: int, table: dict | None = None) -> list[int]:
     """Seeds ``0 .. count-1`` of experiment ``name`` at width ``N``: the count of the largest
-    listed width ``<= N`` in ``table`` (default ``SEEDS[name]``)."""
+    listed width ``<= N`` in ``table`` (default ``SEEDS[name]``); for ``count_confirm``, the
+    registry's seeds of that width."""
+    if name == "count_confirm":
+        plan = registered_plan()
+        if N not in plan:
+            raise ValueError(f"the registry plans no draw of count_confirm at N = {N} "
+                             f"(widths {sorted(plan)})")
+        return plan[N]
     table = SEEDS[name] if table is None else table
     below = [w for w in table if w <= N]
     if not below:
@@ -189,6 +245,7 @@ def provenance(name: str, writer: ResultsWriter, widths, seeds: dict, bk, comman
     seeds and widths planned (by every run that wrote it), the command(s), where it ran."""
     func, batches, extra = EXPERIMENTS[name]
     records, old = writer.records, writer.previous
+    commit, dirty = git_state()
     done = sorted({r["N"] for r in records})
     planned = {str(k): v for k, v in (old.get("seeds_planned") or {}).items()}
     planned.update({str(N): seeds_for(name, N, seeds.get(name)) for N in widths})
@@ -200,7 +257,28 @@ def provenance(name: str, writer: ResultsWriter, widths, seeds: dict, bk, comman
                 function=f"{func.__module__}.{func.__name__}", dtype=dtype,
                 backend=bk.name, device=bk.device_name(), host=host(), command=commands[-1],
                 commands=commands, elapsed=elapsed, complete=complete,
-                widths_planned=sorted(set(old.get("widths_planned", [])) | set(widths)))
+                widths_planned=sorted(set(old.get("widths_planned", [])) | set(widths)),
+                commit=commit, dirty=dirty,
+                registry_sha256=(confirmatory.file_sha256(REGISTRY) if REGISTRY.is_file()
+                                 else None))
+
+
+def register(p) -> int:
+    """Write the registry of the confirmatory run (twostep.analysis.confirmatory)."""
+    from datetime import datetime, timezone
+
+    from twostep.scale.results import read_results
+
+    source = ROOT / confirmatory.EXPLORATORY_PATH
+    doc = confirmatory.build_registry(
+        read_results(source), confirmatory.file_sha256(source),
+        datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    try:
+        confirmatory.write_registry(doc, REGISTRY)
+    except FileExistsError as err:
+        p.exit(2, f"{p.prog}: error: {err}\n")
+    print(f"wrote {REGISTRY.relative_to(ROOT)} ({confirmatory.file_sha256(REGISTRY)})")
+    return 0
 
 
 def main(argv=None) -> int:
@@ -221,16 +299,28 @@ def main(argv=None) -> int:
                    help="continue the files in --out: keep all their records and compute only "
                         "the tasks (N, batch, seed) they lack; a file of other parameters, "
                         "dtype, backend or version is refused")
+    p.add_argument("--register", action="store_true",
+                   help="write the confirmatory run's registry (results/registry.json) from the "
+                        "exploratory count.json and exit; refused if it exists")
     p.add_argument("--force", action="store_true",
                    help="overwrite existing files in --out (without it, or --resume, they are "
                         "refused)")
     args = p.parse_args(argv)
+    if args.register:
+        return register(p)
     if args.resume and args.force:
         p.error("--resume keeps a file's records and --force overwrites them: give one")
     seeds = parse_seeds(args.seeds)
     names = args.only or list(EXPERIMENTS)
     if len(set(names)) != len(names):
         p.error(f"--only lists a file twice: {names}")
+    if names == ["count_confirm"] and args.widths is None:
+        try:
+            args.widths = [N for N in sorted(registered_plan()) if N <= args.max_N]
+        except ValueError as err:
+            p.error(str(err))
+    if "count_confirm" in names and args.seeds and "count_confirm" in parse_seeds(args.seeds):
+        p.error("count_confirm takes its seeds from the registry, not from --seeds")
     widths = sorted(set(args.widths or [N for N in WIDTHS if N <= args.max_N]))
     if not widths:
         p.error(f"no width to run: --max-N {args.max_N} is below the smallest width {WIDTHS[0]}")
@@ -264,7 +354,9 @@ def main(argv=None) -> int:
                 args.out / f"{name}.json", name, {**extra, "dtype": DTYPE}, key=KEY,
                 resume=args.resume, force=args.force, grid_keys=("N", "batch"),
                 identity={"backend": bk.name, "dtype": DTYPE,
-                          "function": f"{func.__module__}.{func.__name__}"})
+                          "function": f"{func.__module__}.{func.__name__}",
+                          **({"registry_sha256": confirmatory.file_sha256(REGISTRY)}
+                             if name == "count_confirm" else {})})
             old = w.previous
             elapsed[name] = float(old.get("elapsed", 0.0))
             commands[name] = list(old.get("commands", [old["command"]] if old.get("command")

@@ -371,6 +371,19 @@ def nstar_spread(N, strength, seeds, exponent: float, margins=(0.02, 0.10)) -> d
             "margin_lo": m_lo, "margin_hi": m_hi}
 
 
+def predicted_count(spike_sum, edge_own: float, margin: float = 0.05) -> int:
+    r"""The book's finite-:math:`N` prediction of one draw's outlier count: the number of
+    singular values :math:`s_j` of the predicted spike sum ``spike_sum`` (1-d) whose strength
+    over the draw's own bulk, :math:`s_j/(e_{\rm own}/2)` (``edge_own`` :math:`= e_{\rm own}`,
+    scaled to :math:`W_0`'s edge 2 at :math:`N/d = 1`), exceeds the BBP strength
+    :math:`\theta_\star` whose outlier clears the edge by ``margin``
+    (:func:`~twostep.analysis.spikes.outlier_strength`): the count
+    :func:`twostep.scale.device.count_on` measures, predicted from the spikes alone."""
+    values = check_array(spike_sum, "spike_sum", ndim=1)
+    edge = check_real(edge_own, "edge_own", low=0.0, low_open=True)
+    return int(np.sum(values / (edge / 2) > outlier_strength(1.0, margin)))
+
+
 def power_gram(a, powers: int) -> np.ndarray:
     r"""Absolute cosines between the entrywise powers of ``a``, shape ``(powers, powers)``: the
     left vectors of the spike sum, far from orthogonal.

@@ -1,0 +1,264 @@
+r"""The registered confirmatory run of the count: its registry, its per-draw tests, and the check
+that a results file belongs to it.
+
+The count settings, :math:`N^\star`, the margins and the per-draw prediction were worked out on
+the exploratory draws of ``results/at_scale/count.json`` (seeds 0--9). The confirmatory run
+measures the same quantities on new, independent draws, under a plan fixed before any of them
+existed: the *registry*, ``results/registry.json``, written by :func:`build_registry` and
+committed before the run started. A results file of the run records the registry's SHA-256 and
+the commit it ran at; :func:`check_registered` refuses one whose hash differs.
+
+A *draw* is one seed at one width :math:`N = n = d`: one :math:`W_0`, :math:`a`,
+:math:`\beta^\star` and batch :math:`X_1` (both batch schemes of a seed share them, and are
+judged apart). The twelve settings of a draw are rebuilt from it by the rescaling identity, so
+they share it and count once: every test below pools the items of a draw into one outcome,
+which passes when all its items pass (:func:`twostep.analysis.verdicts.share`).
+
+With :math:`c` the measured outlier count of :math:`W_2` against its own bulk edge,
+:math:`\Lambda` the paper's count at the setting, and :math:`N^\star_j` (low, high) the width
+at which the :math:`j`-th new outlier clears the edge, extrapolated from the exploratory draws
+(:func:`twostep.analysis.plane.count_test`), the tests are (:data:`TESTS`):
+
+* ``full``: :math:`c = 1 + \Lambda` where :math:`N \ge N^\star_\Lambda` (high);
+* ``appear``: :math:`c \ge 1 + j` where :math:`N \ge N^\star_j` (high), :math:`j = 1..\Lambda`;
+* ``not_before``: :math:`c \le j` where :math:`N < N^\star_j` (low), :math:`j = 1..\Lambda`;
+* ``at_most``: :math:`c \le 1 + \Lambda` at every width;
+* ``finite_n``: :math:`c` equals the count the book's finite-:math:`N` theory predicts for
+  the draw (:func:`twostep.analysis.plane.predicted_count`: the singular values of the
+  predicted spike sum beyond the BBP threshold of the draw's own bulk edge), at every width.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from . import verdicts
+from .plane import count_test, predicted_count
+from .spikes import outlier_strength
+from .theory import n_spikes
+
+FORMAT = "twostep-registry"
+SCHEMA = 1
+#: The registry's place in the repository, relative to its root.
+REGISTRY_PATH = "results/registry.json"
+#: The results file of the run, relative to the repository's root.
+RESULTS_PATH = "results/at_scale/count_confirm.json"
+#: The exploratory file the settings and N* come from.
+EXPLORATORY_PATH = "results/at_scale/count.json"
+#: Widths of the run and independent draws (seeds) per width and batch.
+DRAWS = {1000: 24, 2000: 24, 4000: 24, 8000: 10, 16000: 3}
+#: The first confirmatory seed; every earlier run of the project used seeds below 10^5.
+SEED_BASE = 1_000_000
+#: The twelve settings (alpha1, alpha2) of the count, three per Lambda = 0..3 (chosen on
+#: 2026-12-03 from the exploratory map of the plane, twostep.analysis.plane.rank_points).
+SETTINGS = [[0.39, 0.09], [0.41, 0.07], [0.09, 0.37],
+            [0.25, 0.49], [0.23, 0.49], [0.25, 0.47],
+            [0.33, 0.49], [0.33, 0.47], [0.35, 0.43],
+            [0.49, 0.49], [0.49, 0.47], [0.49, 0.45]]
+#: The measurement (twostep.scale.device.count_on's keywords).
+PARAMS = dict(activation="poly4", target="he1", c=0.2, ref=[0.4, 0.25], settings=SETTINGS,
+              kappas=[0.2], extra_kappas=[], extra_max_N=0, margin=0.05, n_top=8)
+L = 4
+KAPPA = 0.2
+#: Margins of the outlier threshold over which N* is spread (low to high).
+NSTAR_MARGINS = (0.02, 0.10)
+#: Widths beyond which an extrapolated N* is reported as "beyond reach".
+REACH = 1e6
+BATCHES = ("fresh", "reused")
+#: The verdict rows the tests feed, per batch. A row is "not reached at these widths" when its
+#: first test applies to no draw; otherwise its label is the least favourable label of its
+#: tests over every Lambda where they apply (twostep.analysis.verdicts.worst). The paper's
+#: count is judged where the book's N* says it is due and as a bound everywhere; the book's
+#: own predictions (the width N*_j of each outlier, the count of each draw) on rows of their own.
+ROWS = {"paper_count": ("full", "at_most"),
+        "book_nstar": ("appear", "not_before"),
+        "book_finite_n": ("finite_n",)}
+#: name -> (what passes, where it applies, the label when the share of draws fails).
+TESTS = {
+    "full": ("c = 1 + Λ", "N ≥ N⋆_Λ (high), Λ ≥ 1", verdicts.DIFFERS),
+    "appear": ("c ≥ 1 + j", "N ≥ N⋆_j (high), j = 1..Λ", verdicts.DIFFERS),
+    "not_before": ("c ≤ j", "N < N⋆_j (low), j = 1..Λ", verdicts.DIFFERS),
+    "at_most": ("c ≤ 1 + Λ", "every width, every Λ", verdicts.CONTRADICTED),
+    "finite_n": ("c = the draw's predicted count", "every width, every Λ", verdicts.DIFFERS),
+}
+
+
+def plan_seeds() -> dict:
+    """``{N: [seeds]}``: consecutive seeds from :data:`SEED_BASE`, distinct across widths, so
+    that every (width, seed) is a draw of its own."""
+    out, nxt = {}, SEED_BASE
+    for N, k in sorted(DRAWS.items()):
+        out[N] = list(range(nxt, nxt + k))
+        nxt += k
+    return out
+
+
+def exploratory_nstar(records) -> dict:
+    r"""``{batch: (S, L, 3)}``: :math:`N^\star_j` (low, median, high) of every setting and new
+    outlier :math:`j` (row 0: the first spike; ``nan`` beyond :math:`\Lambda`), from the
+    exploratory records (:func:`twostep.analysis.plane.count_test` at :data:`KAPPA`)."""
+    return {b: count_test(records, b, KAPPA, SETTINGS, L, margins=NSTAR_MARGINS).nstar
+            for b in BATCHES}
+
+
+def _json_number(x: float):
+    # JSON has no infinity: an N* that is never reached is stored as null.
+    return None if not math.isfinite(x) else float(x)
+
+
+def build_registry(exploratory: dict, exploratory_sha256: str, created: str) -> dict:
+    """The registry document: the plan of the confirmatory run, from the exploratory results
+    document ``exploratory`` (``count.json``, read by ``twostep.scale.results.read_results``)."""
+    nstar = exploratory_nstar(exploratory["records"])
+    lam = [n_spikes(a1, a2, L) for a1, a2 in SETTINGS]
+    return {
+        "format": FORMAT, "schema": SCHEMA, "created": created,
+        "purpose": "The plan of the confirmatory run of W2's outlier count, fixed before its "
+                   "draws exist. The count verdicts of the book come from this run only.",
+        "rule": {"confidence": verdicts.CONFIDENCE, "margin": verdicts.MARGIN,
+                 "min_draws": verdicts.MIN_DRAWS, "no_spread": verdicts.NO_SPREAD,
+                 "unit": "a draw: one seed at one width; items of one draw are one outcome, "
+                         "passing when all pass; both batches of a seed are judged apart",
+                 "share": "Clopper-Pearson interval of the share of passing draws: confirmed "
+                          "at a lower end >= 1 - margin, the test's failure label at an upper "
+                          "end < 1 - margin"},
+        "measurement": {"function": "twostep.scale.device.count_on", "backend": "numpy",
+                        "dtype": "float32", "params": PARAMS, "L": L, "kappa": KAPPA,
+                        "lambda": lam},
+        "draws": {str(N): seeds for N, seeds in plan_seeds().items()},
+        "nstar": {
+            "method": "twostep.analysis.plane.count_test on the exploratory draws: for each "
+                      "setting, seed and j, the (j+1)-th singular value of the predicted spike "
+                      "sum over W2's own edge (scaled to W0's) fitted by a power law in N and "
+                      "extrapolated to the strength whose BBP outlier clears the edge by each "
+                      "margin; low, median and high over seeds and margins",
+            "margins": list(NSTAR_MARGINS), "reach": REACH,
+            "source": EXPLORATORY_PATH, "source_sha256": exploratory_sha256,
+            "source_seeds": sorted({int(r["seed"]) for r in exploratory["records"]}),
+            "values": {b: [[[_json_number(v) for v in nstar[b][s, j]]
+                            for j in range(lam[s] + 1)] for s in range(len(SETTINGS))]
+                       for b in BATCHES}},
+        "prediction": {
+            "method": "twostep.analysis.plane.predicted_count: the number of singular values "
+                      "of the predicted spike sum (first spike plus the corrected S_k, "
+                      "reuse-aware for a reused batch) beyond theta_star times the draw's own "
+                      "bulk edge over 2, theta_star the BBP strength whose outlier clears an "
+                      "edge by the count's margin (N/d = 1)",
+            "margin": PARAMS["margin"], "theta_star": outlier_strength(1.0, PARAMS["margin"])},
+        "tests": {name: {"passes": p, "applies": a, "fails": f} for name, (p, a, f) in TESTS.items()},
+        "rows": {name: list(tests) for name, tests in ROWS.items()},
+        "row_rule": "not reached at these widths when the row's first test applies to no draw; "
+                    "otherwise the least favourable label of its tests over every Lambda "
+                    "where they apply",
+        "results": RESULTS_PATH,
+    }
+
+
+def write_registry(doc: dict, path) -> None:
+    """Write the registry ``doc`` to ``path`` (indented, keys in order); an existing registry
+    is never overwritten: a plan changed after the fact is no plan."""
+    path = Path(path)
+    if path.exists():
+        raise FileExistsError(f"{path} exists: a registry is written once")
+    with open(path, "x", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=1, ensure_ascii=False)
+        fh.write("\n")
+
+
+def file_sha256(path) -> str:
+    """SHA-256 of a file's bytes (the registry's identity in a results file)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def read_registry(path) -> dict:
+    """The registry at ``path``, checked for its format and the fields the run reads."""
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("schema") != SCHEMA:
+        raise ValueError(f"{path}: not a twostep registry of schema {SCHEMA}")
+    for key in ("draws", "measurement", "nstar", "prediction", "tests", "rule"):
+        if key not in doc:
+            raise ValueError(f"{path}: the registry has no {key!r}")
+    return doc
+
+
+def check_registered(results: dict, registry_path) -> None:
+    """Refuse a results document that does not name the registry at ``registry_path`` by its
+    hash (``registry_sha256``, written by the tool that ran it)."""
+    want = file_sha256(registry_path)
+    have = results.get("registry_sha256")
+    if have != want:
+        raise ValueError(f"the results file names registry {have!r}, the registry at "
+                         f"{registry_path} is {want}: not this registered run")
+
+
+def nstar_array(registry: dict, batch: str) -> np.ndarray:
+    """``(S, L, 3)`` :math:`N^\\star` of the registry (``inf`` where never reached, ``nan``
+    beyond :math:`\\Lambda`)."""
+    rows = registry["nstar"]["values"][batch]
+    out = np.full((len(rows), L, 3), np.nan)
+    for s, per_j in enumerate(rows):
+        for j, vals in enumerate(per_j):
+            out[s, j] = [np.inf if v is None else v for v in vals]
+    return out
+
+
+def draw_items(records, registry: dict, batch: str) -> dict:
+    r"""Every test's items for one batch: ``{test: {lam: (passed, draws)}}`` with ``passed`` a
+    list of booleans and ``draws`` the (width, seed) each belongs to, ready for
+    :func:`twostep.analysis.verdicts.share`; also ``"widths"``: ``{test: {lam: [N, ...]}}``,
+    the width of every item."""
+    settings = registry["measurement"]["params"]["settings"]
+    lam = registry["measurement"]["lambda"]
+    margin = registry["prediction"]["margin"]
+    kappa = registry["measurement"]["kappa"]
+    ns = nstar_array(registry, batch)
+    out = {t: {k: ([], [], []) for k in sorted(set(lam))} for t in TESTS}
+    for r in records:
+        if r["batch"] != batch:
+            continue
+        pts = np.asarray(r["points"], dtype=float)
+        N, draw = int(r["N"]), (int(r["N"]), int(r["seed"]))
+        for s, (a1, a2) in enumerate(settings):
+            i = int(np.flatnonzero(np.all(np.isclose(pts, [kappa, a1, a2]), axis=1))[0])
+            c, g = int(r["count_own"][i]), lam[s]
+            pred = predicted_count(r["spike_sum"][i], r["edge_own"][i], margin)
+            cases = [("at_most", c <= 1 + g), ("finite_n", c == pred)]
+            if g >= 1 and N >= ns[s, g, 2]:
+                cases.append(("full", c == 1 + g))
+            for j in range(1, g + 1):
+                if N >= ns[s, j, 2]:
+                    cases.append(("appear", c >= 1 + j))
+                if N < ns[s, j, 0]:
+                    cases.append(("not_before", c <= j))
+            for test, ok in cases:
+                passed, draws, widths = out[test][g]
+                passed.append(bool(ok))
+                draws.append(draw)
+                widths.append(N)
+    return out
+
+
+def judge_rows(records, registry: dict, batch: str) -> dict:
+    r"""``{row: label}`` for one batch: the registry's rows (:data:`ROWS`), each the least
+    favourable label of its tests over every :math:`\Lambda` (:func:`judge_tests`)."""
+    tests = judge_tests(records, registry, batch)
+    out = {}
+    for row, names in registry["rows"].items():
+        judged = [v for t in names for v in tests[t].values() if v.draws]
+        reached = any(v.draws for v in tests[names[0]].values())
+        out[row] = verdicts.worst(judged) if reached else verdicts.NOT_REACHED
+    return out
+
+
+def judge_tests(records, registry: dict, batch: str) -> dict:
+    """``{test: {lam: Verdict}}``: every test of :data:`TESTS` for one batch, per
+    :math:`\\Lambda`, on draws (:func:`twostep.analysis.verdicts.share`)."""
+    items = draw_items(records, registry, batch)
+    return {t: {g: verdicts.share(p, d, fails=TESTS[t][2]) for g, (p, d, _) in per.items()
+                if not (t in ("full", "appear", "not_before") and g == 0)}
+            for t, per in items.items()}
