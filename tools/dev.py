@@ -136,6 +136,9 @@ def use_venv_environment() -> None:
     # platformdirs migration notice and debugpy's frozen-modules notice.
     os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    # A study that a story chapter and its appendix both show runs once per build
+    # (twostep.pages.memo); the key holds the package's source, so no stale result is read.
+    os.environ.setdefault("TWOSTEP_STUDY_CACHE", str(ROOT / "_build" / "studies"))
 
 
 def root_page() -> Path:

@@ -89,14 +89,18 @@ def sig(x: float) -> str:
 
 def pm(mean: float, sem: float, decimals: int = 2, *, signed: bool = False,
        adaptive: bool = True) -> str:
-    """``0.46 ± 0.03``: a mean and its standard error over seeds for a table cell, with
-    ``decimals`` decimals, one more where a nonzero standard error would round to zero (unless
-    ``adaptive=False``); ``signed`` puts "+" before a mean that is not negative (a paired
-    difference: ``pm(0.012, 0.004, 3, signed=True) == "+0.012 ± 0.004"``)."""
-    if adaptive and 0 < sem < 0.5 * 10.0 ** -decimals:
-        decimals += 1
-    text = f"{mean:.{decimals}f} ± {sem:.{decimals}f}"
-    return "+" + text if signed and not text.startswith("-") else text
+    """``0.46 ± 0.03``: a mean and its standard error over seeds, with ``decimals`` decimals,
+    one more where a nonzero standard error would round to zero (unless ``adaptive=False``).
+    A spread below the printed precision is written as a bound, never as ``± 0.00``:
+    ``pm(1.0, 0.0, 3) == "1.000 ± < 0.0005"``. ``signed`` puts "+" before a mean that is not
+    negative (a paired difference: ``pm(0.012, 0.004, 3, signed=True) == "+0.012 ± 0.004"``).
+    """
+    half = 0.5 * 10.0 ** -decimals
+    if adaptive and half / 10 <= sem < half:
+        decimals, half = decimals + 1, half / 10
+    spread = f"< {half:.{decimals + 1}f}" if sem < half else f"{sem:.{decimals}f}"
+    text = minus_sign(f"{mean:.{decimals}f}") + " ± " + spread
+    return "+" + text if signed and not text.startswith(MINUS) else text
 
 
 def cell(summary, value: str, index=(), decimals: int = 3, *, signed: bool = False,
