@@ -105,18 +105,36 @@ def test_spreads_and_mean_pm_sem_for_tables():
         "0.003", "0.012", "0", "4", "0.14", "20"]
     assert report.pm(0.4567, 0.031) == "0.46 ± 0.03"
     assert report.pm(2.0512, 0.0049) == "2.051 ± 0.005"   # the spread must not read 0.00
-    assert report.pm(1.0, 0.0) == "1.00 ± 0.00"
+    # a spread below the printed precision is a bound, never "± 0.00" (issue 52)
+    assert report.pm(1.0, 0.0) == "1.00 ± < 0.005"
+    assert report.pm(1.0, 0.0, 3) == "1.000 ± < 0.0005"
     assert report.sig(0.096) == "0.096" and report.sig(1.06) == "1.1"
 
 
 def test_pm_signs_a_difference_and_can_keep_its_decimals():
     assert report.pm(0.012, 0.004, 3, signed=True) == "+0.012 ± 0.004"
-    assert report.pm(-0.012, 0.004, 3, signed=True) == "-0.012 ± 0.004"
+    assert report.pm(-0.012, 0.004, 3, signed=True) == "\u2212" + "0.012 ± 0.004"
     assert report.pm(0.1, 0.001, 2) == "0.100 ± 0.001"
-    assert report.pm(0.1, 0.001, 2, adaptive=False) == "0.10 ± 0.00"
+    assert report.pm(0.1, 0.001, 2, adaptive=False) == "0.10 ± < 0.005"
 
 
 def test_cell_formats_a_summary_point():
     from twostep.analysis.summary import Summary
     s = Summary([{"N": 10, "seed": i, "x": float(i)} for i in range(3)], ["N"], ["x"])
     assert report.cell(s, "x", decimals=2, N=10) == report.pm(1.0, 1 / 3 ** 0.5, 2)
+
+
+def test_plain_sentences_follow_the_label():
+    from twostep.analysis.verdicts import LABELS, share
+
+    sentences = {label: report.plain("A claim", label, "x") for label in LABELS}
+    assert len(set(sentences.values())) == len(LABELS)          # every label its own words
+    assert report.plain("A claim", share([True] * 40), "40 of 40 draws").startswith(
+        "A claim: confirmed")
+    assert report.plain("A claim", "not reached at these widths", "none", "N ≈ 10⁵").endswith(
+        "expects it from N ≈ 10⁵.")
+    assert "expects" not in report.plain("A claim", "confirmed", "x", "N ≈ 10⁵")
+    with pytest.raises(ValueError, match="verdict must be a verdict label"):
+        report.plain("A claim", "seen", "x")
+    with pytest.raises(TypeError, match="evidence must be a non-empty string"):
+        report.plain("A claim", "confirmed", "")

@@ -209,3 +209,30 @@ def width_verdicts(prefix: str, labels: dict) -> dict:
         raise ValueError(f"labels must be verdict labels {sorted(VERDICT_SYMBOLS)}, got {bad}")
     return {f"{prefix}_{N}": VERDICT_SYMBOLS[str(labels[N])] if N in labels else "—"
             for N in VERDICT_WIDTHS}
+
+
+#: How a plain-verdict sentence says each label (twostep.analysis.verdicts.LABELS).
+PLAIN = {
+    "confirmed": "confirmed at these widths",
+    "consistent, not resolved": "consistent with the measurements, not resolved",
+    "not reached at these widths": "not reached at these widths",
+    "not judged": "not judged (too few independent draws)",
+    "differs from the prediction": "measured, but different from the book's prediction",
+    "contradicted": "contradicted by the measurements",
+}
+
+
+def plain(claim: str, verdict, evidence: str, expected: str | None = None) -> str:
+    """One sentence of the landing page's plain verdict, worded by the verdict's label:
+    ``plain("One step learns one direction", v, "slope −0.47 ± 0.02, 6 seeds")`` gives
+    "One step learns one direction: confirmed at these widths (slope −0.47 ± 0.02, 6 seeds)."
+    ``expected`` (e.g. "N ≈ 8 × 10⁴") is said where the claim is not reached."""
+    label = str(verdict)
+    if label not in PLAIN:
+        raise ValueError(f"verdict must be a verdict label {sorted(PLAIN)}, got {label!r}")
+    for name, text in (("claim", claim), ("evidence", evidence)):
+        if not isinstance(text, str) or not text.strip():
+            raise TypeError(f"{name} must be a non-empty string, got {text!r}")
+    tail = (f"; the book's theory expects it from {expected}"
+            if expected and label == "not reached at these widths" else "")
+    return minus_sign(f"{claim}: {PLAIN[label]} ({evidence}){tail}.")
