@@ -149,7 +149,7 @@ def test_what_only_changes_rendering_re_executes_nothing(tree, change, monkeypat
 
 
 @pytest.mark.parametrize("page, chapters", [
-    ("readout", ["book/readout"]),
+    ("readout", ["book/readout", "book/readout_evidence"]),   # the story and its appendix
     ("one_step", ["book/one_step"]),
     ("landing", ["book/index"]),
     ("reuse", ["book/reuse"]),
