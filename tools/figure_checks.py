@@ -377,9 +377,11 @@ def censored_drawn(fig, rows=None) -> list[str]:
     Points of an artist with ``gid="censored"`` are the censored values' own drawing and
     never match."""
     if rows is None:
-        from twostep.pages.figures import DATA_ATTR
-
-        rows = getattr(fig, DATA_ATTR, None) or []
+        try:
+            from twostep.pages.figures import DATA_ATTR
+        except ImportError:   # a package without attach_data: no table, nothing censored
+            DATA_ATTR = None
+        rows = (getattr(fig, DATA_ATTR, None) if DATA_ATTR else None) or []
     marked = []
     for row in rows:
         column = row.get("censored")

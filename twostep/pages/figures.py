@@ -70,9 +70,10 @@ def use_book_style() -> None:
     SVG keeps lines and text sharp on any screen at any zoom, and is smaller than a
     2x PNG for the book's line plots and histograms. The default size is the column's width,
     ``MAX_WIDTH_IN``, which no figure of the book exceeds. The notebook keeps a 110-dpi PNG
-    of each figure too, which JupyterLab shows where it does not trust the notebook. Text is drawn at 9 pt or more
-    (``SMALLEST_FONT_PT``) and the pages show figures at their drawn size, so it stays
-    at least 8 pt wherever it is read. ``svg.hashsalt`` and no date make the SVG of a
+    of each figure too, which JupyterLab shows where it does not trust the notebook. Text is
+    drawn at 9 pt or more (``SMALLEST_FONT_PT``), and the book's pages show a figure at its
+    drawn size, or on a phone scaled to the column and at its drawn size on a tap, so it is
+    read at 8 pt or more. ``svg.hashsalt`` and no date make the SVG of a
     figure the same on every run. A figure given its data (:func:`attach_data`) also
     carries them as CSV (``text/csv``). In a plain Python process (no IPython kernel) only
     the rcParams are set.
