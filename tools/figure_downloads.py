@@ -18,7 +18,8 @@ build fails on it:
 * a caption whose colour words disagree with the colours drawn (``figure_captions``).
 
 The page shows neither the CSV nor the checks: ``_config.yml`` gives both mime types no
-priority (myst-nb's ``nb_mime_priority_overrides``).
+priority (myst-nb's ``nb_mime_priority_overrides``); and the executed notebooks the site
+offers (``_sources/*.ipynb``) carry no checks (:func:`strip_checks`, at ``build-finished``).
 """
 
 from __future__ import annotations
@@ -178,14 +179,39 @@ def write_figure_data(env, outdir: Path) -> list[Path]:
     return written
 
 
+def strip_checks(outdir: Path) -> list[Path]:
+    """Remove the figure checks (``figure_checks.MIME``, glued or shown) from every notebook the
+    site offers under ``outdir/_sources``: a reader's notebook carries the figures and their
+    data, not the build's checks (the execution cache keeps them for the book's tests).
+    Returns the notebooks changed."""
+    import nbformat
+
+    changed = []
+    for path in sorted((Path(outdir) / "_sources").rglob("*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        found = False
+        for cell in notebook.cells:
+            for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+                data = output.get("data", {})
+                for key in [k for k in data if k.endswith(CHECKS)]:
+                    del data[key]
+                    found = True
+        if found:
+            nbformat.write(notebook, path)
+            changed.append(path)
+    return changed
+
+
 def _on_build_finished(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     from sphinx.util import logging
 
     files = write_figure_data(app.env, Path(app.outdir))
+    stripped = strip_checks(Path(app.outdir))
     logging.getLogger(__name__).info(
-        f"[figure_downloads] {len(files)} figures' data in {DATA_DOWNLOADS.as_posix()}/")
+        f"[figure_downloads] {len(files)} figures' data in {DATA_DOWNLOADS.as_posix()}/; "
+        f"figure checks left out of {len(stripped)} notebooks offered for download")
 
 
 def setup(app):

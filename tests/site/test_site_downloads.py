@@ -99,7 +99,15 @@ def _figure_outputs(notebook) -> list[tuple[str, dict]]:
 def test_no_figure_of_the_book_has_a_defect(built_site, book_summary):
     problems, checked = [], 0
     for docname in bookcache.chapters(ROOT):
-        notebook = nbformat.read(built_site / "_sources" / f"{docname}.ipynb", 4)
+        offered = nbformat.read(built_site / "_sources" / f"{docname}.ipynb", 4)
+        if any(fc.MIME in data for _, data in _figure_outputs(offered)):
+            problems.append(f"{docname}: the notebook the site offers carries the figure checks")
+        # The checks as the build's kernel made them: the execution cache's record.
+        notebook = bookcache.merged_outputs(bookcache.cache_dir(ROOT),
+                                            bookcache.read_chapter(ROOT, docname))
+        if notebook is None:
+            problems.append(f"{docname}: no executed notebook in the cache")
+            continue
         for name, data in _figure_outputs(notebook):
             checked += 1
             if fc.MIME not in data:
@@ -185,6 +193,29 @@ def test_the_csv_of_a_glued_figure_is_found_in_the_notebook():
     assert figure_downloads.csv_of_glue(nb, "fig_b") is None
     assert figure_downloads.data_uri("book/setting", "fig-a") == "../_downloads/data/fig-a.csv"
     assert figure_downloads.data_uri("index", "fig-a") == "_downloads/data/fig-a.csv"
+
+
+def test_the_notebooks_the_site_offers_carry_no_checks(tmp_path):
+    prefix = "application/papermill.record/"
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("glue(...)")
+    cell.outputs = [
+        nbformat.v4.new_output("display_data", {prefix + "image/png": "AAAA",
+                                                prefix + "text/csv": "a\n1\n",
+                                                prefix + fc.MIME: {"defects": [], "series": []}},
+                               metadata={"scrapbook": {"name": "fig_a", "mime_prefix": prefix}}),
+        nbformat.v4.new_output("display_data", {"image/png": "AAAA", fc.MIME: {"defects": []}})]
+    nb.cells = [cell]
+    (tmp_path / "_sources" / "book").mkdir(parents=True)
+    path = tmp_path / "_sources" / "book" / "a.ipynb"
+    nbformat.write(nb, path)
+    plain = tmp_path / "_sources" / "book" / "b.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), plain)
+    assert figure_downloads.strip_checks(tmp_path) == [path]
+    outputs = nbformat.read(path, 4).cells[0].outputs
+    assert sorted(outputs[0]["data"]) == [prefix + "image/png", prefix + "text/csv"]
+    assert sorted(outputs[1]["data"]) == ["image/png"]
+    assert figure_downloads.strip_checks(tmp_path) == []
 
 
 def test_the_data_files_are_written_from_the_environment(tmp_path):
