@@ -23,7 +23,8 @@ Each check draws the figure once (on its own Agg canvas) and reads what is on th
   reused k = 1 series whose small overlaps drop below a log axis' lower limit;
 * :func:`censored_drawn`: a value at a ceiling drawn as data: a value that the figure's table
   (``twostep.pages.figures.attach_data``) marks censored, drawn as an ordinary point instead
-  of by an artist with ``gid="censored"``, such as counts at a counting ceiling.
+  of as a bound (a triangle marker, or an artist with ``gid="censored"``), such as counts at
+  a counting ceiling drawn as circles among the measured ones.
 
 A series is a labelled line, the data line of a labelled errorbar (named by its label), or
 an unlabelled line with markers; scatter collections count for :func:`off_axis` and
@@ -43,9 +44,13 @@ import numpy as np
 MIME = "application/vnd.twostep.figure-checks+json"
 #: The ``gid`` of an artist that draws censored values (at a ceiling or floor), not data.
 CENSORED_GID = "censored"
+#: Markers that draw a bound (a value at least, or at most, this): triangles and carets.
+BOUND_MARKERS = ("^", "v", 6, 7, 10, 11)
+#: Where a row marked ``censored=True`` holds its censored value.
+VALUE_COLUMNS = ("y", "mean", "value", "count")
 # A censored row matches a drawn point whose x is within this fraction of one of its values
-# (series are often drawn side by side, shifted by a few per cent, to keep them apart).
-_DODGE = 0.05
+# (series are drawn side by side, shifted by up to a tenth, to keep them apart).
+_DODGE = 0.15
 # Overlaps and distances of at most this many pixels are not a defect: anti-aliasing.
 _SLACK_PX = 1.0
 
@@ -365,41 +370,67 @@ def _number(value) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 
+def _bound_drawing(artist) -> bool:
+    """Whether ``artist`` draws bounds, not measurements: ``gid="censored"``, or a triangle
+    marker (the usual mark of a value at least, or at most, this)."""
+    if artist.get_gid() == CENSORED_GID:
+        return True
+    marker = artist.get_marker() if hasattr(artist, "get_marker") else None
+    return marker in BOUND_MARKERS
+
+
+def _censored_rows(rows) -> list[tuple[str | None, float, list[float]]]:
+    """(series, the censored value, the row's other numbers) of every censored row."""
+    out = []
+    for row in rows:
+        mark = row.get("censored")
+        if isinstance(mark, str) and mark:
+            columns = [mark]
+        elif isinstance(mark, (bool, np.bool_)) and mark:
+            columns = [k for k in VALUE_COLUMNS if k in row] or [
+                k for k in row if k not in ("censored", "panel")]
+        else:
+            continue
+        series = row.get("series") if isinstance(row.get("series"), str) else None
+        for column in columns:
+            value = _number(row.get(column))
+            others = [_number(v) for k, v in row.items()
+                      if k not in (column, "censored", "panel")]
+            if value is not None:
+                out.append((series, value, [v for v in others if v is not None]))
+    return out
+
+
 def censored_drawn(fig, rows=None) -> list[str]:
     """Censored values drawn as ordinary points, as ``"panel 1: 'reused, Λ = 2' draws 3
     censored value(s) ... as ordinary points"``; empty when none is.
 
     ``rows`` (default: the table :func:`twostep.pages.figures.attach_data` gave ``fig``) are
-    dicts. A row whose ``censored`` names one of its columns holds there a value that is only a
-    bound (a count at the counting ceiling). A drawn point matches it when its y is that value
-    and its x is within 5 % of another number of the row (series are drawn side by side); a
-    row with an integer ``panel`` matches that panel only (1-based, in ``fig.axes`` order).
-    Points of an artist with ``gid="censored"`` are the censored values' own drawing and
-    never match."""
+    dicts; a row whose ``censored`` names one of its columns holds there a value that is only a
+    bound (a count at the counting ceiling), and one whose ``censored`` is True holds it in
+    its ``y``, ``mean``, ``value`` or ``count`` column. A drawn point shows the bound when its y
+    is that value and its x is within 15 % of another number of the row (series are drawn side
+    by side); a row naming its ``series`` matches only the artists of that label, where there
+    are any. A bound is drawn as a bound by an artist with ``gid="censored"`` or a triangle
+    marker (:data:`BOUND_MARKERS`); drawn by any other, it is drawn as data."""
     if rows is None:
         try:
             from twostep.pages.figures import DATA_ATTR
         except ImportError:   # a package without attach_data: no table, nothing censored
             DATA_ATTR = None
         rows = (getattr(fig, DATA_ATTR, None) if DATA_ATTR else None) or []
-    marked = []
-    for row in rows:
-        column = row.get("censored")
-        if isinstance(column, str) and column and _number(row.get(column)) is not None:
-            others = [_number(v) for k, v in row.items() if k not in (column, "censored", "panel")]
-            panel = row.get("panel")
-            panel = panel if isinstance(panel, (int, np.integer)) and not isinstance(
-                panel, (bool, np.bool_)) else None
-            marked.append((panel, _number(row[column]),
-                           np.array([v for v in others if v is not None], float)))
+    marked = _censored_rows(rows)
+    if not marked:
+        return []
+    labels = {_label(a) for ax in fig.axes for _, a, _, _ in _point_artists(ax)}
     found = []
-    for index, ax in enumerate(fig.axes):
-        mine = [(y, xs) for panel, y, xs in marked if panel in (None, index + 1) and xs.size]
-        if not mine:
-            continue
+    for ax in fig.axes:
         for name, artist, xy, points in _point_artists(ax):
-            if not points or artist.get_gid() == CENSORED_GID:
+            if not points or _bound_drawing(artist):
                 continue
+            mine = [(value, np.array(others)) for series, value, others in marked
+                    if others and (series is None or series not in labels
+                                   or series == _label(artist))]
             hits = 0
             for x, y in xy[np.isfinite(xy).all(axis=1)]:
                 if any(abs(y - value) <= 1e-9 * max(1.0, abs(value))
@@ -408,8 +439,9 @@ def censored_drawn(fig, rows=None) -> list[str]:
                     hits += 1
             if hits:
                 found.append(f"{_panel(fig, ax)}: '{name}' draws {hits} censored value(s) "
-                             "(marked in the figure's data) as ordinary points: draw them with "
-                             f"an artist of gid={CENSORED_GID!r}, or leave them out")
+                             "(marked in the figure's data) as ordinary points: draw them as "
+                             f"bounds (a triangle marker, or gid={CENSORED_GID!r}), or leave "
+                             "them out")
     return found
 
 

@@ -54,13 +54,16 @@ def test_rows_as_dicts_keep_their_order_and_must_agree():
     plt.close(fig)
 
 
-def test_censored_names_a_column_of_its_row():
+def test_censored_is_true_false_or_a_column_of_its_row():
     fig = plt.figure()
     figures.attach_data(fig, {"N": [1000, 2000], "count": [6, 4], "censored": ["count", ""]})
     assert _rows(figures.data_csv(fig))[0]["censored"] == "count"
-    with pytest.raises(ValueError, match="censored must name a column"):
+    figures.attach_data(fig, {"N": [1000, 2000], "mean": [6, 4],
+                              "censored": np.array([True, False])})
+    assert [r["censored"] for r in _rows(figures.data_csv(fig))] == ["True", "False"]
+    with pytest.raises(ValueError, match="censored must be True, False or the name"):
         figures.attach_data(fig, {"N": [1000], "count": [6], "censored": ["counts"]})
-    with pytest.raises(ValueError, match="censored must name a column"):
+    with pytest.raises(ValueError, match="censored must be True, False or the name"):
         figures.attach_data(fig, {"N": [1000], "censored": ["censored"]})
     plt.close(fig)
 

@@ -232,45 +232,56 @@ def test_a_scatter_point_outside_the_view_is_off_its_axis():
 
 # --- values at a ceiling drawn as data ----------------------------------------------------
 
-def _counts(reused_drawn_as):
+def _counts(reused_drawn_as, censored="count"):
     """Fig. 35's panel, small: outlier counts against N for Lambda = 1, 2, where the reused
-    Lambda = 2 counts sit at the counting ceiling of 6 (censored in the data)."""
+    Lambda = 2 counts sit at the counting ceiling of 6 (censored in the data: ``censored``
+    names the column, or is True)."""
     N = [1000, 2000, 4000]
-    rows = ([{"series": r"$\Lambda = 1$", "N": n, "count": c, "censored": ""}
+    mark = {"count": ("count", ""), True: (True, False)}[censored]
+    rows = ([{"series": r"$\Lambda = 1$", "N": n, "count": c, "theory": 2, "censored": mark[1]}
              for n, c in zip(N, [2.0, 2.0, 2.0])]
-            + [{"series": r"$\Lambda = 2$", "N": n, "count": 6.0, "censored": "count"}
-               for n in N])
+            + [{"series": r"$\Lambda = 2$", "N": n, "count": 6.0, "theory": 3,
+                "censored": mark[0]} for n in N])
     fig, ax = plt.subplots(figsize=(3.0, 2.4))
     ax.plot(N, [2.0, 2.0, 2.0], "o", label=r"$\Lambda = 1$")
+    x = np.array(N) * 1.09                   # drawn beside Lambda = 1
     if reused_drawn_as == "data":
-        ax.plot(np.array(N) * 1.03, [6.0] * 3, "s", label=r"$\Lambda = 2$")
-    elif reused_drawn_as == "censored":
-        ax.plot(np.array(N) * 1.03, [6.0] * 3, "^", mfc="none", gid=fc.CENSORED_GID,
-                label=r"$\Lambda = 2$ (at the ceiling, $\geq 6$)")
+        ax.plot(x, [6.0] * 3, "s", label=r"$\Lambda = 2$")
+    elif reused_drawn_as == "triangles":
+        ax.plot(x, [6.0] * 3, "^", mfc="none", label=r"$\Lambda = 2$ (at the ceiling, $\geq 6$)")
+    elif reused_drawn_as == "gid":
+        ax.plot(x, [6.0] * 3, "_", ms=10, gid=fc.CENSORED_GID, label=r"$\Lambda = 2$")
     ax.set(xscale="log", ylim=(0, 7))
     return attach_data(fig, rows)
 
 
-def test_counts_at_the_ceiling_drawn_as_points_are_found():
-    assert fc.censored_drawn(_counts("data")) == [
+@pytest.mark.parametrize("censored", ["count", True])
+def test_counts_at_the_ceiling_drawn_as_points_are_found(censored):
+    assert fc.censored_drawn(_counts("data", censored)) == [
         r"panel 1: '$\Lambda = 2$' draws 3 censored value(s) (marked in the figure's data) "
-        "as ordinary points: draw them with an artist of gid='censored', or leave them out"]
+        "as ordinary points: draw them as bounds (a triangle marker, or gid='censored'), or "
+        "leave them out"]
 
 
-def test_counts_at_the_ceiling_drawn_as_bounds_or_left_out_pass():
-    assert fc.censored_drawn(_counts("censored")) == []
-    assert fc.censored_drawn(_counts("nothing")) == []
+@pytest.mark.parametrize("drawn_as", ["triangles", "gid", "nothing"])
+def test_counts_at_the_ceiling_drawn_as_bounds_or_left_out_pass(drawn_as):
+    assert fc.censored_drawn(_counts(drawn_as)) == []
+    assert fc.censored_drawn(_counts(drawn_as, True)) == []
 
 
 def test_a_count_of_the_same_value_elsewhere_is_not_censored():
-    # Lambda = 1's count 2 at N = 1000 is data; a censored row of another panel, or at
-    # another width, does not make it censored.
-    fig = _counts("nothing")
-    rows = [{"panel": 2, "N": 1000, "count": 2.0, "censored": "count"},
-            {"panel": 1, "N": 8000, "count": 2.0, "censored": "count"}]
-    assert fc.censored_drawn(fig, rows) == []
-    rows[1]["N"] = 1000
-    assert len(fc.censored_drawn(fig, rows)) == 1
+    # Lambda = 1's count 2 at N = 1000 is data: a censored row of another width, or of
+    # another series drawn in the figure, does not make it censored; one of its own series
+    # and width does.
+    fig = _counts("data")
+    other_width = {"series": r"$\Lambda = 1$", "N": 8000, "count": 2.0, "censored": "count"}
+    other_series = {"series": r"$\Lambda = 2$", "N": 1000, "count": 2.0, "censored": "count"}
+    assert fc.censored_drawn(fig, [other_width, other_series]) == []
+    own = dict(other_width, N=1000)
+    assert len(fc.censored_drawn(fig, [own])) == 1
+    # A row marked True is censored in its value column only, not in its theory.
+    theory_only = {"series": "", "N": 1000, "mean": 5.0, "theory": 2.0, "censored": True}
+    assert fc.censored_drawn(fig, [theory_only]) == []
 
 
 def test_a_figure_without_censored_rows_has_nothing_to_check():
@@ -278,6 +289,8 @@ def test_a_figure_without_censored_rows_has_nothing_to_check():
     ax.plot([1, 2], [6, 6], "o")
     assert fc.censored_drawn(fig) == []
     assert fc.censored_drawn(attach_data(fig, {"N": [1, 2], "count": [6, 6]})) == []
+    assert fc.censored_drawn(attach_data(fig, {"N": [1, 2], "count": [6, 6],
+                                               "censored": [False, False]})) == []
 
 
 # --- what is drawn, for the caption -------------------------------------------------------
@@ -310,6 +323,7 @@ def test_figure_defects_keeps_the_figures_canvas_and_checks_all_four():
     assert fig.canvas is canvas
     assert len(fc.figure_defects(_overlaps([0.09, 0.07, 0.0019, 0.0037]))) == 1
     assert len(fc.figure_defects(_counts("data"))) == 1
+    assert fc.figure_defects(_counts("triangles")) == []
 
 
 def test_register_gives_every_figure_its_checks_even_after_the_formats_change():

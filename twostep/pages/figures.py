@@ -260,13 +260,14 @@ def attach_data(fig, rows):
           matplotlib (``label=``); the book's build compares a caption's colour words with the
           colours of the series so named.
         * ``panel``: the panel the row is drawn in, 1-based in ``fig.axes`` order.
-        * ``censored``: the name of the row's column whose value is only a bound, not a
-          measurement (a count at the counting ceiling, a value at the floor of what can be
-          resolved), or ``""`` where none is. A censored value is not an ordinary point: draw
-          it with an artist of ``gid="censored"`` (e.g. ``ax.plot(x, y, "^", mfc="none",
-          gid="censored", label="at the ceiling")``) or leave it out. The book's figure checks
-          fail a censored value drawn as an ordinary point; the CSV keeps the column, so a
-          reader sees which values are bounds.
+        * ``censored``: where the row holds a value that is only a bound, not a measurement
+          (a count at the counting ceiling, a value at the floor of what can be resolved):
+          ``True``, for the row's ``y``, ``mean``, ``value`` or ``count``, or the name of the
+          column that holds it; ``False`` (or ``""``) where none is. Draw a censored value as
+          a bound, with a triangle marker (``"^"``: at least this) or an artist of
+          ``gid="censored"``, or leave it out; never as an ordinary point among measured ones.
+          The book's figure checks fail a censored value drawn as an ordinary point, and the
+          CSV keeps the column, so a reader sees which values are bounds.
 
     Returns
     -------
@@ -286,10 +287,10 @@ def attach_data(fig, rows):
     if any(list(r) != keys for r in rows):
         raise ValueError(f"every row must have the keys {keys}, in that order")
     if "censored" in keys:
-        named = {r["censored"] for r in rows} - {"", None}
-        if not named <= set(keys) - {"censored"}:
-            raise ValueError("rows' censored must name a column of the row or be empty, got "
-                             f"{sorted(map(str, named - set(keys)))}")
+        named = {r["censored"] for r in rows if not isinstance(r["censored"], (bool, np.bool_))}
+        if not named - {"", None} <= set(keys) - {"censored"}:
+            raise ValueError("rows' censored must be True, False or the name of a column of "
+                             f"the row, got {sorted(map(str, named - set(keys) - {'', None}))}")
     setattr(fig, DATA_ATTR, rows)
     return fig
 
