@@ -34,7 +34,8 @@ STAMP = VENV / ".twostep-install-hash"
 INSTALL_INPUTS = ("requirements.txt", "pyproject.toml")
 
 sys.path.insert(0, str(ROOT / "tools"))
-import strictbuild  # noqa: E402  (needs the path above)
+import kernel_checks  # noqa: E402  (needs the path above)
+import strictbuild  # noqa: E402
 
 
 def say(message: str) -> None:
@@ -139,6 +140,9 @@ def use_venv_environment() -> None:
     # A study that a story chapter and its appendix both show runs once per build
     # (twostep.pages.memo); the key holds the package's source, so no stale result is read.
     os.environ.setdefault("TWOSTEP_STUDY_CACHE", str(ROOT / "_build" / "studies"))
+    # Every kernel started from here (nbmake's, jupyter-book's) checks each figure it draws:
+    # IPYTHONDIR names a folder under _build whose startup file loads tools/figure_checks.py.
+    kernel_checks.use(ROOT)
 
 
 def root_page() -> Path:
