@@ -32,6 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DIST = Path("dist")
 RELEASES = Path("releases")
+# Where the wheel carries the version's snapshot (pyproject.toml's package data).
+SHIPPED = Path("twostep") / "scale" / "snapshots"
 CHANGELOG = Path("CHANGELOG.md")
 VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 # What a release's bundle holds, by kind: the file name for a version.
@@ -137,6 +139,12 @@ def build_distributions(root: Path, out: Path, python: str = sys.executable) -> 
             if name.startswith(("twostep/", "LICENSE")) or name in ("pyproject.toml", "README.md"):
                 (src / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(Path(root) / name, src / name)
+        # The version's published numbers, for `python -m twostep verify` (package data).
+        version = current_version(root)
+        snapshot = Path(root) / RELEASES / f"{version}.json"
+        if snapshot.is_file():
+            (src / SHIPPED).mkdir(parents=True, exist_ok=True)
+            shutil.copy2(snapshot, src / SHIPPED / snapshot.name)
         proc = subprocess.run([python, "-c", code, str(out.resolve())], cwd=src,
                               capture_output=True, text=True)
         if proc.returncode:
