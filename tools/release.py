@@ -95,6 +95,10 @@ def bump(root: Path, version: str, date: str | None = None) -> list[Path]:
         changed.append(path)
     log = root / CHANGELOG
     text = log.read_text(encoding="utf8")
+    # A section prepared before the release ("## 0.2.0 (unreleased)") gets its date.
+    text = re.sub(rf"^## {re.escape(version)} \(unreleased\)$", f"## {version} ({date})", text,
+                  flags=re.MULTILINE)
+    log.write_text(text, encoding="utf8")
     if not re.search(rf"^## {re.escape(version)}\b", text, re.MULTILINE):
         first = re.search(r"^## ", text, re.MULTILINE)
         section = (f"## {version} ({date})\n\nWhat changed for readers:\n\n- (to be written)\n\n"
@@ -131,8 +135,7 @@ def build_distributions(root: Path, out: Path, python: str = sys.executable) -> 
     """The wheel and the sdist of ``twostep`` from the committed files (a copy of the tracked
     tree, so nothing left in the work tree enters them), with the environment's setuptools
     through its PEP 517 hooks and no network."""
-    code = ("import sys; from setuptools import build_meta as b; "
-            "print(b.build_wheel(sys.argv[1])); print(b.build_sdist(sys.argv[1]))")
+    built = []
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "src"
         for name in tracked_files(root):
@@ -145,11 +148,16 @@ def build_distributions(root: Path, out: Path, python: str = sys.executable) -> 
         if snapshot.is_file():
             (src / SHIPPED).mkdir(parents=True, exist_ok=True)
             shutil.copy2(snapshot, src / SHIPPED / snapshot.name)
-        proc = subprocess.run([python, "-c", code, str(out.resolve())], cwd=src,
-                              capture_output=True, text=True)
-        if proc.returncode:
-            raise RuntimeError(f"building the distributions failed:\n{proc.stdout}{proc.stderr}")
-    return [out / name for name in proc.stdout.split()]
+        # One process per hook (a second hook in the same process left no sdist); setuptools
+        # logs on stdout, so the name built is the last line.
+        for hook in ("build_wheel", "build_sdist"):
+            code = f"import sys; from setuptools import build_meta as b; print(b.{hook}(sys.argv[1]))"
+            proc = subprocess.run([python, "-c", code, str(out.resolve())], cwd=src,
+                                  capture_output=True, text=True)
+            if proc.returncode:
+                raise RuntimeError(f"{hook} failed:\n{proc.stdout}{proc.stderr}")
+            built.append(out / proc.stdout.strip().splitlines()[-1])
+    return built
 
 
 def zip_folder(folder: Path, target: Path, prefix: str) -> Path:
