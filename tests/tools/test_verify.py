@@ -143,3 +143,11 @@ def test_the_published_snapshot_of_0_1_0_reads():
     assert doc["version"] == "0.1.0" and PAGE in doc["pages"]
     kinds = {e["kind"] for p in doc["pages"].values() for e in p["values"].values()}
     assert kinds == {"deterministic", "seed", "figure", "table"}
+
+
+def test_without_jupytext_it_says_how_to_install_it(monkeypatch, capsys):
+    monkeypatch.setattr(verify, "_missing_runtime", lambda: ["jupytext", "nbclient"])
+    snapshot = ROOT / "releases" / "0.1.0.json"
+    assert verify.main([PAGE, "--book", str(ROOT / "book"), "--snapshot", str(snapshot)]) == 2
+    err = capsys.readouterr().err
+    assert "pip install jupytext nbclient" in err and "--notebook" in err
