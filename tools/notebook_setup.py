@@ -60,12 +60,14 @@ def _source(name):
 
 
 def _fetch(name):
+    # The file, in this folder.
     source = _source(name)
     if source.startswith(("http://", "https://")):
         with urllib.request.urlopen(source, timeout=120) as response:
             Path(name).write_bytes(response.read())
-        return name
-    return source
+    elif Path(source).resolve() != Path(name).resolve():
+        Path(name).write_bytes(Path(source).read_bytes())
+    return name
 
 
 try:
@@ -91,7 +93,7 @@ if not (Path(twostep.__file__).resolve().parents[1] / "results").is_dir():
             try:
                 _fetch(_name)
             except (OSError, RuntimeError) as _error:
-                print(f"{_name} not fetched ({_error}): a page that reads it needs it here")
+                print(f"{{_name}} not fetched ({{_error}}): a page that reads it needs it here")
 print("twostep", twostep.__version__, "from", Path(twostep.__file__).parent)
 '''
 
