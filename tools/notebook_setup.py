@@ -59,15 +59,15 @@ def _source(name):
     return SITE.rstrip("/") + "/{code}/" + name
 
 
-def _fetch(name):
-    # The file, in this folder.
-    source = _source(name)
+def _fetch(name, target=None):
+    # The file, in this folder (or at target).
+    source, target = _source(name), target or name
     if source.startswith(("http://", "https://")):
         with urllib.request.urlopen(source, timeout=120) as response:
-            Path(name).write_bytes(response.read())
-    elif Path(source).resolve() != Path(name).resolve():
-        Path(name).write_bytes(Path(source).read_bytes())
-    return name
+            Path(target).write_bytes(response.read())
+    elif Path(source).resolve() != Path(target).resolve():
+        Path(target).write_bytes(Path(source).read_bytes())
+    return target
 
 
 try:
@@ -77,7 +77,8 @@ except importlib.metadata.PackageNotFoundError:
 if _installed != TWOSTEP:
     _pins = []
     try:
-        _pins = ["-c", _fetch("requirements.txt")]
+        import tempfile
+        _pins = ["-c", _fetch("requirements.txt", tempfile.mkstemp(suffix=".txt")[1])]
     except (OSError, ValueError):
         pass    # no pins beside the wheel: pip picks the versions
     subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet",
