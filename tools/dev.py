@@ -172,10 +172,14 @@ def make_release(python: Path) -> int:
     if code:
         return code
     snapshot = ROOT / release.RELEASES / f"{version}.json"
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
-    run([python, "tools/glue_snapshot.py", "record", snapshot, "--version", version,
-         "--commit", commit], cwd=ROOT)
+    if snapshot.exists():
+        # A published snapshot is never rewritten: bump the version for new numbers.
+        say(f"{snapshot.relative_to(ROOT)} exists (published): kept as it is")
+    else:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True).stdout.strip()
+        run([python, "tools/glue_snapshot.py", "record", snapshot, "--version", version,
+             "--commit", commit], cwd=ROOT)
     previous = release.previous_version(version, ROOT)
     if previous:
         block = subprocess.run([str(python), "tools/glue_snapshot.py", "changelog",
