@@ -169,8 +169,8 @@ def changelog(old: dict, new: dict) -> str:
             if row["status"] == "match":
                 same += 1
                 continue
-            sem_old = verify._sem_of(x, va) if x["kind"] == "seed" else None
-            sem_new = verify._sem_of(y, vb) if y["kind"] == "seed" else None
+            sem_old = verify.sem_of(x, va) if x["kind"] == "seed" else None
+            sem_new = verify.sem_of(y, vb) if y["kind"] == "seed" else None
             nums = list(zip(verify.parse_numbers(x["text"]), verify.parse_numbers(y["text"])))
             if sem_old and sem_new and nums and row.get("why") is None:
                 se = math.hypot(sem_old[0], sem_new[0])

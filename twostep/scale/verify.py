@@ -218,9 +218,10 @@ def published_snapshot(version: str = __version__) -> Path | None:
 # --- comparing ----------------------------------------------------------------------------
 
 
-def _sem_of(entry: dict, values: dict) -> list[float] | None:
-    # A seed-dependent value's standard error: the first number of its <name>_sem, or the
-    # number after its own ±; a bound ("± < 0.0005") counts as its value.
+def sem_of(entry: dict, values: dict) -> list[float] | None:
+    """A seed-dependent snapshot ``entry``'s standard error (a one-item list), with ``values``
+    its page's entries: the first number of its ``<name>_sem``, or the number after its own
+    ``±`` (a bound, ``"± < 0.0005"``, counts as its value); None if it has neither."""
     if entry.get("sem") and entry["sem"] in values:
         nums = parse_numbers(values[entry["sem"]]["text"])
         return [abs(nums[0]["value"])] if nums else None
@@ -246,7 +247,7 @@ def compare_value(name: str, ref: dict, ref_values: dict, text: str) -> dict:
         row["why"] = "the words differ"
         return row
     old, new = parse_numbers(ref["text"]), parse_numbers(text)
-    sem = _sem_of(ref, ref_values) if ref["kind"] == "seed" else None
+    sem = sem_of(ref, ref_values) if ref["kind"] == "seed" else None
     worst_rel, worst_z = 0.0, 0.0
     for a, b in zip(old, new):
         diff = abs(a["value"] - b["value"])
