@@ -232,8 +232,7 @@ def measure(name: str, bk, N: int, batch: str, seed: int, dtype: str = DTYPE) ->
             "peak_rss_gb": peak_rss_gb(), **out}
 
 
-def provenance(name: str, writer: ResultsWriter, widths, seeds: dict, bk, commands: list,
-               dtype: str, elapsed: float, complete: bool) -> dict:
+def provenance(name: str, writer: ResultsWriter, widths, seeds: dict, bk, complete: bool) -> dict:
     """The file-level fields of ``name``'s file: the grid and seeds of all its records, the
     seeds and widths planned (by every run that wrote it), the command(s), where it ran."""
     func, batches, extra = EXPERIMENTS[name]
@@ -247,9 +246,10 @@ def provenance(name: str, writer: ResultsWriter, widths, seeds: dict, bk, comman
                 seeds_per_width={str(N): sorted({r["seed"] for r in records if r["N"] == N})
                                  for N in done},
                 seeds_planned=dict(sorted(planned.items(), key=lambda kv: int(kv[0]))),
-                function=f"{func.__module__}.{func.__name__}", dtype=dtype,
-                backend=bk.name, device=bk.device_name(), host=host(), command=commands[-1],
-                commands=commands, elapsed=elapsed, complete=complete,
+                function=f"{func.__module__}.{func.__name__}", dtype=DTYPE,
+                backend=bk.name, device=bk.device_name(), host=host(),
+                command=writer.commands[-1], commands=writer.commands, elapsed=writer.elapsed,
+                complete=complete,
                 widths_planned=sorted(set(old.get("widths_planned", [])) | set(widths)),
                 commit=commit, dirty=dirty,
                 registry_sha256=(confirmatory.file_sha256(REGISTRY) if REGISTRY.is_file()
@@ -343,7 +343,6 @@ def run(args, writers: dict) -> None:
     names, widths, seeds, bk = plan(args)
     if bk.name == "numpy":
         keep_freed_memory()   # every task's arrays on the pages of the task before: no page faults
-    elapsed, commands = {}, {}
     for name in names:
         func, _, extra = EXPERIMENTS[name]
         writers[name] = w = ResultsWriter(
@@ -353,20 +352,14 @@ def run(args, writers: dict) -> None:
                       "function": f"{func.__module__}.{func.__name__}",
                       **({"registry_sha256": confirmatory.file_sha256(REGISTRY)}
                          if name == "count_confirm" else {})})
-        if w.dropped:
-            print(f"{args.prog}: note: {w.path} held {w.dropped} duplicate record(s) of tasks it "
-                  f"holds; the first record of each task is kept", file=sys.stderr)
-        old = w.previous
-        elapsed[name] = float(old.get("elapsed", 0.0))
-        commands[name] = list(old.get("commands", [old["command"]] if old.get("command")
-                                      else [])) + [args.command]
+        if w.note:
+            print(f"{args.prog}: note: {w.note}", file=sys.stderr)
 
     def save(name, complete):
         order = EXPERIMENTS[name][1]
         w = writers[name]
         w.save(order=lambda r: (r["N"], r["seed"], order.index(r["batch"])),
-               **provenance(name, w, widths, seeds, bk, commands[name], DTYPE, elapsed[name],
-                            complete))
+               **provenance(name, w, widths, seeds, bk, complete))
 
     # No file is written before its first record: a run stopped earlier leaves nothing to
     # resume for that file (an empty file of an older version still resumes).
@@ -380,7 +373,7 @@ def run(args, writers: dict) -> None:
                     start = time.perf_counter()
                     rec = measure(name, bk, N, batch, seed)
                     writers[name].add(rec)
-                    elapsed[name] += time.perf_counter() - start
+                    writers[name].elapsed += time.perf_counter() - start
                     print(f"{name} {batch} N={N} seed={seed}: {rec['wall_s']:.1f} s", flush=True)
                     save(name, complete=False)   # after every task: a stopped run loses one
     for name in names:

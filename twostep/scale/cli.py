@@ -18,22 +18,20 @@ unchanged)::
         --backend dask --scheduler tcp://scheduler:8786
 
 ``-p KEY=VALUE`` fixes a parameter, ``-g KEY=V1,V2,...`` sweeps it (the Cartesian product
-of all ``-g`` and ``-N`` is run for every seed); values are read as JSON when they parse
-(``0.25``, ``[[0.4, 0.25]]``, ``null``) and as strings otherwise. A grid whose values
-are lists is given as one JSON list: ``-g 'settings=[[[0.4,0.25]],[[0.3,0.2]]]'``.
+of all ``-g`` and ``-N`` runs for every seed); values are read as JSON when they parse
+(``0.25``, ``[[0.4, 0.25]]``, ``null``), else as strings; a grid of lists is one JSON list:
+``-g 'settings=[[[0.4,0.25]],[[0.3,0.2]]]'``. ``python -m twostep at-scale ...`` runs the
+measurements at widths beyond the build (:mod:`twostep.scale.at_scale`).
 
-The output (``-o``, default ``results/<experiment>.json``) holds the parameters, the
-seeds, the package version, the BLAS threads and one record per task (a result named like a
+The output (``-o``, default ``results/<experiment>.json``) holds the parameters, the seeds,
+the package version, the BLAS threads and one record per task (a result named like a
 parameter under another name: ``top_values``); :func:`twostep.read_results` reads it. Every
-argument, grid value, seed range, the output path and the memory budget are checked before
-the first task, and before the file is created. One process writes a file: a second one is
-refused at once, naming the first. The file is written after the first task and rewritten
-atomically after every task (Ctrl-C or SIGTERM stop with one line saying what is on disk);
-``--resume`` runs only the tasks it lacks, ``--force`` overwrites it. Every error is one
-line and exit status 2.
-
-``python -m twostep at-scale ...`` runs the measurements at widths beyond the build
-(:mod:`twostep.scale.at_scale`, ``python -m twostep at-scale --help``).
+argument, grid value, seed range, step size, the output path and the memory are checked
+before the first task and before the file exists; one process writes a file (a second is
+refused, naming the first). The file is written after the first task and rewritten
+atomically after every task; Ctrl-C or SIGTERM stop with one line saying what is on disk;
+``--resume`` runs only the tasks it lacks, ``--force`` overwrites it. Every error is one line
+and exit status 2.
 
 Serial and ``-j`` runs agree to rounding: joblib gives each worker ``cpu_count // jobs`` BLAS
 threads, and another thread count sums products in another order (about 1e-15 relative);
@@ -278,22 +276,18 @@ def run(args) -> dict:
         out, exp.name, effective, key=list(grid) + ["seed"], resume=args.resume,
         force=args.force, identity={"backend": args.backend}, grid_keys=list(grid),
         command=args.command)
-    if writer.dropped:
-        print(f"{PROG}: note: {out} held {writer.dropped} duplicate record(s) of tasks "
-              f"it holds; the first record of each task is kept", file=sys.stderr)
+    if writer.note:
+        print(f"{PROG}: note: {writer.note}", file=sys.stderr)
     old = writer.previous
     done = writer.done()
     remaining = [(t, s) for t in tasks for s in seeds
                  if writer.task({**t, "seed": s}) not in done]
-    commands = list(old.get("commands", [old["command"]] if old.get("command") else []))
-    commands.append(getattr(args, "command", None))
     grid_all = _merged(old.get("grid", {}), grid)
     seeds_all = sorted(set(old.get("seeds", [])) | set(seeds))
     # Records in the order of an uninterrupted run over the file's whole grid and seeds.
     from itertools import product
     index = {writer.task({**dict(zip(grid_all, values)), "seed": s}): i
              for i, (values, s) in enumerate(product(product(*grid_all.values()), seeds_all))}
-    before = float(old.get("elapsed", 0.0))
     start = time.perf_counter()
     env = ({"worker_blas_threads": _worker_threads(min(args.jobs, len(remaining)))}
            if args.backend == "loky" and remaining else {})
@@ -302,8 +296,9 @@ def run(args) -> dict:
         writer.save(grid=grid_all, seeds=seeds_all,
                     order=lambda r: (0, index[writer.task(r)]) if writer.task(r) in index else (1, 0),
                     backend=args.backend, jobs=args.jobs,
-                    elapsed=before + time.perf_counter() - start, estimated_bytes=need,
-                    command=commands[-1], commands=commands, complete=complete, environment=env)
+                    elapsed=writer.elapsed + time.perf_counter() - start, estimated_bytes=need,
+                    command=args.command, commands=writer.commands, complete=complete,
+                    environment=env)
 
     def checkpoint(record):
         writer.add(record)

@@ -18,9 +18,10 @@ appendix *At scale* read (the exact terms against their spikes, and the outlier 
 again); :func:`count_on` the outlier counts against :math:`W_2`'s own bulk edge, and
 :func:`reuse_on` where the learned directions point, drawn and measured the same way.
 
-For a comparison with the host, :func:`to_host` copies a device problem to numpy; the numpy
-path then gives the same weights to float32 rounding (``tests/unit/scale/test_device.py`` checks this
-on the CPU with PyTorch or with the array API's reference library).
+:func:`to_host` copies a device problem to numpy, where the same steps give the same weights
+to float32 rounding (``tests/unit/scale/test_device.py``, on the CPU with PyTorch or the array
+API's reference library). Every function checks its arguments, its step sizes and its memory
+before it allocates; ``check_only`` stops there (a run checks every task before the first).
 """
 
 from __future__ import annotations
@@ -139,8 +140,8 @@ def _cos(xp, x, y) -> float:
 
 
 #: Columns beyond ``n_top`` in the blocks of a grid's spectra (:func:`measure_on`,
-#: :func:`count_on`). The terms' top-1 spectra run single-vector Lanczos: on two CPU cores a
-#: pass over ``M`` with one vector (a matrix-vector product) costs a quarter of a pass with nine.
+#: :func:`count_on`); the terms' top-1 spectra run single-vector Lanczos, whose passes over
+#: ``M`` are matrix-vector products, far cheaper than a block's.
 GRID_OVERSAMPLE = 2
 #: The most Lanczos blocks per spectrum of :func:`count_on` (elsewhere top_singular_on's 100).
 COUNT_ITERATIONS = 200
@@ -234,10 +235,7 @@ def _rescaled_W2(run: TwoStepRun, terms, etas):
     ``H`` are rebuilt only when ``e1`` changes (points of one :math:`\alpha_1` share them), then
     one scaled sum per point: a fifth of the memory passes of rebuilding :math:`W_2` term by
     term. All three live in buffers allocated once and filled in place: on the CPU a fresh
-    ``(N, d)`` array costs its page faults, more than the pass that fills it. (Running a row's
-    points side by side, two passes over :math:`[B; H]` a round for all of them, took 1.3 times
-    as long at :math:`N = 4000`: the points of a row start from the row before, not from their
-    neighbour.)
+    ``(N, d)`` array costs its page faults, more than the pass that fills it.
     """
     if not etas:
         return
@@ -269,9 +267,7 @@ def run_two_steps_on(backend, N: int, n: int, d: int, activation, target, steps,
     Raises ``MemoryError`` before any allocation if :func:`twostep.scale.backend.device_bytes`
     (with ``terms`` exact terms to be measured afterwards) exceeds the device's free memory,
     and ``ValueError`` if the steps would leave ``dtype``'s finite numbers
-    (:func:`twostep._validation.check_step_growth`). With ``check_only`` it checks all that,
-    allocates nothing and returns ``None`` (as :func:`spike_on`, :func:`count_on` and
-    :func:`reuse_on` do: a run checks every task before the first).
+    (:func:`twostep._validation.check_step_growth`); ``check_only``: that, and ``None``.
     """
     bk = _backend(backend)
     activation = as_activation(activation)
@@ -296,8 +292,7 @@ def run_two_steps_on(backend, N: int, n: int, d: int, activation, target, steps,
 def spike_on(backend, N: int, batch: str, activation="poly4", target="he1", c1: float = 0.2,
              alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25, grid=(),
              seed: int = 0, dtype="float32", check_only: bool = False, **options) -> dict | None:
-    r"""Draw on the device, take two steps there and :func:`measure_on` (``N = n = d``);
-    ``check_only``: see :func:`run_two_steps_on`."""
+    r"""Draw on the device, take two steps there and :func:`measure_on` (``N = n = d``)."""
     L = as_activation(activation).degree or 0
     options = _measure_options(check_int(N, "N"), grid, **options)
     run = run_two_steps_on(backend, N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)),

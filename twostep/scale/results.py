@@ -1,48 +1,34 @@
-r"""Writing and reading the results of a sweep, with its parameters and the package version.
+r"""Results files: a sweep's records with its parameters and the package version, and the one
+writer of ``python -m twostep`` and ``python -m twostep at-scale``.
 
-A results file is JSON: ``{"format": "twostep-results", "schema": 1, "version": <twostep
-version>, "experiment": <name>, "params": {...}, "grid": {...}, "seeds": [...], "backend":
-..., "created": <UTC time>, "elapsed": <seconds>, "environment": {...}, "records": [...]}``.
-Each record is one task of :func:`twostep.sweep` (its parameters, ``seed`` and results).
+A results file is JSON: ``{"format": "twostep-results", "schema": 1, "version", "experiment",
+"params", "grid", "seeds", "backend", "created", "elapsed", "environment", "records"}``, one
+record per task of :func:`twostep.sweep` (its parameters, ``seed`` and results). Values
+round-trip with their types: arrays as ``{"__ndarray__": nested list, "dtype", "shape"}``,
+float32 (and other non-default) numpy scalars as ``{"__scalar__": value, "dtype"}``,
+integer-keyed dicts as ``{"__items__": [[key, value], ...]}``, infinities and NaN as
+``{"__float__": "inf"}`` (never JSON's non-standard ``NaN``/``Infinity`` literals, nor an
+overflowing ``1e999``: refused on both sides); float64 exactly; tuples come back as lists.
 
-Values round-trip with their types: numpy arrays are stored as ``{"__ndarray__": nested
-list, "dtype": str, "shape": [...]}`` and come back with the same dtype and shape; float32
-(and other non-default) numpy scalars as ``{"__scalar__": value, "dtype": str}``; dicts
-with integer keys as ``{"__items__": [[key, value], ...]}``; infinities and NaN as
-``{"__float__": "inf"}``. float64 values round-trip exactly (JSON keeps 17 significant
-digits). Tuples come back as lists.
+One schema: :func:`read_results` checks a file (:func:`check_document`, naming the file and
+the field); :func:`write_results` runs the same checks on the text it is about to write, so it
+refuses, before writing a byte, what the reader would refuse. Files of twostep 0.1.0 without
+a ``schema`` field (e.g. the committed ``results/at_scale/*.json``) read as schema 1.
 
-:func:`read_results` checks the file against the schema (:func:`check_document`) and names the
-file and the field in every error; :func:`write_results` runs the same checks on the text it is
-about to write and refuses, before writing a byte, what the reader would refuse. JSON's
-non-standard ``NaN`` and ``Infinity`` literals (and overflowing numbers such as ``1e999``) are
-refused on both sides: a non-finite value is only ever the ``__float__`` tag. Files written
-before the ``schema`` field existed (twostep 0.1.0, e.g. the committed
-``results/at_scale/*.json``) read as schema 1.
+One writer per file (:class:`ResultsWriter`): an exclusive ``fcntl.flock`` on
+``<file>.lock``, from before the existence check until the writer closes (or its process
+ends: the kernel releases a dead process's lock). The lock file names its holder (pid and
+command); a second writer is refused at once with that name; a lock no one holds is stale and
+taken over.
 
-:class:`ResultsWriter` is the one writer of ``python -m twostep`` and ``python -m twostep
-at-scale`` (no silent overwrite, resume only of this run's file, no record dropped, one
-writer per file).
+Crash safety: every write is a temporary file beside the target, flushed, renamed over it,
+the folder flushed, so a file on disk is always one the writer finished, which ``--resume``
+continues. A new file gets the mode ``open(path, "w")`` would give; a rewritten one keeps its.
 
-One writer per file: a writer holds an exclusive advisory lock (``fcntl.flock``) on the file
-``<results file>.lock`` beside it, from before it looks whether the file exists until it
-closes (or its process ends: the kernel releases the lock of a process that dies). The lock
-file names the holder (its pid and command); a second writer is refused at once with that
-name. A lock file that no process holds, as a killed run leaves it, is stale and taken over.
-
-Crash safety: every write goes through one function (a temporary file beside the target,
-flushed to disk, renamed over it, the folder flushed), so a file on disk is always one the
-writer finished. Any such file, one with no record yet included, is one :func:`read_results`
-accepts and ``--resume`` continues. A new file gets the mode ``open(path, "w")`` would give
-it (``0o666`` less the umask); a rewritten file keeps its mode.
-
-Test hooks (private): the environment variable ``TWOSTEP_FAULT_AT="K:before"`` (or
-``"K:after"``) kills the writing process with SIGKILL right before the rename of its K-th
-write (K = 1, 2, ... counted per process), or right after it: a deterministic crash at each
-write, for ``tests/unit/scale/test_crash_safety.py``. ``TWOSTEP_HOLD_LOCK=PATH`` makes a writer
-that took its lock wait until ``PATH`` exists, so that a test can start a second writer while
-the first certainly holds the file (``tests/unit/scale/test_races.py``). Unset, each costs one
-look-up.
+Test hooks (private): ``TWOSTEP_FAULT_AT="K:before"`` (``"K:after"``) kills the process with
+SIGKILL right before (after) the rename of its K-th write (tests/unit/scale/test_crash_safety.py);
+``TWOSTEP_HOLD_LOCK=PATH`` makes a writer that took its lock wait until PATH exists
+(tests/unit/scale/test_races.py). Unset, each costs one look-up.
 """
 
 from __future__ import annotations
@@ -180,9 +166,8 @@ def _decode(value, where, path):
 
 
 def blas_threads() -> dict:
-    """Threads of each BLAS/OpenMP library loaded in this process (threadpoolctl), e.g.
-    ``{"openblas": 2}``; ``{}`` when threadpoolctl is not installed. The number of threads
-    changes the summation order of matrix products, hence the last bits of a result."""
+    """Threads of each BLAS/OpenMP library loaded here (threadpoolctl; ``{}`` without it), e.g.
+    ``{"openblas": 2}``: their number changes the summation order, hence a result's last bits."""
     try:
         from threadpoolctl import threadpool_info
     except ImportError:
@@ -193,10 +178,8 @@ def blas_threads() -> dict:
 
 def environment(device: str | None = None) -> dict:
     """Where a run ran: Python, numpy, scipy and (if loaded) CuPy / PyTorch versions, the machine,
-    this process's BLAS threads (:func:`blas_threads`), and ``device`` (e.g. the GPU's name)
-    when given."""
+    the BLAS threads (:func:`blas_threads`), and ``device`` (e.g. the GPU's name) if given."""
     import platform
-    import sys
 
     import scipy
 
@@ -233,18 +216,6 @@ def _die_at(when: str) -> None:
         os._exit(137)
 
 
-def _fsync_folder(folder: str) -> None:
-    # The rename reaches the disk with the folder's entry: without this flush a power cut
-    # could bring back the old file after the new one was reported written (POSIX; where a
-    # folder cannot be opened, as on Windows, this does nothing).
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def _atomic_write(path: str, text: str) -> None:
     # A unique temporary file beside the target, flushed to disk, then renamed over it: a
     # reader (or a run killed at any instant) sees the old file or the new one, never half.
@@ -273,7 +244,14 @@ def _atomic_write(path: str, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    _fsync_folder(folder)
+    # The rename reaches the disk with the folder's entry: without this flush a power cut
+    # could bring back the old file after the new one was reported written (POSIX only).
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     _die_at("after")
 
 
@@ -284,9 +262,8 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
     Parameters
     ----------
     path : str or path-like
-        Destination, conventionally ``*.json``; its directory is created if needed. The file
-        also records :func:`environment` (versions, machine, BLAS threads, ``device`` if given
-        in ``meta``). The file is replaced atomically.
+        Destination, conventionally ``*.json`` (its folder is created if needed), replaced
+        atomically; the file also records :func:`environment`.
     experiment : str
     records : list of dict
         As returned by :func:`twostep.sweep`.
@@ -294,7 +271,7 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
         Fixed parameters and the swept grid (dict of lists).
     seeds : sequence of int
     **meta
-        Further JSON-serialisable entries (e.g. ``backend``, ``elapsed``).
+        Further JSON-serialisable entries (e.g. ``backend``, ``elapsed``, ``device``).
 
     Returns
     -------
@@ -305,7 +282,7 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
     ------
     TypeError, ResultsFileError
         Before anything is written: a value the format cannot hold, or a document that
-        :func:`read_results` would refuse (the same checks, on the text about to be written).
+        :func:`read_results` would refuse (its checks, on the text about to be written).
     """
     from .._version import __version__
 
@@ -578,7 +555,7 @@ class ResultsWriter:
     Parameters
     ----------
     path : str or path-like
-        The results file. Its folder must exist and be writable (checked here, before work).
+        The results file; its folder must exist and be writable (checked here, before work).
     experiment : str
     params : dict
         The fixed parameters; a resumed file must have the same.
@@ -586,9 +563,9 @@ class ResultsWriter:
         The record fields that identify a task (e.g. ``("N", "batch", "seed")``).
     resume : bool
         Continue the file at ``path`` if it exists: its records are kept (the first of each
-        task; :attr:`dropped` counts the duplicates left out) and :meth:`done` tells which
-        tasks need no recomputation. A file of another experiment, schema, package version,
-        parameters or ``identity`` is refused, naming the fields.
+        task: :attr:`note` says how many duplicates were left out) and :meth:`done` tells
+        which tasks need no recomputation. A file of another experiment, schema, package
+        version, parameters, ``identity`` or ``grid_keys`` is refused, naming the fields.
     force : bool
         Overwrite an existing file instead of refusing (ignored with ``resume``).
     identity : dict, optional
@@ -596,12 +573,13 @@ class ResultsWriter:
     grid_keys : sequence of str, optional
         The swept parameters; a resumed file must sweep the same ones.
     command : str, optional
-        This run's command, written in the lock file (default: ``sys.argv``).
+        This run's command: in the lock file, and last in :attr:`commands` (the file's earlier
+        commands first).
 
     Raises
     ------
     ResultsLockedError
-        When another process writes ``path`` (:func:`lock_results`), before anything else.
+        At once, when another process writes ``path`` (:func:`lock_results`).
     FileExistsError
         When ``path`` exists and neither ``resume`` nor ``force`` is given.
     ValueError
@@ -610,8 +588,8 @@ class ResultsWriter:
     Notes
     -----
     The lock is held from before the existence check until :meth:`close` (or the process's
-    end). A writer that takes the file over removes the temporary files of ``path`` that a
-    run killed mid-write left beside it. :attr:`saved` is the number of records on disk.
+    end). Taking a file over removes the temporary files a killed write left beside it.
+    :attr:`saved` counts the records on disk, :attr:`elapsed` the seconds of earlier runs.
     """
 
     def __init__(self, path, experiment: str, params: dict, *, key, resume: bool = False,
@@ -625,7 +603,7 @@ class ResultsWriter:
         self.identity = dict(identity or {})
         self.records: list[dict] = []
         self.previous: dict = {}
-        self.saved = self.dropped = 0
+        self.saved, self.note = 0, None
         self._lock = lock_results(self.path, command)
         try:
             if os.path.exists(self.path) and not (force and not resume):
@@ -655,12 +633,19 @@ class ResultsWriter:
                     if self.task(r) not in seen:
                         seen.add(self.task(r))
                         self.records.append(r)
-                self.dropped = len(doc["records"]) - len(self.records)
+                dropped = len(doc["records"]) - len(self.records)
+                if dropped:
+                    self.note = (f"{self.path} held {dropped} duplicate record(s) of tasks it "
+                                 f"holds; the first record of each task is kept")
                 self.saved, self.previous = len(self.records), doc
             _remove_temporaries(self.path)
         except BaseException:
             self.close()
             raise
+        old = self.previous
+        self.elapsed = float(old.get("elapsed", 0.0))
+        self.commands = [*old.get("commands", [old["command"]] if old.get("command") else []),
+                         command]
 
     def close(self) -> None:
         """Release the file's lock (idempotent)."""
@@ -701,9 +686,8 @@ class ResultsWriter:
 
 def _remove_temporaries(path: str) -> None:
     # A run killed between writing a temporary file and renaming it leaves the temporary
-    # (named like mkstemp's in _atomic_write: the file's name, 8 characters, .tmp). The run
-    # that takes the file over (new, --resume or --force) removes them; they hold nothing the
-    # file lacks but the record of the task that was being saved.
+    # (_atomic_write's: the file's name, 8 characters, .tmp); it holds nothing the file lacks
+    # but the record of the task that was being saved.
     folder = os.path.dirname(os.path.abspath(path))
     pattern = re.compile(re.escape(os.path.basename(path)) + r"\.[a-z0-9_]{8}\.tmp")
     with contextlib.suppress(OSError):
@@ -730,10 +714,9 @@ def check_output_path(path) -> str:
         raise ValueError(f"output folder {folder} does not exist; create it first")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise ValueError(f"output {path} exists and is not writable")
-    # Only a file written there, as every write writes its temporary file, proves the folder
-    # holds one (os.access answers from the mode bits and says yes to root everywhere, also in
-    # /proc or on a read-only mount; a full disk still creates an empty file). The probe is
-    # named like a temporary file, so one left by a run killed right here is removed as one.
+    # Only a byte written there proves the folder holds a file (os.access says yes to root
+    # everywhere, also in /proc or on a read-only mount; a full disk still creates an empty
+    # file). The probe is named like a temporary file: one a kill leaves is removed as one.
     probe = None
     try:
         fd, probe = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
