@@ -7,7 +7,8 @@ wheel installed, ``python -m twostep at-scale`` runs the same from any folder)::
     OPENBLAS_NUM_THREADS=2 python -m twostep at-scale --backend numpy \
         --widths 1000 2000 4000 8000 --seeds spike=1000:3,2000:3,4000:3,8000:2 \
         --seeds reuse=1000:10,2000:10,4000:10,8000:4 \
-        --seeds reuse_he2=1000:10,2000:10,4000:10,8000:2 --out results/at_scale --force
+        --seeds reuse_he2=1000:10,2000:10,4000:10,8000:2 --only spike --only reuse \
+        --only reuse_he2 --out results/at_scale --force
     OPENBLAS_NUM_THREADS=2 python -m twostep at-scale --backend numpy --only spike \
         --widths 16000 --seeds spike=16000:2 --out results/at_scale --resume
     OPENBLAS_NUM_THREADS=2 python -m twostep at-scale --backend numpy --only reuse \
@@ -17,8 +18,8 @@ wheel installed, ``python -m twostep at-scale`` runs the same from any folder)::
     OPENBLAS_NUM_THREADS=2 python -m twostep at-scale --backend numpy --only count \
         --widths 1000 2000 4000 8000 16000 \
         --seeds count=1000:10,2000:10,4000:6,8000:3,16000:3 --out results/at_scale
-    python -m twostep at-scale --backend numpy --widths 40 \
-        --seeds spike=40:1 --seeds reuse=40:1 --force                # a check, in artifacts/
+    python -m twostep at-scale --backend numpy --widths 40 --seeds spike=40:1 \
+        --seeds reuse=40:1 --only spike --only reuse --force         # a check, in artifacts/
 
 (``python tools/at_scale.py`` with the same arguments is the same program.) The files, each
 written by :class:`~twostep.scale.results.ResultsWriter` with the command, backend, device,
@@ -270,7 +271,9 @@ def register() -> str:
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0].split(": ")[1])
+    p = argparse.ArgumentParser(  # the commands that wrote results/at_scale/ in the help
+        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__.split("\n\n(``python tools")[0].split(": ", 1)[1].replace("``", ""))
     p.add_argument("--backend", default="auto", choices=("auto", "cupy", "torch", "numpy"))
     p.add_argument("--max-N", type=int, default=WIDTHS[-1], help="largest width to run")
     p.add_argument("--widths", type=int, nargs="+", default=None, metavar="N",

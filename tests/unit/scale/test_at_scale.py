@@ -238,3 +238,21 @@ def test_the_registered_run_takes_widths_and_seeds_from_the_registry(tmp_path, m
     assert at_scale.seeds_for("count_confirm", min(plan)) == plan[min(plan)]
     with pytest.raises(ValueError, match="plans no draw of count_confirm at N = 40"):
         at_scale.seeds_for("count_confirm", 40)
+
+
+def test_register_writes_the_committed_registry_once(tmp_path, monkeypatch, capsys):
+    # From the committed exploratory count.json, --register writes the registry that is
+    # committed (its creation time aside); a second --register is refused in one line.
+    repo = tmp_path / "repo"
+    (repo / "results" / "at_scale").mkdir(parents=True)
+    shutil.copy(FOLDER / "count.json", repo / "results" / "at_scale" / "count.json")
+    monkeypatch.setattr(at_scale, "ROOT", repo)
+    monkeypatch.setattr(at_scale, "REGISTRY", repo / "results" / "registry.json")
+    assert at_scale.main(["--register"]) == 0
+    assert capsys.readouterr().out.startswith("wrote results/registry.json (")
+    made = json.loads((repo / "results" / "registry.json").read_text())
+    committed = json.loads((ROOT / "results" / "registry.json").read_text())
+    assert {**made, "created": None} == {**committed, "created": None}
+    with pytest.raises(SystemExit) as exit:
+        at_scale.main(["--register"])
+    assert exit.value.code == 2 and "a registry is written once" in capsys.readouterr().err
