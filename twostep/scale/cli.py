@@ -146,8 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="experiments (every parameter with its default; -p and -g accept these keys):\n"
                + _describe(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("experiment", nargs="?", help=f"one of: {', '.join(EXPERIMENTS)}; or "
-                   f"at-scale (the measurements at widths beyond the build, see at-scale --help)")
+    p.add_argument("experiment", nargs="?", help=f"one of: {', '.join(EXPERIMENTS)}; or at-scale "
+                   f"(the measurements at widths beyond the build: at-scale --help), or verify "
+                   f"(a rerun of a page against the published numbers: verify --help)")
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
     p.add_argument("-N", "--N", dest="sizes", type=int, nargs="+", metavar="N",
                    help="width(s) N to sweep (n and d default to N)")
@@ -336,6 +337,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["at-scale"]:
         from .at_scale import main as at_scale
         return at_scale(argv[1:])
+    if argv[:1] == ["verify"]:
+        from .verify import main as verify
+        return verify(argv[1:])
     parser = build_parser()
     args = parser.parse_args(_join_negative(argv))
     args.command = " ".join([PROG] + [shlex.quote(a) for a in argv])
