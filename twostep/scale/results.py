@@ -499,8 +499,12 @@ def lock_results(path, command: str | None = None) -> int | None:
         except FileNotFoundError:
             pass
         os.close(fd)
-    with open(lock, "w", encoding="utf-8") as fh:      # the name of the holder
-        fh.write(f"{os.getpid()} {command or ' '.join(sys.argv)}\n")
+    try:
+        with open(lock, "w", encoding="utf-8") as fh:      # the name of the holder
+            fh.write(f"{os.getpid()} {command or ' '.join(sys.argv)}\n")
+    except OSError:
+        unlock_results(path, fd)
+        raise
     hold = os.environ.get(HOLD_ENV)
     while hold and not os.path.exists(hold):
         time.sleep(0.01)
