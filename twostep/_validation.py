@@ -10,6 +10,7 @@ function's unchecked core is the private function of the same name (``_draw_prob
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 
@@ -170,6 +171,49 @@ def check_steps(steps) -> tuple:
     return (c1, check_alpha(a1, "alpha1")), (c2, check_alpha(a2, "alpha2"))
 
 
+# --- step sizes, checked before the steps ---------------------------------------------------
+
+def step_growth_limit(dtype) -> float:
+    """The largest growth :func:`check_step_growth` accepts in ``dtype``: the eighth root of
+    its largest number (``6.6e4`` in float32, ``3.4e38`` in float64)."""
+    return float(np.finfo(check_dtype(dtype)).max) ** 0.125
+
+
+def check_step_growth(c1: float, c2: float, degree, dtype, power: int = 1,
+                      names=("c1", "c2")) -> float:
+    r"""Refuse step constants whose two steps would leave ``dtype``'s finite numbers.
+
+    The first step moves the pre-activations by about :math:`\max(1, c_1)` (:math:`\eta_1 =
+    c_1N^{\alpha_1}` times the gradient's :math:`N^{-1/2}`, with :math:`\alpha_1 < 1/2`); a
+    derivative of degree :math:`D` (``degree - 1`` for a polynomial activation, 1 otherwise)
+    makes the second update grow like :math:`G = \max(1, c_2)\max(1, c_1)^D`, and what is
+    measured on it (``power``: 1 for the weights, the degree for features
+    :math:`\sigma(XW^\top)`) like :math:`G^{\text{power}}`. It must stay below
+    :func:`step_growth_limit`, the eighth root of the largest number, which leaves room for
+    the squares and the sums over the width that the spectra take: in float32, ``c1 <= 40``
+    for poly4 at ``c2 <= 1``. The bound is sufficient, not tight: at it every experiment stays
+    finite with no overflow on the way (tests/unit/scale/test_probes.py runs each at it in
+    both dtypes). Returns the growth; a ``ValueError`` names the constants and both bounds.
+    """
+    dt = check_dtype(dtype)
+    D = max(degree - 1, 1) if degree else 1
+    # In logarithms: c = 1e300 overflows the power itself.
+    log_growth = power * (math.log10(max(1.0, c2)) + D * math.log10(max(1.0, c1)))
+    limit = step_growth_limit(dt)
+    if log_growth > math.log10(limit):
+        other = "float32" if dt == np.float64 else "float64"
+        shown = f"{10 ** log_growth:.3g}" if log_growth < 300 else f"1e+{log_growth:.0f}"
+        given = (f"{names[0]} = {c1:g} is" if names[0] == names[1] else
+                 f"{names[0]} = {c1:g} and {names[1]} = {c2:g} are")
+        raise ValueError(
+            f"{given} too large for {dt.name}: the two "
+            f"steps grow like {'(' if power > 1 else ''}max(1, {names[1]}) max(1, {names[0]})^{D}"
+            f"{f')^{power}' if power > 1 else ''} = {shown}, beyond {limit:.3g}, the bound "
+            f"below which they stay finite in {dt.name} ({other}: {step_growth_limit(other):.3g})"
+            f"; give smaller step sizes" + (" or dtype=float64" if dt == np.float32 else ""))
+    return 10 ** log_growth
+
+
 # --- memory, checked before allocating ------------------------------------------------------
 
 def available_memory() -> int:
@@ -185,6 +229,70 @@ def available_memory() -> int:
         return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
     except (ValueError, OSError, AttributeError):
         return 0
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _cgroup_room(proc: str, root: str) -> int | None:
+    # The least room (limit - usage + reclaimable page cache) over the process's memory cgroup
+    # and its ancestors, v2 (memory.max) or v1 (memory.limit_in_bytes); None without a limit.
+    rooms = []
+    for line in (_read(f"{proc}/self/cgroup") or "").splitlines():
+        _, controllers, path = line.split(":", 2) if line.count(":") >= 2 else ("", "", "")
+        if controllers == "":            # v2
+            base, files = root, ("memory.max", "memory.current")
+        elif "memory" in controllers.split(","):
+            base, files = os.path.join(root, "memory"), ("memory.limit_in_bytes",
+                                                           "memory.usage_in_bytes")
+        else:
+            continue
+        parts = [p for p in path.split("/") if p]
+        for depth in range(len(parts), -1, -1):   # the cgroup, then each ancestor
+            folder = os.path.join(base, *parts[:depth])
+            limit, usage = (_read(os.path.join(folder, f)) for f in files)
+            try:
+                limit, usage = int(limit), int(usage)
+            except (TypeError, ValueError):   # absent, or "max"
+                continue
+            if limit >= 1 << 62:              # v1's "no limit"
+                continue
+            stat = dict(l.split() for l in (_read(os.path.join(folder, "memory.stat")) or "")
+                        .splitlines() if len(l.split()) == 2)
+            rooms.append(limit - usage + int(stat.get("inactive_file", 0)))
+    return max(min(rooms), 0) if rooms else None
+
+
+def hard_memory_limits(proc: str = "/proc", cgroup: str = "/sys/fs/cgroup") -> list:
+    """The limits no budget can exceed, as ``(bytes, what)`` pairs: the address space left
+    under ``RLIMIT_AS`` (``ulimit -v``) beyond this process's, and the room left in its memory
+    cgroup (v1 or v2, the least over its ancestors). Empty where neither is set."""
+    out = []
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):
+        soft = -1
+    if soft >= 0 and soft != getattr(resource, "RLIM_INFINITY", -1):
+        status = _read(f"{proc}/self/status") or ""
+        used = next((int(l.split()[1]) * 1024 for l in status.splitlines()
+                     if l.startswith("VmSize:")), 0)
+        out.append((max(soft - used, 0), "the address space left under RLIMIT_AS (ulimit -v)"))
+    room = _cgroup_room(proc, cgroup)
+    if room is not None:
+        out.append((room, "the room left under the memory cgroup's limit"))
+    return out
+
+
+def memory_limit() -> tuple[int, str]:
+    """``(bytes, what)``: the most memory a computation may plan for now, the least of the
+    memory available (:func:`available_memory`) and :func:`hard_memory_limits`."""
+    return min([(available_memory(), "the memory available now")] + hard_memory_limits())
 
 
 def format_bytes(n: float) -> str:
@@ -221,12 +329,12 @@ def parse_size(text, name: str) -> float:
 def check_fits(nbytes: float, what: str, budget=None, advice: str = "") -> int:
     """Raise ``MemoryError`` before allocating if ``what`` (e.g. ``"two steps at N=60000,
     ..."``) needs about ``nbytes`` and that exceeds ``budget``: a pair (bytes, what they are;
-    0 bytes: no check), by default ``$TWOSTEP_MAX_MEMORY`` if set, else the memory available
-    now. ``advice`` ends the message."""
+    0 bytes: no check), by default ``$TWOSTEP_MAX_MEMORY`` if set (within the hard limits),
+    else :func:`memory_limit`. ``advice`` ends the message."""
     if budget is None:
         text = os.environ.get(LIMIT_ENV)
-        budget = ((int(parse_size(text, f"${LIMIT_ENV}")), f"${LIMIT_ENV}") if text
-                  else (available_memory(), "the memory available now"))
+        budget = (min([(int(parse_size(text, f"${LIMIT_ENV}")), f"${LIMIT_ENV}")]
+                      + hard_memory_limits()) if text else memory_limit())
         advice = (f"reduce N, n or d, use dtype=float32, or set ${LIMIT_ENV} if the estimate "
                   f"is too cautious")
     limit, source = budget

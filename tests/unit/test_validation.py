@@ -186,3 +186,60 @@ def test_experiments_validate_once_where_they_enter():
         finally:
             sys.setprofile(None)
         assert calls.count("check_array") == 1 and calls.count("check_rng") == 1, calls
+
+
+# --- the memory limit: available memory, ulimit -v and the memory cgroup ---------------------
+
+def _fake_proc(tmp_path, cgroup_lines, vmsize_kib=1000):
+    proc = tmp_path / "proc" / "self"
+    proc.mkdir(parents=True)
+    (proc / "cgroup").write_text("\n".join(cgroup_lines) + "\n")
+    (proc / "status").write_text(f"Name:\tpython\nVmSize:\t{vmsize_kib} kB\n")
+    return str(tmp_path / "proc")
+
+
+def _files(folder, **files):
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name.replace("_", ".", 1)).write_text(text)
+
+
+def test_the_memory_cgroup_limits_the_budget(tmp_path, monkeypatch):
+    import resource
+
+    from twostep._validation import hard_memory_limits, memory_limit
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (resource.RLIM_INFINITY,) * 2)
+    cg = tmp_path / "cg"
+    # v2: the process's cgroup has room 1 GiB - 0.75 GiB + 0.25 GiB reclaimable; its parent is
+    # tighter (0.25 GiB left), the root has no limit ("max").
+    proc = _fake_proc(tmp_path, ["0::/a/b"])
+    _files(cg, memory_max="max", memory_current="5")
+    _files(cg / "a", memory_max=str(2 << 30), memory_current=str(1792 << 20))
+    _files(cg / "a" / "b", memory_max=str(1 << 30), memory_current=str(768 << 20),
+           memory_stat="anon 1\ninactive_file 268435456\n")
+    assert hard_memory_limits(proc, str(cg)) == [
+        (256 << 20, "the room left under the memory cgroup's limit")]
+    # v1: memory.limit_in_bytes, its "no limit" value ignored
+    proc = _fake_proc(tmp_path / "v1", ["4:memory:/job", "3:cpu:/job"])
+    _files(cg / "memory", memory_limit_in_bytes="9223372036854771712", memory_usage_in_bytes="1")
+    _files(cg / "memory" / "job", memory_limit_in_bytes=str(3 << 30),
+           memory_usage_in_bytes=str(1 << 30))
+    assert hard_memory_limits(proc, str(cg)) == [
+        (2 << 30, "the room left under the memory cgroup's limit")]
+    assert hard_memory_limits(_fake_proc(tmp_path / "none", ["0::/"]), str(tmp_path / "no")) == []
+    # the least of the memory available and the hard limits
+    monkeypatch.setattr("twostep._validation.hard_memory_limits", lambda: [(5, "the cgroup")])
+    assert memory_limit() == (5, "the cgroup")
+    with pytest.raises(MemoryError, match="needs about 8 B, but the cgroup is 5 B"):
+        ts.gaussian_inputs(1, 1, RNG)
+
+
+def test_ulimit_v_limits_the_budget(tmp_path, monkeypatch):
+    import resource
+
+    from twostep._validation import hard_memory_limits
+    proc = _fake_proc(tmp_path, ["0::/"], vmsize_kib=1000)
+    monkeypatch.setattr(resource, "getrlimit",
+                        lambda which: (1000 * 1024 + (1 << 30), resource.RLIM_INFINITY))
+    assert hard_memory_limits(proc, str(tmp_path / "no")) == [
+        (1 << 30, "the address space left under RLIMIT_AS (ulimit -v)")]

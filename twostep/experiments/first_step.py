@@ -10,8 +10,8 @@ import numpy as np
 from scipy.linalg import svd
 from scipy.sparse.linalg import LinearOperator
 
-from .._validation import (check_alpha, check_dtype, check_int, check_pairs, check_real,
-                           check_rng, check_type)
+from .._validation import (check_alpha, check_dtype, check_fits, check_int, check_pairs,
+                           check_real, check_rng, check_type)
 from ..analysis.alignment import _overlap
 from ..analysis.decomposition import _first_step_spike
 from ..analysis.peer import _peer_test_error, peer_first_layer, peer_link
@@ -210,6 +210,7 @@ def learned_direction_overlaps(n: int, d: int, links, rng: np.random.Generator,
     check_rng(rng)
     noise = check_real(noise, "noise", low=0.0)
     dt = check_dtype(dtype)
+    check_fits(dt.itemsize * n * d, f"learned direction overlaps at n={n}, d={d} ({dt})")
     beta = rng.standard_normal(d)
     beta /= np.linalg.norm(beta)
     X = rng.standard_normal((n, d), dtype=dt)

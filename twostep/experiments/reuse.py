@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._validation import check_alpha, check_choice, check_int, check_rng, check_steps
+from .._validation import check_alpha, check_choice, check_fits, check_int, check_rng, check_steps
 from ..analysis.alignment import (memorisation, memorisations, nested_unmemorised_overlaps,
                                   overlaps, subspace_overlap, unmemorised_overlap)
 from ..analysis.decomposition import (pre_activations, second_step_term_operator,
@@ -55,6 +55,8 @@ def signal_overlap_cases(rng: np.random.Generator, n: int, d: int, targets, batc
     n, d = check_int(n, "n"), check_int(d, "d")
     batch = check_choice(batch, "batch", (*BATCHES, "both"))
     targets = _check_targets(targets)
+    check_fits(8 * (1 if batch == "reused" else 2) * n * d,
+               f"signal overlaps at n={n}, d={d} ({batch} batch)")
     # The first target draws the teacher (or is one) and the data, as the experiment alone.
     teacher = make_teacher(targets[0], d, rng)
     X1, y1 = teacher.sample(n, rng)
@@ -170,6 +172,9 @@ def reuse_cases(rng: np.random.Generator, *, N: int, targets, batch: str = "both
                          "paired_reuse_experiment, which measures W_2 only)")
     dt = np.dtype(check_choice(dtype, "dtype", ("float32", "float64")))
     term = None if term is None else check_int(term, "term", 0)
+    if term is not None and term > activation.degree - 1:
+        raise ValueError(f"term must be in [0, L-1] = [0, {activation.degree - 1}] for a "
+                         f"degree-{activation.degree} activation, got {term}")
     batch = check_choice(batch, "batch", (*BATCHES, "both"))
     steps = check_steps(((c1, alpha1), (c2, alpha2)))
     return {"results": _reuse_cases(rng, N, targets, batch, activation, steps, term, top,

@@ -194,7 +194,7 @@ def get_activation(name: str) -> Activation:
 def as_activation(activation) -> Activation:
     """An :class:`Activation` given as itself or by name (see :func:`get_activation`)."""
     if isinstance(activation, str):
-        return get_activation(activation)
+        return get_activation(check_choice(activation, "activation", ACTIVATIONS))
     return check_type(activation, "activation", Activation,
                       f"a twostep Activation or one of {list(ACTIVATIONS)}")
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from array_api_compat import is_array_api_obj
 
-from .._validation import check_array, check_choice, check_dtype, check_int, check_rng
+from .._validation import check_array, check_choice, check_dtype, check_fits, check_int, check_rng
 from .activations import Activation, check_activation, namespace
 
 
@@ -30,7 +30,9 @@ def gaussian_inputs(n: int, d: int, rng: np.random.Generator, dtype=np.float64) 
     r"""Inputs :math:`x_j \sim N(0, I_d)` stacked as rows: shape ``(n, d)``."""
     n, d = check_int(n, "n"), check_int(d, "d")
     check_rng(rng)
-    return rng.standard_normal((n, d), dtype=check_dtype(dtype))
+    dt = check_dtype(dtype)
+    check_fits(dt.itemsize * n * d, f"gaussian_inputs of shape ({n}, {d}) ({dt})")
+    return rng.standard_normal((n, d), dtype=dt)
 
 
 #: Initialisations of the first layer accepted by :func:`initialise`.
@@ -64,7 +66,9 @@ def initialise(N: int, d: int, rng: np.random.Generator, dtype=np.float64, *,
     check_rng(rng)
     check_choice(rows, "rows", ROWS)
     check_choice(second_layer, "second_layer", SECOND_LAYERS)
-    return _initialise(N, d, rng, check_dtype(dtype), rows, second_layer)
+    dt = check_dtype(dtype)
+    check_fits(dt.itemsize * (N * d + N), f"initialise at N={N}, d={d} ({dt})")
+    return _initialise(N, d, rng, dt, rows, second_layer)
 
 
 def _initialise(N, d, rng, dt, rows="gaussian", second_layer="gaussian"):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import available_memory, check_choice, check_dtype, check_int
+from .._validation import check_choice, check_dtype, check_int, memory_limit
 from ..analysis.sweep import keep_freed_memory  # noqa: F401  (re-exported: the at-scale runs')
 from ..model.network import block_elements
 
@@ -89,8 +89,9 @@ class Backend:
     def memory_free(self) -> int:
         """Bytes the device can still hand out: free device memory plus what its pool caches.
 
-        On the host (numpy, or torch on the CPU) this is the memory available now
-        (:func:`twostep._validation.available_memory`).
+        On the host (numpy, or torch on the CPU) this is the most it may plan for now
+        (:func:`twostep._validation.memory_limit`: the memory available, ``ulimit -v``, the
+        memory cgroup's limit).
         """
         if self.name == "cupy":
             pool = self.xp.get_default_memory_pool()
@@ -98,7 +99,7 @@ class Backend:
         if self.name == "torch" and self.device != "cpu":
             cuda = self.xp.cuda
             return int(cuda.mem_get_info()[0] + cuda.memory_reserved() - cuda.memory_allocated())
-        return available_memory()
+        return memory_limit()[0]
 
 
 def _gpu_backend(name) -> Backend:
@@ -149,10 +150,7 @@ def device_bytes(N: int, n: int, d: int, batch: str, dtype=np.float64, terms: in
     """
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_choice(batch, "batch", ("reused", "fresh"))
-    return _device_bytes(N, n, d, batch, check_dtype(dtype), check_int(terms, "terms", 0))
-
-
-def _device_bytes(N, n, d, batch, dt, terms):
+    dt, terms = check_dtype(dtype), check_int(terms, "terms", 0)
     m = 1 if batch == "reused" else 2
     extra = (terms + 2) * N * d + 2 * N * n if terms else 0
     return int(dt.itemsize * (3 * N * d + m * n * d + 3 * block_elements(N, n) + extra))

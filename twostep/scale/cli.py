@@ -18,16 +18,20 @@ unchanged)::
         --backend dask --scheduler tcp://scheduler:8786
 
 ``-p KEY=VALUE`` fixes a parameter, ``-g KEY=V1,V2,...`` sweeps it (the Cartesian product
-of all ``-g`` and ``-N`` is run for every seed); values are read as JSON when they parse
-(``0.25``, ``[[0.4, 0.25]]``, ``null``) and as strings otherwise. A grid whose values
-are lists is given as one JSON list: ``-g 'settings=[[[0.4,0.25]],[[0.3,0.2]]]'``.
+of all ``-g`` and ``-N`` runs for every seed); values are read as JSON when they parse
+(``0.25``, ``[[0.4, 0.25]]``, ``null``), else as strings; a grid of lists is one JSON list:
+``-g 'settings=[[[0.4,0.25]],[[0.3,0.2]]]'``. ``python -m twostep at-scale ...`` runs the
+measurements at widths beyond the build (:mod:`twostep.scale.at_scale`).
 
-The output (``-o``, default ``results/<experiment>.json``) holds the parameters, the
-seeds, the package version, the BLAS threads and one record per task (a result named like a
+The output (``-o``, default ``results/<experiment>.json``) holds the parameters, the seeds,
+the package version, the BLAS threads and one record per task (a result named like a
 parameter under another name: ``top_values``); :func:`twostep.read_results` reads it. Every
-argument, grid value, seed range, the output path and the memory budget are checked before
-the first task. The file is rewritten atomically after every task (Ctrl-C or SIGTERM stop
-with one line); ``--resume`` runs only the tasks it lacks, ``--force`` overwrites it.
+argument, grid value, seed range, step size, the output path and the memory are checked
+before the first task and before the file exists; one process writes a file (a second is
+refused, naming the first). The file is written after the first task and rewritten
+atomically after every task; Ctrl-C or SIGTERM stop with one line saying what is on disk;
+``--resume`` runs only the tasks it lacks, ``--force`` overwrites it. Every error is one line
+and exit status 2.
 
 Serial and ``-j`` runs agree to rounding: joblib gives each worker ``cpu_count // jobs`` BLAS
 threads, and another thread count sums products in another order (about 1e-15 relative);
@@ -51,10 +55,14 @@ from .._validation import parse_size
 from .._version import __version__
 from .registry import (EXPERIMENTS, check_memory, check_task, experiment_params,
                           get_experiment, run_task)
-from .results import ResultsWriter, blas_threads
+from .results import ResultsWriter, blas_threads, check_output_path
 from ..analysis.sweep import RESERVED, run_tasks
 
+PROG = "python -m twostep"
 SCHEDULER_ENV = "TWOSTEP_DASK_SCHEDULER"
+#: What a user's command can run into: each is reported as one line and exit status 2
+#: (OSError: a full disk, a read-only or forbidden folder, mid-run or before).
+USER_ERRORS = (ValueError, TypeError, MemoryError, ImportError, OSError)
 #: loky and dask run tasks in CPU worker processes, on this machine or on a Dask cluster.
 BACKENDS = ("loky", "dask")
 #: The most tasks (grid points times seeds) one command runs: a larger count is a typo.
@@ -131,14 +139,16 @@ def _describe() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m twostep",
+        prog=PROG,
         description="Run an experiment of the book 'Two steps of gradient descent' over sizes, "
                     "seeds and parameter grids, and write the results (with the parameters "
                     "and the package version) to a JSON file that twostep.read_results reads.",
         epilog="experiments (every parameter with its default; -p and -g accept these keys):\n"
                + _describe(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("experiment", nargs="?", help=f"one of: {', '.join(EXPERIMENTS)}")
+    p.add_argument("experiment", nargs="?", help=f"one of: {', '.join(EXPERIMENTS)}; or at-scale "
+                   f"(the measurements at widths beyond the build: at-scale --help), or verify "
+                   f"(a rerun of a page against the published numbers: verify --help)")
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
     p.add_argument("-N", "--N", dest="sizes", type=int, nargs="+", metavar="N",
                    help="width(s) N to sweep (n and d default to N)")
@@ -242,18 +252,19 @@ def plan(args):
     full = [experiment_params(exp.name, t) for t in tasks]
     for task, p in zip(tasks, full):
         check_task(exp.name, p, given=task)
-    out = args.output or os.path.join("results", f"{exp.name}.json")
-    if not args.output:
-        # Only the default folder is created: a typo in -o should not make a new tree.
-        os.makedirs(os.path.dirname(out), exist_ok=True)
     if args.backend == "dask":
         # The tasks run on the cluster's workers: check one task against the budget given.
-        need = check_memory(exp.name, full, 1, max_memory) if max_memory else None
+        need = check_memory(exp.name, full, 1, max_memory, here=False) if max_memory else None
         if not (args.scheduler or os.environ.get(SCHEDULER_ENV)):
             raise ValueError(f"--backend dask needs --scheduler ADDRESS (or ${SCHEDULER_ENV}); "
                              "use --scheduler local for a LocalCluster on this machine")
     else:
         need = check_memory(exp.name, full, min(args.jobs, len(full) * len(seeds)), max_memory)
+    out = args.output or os.path.join("results", f"{exp.name}.json")
+    if not args.output:
+        # Only the default folder is created: a typo in -o should not make a new tree.
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+    check_output_path(out)
     effective = {k: v for k, v in full[0].items() if k not in grid}
     return exp, params, grid, tasks, seeds, out, effective, need
 
@@ -262,23 +273,22 @@ def run(args) -> dict:
     """Run the sweep described by parsed ``args``, checkpointing the results file after every
     task; returns the written document's summary."""
     exp, params, grid, tasks, seeds, out, effective, need = plan(args)
-    writer = ResultsWriter(out, exp.name, effective, key=list(grid) + ["seed"],
-                           resume=args.resume, force=args.force,
-                           identity={"backend": args.backend}, grid_keys=list(grid))
-    args.writer = writer
+    writer = args.writer = ResultsWriter(
+        out, exp.name, effective, key=list(grid) + ["seed"], resume=args.resume,
+        force=args.force, identity={"backend": args.backend}, grid_keys=list(grid),
+        command=args.command)
+    if writer.note:
+        print(f"{PROG}: note: {writer.note}", file=sys.stderr)
     old = writer.previous
     done = writer.done()
     remaining = [(t, s) for t in tasks for s in seeds
                  if writer.task({**t, "seed": s}) not in done]
-    commands = list(old.get("commands", [old["command"]] if old.get("command") else []))
-    commands.append(getattr(args, "command", None))
     grid_all = _merged(old.get("grid", {}), grid)
     seeds_all = sorted(set(old.get("seeds", [])) | set(seeds))
     # Records in the order of an uninterrupted run over the file's whole grid and seeds.
     from itertools import product
     index = {writer.task({**dict(zip(grid_all, values)), "seed": s}): i
              for i, (values, s) in enumerate(product(product(*grid_all.values()), seeds_all))}
-    before = float(old.get("elapsed", 0.0))
     start = time.perf_counter()
     env = ({"worker_blas_threads": _worker_threads(min(args.jobs, len(remaining)))}
            if args.backend == "loky" and remaining else {})
@@ -287,23 +297,22 @@ def run(args) -> dict:
         writer.save(grid=grid_all, seeds=seeds_all,
                     order=lambda r: (0, index[writer.task(r)]) if writer.task(r) in index else (1, 0),
                     backend=args.backend, jobs=args.jobs,
-                    elapsed=before + time.perf_counter() - start, estimated_bytes=need,
-                    command=commands[-1], commands=commands, complete=complete, environment=env)
+                    elapsed=writer.elapsed + time.perf_counter() - start, estimated_bytes=need,
+                    command=args.command, commands=writer.commands, complete=complete,
+                    environment=env)
 
     def checkpoint(record):
         writer.add(record)
         save(False)
 
-    # Before the first task: the file exists (a second run is refused) and is writable; with
-    # no record yet it still reads and resumes (its grid and seeds are this run's plan).
-    save(False)
     task = partial(run_task, exp.name)
     task.__name__ = exp.name  # the progress bar's label
     dask, address = args.backend == "dask", args.scheduler or os.environ.get(SCHEDULER_ENV)
     with _on_dask(address) if dask else contextlib.nullcontext():
         run_tasks(task, remaining, n_jobs=max(2, args.jobs) if dask else args.jobs,
                   progress=args.progress, on_record=checkpoint)
-    save(True)
+    if writer.records:
+        save(True)
     return {"path": out, "tasks": len(remaining), "records": len(writer.records),
             "elapsed": time.perf_counter() - start}
 
@@ -324,32 +333,50 @@ def _join_negative(argv: list[str]) -> list[str]:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["at-scale"]:
+        from .at_scale import main as at_scale
+        return at_scale(argv[1:])
+    if argv[:1] == ["verify"]:
+        from .verify import main as verify
+        return verify(argv[1:])
+    parser = build_parser()
     args = parser.parse_args(_join_negative(argv))
-    args.command = " ".join(["python -m twostep"] + [shlex.quote(a) for a in argv])
+    args.command = " ".join([PROG] + [shlex.quote(a) for a in argv])
     if args.list:
         print(_describe())
         return 0
     if not args.experiment:
         parser.error(f"give an experiment: one of {', '.join(EXPERIMENTS)} (or --list)")
-
-    # SIGTERM (a scheduler's stop, kill) is handled as Ctrl-C: the finished tasks are in the file.
-    previous = (signal.signal(signal.SIGTERM, signal.default_int_handler)
-                if threading.current_thread() is threading.main_thread() else None)
-    try:
-        summary = run(args)
-    except KeyboardInterrupt:
-        writer = getattr(args, "writer", None)
-        if writer is None:
-            parser.exit(130, f"{parser.prog}: interrupted before the first task; nothing written\n")
-        parser.exit(130, f"{parser.prog}: interrupted: {len(writer.records)} record(s) saved in "
-                         f"{writer.path}; the same command with --resume runs the rest\n")
-    except (FileExistsError, ValueError, TypeError, MemoryError, ImportError) as err:
-        parser.exit(2, f"{parser.prog}: error: {err}\n")
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    with stopped_by_signals():
+        try:
+            summary = run(args)
+        except KeyboardInterrupt:
+            writer = getattr(args, "writer", None)
+            if writer is None or not writer.saved:
+                parser.exit(130, f"{PROG}: interrupted before a record was saved"
+                                 f"{'' if writer is None else ' in ' + writer.path}\n")
+            parser.exit(130, f"{PROG}: interrupted: {writer.saved} record(s) saved in "
+                             f"{writer.path}; the same command with --resume runs the rest\n")
+        except USER_ERRORS as err:
+            parser.exit(2, f"{PROG}: error: {err}\n")
+        finally:
+            if getattr(args, "writer", None) is not None:
+                args.writer.close()
     print(f"wrote {summary['tasks']} new record(s), {summary['records']} in all, to "
           f"{summary['path']} in {summary['elapsed']:.1f} s", file=sys.stderr)
     return 0
+
+
+
+@contextlib.contextmanager
+def stopped_by_signals():
+    """SIGTERM (a scheduler's stop, kill) handled as Ctrl-C while the block runs: the
+    finished tasks are in the file."""
+    previous = (signal.signal(signal.SIGTERM, signal.default_int_handler)
+                if threading.current_thread() is threading.main_thread() else None)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

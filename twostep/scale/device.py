@@ -18,9 +18,10 @@ appendix *At scale* read (the exact terms against their spikes, and the outlier 
 again); :func:`count_on` the outlier counts against :math:`W_2`'s own bulk edge, and
 :func:`reuse_on` where the learned directions point, drawn and measured the same way.
 
-For a comparison with the host, :func:`to_host` copies a device problem to numpy; the numpy
-path then gives the same weights to float32 rounding (``tests/unit/scale/test_device.py`` checks this
-on the CPU with PyTorch or with the array API's reference library).
+:func:`to_host` copies a device problem to numpy, where the same steps give the same weights
+to float32 rounding (``tests/unit/scale/test_device.py``, on the CPU with PyTorch or the array
+API's reference library). Every function checks its arguments, its step sizes and its memory
+before it allocates; ``check_only`` stops there (a run checks every task before the first).
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ import math
 import numpy as np
 
 from .._validation import (check_alpha_pairs, check_choice, check_dtype_name, check_fits,
-                           check_int, check_real, check_steps, check_type)
+                           check_int, check_real, check_step_growth, check_steps, check_type,
+                           memory_limit)
 from ..analysis.decomposition import (RankOne, _first_step_spike, _pre_activations,
                                       _second_step_terms, _signal_part, _term, weighted_direction)
 from ..model.activations import PolynomialActivation, as_activation, host_array, namespace
 from ..model.steps import BATCHES, Problem, TwoStepRun, _draw_problem, _two_steps
 from ..model.targets import Teacher, target_links
-from .backend import Backend, _device_bytes, get_backend
+from .backend import Backend, device_bytes, get_backend
 from ..analysis.lanczos import array_dtype, block_lanczos, top_singular_on  # noqa: F401 (its API)
 
 
@@ -138,8 +140,8 @@ def _cos(xp, x, y) -> float:
 
 
 #: Columns beyond ``n_top`` in the blocks of a grid's spectra (:func:`measure_on`,
-#: :func:`count_on`). The terms' top-1 spectra run single-vector Lanczos: on two CPU cores a
-#: pass over ``M`` with one vector (a matrix-vector product) costs a quarter of a pass with nine.
+#: :func:`count_on`); the terms' top-1 spectra run single-vector Lanczos, whose passes over
+#: ``M`` are matrix-vector products, far cheaper than a block's.
 GRID_OVERSAMPLE = 2
 #: The most Lanczos blocks per spectrum of :func:`count_on` (elsewhere top_singular_on's 100).
 COUNT_ITERATIONS = 200
@@ -233,10 +235,7 @@ def _rescaled_W2(run: TwoStepRun, terms, etas):
     ``H`` are rebuilt only when ``e1`` changes (points of one :math:`\alpha_1` share them), then
     one scaled sum per point: a fifth of the memory passes of rebuilding :math:`W_2` term by
     term. All three live in buffers allocated once and filled in place: on the CPU a fresh
-    ``(N, d)`` array costs its page faults, more than the pass that fills it. (Running a row's
-    points side by side, two passes over :math:`[B; H]` a round for all of them, took 1.3 times
-    as long at :math:`N = 4000`: the points of a row start from the row before, not from their
-    neighbour.)
+    ``(N, d)`` array costs its page faults, more than the pass that fills it.
     """
     if not etas:
         return
@@ -261,12 +260,14 @@ def _rescaled_W2(run: TwoStepRun, terms, etas):
 
 
 def run_two_steps_on(backend, N: int, n: int, d: int, activation, target, steps, batch: str,
-                     seed: int = 0, noise: float = 0.0, dtype="float32",
-                     terms: int = 0) -> TwoStepRun:
+                     seed: int = 0, noise: float = 0.0, dtype="float32", terms: int = 0,
+                     check_only: bool = False) -> TwoStepRun | None:
     r"""Draw a problem on the device (:func:`draw_problem_on`) and take the two steps there.
 
     Raises ``MemoryError`` before any allocation if :func:`twostep.scale.backend.device_bytes`
-    (with ``terms`` exact terms to be measured afterwards) exceeds the device's free memory.
+    (with ``terms`` exact terms to be measured afterwards) exceeds the device's free memory,
+    and ``ValueError`` if the steps would leave ``dtype``'s finite numbers
+    (:func:`twostep._validation.check_step_growth`); ``check_only``: that, and ``None``.
     """
     bk = _backend(backend)
     activation = as_activation(activation)
@@ -276,22 +277,27 @@ def run_two_steps_on(backend, N: int, n: int, d: int, activation, target, steps,
     steps = check_steps(steps)
     N, n, d, target, batch, seed, noise, dt = _checked_draw(N, n, d, target, batch, seed, noise,
                                                             dtype)
-    need = _device_bytes(N, n, d, batch, dt, check_int(terms, "terms", 0))
+    target_links(target)
+    check_step_growth(steps[0][0], steps[1][0], activation.degree, dt)
+    need = device_bytes(N, n, d, batch, dt, check_int(terms, "terms", 0))
+    budget = memory_limit() if bk.device == "cpu" else (bk.memory_free(), "its free memory")
     check_fits(need, f"two steps at N={N}, n={n}, d={d} ({dt.name}, {batch} batch) on "
-               f"{bk.name}/{bk.device}", (bk.memory_free(), "its free memory"), "reduce N, n or d")
+               f"{bk.name}/{bk.device}", budget, "reduce N, n or d")
+    if check_only:
+        return None
     return _two_steps(_draw_problem_on(bk, N, n, d, target, batch, seed, noise, dt), activation,
                       steps, False)
 
 
 def spike_on(backend, N: int, batch: str, activation="poly4", target="he1", c1: float = 0.2,
              alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25, grid=(),
-             seed: int = 0, dtype="float32", **options) -> dict:
+             seed: int = 0, dtype="float32", check_only: bool = False, **options) -> dict | None:
     r"""Draw on the device, take two steps there and :func:`measure_on` (``N = n = d``)."""
     L = as_activation(activation).degree or 0
     options = _measure_options(check_int(N, "N"), grid, **options)
     run = run_two_steps_on(backend, N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)),
-                           batch, seed, dtype=dtype, terms=L)
-    return _measure_on(run, *options)
+                           batch, seed, dtype=dtype, terms=L, check_only=check_only)
+    return None if check_only else _measure_on(run, *options)
 
 
 def count_points(N: int, settings, kappas=(0.2,), extra_kappas=(), extra_max_N: int = 0) -> np.ndarray:
@@ -307,7 +313,8 @@ def count_points(N: int, settings, kappas=(0.2,), extra_kappas=(), extra_max_N: 
 
 def count_on(backend, N: int, batch: str, activation="poly4", target="he1", c: float = 0.2,
              ref=(0.4, 0.25), settings=(), kappas=(0.2,), extra_kappas=(), extra_max_N: int = 0,
-             margin: float = 0.05, n_top: int = 8, seed: int = 0, dtype="float32") -> dict:
+             margin: float = 0.05, n_top: int = 8, seed: int = 0, dtype="float32",
+             check_only: bool = False) -> dict | None:
     r"""The outliers of :math:`W_2` against its own bulk edge at chosen step sizes, one draw
     (:math:`N = n = d`), on the device.
 
@@ -342,8 +349,12 @@ def count_on(backend, N: int, batch: str, activation="poly4", target="he1", c: f
         raise ValueError("settings must be (alpha1, alpha2) pairs in [0, 1/2) and kappas > 0, "
                          f"at least one point; got {pts.tolist()}")
     _, margin, n_top = _measure_options(check_int(N, "N"), (), margin, n_top)
+    top_c = max(check_real(c, "c", low=0.0, low_open=True), float(pts[:, 0].max()))
+    check_step_growth(top_c, top_c, L, check_dtype_name(dtype), names=("c or kappa",) * 2)
     run = run_two_steps_on(bk, N, N, N, act, target, ((c, ref[0]), (c, ref[1])), batch, seed,
-                           dtype=dtype, terms=L)
+                           dtype=dtype, terms=L, check_only=check_only)
+    if check_only:
+        return None
     xp, W0 = namespace(run.W0)
     terms = _second_step_terms(run)
     first = _first_step_spike(run.a, run.X1, run.y1, act)
@@ -388,7 +399,7 @@ def _memorised(xp, X, Vt):
 
 def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float = 0.2,
              alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25, term: int = 2,
-             top: int = 8, seed: int = 0, dtype="float32") -> dict:
+             top: int = 8, seed: int = 0, dtype="float32", check_only: bool = False) -> dict | None:
     r"""The reuse experiment on the device (:math:`N = n = d`): where the learned directions point.
 
     The same quantities as :func:`twostep.experiments.reuse.reuse_experiment` (without its
@@ -418,7 +429,9 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
     if top > N:
         raise ValueError(f"top must be in [1, N] = [1, {N}], got {top}")
     run = run_two_steps_on(bk, N, N, N, activation, target, ((c1, alpha1), (c2, alpha2)),
-                           batch, seed, dtype=dtype, terms=1)
+                           batch, seed, dtype=dtype, terms=1, check_only=check_only)
+    if check_only:
+        return None
     xp = namespace(run.W0)[0]
     B = run.teacher.directions
     s = run.X2 @ run.v

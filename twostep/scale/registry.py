@@ -21,8 +21,11 @@ for two steps: :math:`W_0, W_1, W_2`, the gradient, a copy and a singular-vector
 workspace; :math:`X_1, X_2`), and :math:`B` elements is the gradient's block
 temporary (:func:`twostep.model.network.block_elements`: whole rows of the :math:`N\times n`
 pre-activation, about :data:`~twostep.model.network.BLOCK_ELEMENTS` at most).
+:math:`c_W, c_X` are per experiment; the payoff's readout adds its fresh sets,
+:math:`b\,(n_{\rm train} + n_{\rm test})(d + 2N)` (inputs and the features of a layer).
 :func:`check_memory` compares it, times the number of concurrent tasks, with
-:func:`available_memory`.
+:func:`twostep._validation.memory_limit` (the memory available, ``ulimit -v`` and the memory
+cgroup's limit) or a given budget.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ from typing import Callable
 
 import numpy as np
 
-from .._validation import (available_memory, check_alpha, check_alpha_pairs, check_choice,
-                           check_dtype_name, check_fits, check_int, check_pairs, check_real)
+from .._validation import (check_alpha, check_alpha_pairs, check_choice, check_dtype_name,
+                           check_fits, check_int, check_pairs, check_real, check_step_growth,
+                           hard_memory_limits, memory_limit)
 from ..experiments.first_step import first_step_diagnostics
 from ..experiments.readout import payoff_experiment
 from ..experiments.reuse import reuse_experiment
@@ -146,7 +150,7 @@ _CHECKS = {
                            for i, (c, a) in enumerate(check_pairs(v, k, "a (c, alpha) pair"))],
     "batch": lambda v, k: check_choice(v, k, ("reused", "fresh")),
     "dtype": lambda v, k: check_dtype_name(v),
-    "target": lambda v, k: target_links(v) if isinstance(v, str) else None,
+    "target": lambda v, k: target_links(v),
     "term": lambda v, k: v is None or check_int(v, k, 0),
     **dict.fromkeys(("n_train", "n_test"), lambda v, k: v is None or check_int(v, k, 1)),
 }
@@ -169,11 +173,15 @@ def check_task(name: str, params: dict, given: dict | None = None) -> None:
         for key, value in p.items():
             if key in _CHECKS:
                 _CHECKS[key](value, key)
-        if "activation" in p:
-            act = as_activation(p["activation"])
-            if get_experiment(name).polynomial and not getattr(act, "degree", None):
-                raise ValueError(f"activation must be a polynomial activation (poly2, poly3, "
-                                 f"poly4) for experiment {name!r}, got {p['activation']!r}")
+        act = as_activation(p["activation"]) if "activation" in p else None
+        L = getattr(act, "degree", None)
+        if get_experiment(name).polynomial and not L:
+            raise ValueError(f"activation must be a polynomial activation (poly2, poly3, "
+                             f"poly4) for experiment {name!r}, got {p['activation']!r}")
+        if p.get("term") is not None and L and p["term"] > L - 1:
+            raise ValueError(f"term must be in [0, L-1] = [0, {L - 1}] for the degree-{L} "
+                             f"activation {p['activation']!r}, got {p['term']}")
+        _check_steps(name, p, L)
         if "n_top" in p:
             top = check_int(p["n_top"], "n_top", 1)
             if top >= N - 1:
@@ -187,6 +195,20 @@ def check_task(name: str, params: dict, given: dict | None = None) -> None:
         raise type(err)(f"{err}{where}") from None
 
 
+def _check_steps(name, p, L):
+    # The step constants against the dtype's finite numbers (check_step_growth): the first
+    # step's alone for first_step, both (and the features' degree) for the payoff.
+    dtypes = [p.get("dtype", "float64"), p.get("feature_dtype") or p.get("dtype", "float64")]
+    dtype = min(dtypes, key=lambda t: check_dtype_name(t).itemsize)
+    if "steps" in p:
+        cs = [c for c, _ in p["steps"]]
+        check_step_growth(max(cs), 1.0, L, dtype, names=("steps' c", "c2"))
+    elif "c" in p:
+        check_step_growth(p["c"], p["c"], L, dtype, power=L or 1, names=("c", "c"))
+    elif "c1" in p:
+        check_step_growth(p["c1"], p["c2"], L, dtype)
+
+
 def estimate_bytes(name: str, params: dict) -> int:
     r"""Approximate peak bytes of one task: :math:`b(c_W Nd + c_X nd + 2B)` (module docstring)."""
     from ..model.network import block_elements
@@ -196,18 +218,23 @@ def estimate_bytes(name: str, params: dict) -> int:
     n = check_int(p.get("n") or N, "n")
     d = check_int(p.get("d") or N, "d")
     b = check_dtype_name(p.get("dtype", "float32" if name == "spike" else "float64")).itemsize
-    return int(b * (exp.wide * N * d + exp.tall * n * d + 2 * block_elements(N, n)))
+    sets = sum(check_int(p.get(k) or m * d, k) for k, m in (("n_train", 1), ("n_test", 2))
+               if k in p)     # the payoff's readout sets (default d and 2d)
+    return int(b * (exp.wide * N * d + exp.tall * n * d + 2 * block_elements(N, n)
+                    + sets * (d + 2 * N)))
 
 
 def check_memory(name: str, grid: list[dict], concurrent: int = 1,
-                 max_memory: float | None = None) -> int:
+                 max_memory: float | None = None, here: bool = True) -> int:
     """The estimated peak bytes of experiment ``name``'s largest task of ``grid`` (parameter
     sets) times ``concurrent`` (tasks at once), or a ``MemoryError`` if that exceeds
-    ``max_memory`` bytes (default: :func:`available_memory`)."""
+    ``max_memory`` bytes (default: :func:`twostep._validation.memory_limit`); with ``here``
+    (the tasks run on this machine) no budget exceeds ``ulimit -v`` or the memory cgroup."""
     concurrent = check_int(concurrent, "concurrent", 1)
     need = max(estimate_bytes(name, p) for p in (grid or [{}])) * concurrent
-    budget = ((available_memory(), "available memory") if max_memory is None else
-              (check_real(max_memory, "max_memory", low=0.0, low_open=True), "max_memory"))
+    budget = (memory_limit() if max_memory is None else
+              min([(check_real(max_memory, "max_memory", low=0.0, low_open=True), "max_memory")]
+                  + (hard_memory_limits() if here else [])))
     return check_fits(need, f"experiment {name!r} ({concurrent} task(s) at once)", budget,
                       "reduce N, n or d, use dtype=float32, fewer jobs, or raise --max-memory if "
                       "the estimate is too cautious")

@@ -1,34 +1,34 @@
-r"""Writing and reading the results of a sweep, with its parameters and the package version.
+r"""Results files: a sweep's records with its parameters and the package version, and the one
+writer of ``python -m twostep`` and ``python -m twostep at-scale``.
 
-A results file is JSON: ``{"format": "twostep-results", "schema": 1, "version": <twostep
-version>, "experiment": <name>, "params": {...}, "grid": {...}, "seeds": [...], "backend":
-..., "created": <UTC time>, "elapsed": <seconds>, "environment": {...}, "records": [...]}``.
-Each record is one task of :func:`twostep.sweep` (its parameters, ``seed`` and results).
+A results file is JSON: ``{"format": "twostep-results", "schema": 1, "version", "experiment",
+"params", "grid", "seeds", "backend", "created", "elapsed", "environment", "records"}``, one
+record per task of :func:`twostep.sweep` (its parameters, ``seed`` and results). Values
+round-trip with their types: arrays as ``{"__ndarray__": nested list, "dtype", "shape"}``,
+float32 (and other non-default) numpy scalars as ``{"__scalar__": value, "dtype"}``,
+integer-keyed dicts as ``{"__items__": [[key, value], ...]}``, infinities and NaN as
+``{"__float__": "inf"}`` (never JSON's non-standard ``NaN``/``Infinity`` literals, nor an
+overflowing ``1e999``: refused on both sides); float64 exactly; tuples come back as lists.
 
-Values round-trip with their types: numpy arrays are stored as ``{"__ndarray__": nested
-list, "dtype": str, "shape": [...]}`` and come back with the same dtype and shape; float32
-(and other non-default) numpy scalars as ``{"__scalar__": value, "dtype": str}``; dicts
-with integer keys as ``{"__items__": [[key, value], ...]}``; infinities and NaN as
-``{"__float__": "inf"}``. float64 values round-trip exactly (JSON keeps 17 significant
-digits). Tuples come back as lists.
+One schema: :func:`read_results` checks a file (:func:`check_document`, naming the file and
+the field); :func:`write_results` runs the same checks on the text it is about to write, so it
+refuses, before writing a byte, what the reader would refuse. Files of twostep 0.1.0 without
+a ``schema`` field (e.g. the committed ``results/at_scale/*.json``) read as schema 1.
 
-:func:`read_results` checks the file against the schema (:data:`REQUIRED`) and names the
-file and the field in every error. Files written before the ``schema`` field existed
-(twostep 0.1.0, e.g. the committed ``results/at_scale/*.json``) read as schema 1.
+One writer per file (:class:`ResultsWriter`): an exclusive ``fcntl.flock`` on
+``<file>.lock``, from before the existence check until the writer closes (or its process
+ends: the kernel releases a dead process's lock). The lock file names its holder (pid and
+command); a second writer is refused at once with that name; a lock no one holds is stale and
+taken over.
 
-:class:`ResultsWriter` is the one writer of ``python -m twostep`` and ``tools/at_scale.py``
-(no silent overwrite, resume only of this run's file, no record dropped).
+Crash safety: every write is a temporary file beside the target, flushed, renamed over it,
+the folder flushed, so a file on disk is always one the writer finished, which ``--resume``
+continues. A new file gets the mode ``open(path, "w")`` would give; a rewritten one keeps its.
 
-Crash safety: every write goes through one function (a temporary file beside the target,
-flushed to disk, renamed over it, the folder flushed), so a file on disk is always one the
-writer finished. Any such file, one with no record yet included, is one :func:`read_results`
-accepts and ``--resume`` continues. A new file gets the mode ``open(path, "w")`` would give
-it (``0o666`` less the umask); a rewritten file keeps its mode.
-
-Test hook (private): the environment variable ``TWOSTEP_FAULT_AT="K:before"`` (or
-``"K:after"``) kills the writing process with SIGKILL right before the rename of its K-th
-write (K = 1, 2, ... counted per process), or right after it: a deterministic crash at each
-write, for the tests of ``tests/unit/scale/test_crash_safety.py``. Unset, it costs one look-up a write.
+Test hooks (private): ``TWOSTEP_FAULT_AT="K:before"`` (``"K:after"``) kills the process with
+SIGKILL right before (after) the rename of its K-th write (tests/unit/scale/test_crash_safety.py);
+``TWOSTEP_HOLD_LOCK=PATH`` makes a writer that took its lock wait until PATH exists
+(tests/unit/scale/test_races.py). Unset, each costs one look-up.
 """
 
 from __future__ import annotations
@@ -39,10 +39,18 @@ import math
 import numbers
 import os
 import re
+import secrets
 import signal
 import stat
+import sys
 import tempfile
+import time
 from datetime import datetime, timezone
+
+try:
+    import fcntl
+except ImportError:   # not on Windows: no lock there
+    fcntl = None
 
 import numpy as np
 
@@ -158,9 +166,8 @@ def _decode(value, where, path):
 
 
 def blas_threads() -> dict:
-    """Threads of each BLAS/OpenMP library loaded in this process (threadpoolctl), e.g.
-    ``{"openblas": 2}``; ``{}`` when threadpoolctl is not installed. The number of threads
-    changes the summation order of matrix products, hence the last bits of a result."""
+    """Threads of each BLAS/OpenMP library loaded here (threadpoolctl; ``{}`` without it), e.g.
+    ``{"openblas": 2}``: their number changes the summation order, hence a result's last bits."""
     try:
         from threadpoolctl import threadpool_info
     except ImportError:
@@ -171,10 +178,8 @@ def blas_threads() -> dict:
 
 def environment(device: str | None = None) -> dict:
     """Where a run ran: Python, numpy, scipy and (if loaded) CuPy / PyTorch versions, the machine,
-    this process's BLAS threads (:func:`blas_threads`), and ``device`` (e.g. the GPU's name)
-    when given."""
+    the BLAS threads (:func:`blas_threads`), and ``device`` (e.g. the GPU's name) if given."""
     import platform
-    import sys
 
     import scipy
 
@@ -211,54 +216,25 @@ def _die_at(when: str) -> None:
         os._exit(137)
 
 
-_STATUS = "/proc/self/status"
-
-
-def _umask() -> int:
-    # Linux reports the umask in /proc without changing it; elsewhere it is read by setting
-    # it and setting it back at once. That is process-wide: a file another thread creates in
-    # between gets the temporary 0o077 (private, never more open than asked).
-    try:
-        with open(_STATUS, encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o077)
-    os.umask(mask)
-    return mask
-
-
-def _fsync_folder(folder: str) -> None:
-    # The rename reaches the disk with the folder's entry: without this flush a power cut
-    # could bring back the old file after the new one was reported written (POSIX; where a
-    # folder cannot be opened, as on Windows, this does nothing).
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def _atomic_write(path: str, text: str) -> None:
     # A unique temporary file beside the target, flushed to disk, then renamed over it: a
     # reader (or a run killed at any instant) sees the old file or the new one, never half.
     # The one place a results file is written, hence the one place of the test hook.
     global _writes
     folder = os.path.dirname(path) or "."
-    # mkstemp makes its file 0o600 and the rename keeps that mode; a results file gets what
-    # open(path, "w") would give: an existing file's own mode, or 0o666 less the umask.
+    # A rewritten file keeps its mode; a new one gets what open(path, "w") would give it (the
+    # kernel applies the umask to the 0o666 asked for here, as it does there).
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
-        mode = 0o666 & ~_umask()
+        mode = None
     _writes += 1
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    tmp = os.path.join(folder, f"{os.path.basename(path)}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            os.chmod(tmp, mode)
+            if mode is not None:
+                os.chmod(tmp, mode)
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -268,7 +244,14 @@ def _atomic_write(path: str, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    _fsync_folder(folder)
+    # The rename reaches the disk with the folder's entry: without this flush a power cut
+    # could bring back the old file after the new one was reported written (POSIX only).
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     _die_at("after")
 
 
@@ -279,9 +262,8 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
     Parameters
     ----------
     path : str or path-like
-        Destination, conventionally ``*.json``; its directory is created if needed. The file
-        also records :func:`environment` (versions, machine, BLAS threads, ``device`` if given
-        in ``meta``). The file is replaced atomically.
+        Destination, conventionally ``*.json`` (its folder is created if needed), replaced
+        atomically; the file also records :func:`environment`.
     experiment : str
     records : list of dict
         As returned by :func:`twostep.sweep`.
@@ -289,12 +271,18 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
         Fixed parameters and the swept grid (dict of lists).
     seeds : sequence of int
     **meta
-        Further JSON-serialisable entries (e.g. ``backend``, ``elapsed``).
+        Further JSON-serialisable entries (e.g. ``backend``, ``elapsed``, ``device``).
 
     Returns
     -------
     str
         The path written.
+
+    Raises
+    ------
+    TypeError, ResultsFileError
+        Before anything is written: a value the format cannot hold, or a document that
+        :func:`read_results` would refuse (its checks, on the text about to be written).
     """
     from .._version import __version__
 
@@ -310,8 +298,15 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "environment": env, **meta, "records": records}
     path = os.fspath(path)
+    try:
+        text = json.dumps(_encode(doc, "document"), indent=1, allow_nan=False)
+        parse_document(text, path)     # what read_results would refuse is never written
+    except RecursionError:
+        raise TypeError(f"cannot store the records of {path}: nested too deeply") from None
+    except ResultsFileError as err:
+        raise ResultsFileError(f"not written, as read_results would refuse it: {err}") from None
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    _atomic_write(path, json.dumps(_encode(doc, "document"), indent=1, allow_nan=False))
+    _atomic_write(path, text)
     return path
 
 
@@ -325,6 +320,12 @@ def _type_name(types) -> str:
 def _is(value, types) -> bool:
     types = types if isinstance(types, tuple) else (types,)
     return bool in types if isinstance(value, bool) else isinstance(value, types)
+
+
+def _shown(value):
+    # A value as a message shows it: a non-finite float tag as its float.
+    return float(value["__float__"]) if isinstance(value, dict) and value.get("__float__") in (
+        "inf", "-inf", "nan") else value
 
 
 def check_document(doc, path="<document>") -> None:
@@ -345,11 +346,14 @@ def check_document(doc, path="<document>") -> None:
         if key not in doc and key in REQUIRED:
             fail(f"lacks the required field {key!r} ({_type_name(types)})")
         if key in doc and not _is(doc[key], types):
-            fail(f"field {key!r} must be {_type_name(types)}, got {type(doc[key]).__name__} "
-                 f"{str(doc[key])[:60]!r}")
+            shown = _shown(doc[key])
+            fail(f"field {key!r} must be {_type_name(types)}, got {type(shown).__name__} "
+                 f"{str(shown)[:60]!r}")
     schema = doc.get("schema", 1)   # files of twostep 0.1.0 have no schema field: schema 1
     if schema < 1 or schema > SCHEMA:
         fail(f"field 'schema' is {schema}; this twostep reads schema 1 to {SCHEMA}")
+    if doc.get("elapsed", 0) < 0:
+        fail(f"field 'elapsed' must be a number of seconds >= 0, got {doc['elapsed']!r}")
     found, here = _VERSION.match(doc["version"]), _VERSION.match(__version__)
     if not found:
         fail(f"field 'version' must be a twostep version such as {__version__!r}, got "
@@ -364,13 +368,14 @@ def check_document(doc, path="<document>") -> None:
         # older tools/at_scale.py wrote such a file before its first task; it resumes).
         if not isinstance(values, list) or (not values and doc["records"]):
             fail(f"field grid.{key} must be a non-empty list"
-                 f"{' (the file has records)' if values == [] else ''}, got {values!r}")
+                 f"{' (the file has records)' if values == [] else ''}, got {_shown(values)!r}")
     for i, seed in enumerate(doc["seeds"]):
         if not _is(seed, int) or seed < 0:
-            fail(f"field seeds[{i}] must be an integer >= 0, got {seed!r}")
+            fail(f"field seeds[{i}] must be an integer >= 0, got {_shown(seed)!r}")
     for i, rec in enumerate(doc["records"]):
-        if not isinstance(rec, dict):
-            fail(f"field records[{i}] must be an object (one task), got {type(rec).__name__}")
+        if not isinstance(rec, dict) or "__items__" in rec:
+            fail(f"field records[{i}] must be an object with string keys (one task), got "
+                 f"{type(rec).__name__}")
         if "seed" not in rec:
             fail(f"field records[{i}] lacks 'seed'")
         missing = [k for k in doc["grid"] if k not in rec]
@@ -378,12 +383,41 @@ def check_document(doc, path="<document>") -> None:
             fail(f"field records[{i}] lacks the swept parameter(s) {missing}")
         for key, low in (("seed", 0), ("N", 1), ("n", 1), ("d", 1)):
             if key in rec and not (_is(rec[key], int) and rec[key] >= low):
-                fail(f"field records[{i}].{key} must be an integer >= {low}, got {rec[key]!r}")
+                fail(f"field records[{i}].{key} must be an integer >= {low}, got "
+                     f"{_shown(rec[key])!r}")
+
+
+def _no_literal(text):
+    raise ValueError(f"a bare {text} (twostep writes a non-finite value as "
+                     f'{{"__float__": "nan"}}, "inf" or "-inf")')
+
+
+def _finite_number(text):
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:30]} overflows a float (it reads as {value})")
+    return value
+
+
+def parse_document(text: str, path="<document>") -> dict:
+    """The results document in the JSON ``text``, checked (:func:`check_document`) and
+    decoded: what :func:`read_results` returns for a file holding ``text``, and the check
+    :func:`write_results` runs before it writes."""
+    try:
+        doc = json.loads(text, parse_constant=_no_literal, parse_float=_finite_number)
+        check_document(doc, path)
+        return {k: _decode(v, k, path) for k, v in doc.items()}
+    except RecursionError:
+        raise ResultsFileError(f"{path}: not a twostep results file (nested too deeply)") from None
+    except ResultsFileError:
+        raise
+    except ValueError as err:    # JSONDecodeError, or a literal refused above
+        raise ResultsFileError(f"{path}: not a twostep results file (invalid JSON: {err})") from None
 
 
 def read_results(path) -> dict:
-    """Read a file written by :func:`write_results` (or ``python -m twostep``, or
-    ``tools/at_scale.py``), checked against the schema (:func:`check_document`).
+    """Read a file written by :func:`write_results` (or ``python -m twostep``), checked
+    against the schema (:func:`check_document`).
 
     Returns
     -------
@@ -400,17 +434,90 @@ def read_results(path) -> dict:
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-        check_document(doc, path)
-        return {k: _decode(v, k, path) for k, v in doc.items()}
-    except RecursionError:
-        raise ResultsFileError(f"{path}: not a twostep results file (nested too deeply)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        what = "invalid JSON" if isinstance(err, json.JSONDecodeError) else "not UTF-8 text"
-        raise ResultsFileError(f"{path}: not a twostep results file ({what}: {err})") from None
+            text = fh.read()
+    except UnicodeDecodeError as err:
+        raise ResultsFileError(f"{path}: not a twostep results file (not UTF-8 text: "
+                               f"{err})") from None
+    return parse_document(text, path)
 
 
-# --- the one writer ----------------------------------------------------------------------
+# --- one writer per file ------------------------------------------------------------------
+
+#: The test hook that holds a writer once it has its lock (see the module docstring).
+HOLD_ENV = "TWOSTEP_HOLD_LOCK"
+
+
+class ResultsLockedError(ValueError):
+    """Another process is writing the results file; the message names it (pid and command)."""
+
+
+def _holder(fd: int, lock: str) -> str:
+    # The holder writes its name right after taking the lock, over what a dead process left:
+    # wait (a little) for the name of a live process.
+    for _ in range(200):
+        os.lseek(fd, 0, os.SEEK_SET)
+        pid, _, command = os.read(fd, 4096).decode("utf-8", "replace").strip().partition(" ")
+        if pid.isdigit():
+            with contextlib.suppress(PermissionError):
+                try:
+                    os.kill(int(pid), 0)
+                except (ProcessLookupError, OverflowError):
+                    time.sleep(0.01)
+                    continue
+            return f"pid {pid}: {command}"
+        time.sleep(0.01)
+    return f"one that has not named itself in {lock}"
+
+
+def lock_results(path, command: str | None = None) -> int | None:
+    """Take the one-writer lock of the results file ``path`` (``<path>.lock``, module
+    docstring) for this process, writing ``"<pid> <command>"`` in it; returns its descriptor,
+    to hold until :func:`unlock_results`. A lock that no live process holds is taken over.
+
+    Raises
+    ------
+    ResultsLockedError
+        At once, naming the holder, when another process holds the lock.
+    """
+    if fcntl is None:
+        return None
+    lock = os.fspath(path) + ".lock"
+    while True:
+        # Held read-only (flock needs no write access): an open writable file would stop the
+        # file system from being remounted read-only under the run.
+        fd = os.open(lock, os.O_RDONLY | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd, lock)
+            os.close(fd)
+            raise ResultsLockedError(f"{path} is being written by another process ({holder}); "
+                                     f"wait until it ends, or give another output") from None
+        try:   # the holder before us may have removed the file we opened: lock the new one
+            if os.stat(lock).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    try:
+        with open(lock, "w", encoding="utf-8") as fh:      # the name of the holder
+            fh.write(f"{os.getpid()} {command or ' '.join(sys.argv)}\n")
+    except OSError:
+        unlock_results(path, fd)
+        raise
+    hold = os.environ.get(HOLD_ENV)
+    while hold and not os.path.exists(hold):
+        time.sleep(0.01)
+    return fd
+
+
+def unlock_results(path, fd: int | None) -> None:
+    """Release the lock :func:`lock_results` took (its file is removed first, while held)."""
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(os.fspath(path) + ".lock")
+        os.close(fd)
+
 
 def _canonical(value):
     # Parameters as JSON sees them: tuples and lists alike, numpy scalars as numbers.
@@ -441,31 +548,42 @@ def _short(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+class ResultsWriteError(OSError):
+    """A results file could not be written mid-run (disk full, read-only, no permission);
+    the message names the file and what it holds."""
+
+
 class ResultsWriter:
-    """One results file, rewritten atomically after every task.
+    """One results file, held by this writer alone and rewritten atomically after every task.
 
     Parameters
     ----------
     path : str or path-like
-        The results file. Its folder must exist and be writable (checked here, before work).
+        The results file; its folder must exist and be writable (checked here, before work).
     experiment : str
     params : dict
         The fixed parameters; a resumed file must have the same.
     key : sequence of str
         The record fields that identify a task (e.g. ``("N", "batch", "seed")``).
     resume : bool
-        Continue the file at ``path`` if it exists: its records are kept (all of them) and
-        :meth:`done` tells which tasks need no recomputation. A file of another experiment,
-        schema, package version, parameters or ``identity`` is refused, naming the fields.
+        Continue the file at ``path`` if it exists: its records are kept (the first of each
+        task: :attr:`note` says how many duplicates were left out) and :meth:`done` tells
+        which tasks need no recomputation. A file of another experiment, schema, package
+        version, parameters, ``identity`` or ``grid_keys`` is refused, naming the fields.
     force : bool
         Overwrite an existing file instead of refusing (ignored with ``resume``).
     identity : dict, optional
         Further top-level fields that must match a resumed file (e.g. ``backend``).
     grid_keys : sequence of str, optional
         The swept parameters; a resumed file must sweep the same ones.
+    command : str, optional
+        This run's command: in the lock file, and last in :attr:`commands` (the file's earlier
+        commands first).
 
     Raises
     ------
+    ResultsLockedError
+        At once, when another process writes ``path`` (:func:`lock_results`).
     FileExistsError
         When ``path`` exists and neither ``resume`` nor ``force`` is given.
     ValueError
@@ -473,23 +591,29 @@ class ResultsWriter:
 
     Notes
     -----
-    A writer that takes the file over removes the temporary files of ``path`` that a run
-    killed mid-write left beside it.
+    The lock is held from before the existence check until :meth:`close` (or the process's
+    end). Taking a file over removes the temporary files a killed write left beside it.
+    :attr:`saved` counts the records on disk, :attr:`elapsed` the seconds of earlier runs.
     """
 
     def __init__(self, path, experiment: str, params: dict, *, key, resume: bool = False,
-                 force: bool = False, identity: dict | None = None, grid_keys=None):
+                 force: bool = False, identity: dict | None = None, grid_keys=None,
+                 command: str | None = None):
         from .._version import __version__
 
-        self.path = os.fspath(path)
+        self.path = check_output_path(path)
         self.experiment, self.params = experiment, dict(params)
         self.key = tuple(key)
         self.identity = dict(identity or {})
         self.records: list[dict] = []
         self.previous: dict = {}
-        check_output_path(self.path)
-        if os.path.exists(self.path):
-            if resume:
+        self.saved, self.note = 0, None
+        self._lock = lock_results(self.path, command)
+        try:
+            if os.path.exists(self.path) and not (force and not resume):
+                if not resume:
+                    raise FileExistsError(f"{self.path} exists; --resume continues it, --force "
+                                          f"overwrites it")
                 doc = read_results(self.path)
                 wanted = {"experiment": experiment, "schema": SCHEMA, "version": __version__,
                           **self.identity}
@@ -508,12 +632,29 @@ class ResultsWriter:
                 if bad:
                     raise ValueError(f"cannot resume {self.path}: records[{bad[0]}] lacks one "
                                      f"of the task fields {list(self.key)}")
-                self.records = doc["records"]
-                self.previous = doc
-            elif not force:
-                raise FileExistsError(f"{self.path} exists; --resume continues it, --force "
-                                      f"overwrites it")
-        _remove_temporaries(self.path)
+                seen = set()
+                for r in doc["records"]:      # the first record of each task
+                    if self.task(r) not in seen:
+                        seen.add(self.task(r))
+                        self.records.append(r)
+                dropped = len(doc["records"]) - len(self.records)
+                if dropped:
+                    self.note = (f"{self.path} held {dropped} duplicate record(s) of tasks it "
+                                 f"holds; the first record of each task is kept")
+                self.saved, self.previous = len(self.records), doc
+            _remove_temporaries(self.path)
+        except BaseException:
+            self.close()
+            raise
+        old = self.previous
+        self.elapsed = float(old.get("elapsed", 0.0))
+        self.commands = [*old.get("commands", [old["command"]] if old.get("command") else []),
+                         command]
+
+    def close(self) -> None:
+        """Release the file's lock (idempotent)."""
+        unlock_results(self.path, self._lock)
+        self._lock = None
 
     def task(self, record: dict) -> tuple:
         """The task a record belongs to: its ``key`` fields, as a hashable tuple."""
@@ -529,34 +670,41 @@ class ResultsWriter:
         self.records = [r for r in self.records if self.task(r) != t] + [record]
 
     def save(self, *, grid: dict, seeds, order=None, **meta) -> str:
-        """Write every record (sorted by ``order``, a key function, if given) atomically."""
+        """Write every record (sorted by ``order``, a key function, if given) atomically.
+
+        Raises :class:`ResultsWriteError` naming the file and the records it still holds when
+        the system refuses the write (a full disk, a read-only or forbidden folder)."""
         if order is not None:
             self.records.sort(key=order)
-        return write_results(self.path, self.experiment, self.records, params=self.params,
-                             grid=grid, seeds=seeds, **meta)
+        try:
+            write_results(self.path, self.experiment, self.records, params=self.params,
+                          grid=grid, seeds=seeds, **meta)
+        except OSError as err:
+            held = (f"it holds the {self.saved} record(s) saved before" if self.saved
+                    else "no record of this run is saved in it")
+            raise ResultsWriteError(f"cannot write {self.path} ({err.strerror or err}); "
+                                    f"{held}") from None
+        self.saved = len(self.records)
+        return self.path
 
 
 def _remove_temporaries(path: str) -> None:
     # A run killed between writing a temporary file and renaming it leaves the temporary
-    # (named like mkstemp's in _atomic_write: the file's name, 8 characters, .tmp). The run
-    # that takes the file over (new, --resume or --force) removes them; they hold nothing the
-    # file lacks but the record of the task that was being saved.
+    # (_atomic_write's: the file's name, 8 characters, .tmp); it holds nothing the file lacks
+    # but the record of the task that was being saved.
     folder = os.path.dirname(os.path.abspath(path))
     pattern = re.compile(re.escape(os.path.basename(path)) + r"\.[a-z0-9_]{8}\.tmp")
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        if pattern.fullmatch(name):
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(folder, name))
+    with contextlib.suppress(OSError):
+        for name in os.listdir(folder):
+            if pattern.fullmatch(name):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(folder, name))
 
 
 def check_output_path(path) -> str:
     """``path`` (str or path-like) as a string; a ``ValueError`` unless it can be written as a
-    results file: not a folder, in an existing folder that can hold a new file (one is created
-    there and removed), and writable if it exists. Checked before any work."""
+    results file: not a folder, in an existing folder that can hold a new file (one byte is
+    written there and removed), and writable if it exists. Checked before any work."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or path-like, got {type(path).__name__}")
     path = os.fspath(path)
@@ -570,17 +718,22 @@ def check_output_path(path) -> str:
         raise ValueError(f"output folder {folder} does not exist; create it first")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise ValueError(f"output {path} exists and is not writable")
-    # Only a file created there, as every write creates its temporary file, proves the folder
-    # holds one (os.access answers from the mode bits and says yes to root everywhere, also in
-    # /proc or on a read-only mount). The probe is named like a temporary file, so one left by
-    # a run killed right here is removed as one (_remove_temporaries).
+    # Only a byte written there proves the folder holds a file (os.access says yes to root
+    # everywhere, also in /proc or on a read-only mount; a full disk still creates an empty
+    # file). The probe is named like a temporary file: one a kill leaves is removed as one.
+    probe = None
     try:
         fd, probe = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
                                      dir=folder)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
     except OSError as err:
         raise ValueError(f"output folder {folder} cannot hold a new file "
                          f"({err.strerror or err}); give a path in a writable folder") from None
-    os.close(fd)
-    with contextlib.suppress(FileNotFoundError):   # removed meanwhile as a stale temporary
-        os.unlink(probe)
+    finally:
+        if probe:
+            with contextlib.suppress(FileNotFoundError):   # removed meanwhile as a temporary
+                os.unlink(probe)
     return path

@@ -1,7 +1,8 @@
 """The committed results files of ``results/at_scale/`` against today's code.
 
 Each file holds rows at N = 1000. The staleness test recomputes one seed of them (both batches) on
-the CPU through ``tools/at_scale.py``'s own ``measure`` (the function the tool calls for every row,
+the CPU through ``python -m twostep at-scale``'s own ``measure`` (twostep.scale.at_scale.measure,
+the function the program calls for every row,
 ``twostep.scale.device.spike_on`` / ``reuse_on`` with the file's parameters and seed), and compares
 with the file. A change of the code that no longer produces the committed numbers fails here.
 
@@ -30,13 +31,18 @@ all (``UNSETTLED``, ``_invariant``).
 
 from __future__ import annotations
 
-import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
+from twostep.scale import at_scale
 from twostep.scale.results import read_results
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -53,29 +59,26 @@ META = {"N", "batch", "seed", "wall_s", "peak_rss_gb"}
 COUNTS = {"grid_count", "count_own", "count_raw"}
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location("at_scale_tool", ROOT / "tools" / "at_scale.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+#: The commands that wrote the files: the program before it moved into the package, and after.
+COMMANDS = ("python tools/at_scale.py", "python -m twostep at-scale")
 
 
 @pytest.fixture(scope="module")
 def tool():
-    return _tool()
+    return at_scale
 
 
 @pytest.fixture(scope="module", params=NAMES)
 def doc(request):
     path = FOLDER / f"{request.param}.json"
-    assert path.is_file(), f"{path} is missing: run tools/at_scale.py (see its docstring)"
+    assert path.is_file(), f"{path} is missing: run python -m twostep at-scale (its docstring)"
     return read_results(path)
 
 
 def test_every_file_has_its_provenance(doc):
     missing = [key for key in PROVENANCE if key not in doc]
     assert not missing, f"{doc['experiment']}.json lacks {missing}"
-    assert doc["command"].startswith("python tools/at_scale.py")
+    assert doc["command"].startswith(COMMANDS)
     assert doc["dtype"] == doc["params"]["dtype"] == "float32"
     env = doc["environment"]
     assert env.get("numpy") and env.get("scipy") and env.get("python") and env.get("device")
@@ -152,3 +155,104 @@ def test_the_comparison_catches_a_stale_value():
     _compare("spike", "grid_count", [0, 1, 2], [0, 1, 3], RTOL["spike"])
     with pytest.raises(AssertionError, match="differs from the file at 2 points"):
         _compare("spike", "grid_count", [0, 1, 2], [1, 1, 3], RTOL["spike"])
+
+
+def test_the_thin_tool_is_the_package_program():
+    spec = __import__("importlib.util").util.spec_from_file_location(
+        "at_scale_tool", ROOT / "tools" / "at_scale.py")
+    module = __import__("importlib.util").util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.EXPERIMENTS is at_scale.EXPERIMENTS and module.measure is at_scale.measure
+
+
+def test_a_reader_with_the_package_alone_extends_a_committed_file(tmp_path):
+    # The package as a wheel installs it (no repository around it), run from an empty folder:
+    # it resumes a copy of the committed spike.json and adds a width, keeping every record.
+    site, work = tmp_path / "site", tmp_path / "work"
+    shutil.copytree(ROOT / "twostep", site / "twostep",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    work.mkdir()
+    shutil.copy(FOLDER / "spike.json", work / "spike.json")
+    env = {**os.environ, "PYTHONPATH": str(site), "OPENBLAS_NUM_THREADS": "1"}
+    argv = [sys.executable, "-m", "twostep", "at-scale", "--backend", "numpy", "--only", "spike",
+            "--widths", "40", "--seeds", "spike=40:1", "--out", ".", "--resume"]
+    res = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    old, new = read_results(FOLDER / "spike.json"), read_results(work / "spike.json")
+    assert len(new["records"]) == len(old["records"]) + 2 and new["complete"]
+    assert new["commands"][:-1] == old["commands"]
+    assert new["commands"][-1].startswith("python -m twostep at-scale")
+    kept = {(r["N"], r["batch"], r["seed"]): r for r in new["records"]}
+    for r in old["records"]:
+        np.testing.assert_array_equal(kept[(r["N"], r["batch"], r["seed"])]["grid_count"],
+                                      r["grid_count"])
+    assert new["commit"] is None and new["registry_sha256"] is None   # no checkout here
+    assert not (work / "artifacts").exists() and not list(work.glob("*.lock"))
+
+
+def _checkout(tmp_path, monkeypatch, commit_registry=True, dirty=False):
+    # A git checkout holding the committed registry (as results/registry.json), for the
+    # registered run's checks.
+    repo = tmp_path / "repo"
+    (repo / "results").mkdir(parents=True)
+    shutil.copy(ROOT / "results" / "registry.json", repo / "results" / "registry.json")
+    (repo / "README").write_text("x")
+    git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True,
+                                    capture_output=True)
+    git("init", "-q")
+    git("add", "README", *(["results/registry.json"] if commit_registry else []))
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    if dirty:
+        (repo / "README").write_text("changed")
+    monkeypatch.setattr(at_scale, "ROOT", repo)
+    monkeypatch.setattr(at_scale, "REGISTRY", repo / "results" / "registry.json")
+    return repo
+
+
+@pytest.mark.parametrize("commit_registry, dirty, message", [
+    (True, True, "runs only from a git checkout whose tracked files are committed"),
+    (False, False, "needs results/registry.json committed first"),
+])
+def test_the_registered_run_refuses_a_dirty_checkout_or_an_uncommitted_registry(
+        tmp_path, monkeypatch, capsys, commit_registry, dirty, message):
+    _checkout(tmp_path, monkeypatch, commit_registry, dirty)
+    monkeypatch.setattr(at_scale, "measure", lambda *a, **k: pytest.fail("a task ran"))
+    with pytest.raises(SystemExit) as exit:
+        at_scale.main(["--backend", "numpy", "--only", "count_confirm", "--out",
+                       str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit.value.code == 2 and len(err) == 1 and message in err[0], err
+
+
+def test_the_registered_run_takes_widths_and_seeds_from_the_registry(tmp_path, monkeypatch,
+                                                                     capsys):
+    _checkout(tmp_path, monkeypatch)
+    plan = at_scale.registered_plan()
+    registry = json.loads((ROOT / "results" / "registry.json").read_text())
+    assert plan == {int(N): seeds for N, seeds in registry["draws"].items()}
+    monkeypatch.setattr(at_scale, "measure", lambda *a, **k: pytest.fail("a task ran"))
+    with pytest.raises(SystemExit):   # below the registry's smallest width: nothing to run
+        at_scale.main(["--backend", "numpy", "--only", "count_confirm", "--max-N", "999",
+                       "--out", str(tmp_path / "out")])
+    assert "no width to run" in capsys.readouterr().err
+    assert at_scale.seeds_for("count_confirm", min(plan)) == plan[min(plan)]
+    with pytest.raises(ValueError, match="plans no draw of count_confirm at N = 40"):
+        at_scale.seeds_for("count_confirm", 40)
+
+
+def test_register_writes_the_committed_registry_once(tmp_path, monkeypatch, capsys):
+    # From the committed exploratory count.json, --register writes the registry that is
+    # committed (its creation time aside); a second --register is refused in one line.
+    repo = tmp_path / "repo"
+    (repo / "results" / "at_scale").mkdir(parents=True)
+    shutil.copy(FOLDER / "count.json", repo / "results" / "at_scale" / "count.json")
+    monkeypatch.setattr(at_scale, "ROOT", repo)
+    monkeypatch.setattr(at_scale, "REGISTRY", repo / "results" / "registry.json")
+    assert at_scale.main(["--register"]) == 0
+    assert capsys.readouterr().out.startswith("wrote results/registry.json (")
+    made = json.loads((repo / "results" / "registry.json").read_text())
+    committed = json.loads((ROOT / "results" / "registry.json").read_text())
+    assert {**made, "created": None} == {**committed, "created": None}
+    with pytest.raises(SystemExit) as exit:
+        at_scale.main(["--register"])
+    assert exit.value.code == 2 and "a registry is written once" in capsys.readouterr().err

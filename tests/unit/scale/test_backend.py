@@ -79,8 +79,9 @@ def test_device_bytes_and_memory_error(monkeypatch):
     assert B.device_bytes(100, 50, 40, "reused", np.float32, terms=4) == 4 * (
         3 * 4000 + 2000 + blocks + 6 * 4000 + 2 * 5000)
     bk = B.get_backend("numpy")
-    monkeypatch.setattr(B.Backend, "memory_free", lambda self: 10 ** 6)
+    import twostep.scale.device as D
+    monkeypatch.setattr(D, "memory_limit", lambda: (10 ** 6, "the memory available now"))
     with pytest.raises(MemoryError, match=r"N=300, n=300, d=300 \(float64, reused batch\) on "
-                                          r"numpy/cpu needs about .*, but its free memory is "
-                                          r"976\.6 KiB"):
+                                          r"numpy/cpu needs about .*, but the memory available "
+                                          r"now is 976\.6 KiB"):
         run_two_steps_on(bk, 300, 300, 300, ACT, LINK, STEPS, "reused", seed=0, dtype="float64")

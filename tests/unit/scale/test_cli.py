@@ -425,3 +425,10 @@ def test_serial_and_parallel_runs_agree(tmp_path):
         np.testing.assert_allclose(a["overlap"], b["overlap"], rtol=1e-12, atol=1e-15)
     workers = par["environment"]["worker_blas_threads"]
     assert all(n == max(os.cpu_count() // 2, 1) for n in workers.values())
+
+
+def test_the_subcommands_dispatch(capsys):
+    for sub, prog in (("at-scale", "python -m twostep at-scale"), ("verify", "twostep verify")):
+        with pytest.raises(SystemExit) as exit:
+            main([sub, "--help"])
+        assert exit.value.code == 0 and capsys.readouterr().out.startswith(f"usage: {prog}")

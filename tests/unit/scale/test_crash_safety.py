@@ -2,7 +2,7 @@
 
 ``TWOSTEP_FAULT_AT="K:before"`` (or ``"K:after"``), the test hook of
 :mod:`twostep.scale.results`, kills the writing process with SIGKILL right before the rename
-of its K-th write, or right after it. For every K of a small run of ``tools/at_scale.py``
+of its K-th write, or right after it. For every K of a small run of ``python -m twostep at-scale``
 (two files, two widths) and of ``python -m twostep`` (serial and ``-j 2``), and both points,
 the killed run must have left only files that :func:`read_results` accepts, holding every
 task saved before the death and no other; ``--resume`` must then finish, compute only the
@@ -63,22 +63,22 @@ def _wrote(out, err):
     return int(line[-1].split()[1])
 
 
-# tools/at_scale.py: spike then reuse at N = 40, then both at N = 60; one seed, two batches:
-# 8 tasks, a write after each, then one final write per file (10). A file is first written
-# with its first record.
-AT_SCALE = Run([PY, str(ROOT / "tools" / "at_scale.py"), "--backend", "numpy", "--widths", "40",
+# python -m twostep at-scale: spike then reuse at N = 40, then both at N = 60; one seed, two
+# batches: 8 tasks, a write after each, then one final write per file (10). A file is first
+# written with its first record.
+AT_SCALE = Run([PY, "-m", "twostep", "at-scale", "--backend", "numpy", "--widths", "40",
                 "60", "--seeds", "spike=40:1", "--seeds", "reuse=40:1", "--only", "spike",
                 "--only", "reuse"], "--out", None, tasks=8, writes=10,
                saved=lambda w: min(w, 8), new=_printed_tasks)
-# python -m twostep: the planned file before the first task (no record yet), a write after
-# each of the 2 tasks (the two batches), the final write (4). With -j 2 both tasks run at once.
+# python -m twostep: a write after each of the 2 tasks (the two batches), the final write (3);
+# as at scale, no file before the first record. With -j 2 both tasks run at once.
 CLI = [PY, "-m", "twostep", "two_steps", "-N", "20", "-g", "batch=reused,fresh", "-p", "top=2",
        "--no-progress"]
 
 
 def _cli(jobs):
-    return Run(CLI + ["-j", str(jobs)], "-o", "two.json", tasks=2, writes=4,
-               saved=lambda w: max(0, min(w - 1, 2)), new=_wrote)
+    return Run(CLI + ["-j", str(jobs)], "-o", "two.json", tasks=2, writes=3,
+               saved=lambda w: min(w, 2), new=_wrote)
 
 
 RUNS = {"at_scale": AT_SCALE, "cli": _cli(1), "cli -j 2": _cli(2)}
