@@ -6,9 +6,8 @@ registers it). For each ``{glue:figure}`` of a page, at ``doctree-read``, this r
 glued output from the book's execution cache (jupyter-cache's public API: the page's
 executed notebook), keeps the CSV in the build environment, and puts a link to it right
 under the figure's caption; at ``build-finished`` it writes every figure's CSV to
-``_build/html/_downloads/data/<figure label>.csv``. ``upstream_internals.offer_figure_data``
-adds the same files to the page's download menu. A glued figure whose output has no CSV is
-a warning, so the strict build fails on it.
+``_build/html/_downloads/data/<figure label>.csv``. A glued figure whose output has no CSV
+is a warning, so the strict build fails on it.
 """
 
 from __future__ import annotations
