@@ -61,7 +61,8 @@ from .._validation import check_array, check_int, check_real
 from .spikes import (core_singular_values, outlier_strength, power_law_constant, spike_sum_factors,
                      width_to_reach)
 from .sweep import linear_fit, loglog_slope
-from .theory import _n_spikes, n_spikes, spike_exponent
+from ._core import spike_count
+from .theory import n_spikes, spike_exponent
 
 #: Default alignment threshold: a cosine above 1/sqrt(2) means the predicted vector
 #: carries more than half of the singular vector's squared norm.
@@ -79,8 +80,8 @@ def theory_count(alpha1, alpha2, L: int | None = None) -> np.ndarray:
     r""":math:`\Lambda(\alpha_1,\alpha_2)` elementwise over broadcast arrays (integer array)."""
     a1, a2 = np.broadcast_arrays(_alphas(alpha1, "alpha1"), _alphas(alpha2, "alpha2"))
     L = None if L is None else check_int(L, "L", 1)
-    # n_spikes' formula on whole arrays (a call per point took 2 s for a 400 x 400 shading).
-    return np.asarray(_n_spikes(a1, a2, L), dtype=int)
+    # n_spikes' formula on whole arrays: a Python call per point would dominate a fine shading.
+    return np.asarray(spike_count(a1, a2, L), dtype=int)
 
 
 def is_spike(left, right, ratio_slope, threshold: float = ALIGNED) -> np.ndarray:
