@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -35,8 +34,6 @@ import nbchapters  # noqa: E402
 import strictbuild  # noqa: E402
 
 _SUMMARY: list[str] = []
-#: The environment variable naming the file that tells tools/dev.py the chapters are done.
-CHAPTERS_DONE = "TWOSTEP_CHAPTERS_DONE"
 
 
 def pytest_configure(config):
@@ -78,24 +75,6 @@ def pytest_collection_modifyitems(session, config, items):
         for item in items:
             if _rank(item, plugin) > 1:
                 item.add_marker(skip)
-
-
-def _chapters_done() -> None:
-    # tools/dev.py test runs the unit tests beside this session once the chapters are done
-    # (they then share the two cores with the build and the browser, not with a chapter):
-    # it waits for the file named here.
-    marker = os.environ.get(CHAPTERS_DONE)
-    if marker:
-        Path(marker).touch()
-
-
-def pytest_runtest_setup(item):
-    if _rank(item, _chapter_plugin(item.config)) > 1:
-        _chapters_done()
-
-
-def pytest_sessionfinish(session, exitstatus):
-    _chapters_done()
 
 
 @pytest.fixture(scope="session")

@@ -18,8 +18,8 @@ def setup(app):
     app.setup_extension("code_downloads")
     # Every glued figure's data as CSV, linked under it.
     app.setup_extension("figure_downloads")
-    # What needs internals of myst-nb and sphinx-book-theme: glued numpy scalars, the
-    # download menu, Colab's button, the claims index, a page's execution data.
+    # What needs internals of myst-nb and sphinx-book-theme: the executed notebook in the
+    # download menu, a page's execution data.
     app.setup_extension("upstream_internals")
     # prf:claim, for the paper's results.
     app.setup_extension("prf_claim")
@@ -27,8 +27,7 @@ def setup(app):
     app.setup_extension("alt_text")
     # Values in table cells kept whole; figures never shown with text below 8 pt.
     app.setup_extension("legibility")
-    # The {chapter} role, launch buttons only with a repository, no thebe, citations
-    # without back-links.
+    # Launch buttons only with a repository, no thebe, citations without back-links.
     app.setup_extension("links")
     # Under each executed page's title, how long re-executing it took (myst-nb's data).
     app.setup_extension("runtime")

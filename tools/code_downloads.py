@@ -3,8 +3,8 @@
 At ``builder-inited`` the build makes the wheel of ``twostep`` and the requirements.txt a
 reader needs (the repository's pins of :data:`READER_PACKAGES`) into
 ``_build/html/_downloads/code/``, with a copy of each results file of the at-scale appendix;
-the ``{site-download}`` role links to them from a page. ``upstream_internals`` adds them to
-every page's download menu.
+the ``{site-download}`` role links to them from a page (the landing page's instructions,
+:data:`HOW_TO_RUN`).
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 
     python3 tools/dev.py book          execute every chapter, build _build/html strictly, then
                                        the PDF from the same cache (tools/pdfbook.py)
-    python3 tools/dev.py test [ARGS]   every chapter (nbmake), then the strict build and browser
-                                       tests beside the unit tests (two pytest sessions);
-                                       with ARGS one session: pytest --nbmake [ARGS]
+    python3 tools/dev.py test [ARGS]   the unit tests (printed first) beside every chapter
+                                       (nbmake), the strict build, the PDF and the browser tests
+                                       (two pytest sessions); with ARGS one session:
+                                       pytest --nbmake [ARGS]
     python3 tools/dev.py bench [ARGS]  speed and memory benchmark (benchmarks/bench_two_steps.py;
                                        installs the optional PyTorch CPU build for comparison)
     python3 tools/dev.py fingerprint   print the execution cache's fingerprint (its last line):
@@ -276,31 +277,30 @@ def fingerprint(python) -> str:
 def run_tests(python: Path, extra: list[str]) -> int:
     """``pytest --nbmake [ARGS]`` as one session; without ARGS, two sessions side by side.
 
-    The chapters (nbmake items, tools/nbchapters.py) keep both cores to themselves. The
-    unit tests (``-m "not book"``) start once they are done (tests/conftest.py touches
-    the file named by ``TWOSTEP_CHAPTERS_DONE``), at nice 10, beside the strict build, the
-    browser and the install tests, which leave a core mostly idle. Their output is
-    printed after the book's; the exit code is the first non-zero of the two."""
+    Both start at once. The book session (every chapter as an nbmake item, tools/nbchapters.py,
+    then the strict build, the browser and the install tests) runs at normal priority, so
+    the chapters keep both cores; the unit tests (``-m "not book"``) run at nice 10 and take
+    the time it leaves idle. The unit tests print as they run, so their summary comes first;
+    the book session's output is kept in ``artifacts/book-tests.log`` and printed when it
+    ends. The exit code is the first non-zero of the two."""
     pytest = [str(python), "-m", "pytest"]
     if extra:
         return subprocess.call([*pytest, "--nbmake", *extra], cwd=ROOT)
     artifacts = ROOT / "artifacts"
     artifacts.mkdir(exist_ok=True)
-    marker, log = artifacts / "chapters-done", artifacts / "unit-tests.log"
-    marker.unlink(missing_ok=True)
-    env = dict(os.environ, TWOSTEP_CHAPTERS_DONE=str(marker))
-    book = subprocess.Popen([*pytest, "--nbmake", "-m", "book"], cwd=ROOT, env=env)
-    while book.poll() is None and not marker.exists():
-        time.sleep(0.5)
-    print(flush=True)   # the book session is mid-line (its next test file's dots)
-    say("chapters done: the unit tests start beside the build and the browser tests "
-        f"(output in {log.relative_to(ROOT)}, shown at the end)")
+    log = artifacts / "book-tests.log"
+    say(f"the chapters, the build and the browser tests run beside the unit tests (output in "
+        f"{log.relative_to(ROOT)}, shown when they end)")
     with open(log, "w", encoding="utf8") as out:
-        # At a lower priority (nice 10): the book session's build and browser keep a core
-        # whenever they need it, and the unit tests take the time they leave idle.
-        unit = subprocess.Popen([*pytest, "-m", "not book"], cwd=ROOT, stdout=out,
-                                stderr=subprocess.STDOUT, preexec_fn=lambda: os.nice(10))
-        book_code, unit_code = book.wait(), unit.wait()
+        book = subprocess.Popen([*pytest, "--nbmake", "-m", "book"], cwd=ROOT, stdout=out,
+                                stderr=subprocess.STDOUT)
+        # At a lower priority (nice 10): the chapters keep both cores whenever they need them.
+        unit = subprocess.Popen([*pytest, "-m", "not book"], cwd=ROOT,
+                                preexec_fn=lambda: os.nice(10))
+        unit_code = unit.wait()
+        say(f"unit tests: exit code {unit_code}" + ("; the book session goes on"
+                                                    if book.poll() is None else ""))
+        book_code = book.wait()
     print(log.read_text(encoding="utf8"), end="", flush=True)
     say(f"book session: exit code {book_code}; unit tests: exit code {unit_code}")
     return book_code or unit_code

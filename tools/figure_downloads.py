@@ -9,8 +9,7 @@ For each ``{glue:figure}`` of a page, at ``doctree-read``, this reads the glued 
 the book's execution cache (jupyter-cache's public API: the page's executed notebook), keeps
 the CSV in the build environment, and puts a link to it right under the figure's caption; at
 ``build-finished`` it writes every figure's CSV to
-``_build/html/_downloads/data/<figure label>.csv``. ``upstream_internals.offer_figure_data``
-adds the same files to the page's download menu. Each of these is a warning, so the strict
+``_build/html/_downloads/data/<figure label>.csv``. Each of these is a warning, so the strict
 build fails on it:
 
 * a glued figure whose output has no CSV (no ``attach_data``);

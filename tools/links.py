@@ -1,7 +1,5 @@
 """Where the pages link to, and what they load (a Sphinx extension).
 
-* ``{chapter}`Title <book/name>```: a link to a chapter of _toc.yml, a warning (so a failed
-  strict build) for a name that is none;
 * launch buttons only when ``_config.yml`` names the repository (Jupyter Book's defaults
   point them at its own);
 * no sphinx-thebe script or style while thebe is off (its script only carries the address
@@ -10,12 +8,6 @@
 """
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
-
-from docutils import nodes
-from sphinx.addnodes import pending_xref
 
 
 def _launch_buttons_need_a_repository(app, config):
@@ -51,36 +43,12 @@ def _drop_unused_thebe(app, pagename, templatename, context, doctree):
             context[key] = [asset for asset in context[key] if not is_thebe(asset)]
 
 
-def _chapter_role(name, rawtext, text, lineno, inliner, options=None, content=None):
-    """``{chapter}`Title <book/name>```: a link to a chapter of _toc.yml (like ``{doc}``).
-
-    A name that is not a chapter of the table of contents is a warning, so a typo
-    fails the strict build.
-    """
-    env = inliner.document.settings.env
-    match = re.fullmatch(r"\s*(.*?)\s*<\s*([^<>]+?)\s*>\s*", text, re.DOTALL)
-    title, target = (match.group(1), match.group(2)) if match else (None, text.strip())
-    docname = target.lstrip("/")
-    root = Path(env.srcdir)
-    # Re-read this page when chapters enter or leave the table of contents.
-    env.note_dependency(str(root / "_toc.yml"))
-    if docname in env.found_docs:
-        node = pending_xref(rawtext, refdomain="std", reftype="doc", reftarget="/" + docname,
-                            refexplicit=bool(title), refdoc=env.docname, refwarn=True)
-        node += nodes.inline(rawtext, title or "", classes=["xref", "std", "std-doc"])
-        return [node], []
-    message = inliner.reporter.warning(
-        f"chapter {docname!r} is not a chapter of _toc.yml", line=lineno)
-    return [inliner.problematic(rawtext, rawtext, message)], [message]
-
-
 def _no_citation_backlinks(app) -> None:
     # The bibliography lists references; the citing sentences link to them.
     app.env.settings["footnote_backlinks"] = False
 
 
 def setup(app):
-    app.add_role("chapter", _chapter_role)
     app.connect("config-inited", _launch_buttons_need_a_repository)
     app.connect("builder-inited", _no_citation_backlinks)
     app.connect("html-page-context", _drop_unused_thebe, priority=900)

@@ -46,4 +46,6 @@ from .experiments.spikes import spike_experiment
 
 from ._version import __version__
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+# The names above, not the subpackages their imports bind (model, analysis, experiments).
+__all__ = [name for name, value in dict(globals()).items()
+           if not name.startswith("_") and not isinstance(value, type(_version))]

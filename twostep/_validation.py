@@ -3,9 +3,11 @@
 Every public function of the package validates its input through these helpers, once, where
 it enters (an experiment, or a model or analysis function a reader calls), so that bad input
 fails early with a message that names the argument and the accepted range instead of a numpy
-broadcasting error three calls deeper. What it calls inside the package trusts it: a public
-function's unchecked core is the private function of the same name (``_draw_problem`` for
-``draw_problem``), which the package's own callers use with values already checked.
+broadcasting error three calls deeper. What it calls inside the package trusts it: the
+package's own callers call public functions (whose checks cost a pass over their arrays and
+no copy), and the few cores that must skip the checks (the blocked gradient, the steps on a
+drawn problem, the exact terms' kernels) live in their layer's internal module,
+``twostep/model/_core.py`` and ``twostep/analysis/_core.py``.
 """
 
 from __future__ import annotations
@@ -71,9 +73,22 @@ def check_array(value, name: str, ndim: int | None = None, shape=None,
                 s is not None and s != t for s, t in zip(shape, arr.shape)):
             want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
             raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
+    if not _all_finite(arr):
         raise ValueError(f"{name} must contain only finite values")
     return arr
+
+
+#: Entries checked for finiteness at a time (1 MB of booleans, whatever the array's size).
+_FINITE_BLOCK = 1 << 20
+
+
+def _all_finite(arr: np.ndarray) -> bool:
+    # By blocks of rows (views, no copy): a check never holds a boolean array of the whole's
+    # size (256 MB for a float32 (16000, 16000) matrix).
+    if arr.ndim == 0:
+        return bool(np.isfinite(arr))
+    rows = max(1, _FINITE_BLOCK // max(1, arr[:1].size))
+    return all(np.isfinite(arr[i:i + rows]).all() for i in range(0, arr.shape[0], rows))
 
 
 def check_rng(rng, name: str = "rng") -> np.random.Generator:
@@ -120,16 +135,6 @@ def check_type(value, name: str, types, what: str):
 def check_bool(value, name: str) -> bool:
     """``value`` if it is a ``bool``."""
     return check_type(value, name, bool, "a bool")
-
-
-def check_ints(values, name: str, minimum: int) -> list[int]:
-    """A non-empty sequence of integers ``>= minimum``, as a list (``name[i]`` in messages)."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{name} must be a sequence of integers >= {minimum}, got {values!r}")
-    out = [check_int(v, f"{name}[{i}]", minimum) for i, v in enumerate(values)]
-    if not out:
-        raise ValueError(f"{name} must not be empty")
-    return out
 
 
 def check_alpha_pairs(values, name: str) -> list[tuple[float, float]]:

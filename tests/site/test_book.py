@@ -95,55 +95,6 @@ def test_the_runtimes_page_lists_every_chapter_by_title(book_build, built_site, 
 # --- unit tests (no Sphinx build, no kernel) ------------------------------------------
 
 
-def test_upstream_internals_match_the_pins():
-    """tools/upstream_internals.py is the only user of myst-nb's and
-    sphinx-book-theme's internals; it must be revisited when they change."""
-    pytest.importorskip("myst_nb")
-    pytest.importorskip("sphinx_book_theme")
-    import upstream_internals
-
-    problems = upstream_internals.check_pins()
-    assert not problems, "\n".join(problems)
-
-
-def test_pins_agree_with_requirements(root):
-    import upstream_internals
-
-    pins = {}
-    for line in (root / "requirements.txt").read_text().splitlines():
-        name, sep, pin = line.split("#")[0].strip().partition("==")
-        if sep:
-            pins[name.lower()] = pin
-    for dist, wanted in upstream_internals.PINNED.items():
-        assert pins.get(dist) == wanted, (
-            f"requirements.txt pins {dist}=={pins.get(dist)}, tools/upstream_internals.py "
-            f"was written for {wanted}"
-        )
-
-
-def test_no_internals_outside_the_one_module(root):
-    """No private name or internal module of jupyter-book, myst-nb or
-    sphinx-book-theme in tools/ or tests/, except tools/upstream_internals.py."""
-    import re
-
-    pattern = re.compile(
-        r"(jupyter_book|myst_nb|sphinx_book_theme)(\.[A-Za-z_]\w*)*\._\w+"
-        r"|from (jupyter_book|myst_nb|sphinx_book_theme)\.[\w.]+ import"
-        r"|import (jupyter_book|myst_nb|sphinx_book_theme)\.\w+"
-        r"|mystnb_config|header_buttons|ipynb_source|get_final_config|NotebookClientCache"
-        r"|create_nb_reader"
-    )
-    allowed = {root / "tools" / "upstream_internals.py", root / "tests" / "test_book.py"}
-    found = []
-    for path in sorted((root / "tools").glob("*.py")) + sorted((root / "tests").glob("*.py")):
-        if path in allowed:
-            continue
-        for number, line in enumerate(path.read_text(encoding="utf8").splitlines(), 1):
-            if pattern.search(line):
-                found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
-    assert not found, "internals outside tools/upstream_internals.py:\n" + "\n".join(found)
-
-
 def test_myst_notebooks_are_recognised(tmp_path):
     myst = tmp_path / "a.md"
     myst.write_text("---\njupytext:\n  text_representation:\n    format_name: myst\n---\n# A\n")

@@ -1,9 +1,9 @@
-"""``tools/dev.py test``: with no arguments, the book session and the unit tests side by side.
+"""``tools/dev.py test``: with no arguments, the unit tests beside the book session.
 
 The real sessions take a quarter of an hour; here a stand-in interpreter plays pytest: the
-book session (``--nbmake -m book``) signals the end of its chapters through the file named
-by ``TWOSTEP_CHAPTERS_DONE`` (as tests/conftest.py does), then runs on; the unit session
-records when it started.
+book session (``--nbmake -m book``) runs until the unit session has finished (however slowly
+a loaded machine runs it), so the test sees both at once; each records what it was given and
+at which priority it ran, and prints a line.
 """
 
 from __future__ import annotations
@@ -24,24 +24,23 @@ FAKE_PYTEST = textwrap.dedent("""\
     if "--nbmake" in args:
         with log.open("a") as f:
             f.write("book " + " ".join(args) + "\\n")
-        time.sleep(0.5)                      # the chapters
-        with log.open("a") as f:
-            f.write("chapters done\\n")
-        if os.environ.get("TWOSTEP_CHAPTERS_DONE"):
-            Path(os.environ["TWOSTEP_CHAPTERS_DONE"]).touch()
-            # the build and the browser tests, long enough for the unit session to run
-            # (however slowly a loaded machine starts it)
+        if args[-2:] == ["-m", "book"]:
+            # the chapters, the build and the browser tests: still running when the unit
+            # session ends
             waited = 0.0
-            while "niceness" not in log.read_text() and waited < 60:
+            while "unit ends" not in log.read_text() and waited < 60:
                 time.sleep(0.05)
                 waited += 0.05
         with log.open("a") as f:
             f.write("book ends\\n")
+        print("book session output")
         sys.exit({book_code})
     with log.open("a") as f:
         f.write("unit " + " ".join(args) + "\\n")
         f.write(f"niceness {{os.nice(0)}}\\n")
-    print("unit session output")
+    print("unit session output", flush=True)
+    with log.open("a") as f:
+        f.write("unit ends\\n")
     sys.exit({unit_code})
     """)
 
@@ -63,26 +62,26 @@ def dev(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("book_code, unit_code, expected", [(0, 0, 0), (0, 1, 1), (2, 1, 2)])
-def test_the_unit_tests_run_beside_the_book_once_its_chapters_are_done(
+def test_the_unit_tests_run_beside_the_book_and_print_first(
         dev, tmp_path, capfd, book_code, unit_code, expected):
     python, log = fake_python(tmp_path, book_code, unit_code)
     assert dev.run_tests(python, []) == expected
     calls = log.read_text().splitlines()
-    # The unit session starts after the chapters and before the book session ends: beside
-    # the build, not after it, and not beside a chapter.
-    assert calls[0] == "book -m pytest --nbmake -m book"
-    assert calls[1] == "chapters done"
-    assert calls[2] == "unit -m pytest -m not book"
-    # at a lower priority than the book session: the build and the browser come first
-    assert calls[3] == f"niceness {min(19, os.nice(0) + 10)}"
-    assert calls[4] == "book ends"
+    # Both sessions ran, the unit session ended while the book session was still running
+    # (every test runs, side by side), and the book session ended last.
+    assert "book -m pytest --nbmake -m book" in calls
+    assert "unit -m pytest -m not book" in calls
+    assert calls.index("unit ends") < calls.index("book ends") == len(calls) - 1
+    # at a lower priority than the book session: the chapters keep both cores
+    assert f"niceness {min(19, os.nice(0) + 10)}" in calls
     out = capfd.readouterr().out
-    assert "unit session output" in out
-    assert f"unit tests: exit code {unit_code}" in out
+    # The unit tests' output and exit code come before anything of the book session's.
+    assert out.index("unit session output") < out.index(f"unit tests: exit code {unit_code}") \
+        < out.index("book session output")
+    assert (tmp_path / "artifacts" / "book-tests.log").read_text() == "book session output\n"
 
 
 def test_arguments_give_one_session_as_before(dev, tmp_path):
     python, log = fake_python(tmp_path)
     assert dev.run_tests(python, ["-k", "one_step"]) == 0
-    assert log.read_text().splitlines() == ["book -m pytest --nbmake -k one_step",
-                                            "chapters done", "book ends"]
+    assert log.read_text().splitlines() == ["book -m pytest --nbmake -k one_step", "book ends"]

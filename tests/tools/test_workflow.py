@@ -124,7 +124,7 @@ def test_main_is_published_with_the_official_pages_actions(workflow):
     assert workflow["permissions"] == {"contents": "read"}
     writers = {name for name, job in jobs.items()
                if "write" in (job.get("permissions") or {}).values()}
-    assert writers == {"deploy", "colab-branch"}
+    assert writers == {"deploy"}
 
 
 def test_the_fingerprint_is_the_builds(root):

@@ -7,6 +7,11 @@ analysis and the experiments, never the scale-out, and the scale-out never impor
 the model imports nothing above itself. The test parses every module with
 ``ast`` (imports inside functions included), so it fails on an upward import before
 anything runs.
+
+No underscore name is imported across modules: a core that several modules share lives in
+its layer's internal module (``twostep/model/_core.py``, ``twostep/analysis/_core.py``) under a
+name without an underscore, or is public. The modules of the layers in :data:`PENDING` are
+known exceptions until their rewrite lands.
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ LAYERS = {"_validation": 0, "_version": 0, "model": 1, "analysis": 2, "experimen
           "pages": 4, "scale": 4, "__init__": 5, "__main__": 5}
 #: Layers of one level that must not import each other.
 SIDE_BY_SIDE = ("pages", "scale")
+#: Layers whose modules may still import underscore names of other modules (their rewrite,
+#: another branch of this round, removes them): the lead empties this set when merging.
+PENDING: set = set()
 
 
 def _module_name(path: Path) -> list[str]:
@@ -102,3 +110,69 @@ def test_every_layer_is_a_folder_and_the_checker_sees_upward_imports():
                    Path("scale/registry.py")) == []
     assert _upward("from ..pages import report\n", Path("experiments/reuse.py")) == [
         "line 1: imports twostep.pages"]
+
+
+def _private_imports(text: str, here: list[str]) -> list[str]:
+    """Every underscore name (not a dunder) that the module ``twostep/<here>/...`` imports from
+    another module of the package, or reads as an attribute of one it imported."""
+    tree = ast.parse(text)
+    modules = set()     # names bound to a module of the package
+    found = []
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0]
+                                                 == "twostep"):
+            if node.module == "__future__":
+                continue
+            for alias in node.names:
+                if private(alias.name):
+                    found.append(f"line {node.lineno}: imports {alias.name} from "
+                                 f"{'.' * node.level}{node.module or ''}")
+                elif not node.module or alias.name[:1].islower():
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "twostep":
+                    modules.add(alias.asname or alias.name.split(".")[0])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and private(node.attr) \
+                and isinstance(node.value, ast.Name) and node.value.id in modules:
+            found.append(f"line {node.lineno}: reads {node.value.id}.{node.attr}")
+    return found
+
+
+def _pending(path: Path) -> bool:
+    return path.relative_to(PACKAGE).parts[0] in PENDING
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(
+    reason="PENDING: this layer's rewrite removes its underscore imports")) if _pending(p) else p
+    for p in MODULES], ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_underscore_name_is_imported_across_modules(path):
+    found = _private_imports(path.read_text(), list(path.relative_to(PACKAGE).parts[:-1]))
+    assert not found, f"twostep/{path.relative_to(PACKAGE)}: " + "; ".join(found)
+
+
+def test_every_layer_but_the_pending_ones_is_checked():
+    layers = {p.relative_to(PACKAGE).parts[0] for p in MODULES if p.parent != PACKAGE}
+    assert {"model", "analysis", "experiments", "pages", "scale"} <= layers
+    assert PENDING <= {"pages", "scale"}, "only the layers other branches rewrite may wait"
+    assert not _pending(PACKAGE / "model" / "_core.py")
+
+
+def test_the_checker_sees_private_imports():
+    assert _private_imports("from .network import _gradient, gradient\n", ["model"]) == [
+        "line 1: imports _gradient from .network"]
+    assert _private_imports("from ..model.steps import _two_steps\n", ["experiments"]) == [
+        "line 1: imports _two_steps from ..model.steps"]
+    assert _private_imports("from . import _core\n", ["model"]) == [
+        "line 1: imports _core from ."]
+    assert _private_imports("from twostep.analysis.spectra import _top_singular\n", ["pages"])
+    assert _private_imports("from . import hermite\nz = hermite._rule(3)\n", ["model"]) == [
+        "line 2: reads hermite._rule"]
+    # Allowed: a core's public name from an internal module, dunders, other projects' names.
+    assert _private_imports("from ._core import gradient_core\nfrom .._version import "
+                            "__version__\nimport os\nos._exit(1)\n", ["model"]) == []

@@ -11,20 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_array, check_int
+from ._core import memorisations_core, overlap_core
 
 
 def overlap(u, beta) -> float:
     r""":math:`|\langle u,\beta\rangle|/(\|u\|\|\beta\|)` for vectors of shape ``(d,)``."""
     u = check_array(u, "u", ndim=1)
-    return _overlap(u, check_array(beta, "beta", shape=u.shape))
-
-
-def _overlap(u, beta):
-    # overlap of checked vectors (the package's own, already arrays of one shape).
-    nu, nb = np.linalg.norm(u), np.linalg.norm(beta)
-    if nu == 0 or nb == 0:
-        raise ValueError("u and beta must be non-zero vectors")
-    return float(abs(u @ beta) / (nu * nb))
+    return overlap_core(u, check_array(beta, "beta", shape=u.shape))
 
 
 def overlaps(V, B) -> np.ndarray:
@@ -46,7 +39,10 @@ def subspace_overlap(V, B) -> np.ndarray:
 
     1 means :math:`\beta_j` lies in the learned subspace; chance is about :math:`\sqrt{k/d}`.
     """
-    return _subspace_overlap(*_check_subspace(V, B))
+    V, B = _check_subspace(V, B)
+    Q, _ = np.linalg.qr(V.T)
+    Bn = B / np.linalg.norm(B, axis=1, keepdims=True)
+    return np.linalg.norm(Bn @ Q, axis=1)
 
 
 def _check_subspace(V, B):
@@ -59,14 +55,27 @@ def _check_subspace(V, B):
     return V, B
 
 
-def _subspace_overlap(V, B):
-    Q, _ = np.linalg.qr(V.T)
-    Bn = B / np.linalg.norm(B, axis=1, keepdims=True)
-    return np.linalg.norm(Bn @ Q, axis=1)
-
-
 def chance_overlap(d: int, k: int = 1) -> float:
-    r"""Typical overlap of a fixed direction with a random :math:`k`-dimensional subspace: :math:`\sqrt{k/d}`."""
+    r"""Typical overlap of a fixed direction with a random :math:`k`-dimensional subspace.
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    k : int
+        Dimension of the subspace.
+
+    Returns
+    -------
+    float
+        :math:`\sqrt{k/d}`.
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> ts.chance_overlap(100), ts.chance_overlap(100, k=4)
+    (0.1, 0.2)
+    """
     d = check_int(d, "d")
     k = check_int(k, "k")
     return float(np.sqrt(k / d))
@@ -79,9 +88,25 @@ def chance_maximum(count, d):
     It is the reference for the largest :math:`|\cos|` of a random unit vector with one of
     ``count`` fixed inputs (a memorisation, ``count = n``), and for the largest
     :math:`|\text{entry}|` of a random unit vector in :math:`\mathbb R^d` (``count = d``),
-    where a single cosine's chance level is :math:`1/\sqrt d`. ``count`` and ``d`` are
-    integers or arrays of them (broadcast), ``count >= 2``, ``d >= 1``; returns a float or an
-    array of that shape.
+    where a single cosine's chance level is :math:`1/\sqrt d`.
+
+    Parameters
+    ----------
+    count : int or array_like
+        Number of cosines, ``>= 2``.
+    d : int or array_like
+        Dimension, ``>= 1`` (broadcast with ``count``).
+
+    Returns
+    -------
+    float or ndarray
+        Of the broadcast shape.
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> round(ts.chance_maximum(1000, 1000), 4)
+    0.1175
     """
     count_a, d_a = np.asarray(count), np.asarray(d)
     for name, x, low in (("count", count_a, 2), ("d", d_a, 1)):
@@ -94,13 +119,32 @@ def chance_maximum(count, d):
 def memorisation(u, X):
     r"""Largest overlap of a direction with a single input: :math:`\max_j |\cos(u, x_j)|`.
 
-    Returns ``(value, j)``. A value near 1 means ``u`` is one memorised
-    training input rather than a feature; for an unrelated unit vector the
-    maximum over :math:`n` inputs is about :math:`\sqrt{2\log n / d}`.
+    A value near 1 means ``u`` is one memorised training input rather than a feature; for an
+    unrelated unit vector the maximum over :math:`n` inputs is about
+    :math:`\sqrt{2\log n / d}` (:func:`chance_maximum`).
+
+    Parameters
+    ----------
+    u : ndarray, shape (d,)
+    X : ndarray, shape (n, d)
+        The inputs, as rows.
+
+    Returns
+    -------
+    value : float
+    j : int
+        The row of ``X`` that attains it.
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> value, j = ts.memorisation(np.array([1.0, 0.1, 0.0]), np.eye(3))
+    >>> round(value, 4), j
+    (0.995, 0)
     """
     u = check_array(u, "u", ndim=1)
     X = check_array(X, "X", ndim=2, shape=(None, u.size))
-    value, j = _memorisations(u[None, :], X)
+    value, j = memorisations_core(u[None, :], X)
     return float(value[0]), int(j[0])
 
 
@@ -110,13 +154,7 @@ def memorisations(V, X) -> tuple:
     computed once, where ``K`` calls of :func:`memorisation` would compute them ``K`` times."""
     V = np.atleast_2d(check_array(V, "V"))
     X = check_array(X, "X", ndim=2, shape=(None, V.shape[1]))
-    return _memorisations(V, X)
-
-
-def _memorisations(V, X):
-    c = np.abs(X @ V.T) / (np.linalg.norm(X, axis=1)[:, None] * np.linalg.norm(V, axis=1)[None, :])
-    j = np.argmax(c, axis=0)
-    return c[j, np.arange(V.shape[0])], j
+    return memorisations_core(V, X)
 
 
 def unmemorised_overlap(V, B, X) -> np.ndarray:
@@ -127,8 +165,31 @@ def unmemorised_overlap(V, B, X) -> np.ndarray:
     :math:`x_{j_i}` with the largest :math:`|\cos(v_i, x_j)|` (:func:`twostep.memorisation`);
     replace each row :math:`\beta_r` of ``B`` (``(r, d)``) by its component orthogonal to
     :math:`\mathrm{span}\{x_{j_1},\dots,x_{j_K}\}` and return
-    :func:`twostep.subspace_overlap` of ``V`` with those, shape ``(r,)``. A memorised
-    input then adds nothing, however much of :math:`\beta_r` it happens to carry.
+    :func:`subspace_overlap` of ``V`` with those. A memorised input then adds nothing,
+    however much of :math:`\beta_r` it happens to carry.
+
+    Parameters
+    ----------
+    V : ndarray, shape (K, d)
+        The learned directions, as rows.
+    B : ndarray, shape (r, d)
+        The target directions.
+    X : ndarray, shape (n, d)
+        The training inputs.
+
+    Returns
+    -------
+    ndarray, shape (r,)
+
+    Examples
+    --------
+    A direction that is a training input, which happens to carry half of :math:`\beta`:
+
+    >>> import numpy as np, twostep as ts
+    >>> X = np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]])
+    >>> beta = np.array([[1.0, 1.0, 0.0, 0.0]])
+    >>> ts.unmemorised_overlap(X[:1], beta, X)
+    array([0.])
     """
     return _unmemorised(V, B, X, nested=False)[-1]
 
@@ -144,9 +205,9 @@ def nested_unmemorised_overlaps(V, B, X) -> np.ndarray:
 def _unmemorised(V, B, X, nested: bool):
     V, B = _check_subspace(V, B)
     X = check_array(X, "X", ndim=2, shape=(None, V.shape[1]))
-    J = _memorisations(V, X)[1]
+    J = memorisations_core(V, X)[1]
     out = []
     for K in (range(1, len(V) + 1) if nested else [len(V)]):
         Q, _ = np.linalg.qr(X[sorted(set(J[:K].tolist()))].T)
-        out.append(_subspace_overlap(V[:K], B - (B @ Q) @ Q.T))
+        out.append(subspace_overlap(V[:K], B - (B @ Q) @ Q.T))
     return np.array(out)

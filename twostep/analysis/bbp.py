@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spectra import _check_ratio
+from .._validation import check_real
 from .theory import spike_strength
 
 
@@ -48,18 +48,53 @@ def _out(t, value):
     return float(value) if t.ndim == 0 else value
 
 
+
 def bbp_threshold(ratio: float) -> float:
-    r"""Critical spike strength :math:`\theta_c = \gamma^{1/4}`, :math:`\gamma` = ``ratio`` :math:`= N/d`."""
-    return float(_check_ratio(ratio) ** 0.25)
+    r"""Critical spike strength :math:`\theta_c = \gamma^{1/4}`.
+
+    Parameters
+    ----------
+    ratio : float
+        :math:`\gamma = N/d > 0`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> ts.bbp_threshold(1.0), ts.bbp_threshold(16.0)
+    (1.0, 2.0)
+    """
+    return float(check_real(ratio, "ratio", low=0.0, low_open=True) ** 0.25)
 
 
 def spiked_outlier(theta, ratio: float):
     r"""Limit :math:`s_\star(\theta)` (module docstring) of the top singular value of
-    :math:`W_0 + \theta uw^\top` for spike strengths ``theta`` :math:`\ge 0` (a float or an
-    array: the result has its shape) and ``ratio`` :math:`= \gamma = N/d > 0`: the bulk edge
-    :math:`1+\sqrt\gamma` at or below the threshold :math:`\gamma^{1/4}`."""
+    :math:`W_0 + \theta uw^\top`: the bulk edge :math:`1+\sqrt\gamma` at or below the threshold
+    :math:`\gamma^{1/4}`.
+
+    Parameters
+    ----------
+    theta : float or array_like
+        Spike strengths :math:`\ge 0`.
+    ratio : float
+        :math:`\gamma = N/d > 0`.
+
+    Returns
+    -------
+    float or ndarray
+        Of ``theta``'s shape.
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> ts.spiked_outlier(2.0, 1.0), ts.spiked_outlier(0.5, 1.0)   # (1 + 4) / 2, the edge
+    (2.5, 2.0)
+    """
     t = _check_theta(theta)
-    g = _check_ratio(ratio)
+    g = check_real(ratio, "ratio", low=0.0, low_open=True)
     edge = 1.0 + np.sqrt(g)
     above = t > g ** 0.25
     safe = np.where(above, t, 1.0)
@@ -71,9 +106,28 @@ def spiked_overlaps(theta, ratio: float):
     r"""Limits ``(left, right)`` (module docstring) of the cosines :math:`|\langle\tilde
     u,u\rangle|` (in :math:`\mathbb{R}^N`) and :math:`|\langle\tilde w,w\rangle|` (in
     :math:`\mathbb{R}^d`) between the top singular vectors of :math:`W_0+\theta uw^\top` and
-    the spike's own, each of ``theta``'s shape; both zero at or below :math:`\gamma^{1/4}`."""
+    the spike's own; both zero at or below :math:`\gamma^{1/4}`.
+
+    Parameters
+    ----------
+    theta : float or array_like
+        Spike strengths :math:`\ge 0`.
+    ratio : float
+        :math:`\gamma = N/d > 0`.
+
+    Returns
+    -------
+    left, right : float or ndarray
+        Each of ``theta``'s shape.
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> [round(x, 4) for x in ts.spiked_overlaps(2.0, 1.0)]
+    [0.866, 0.866]
+    """
     t = _check_theta(theta)
-    g = _check_ratio(ratio)
+    g = check_real(ratio, "ratio", low=0.0, low_open=True)
     above = t > g ** 0.25
     t2 = np.where(above, t, 1.0) ** 2
     left2 = 1.0 - g * (1 + t2) / (t2 * (g + t2))

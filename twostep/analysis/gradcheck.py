@@ -18,51 +18,57 @@ import numpy as np
 
 from .._validation import check_real
 from ..model.activations import Activation, check_activation
-from ..model.network import _correlation_loss, _gradient, check_network
+from ..model._core import correlation_loss_core, gradient_core
+from ..model.network import check_network
 
 #: Largest N * d for which the entrywise check is allowed (2 N d loss evaluations).
 MAX_ENTRIES = 20_000
 
 
-def finite_difference_gradient(W, a, X, y, activation: Activation, h: float = 1e-5) -> np.ndarray:
-    r"""Central finite differences of :math:`L(W)` in every entry of ``W``; shape ``(N, d)``.
-
-    Costs :math:`2Nd` evaluations of the loss, so ``N * d`` is capped at ``MAX_ENTRIES``.
-    """
-    return _finite_differences(*_checked(W, a, X, y, activation, h))
-
-
 def gradient_check(W, a, X, y, activation: Activation, h: float = 1e-5) -> float:
     r"""Largest entrywise discrepancy between :func:`twostep.gradient` and central differences,
     relative to the largest entry of the gradient:
-    :math:`\max_{ik}|\nabla_{ik}-\widehat\nabla_{ik}| / \max_{ik}|\nabla_{ik}|`."""
-    args = _checked(W, a, X, y, activation, h)
-    G = _gradient(*args[:5])
-    fd = _finite_differences(*args)
-    scale = np.max(np.abs(G))
-    if scale == 0:
-        raise ValueError("the gradient is identically zero; a relative error is undefined")
-    return float(np.max(np.abs(G - fd)) / scale)
+    :math:`\max_{ik}|\nabla_{ik}-\widehat\nabla_{ik}| / \max_{ik}|\nabla_{ik}|`.
 
+    Costs :math:`2Nd` evaluations of the loss, so ``N * d`` is capped at ``MAX_ENTRIES``.
 
-def _checked(W, a, X, y, activation, h):
+    Parameters
+    ----------
+    W, a, X, y, activation
+        As in :func:`twostep.gradient`.
+    h : float
+        The difference step, ``> 0``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> rng = np.random.default_rng(0)
+    >>> W0, a = ts.initialise(4, 3, rng)
+    >>> X, y = ts.gaussian_inputs(5, 3, rng), rng.standard_normal(5)
+    >>> ts.gradient_check(W0, a, X, y, ts.Tanh()) < 1e-7
+    True
+    """
     W, a, X, y = check_network(np.asarray(W, dtype=float), a, X, y)
     check_activation(activation)
     h = check_real(h, "h", low=0.0, low_open=True)
     if W.size > MAX_ENTRIES:
         raise ValueError(f"W must have at most {MAX_ENTRIES} entries for a finite-difference "
                          f"check, got shape {W.shape}")
-    return W, a, X, y, activation, h
-
-
-def _finite_differences(W, a, X, y, activation, h):
+    G = gradient_core(W, a, X, y, activation)
     fd = np.empty_like(W)
     Wp = W.copy()
     for idx in np.ndindex(W.shape):
         Wp[idx] = W[idx] + h
-        up = _correlation_loss(Wp, a, X, y, activation)
+        up = correlation_loss_core(Wp, a, X, y, activation)
         Wp[idx] = W[idx] - h
-        down = _correlation_loss(Wp, a, X, y, activation)
+        down = correlation_loss_core(Wp, a, X, y, activation)
         Wp[idx] = W[idx]
         fd[idx] = (up - down) / (2 * h)
-    return fd
+    scale = np.max(np.abs(G))
+    if scale == 0:
+        raise ValueError("the gradient is identically zero; a relative error is undefined")
+    return float(np.max(np.abs(G - fd)) / scale)

@@ -19,13 +19,8 @@ but converging as Lanczos does, at a rate set by the square root of the gap rath
 gap. When the basis is full it restarts from its top Ritz vectors (a thick restart, with
 their images: no pass over :math:`M`).
 
-Why not the block subspace iteration that came before (the last block only, 40 iterations at
-most): in the at-scale spike task at :math:`N = 4000` (reused batch, seed 0) it stopped at its
-cap at two grid points and counted 3 outliers at :math:`(\alpha_1, \alpha_2) = (0.23, 0.41)`,
-where the fourth singular value, 2.1011, lies above the threshold 2.1 and a dense SVD counts 4;
-this solver counts 4. Blocks are small: single vectors for a top-1 spectrum, where on two CPU cores a
-pass with one vector (a matrix-vector product) costs a quarter of a pass with nine; the Krylov
-basis, not the block, does the oversampling.
+Blocks are small (single vectors for a top-1 spectrum, where a matrix-vector product costs a
+fraction of a pass with a wide block): the Krylov basis, not the block, does the oversampling.
 """
 
 from __future__ import annotations

@@ -141,22 +141,16 @@ def peer_first_layer(rng: np.random.Generator, d: int, link: Link, activation: A
     return W1, teacher, measured
 
 
-def peer_test_error(W1, teacher, activation: Activation, n: int, lam: float, X_test, y_test,
+def peer_test_error(W1, teacher, activation: Activation, n: int, lam: float, F_test, y_test,
                     rng: np.random.Generator) -> float:
     r"""Test error of the peer's readout on the frozen first layer ``W1``.
 
     Their ridge :math:`\hat w = (A^\top A+\lambda I)^{-1}A^\top y` on :math:`A = \sigma(XW_1^\top)/\sqrt p`
     is twostep's :func:`twostep.analysis.readout.ridge` on :math:`F = \sigma(XW_1^\top)` with
     penalty :math:`\lambda p/n`; it is fitted on ``n`` fresh samples from ``rng`` and scored
-    by the mean squared error on ``(X_test, y_test)``.
+    by the mean squared error on the test features ``F_test`` (float64,
+    ``features(W1, X_test, activation)``, computed once for several ``n``) and labels ``y_test``.
     """
-    return _peer_test_error(W1, teacher, activation, n, lam,
-                            features(W1, X_test, activation).astype(np.float64), y_test, rng)
-
-
-def _peer_test_error(W1, teacher, activation, n, lam, F_test, y_test, rng):
-    # peer_test_error with the test features F_test (float64) given: Cui et al.'s experiment
-    # scores several training-set sizes on one test set and computes them once.
     p = W1.shape[0]
     X, y = teacher.sample(n, rng, W1.dtype)
     F = features(W1, X, activation).astype(np.float64)

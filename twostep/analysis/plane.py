@@ -1,52 +1,25 @@
 r"""The :math:`(\alpha_1, \alpha_2)` plane: the theory's count, the count measured from the exact
-terms, and the map of that count over the whole plane from a few draws.
+terms, and the map of that count over the plane from a few draws.
 
-The theory's count is :math:`\Lambda(\alpha_1,\alpha_2) = \min(L-1, \lfloor\alpha_2/(1/2-\alpha_1)\rfloor)`
-(:func:`twostep.n_spikes`, :func:`theory_count`): the :math:`k`-th term of the second update has
-size of order :math:`N^{e_k}`, :math:`e_k = \alpha_2 - k(1/2-\alpha_1)`, and survives as
-:math:`N` grows when :math:`e_k\ge0`.
-
-By the exact rescaling (:mod:`twostep.analysis.rescaling`) one draw at one width gives the
-second update at every step size: :math:`T_k = \eta_2\eta_1^k\hat T_k` with a step-free
-:math:`\hat T_k`, so the step sizes change neither the singular vectors of :math:`T_k` nor its
-spike-to-remainder ratio; they only multiply its size by :math:`c_2c_1^kN^{\alpha_2+k\alpha_1}`.
-With :math:`\hat e_k` the measured exponent of :math:`s_1(\hat T_k)` in :math:`N`, the exact
-term grows at :math:`(\alpha_1,\alpha_2)` exactly when :math:`\alpha_2 + k\alpha_1 + \hat e_k \ge 0`,
-and the empirical count is
+The :math:`k`-th term of the second update has size of order :math:`N^{e_k}`,
+:math:`e_k = \alpha_2 - k(1/2-\alpha_1)`, and survives as :math:`N` grows when :math:`e_k\ge0`:
+the theory's count is :math:`\Lambda = \min(L-1, \lfloor\alpha_2/(1/2-\alpha_1)\rfloor)`
+(:func:`theory_count`). By the exact rescaling (:mod:`twostep.analysis.rescaling`),
+:math:`T_k = \eta_2\eta_1^k\hat T_k` with a step-free :math:`\hat T_k`; with :math:`\hat e_k` the
+measured exponent of :math:`s_1(\hat T_k)` in :math:`N`, the empirical count is
 
 .. math::
     \hat\Lambda(\alpha_1,\alpha_2) = \#\{1\le k\le L-1:\ T_k\text{ is a spike and }
-        \alpha_2 + k\alpha_1 + \hat e_k \ge 0\},
+        \alpha_2 + k\alpha_1 + \hat e_k \ge 0\}
 
-where ":math:`T_k` is a spike" (the same at every grid point) means that its top singular
-vectors are aligned with the predicted ones and its spike-to-remainder ratio grows with
-:math:`N` (:func:`is_spike`). The theory's boundary :math:`\alpha_2 = k(1/2-\alpha_1)` is the
-case :math:`\hat e_k = -k/2`; :func:`count_margins` gives how far each :math:`\hat e_k` may
-stray from it before the count changes at a point of a grid.
-
-The predicted spikes scale the same way, so the size of every term and of the whole spike sum
-
-.. math::
-    \Sigma(\eta_1, \eta_2) = \eta_1\mu_1\,av^\top + \sum_{k=0}^{L-1}S_k^{\rm corr}
-
-is known at every point of the plane from the step-free quantities of a draw: the top singular
-value :math:`s_1(\hat T_k)` and the :math:`(L+1)\times(L+1)` core of the spike sum
-(:func:`~twostep.analysis.spikes.spike_core`). Over draws at several widths
-:math:`N = n = d` and seeds, :func:`plane_map` fits at each point :math:`(\alpha_1, \alpha_2)`,
-with :math:`\eta_t = \kappa N^{\alpha_t}`, the growth exponent of
-
-* :math:`s_1(T_k)` (for :math:`k = 0..L-1`), against :math:`e_k`;
-* :math:`s_{j}(\Sigma)`, the :math:`j`-th singular value of the spike sum (:math:`j = 1..L+1`):
-  the outliers of :math:`W_2` are made of :math:`\Sigma`, whose left vectors
-  :math:`a, a^{\circ2}, \dots` are far from orthogonal, so the :math:`(k+1)`-th singular value
-  of the sum, not :math:`\|S_k\|`, is the size of the :math:`k`-th new outlier.
-
-The *measured count* at a point is the number of orders :math:`k = 1..L-1` whose exponent is
-positive, to set beside :math:`\Lambda(\alpha_1,\alpha_2)`. :func:`clearing_width` extrapolates
-a fitted power law to the width at which a singular value of the spike sum clears a bulk edge;
-:func:`spike_widths` and :func:`nstar_spread` give the width :math:`N^\star` at which each
-predicted new spike reaches a strength, and :func:`power_gram` how far from orthogonal the
-left vectors :math:`a^{\circ k}` of one draw are.
+(:func:`is_spike`), equal to :math:`\Lambda` when :math:`\hat e_k = -k/2` (:func:`count_margins`: how far it may
+stray). The spike sum :math:`\Sigma(\eta_1, \eta_2) = \eta_1\mu_1av^\top + \sum_kS_k^{\rm corr}`
+scales the same way, so :func:`plane_map` fits, at every point and from draws at several
+widths, the growth exponents of :math:`s_1(T_k)` and of the singular values :math:`s_j(\Sigma)`
+(the :math:`(k+1)`-th is the size of the :math:`k`-th new outlier: the left vectors
+:math:`a^{\circ k}` are far from orthogonal, :func:`power_gram`). :func:`clearing_width`,
+:func:`spike_widths` and :func:`nstar_spread` extrapolate them to the width :math:`N^\star` at
+which an outlier clears the bulk edge.
 """
 
 from __future__ import annotations
@@ -61,7 +34,8 @@ from .._validation import check_array, check_int, check_real
 from .spikes import (core_singular_values, outlier_strength, power_law_constant, spike_sum_factors,
                      width_to_reach)
 from .sweep import linear_fit, loglog_slope
-from .theory import _n_spikes, n_spikes, spike_exponent
+from ._core import spike_count
+from .theory import n_spikes, spike_exponent
 
 #: Default alignment threshold: a cosine above 1/sqrt(2) means the predicted vector
 #: carries more than half of the singular vector's squared norm.
@@ -80,7 +54,7 @@ def theory_count(alpha1, alpha2, L: int | None = None) -> np.ndarray:
     a1, a2 = np.broadcast_arrays(_alphas(alpha1, "alpha1"), _alphas(alpha2, "alpha2"))
     L = None if L is None else check_int(L, "L", 1)
     # n_spikes' formula on whole arrays: a Python call per point would dominate a fine shading.
-    return np.asarray(_n_spikes(a1, a2, L), dtype=int)
+    return np.asarray(spike_count(a1, a2, L), dtype=int)
 
 
 def is_spike(left, right, ratio_slope, threshold: float = ALIGNED) -> np.ndarray:

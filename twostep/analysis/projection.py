@@ -12,7 +12,7 @@ vector,
     r_k = T_k^\top a^{\circ(k+1)} = X_2^\top w,\qquad
     w_j = \frac{\eta_2}{n\,k!}\,y_j\sum_i a_i^{k+2}\,\sigma^{(k+1)}(P_{ij})\,\Delta_{ij}^k ,
 
-a weighted sum of *all* training inputs (``_term_weights`` of :mod:`~twostep.analysis.decomposition`),
+a weighted sum of *all* training inputs (:func:`twostep.analysis._core.term_weights`),
 which tends to :math:`\tilde u_k`'s direction when the spike dominates and whose overlap with
 :math:`\beta^\star` is :math:`O(1)`, not :math:`O(1/\sqrt d)`. :func:`projected_alignment`
 measures it with three controls on the same run:
@@ -32,7 +32,7 @@ import numpy as np
 from .._validation import check_array, check_int
 from ..model.activations import host_array, namespace
 from .alignment import overlaps, subspace_overlap
-from .decomposition import _check_k, _check_pre, _check_run, _term_weights
+from ._core import check_order, check_pre, check_run, term_weights
 
 #: Default number of dominant inputs in the memorised-input null.
 MEMORISED = 8
@@ -71,8 +71,8 @@ def projected_alignment(run, k: int = 2, *, signs, memorised: int = MEMORISED, p
         with :math:`c_j = |w_j|\|x_j\|`, the effective number of inputs in :math:`r_k`;
         ``memorisation``: :math:`\max_j|\cos(r_k, x_j)|`.
     """
-    run = _check_run(run)
-    k = _check_k(k, run.activation.degree)
+    run = check_run(run)
+    k = check_order(k, run.activation.degree)
     memorised = check_int(memorised, "memorised")
     if memorised > run.n:
         raise ValueError(f"memorised must be in [1, n] = [1, {run.n}], got {memorised}")
@@ -83,12 +83,12 @@ def projected_alignment(run, k: int = 2, *, signs, memorised: int = MEMORISED, p
         raise ValueError(f"signs must have shape ({run.N},), got {tuple(signs.shape)}")
     if not bool(xp.all(xp.abs(signs) == 1)):
         raise ValueError("signs must hold only +1 and -1")
-    P, D = _check_pre(run, pre)
+    P, D = check_pre(run, pre)
     left = run.a ** (k + 1)
     X2 = run.X2
-    w = _term_weights(run, k, left, P, D)
+    w = term_weights(run, k, left, P, D)
     r = X2.T @ w
-    r_sign = X2.T @ _term_weights(run, k, xp.abs(left) * xp.asarray(signs, dtype=run.a.dtype), P, D)
+    r_sign = X2.T @ term_weights(run, k, xp.abs(left) * xp.asarray(signs, dtype=run.a.dtype), P, D)
     # Memorisation of r on the device: only the (n,) cosines come back.
     along = host_array(xp.abs(X2 @ r)).astype(float)
     norms = np.sqrt(host_array(xp.sum(X2 * X2, axis=1)).astype(float))

@@ -36,7 +36,26 @@ from ..model.targets import Teacher
 
 
 def features(W, X, activation: Activation) -> np.ndarray:
-    r"""Hidden-layer features :math:`F = \sigma(XW^\top)`, shape ``(n, N)``."""
+    r"""Hidden-layer features :math:`F = \sigma(XW^\top)`.
+
+    Parameters
+    ----------
+    W : ndarray, shape (N, d)
+    X : ndarray, shape (n, d)
+    activation : Activation
+
+    Returns
+    -------
+    ndarray, shape (n, N)
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> rng = np.random.default_rng(0)
+    >>> W0, _ = ts.initialise(8, 5, rng)
+    >>> ts.features(W0, ts.gaussian_inputs(20, 5, rng), ts.Tanh()).shape
+    (20, 8)
+    """
     W = check_array(W, "W", ndim=2)
     X = check_array(X, "X", ndim=2, shape=(None, W.shape[1]))
     check_activation(activation)
@@ -99,6 +118,21 @@ def best_linear_error(teacher: Teacher) -> float:
     r"""Population error of the best affine predictor :math:`c_0 + \sum_r c_1(g_r)\langle\beta^*_r,x\rangle`:
 
     .. math:: \mathbb{E}[y^2] - \Big(\sum_r c_0(g_r)\Big)^2 - \sum_r c_1(g_r)^2 .
+
+    Parameters
+    ----------
+    teacher : Teacher
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> teacher = ts.make_teacher("he1+he2", 5, np.random.default_rng(0))
+    >>> round(ts.best_linear_error(teacher), 6)   # E[y^2] = 2, minus c_1^2 = 1 of He_1
+    1.0
     """
     if not isinstance(teacher, Teacher):
         raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
@@ -142,6 +176,20 @@ def feature_scale(F) -> np.ndarray:
 
     :math:`s_i = (\frac1n\sum_j F_{ji}^2)^{1/2}`; a column that is identically zero
     gets scale 1, so that dividing by the scale is always defined.
+
+    Parameters
+    ----------
+    F : ndarray, shape (n, N)
+
+    Returns
+    -------
+    ndarray, shape (N,)
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> ts.feature_scale(np.array([[3.0, 0.0], [4.0, 0.0]])).round(4)
+    array([3.5355, 1.    ])
     """
     F = check_array(F, "F", ndim=2)
     s = np.sqrt(np.mean(F * F, axis=0))
@@ -276,6 +324,16 @@ def fit_readout(F, y, F_test, y_test, val_index, standardise: bool = True,
         Test and training MSE of the readout refitted on all ``n`` rows with the
         penalty :math:`\lambda` of smallest validation error; ``edge`` is ``+1``
         (``-1``) when that penalty is the last (first) of the grid, else ``0``.
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> rng = np.random.default_rng(0)
+    >>> teacher = ts.make_teacher("he1", 10, rng)
+    >>> (X, y), (Xt, yt) = teacher.sample(60, rng), teacher.sample(40, rng)
+    >>> result = ts.fit_readout(X, y, Xt, yt, val_index=np.arange(15))
+    >>> result.test_mse < 0.05, result.edge      # a linear target: the smallest penalty
+    (True, -1)
     """
     F = check_array(F, "F", ndim=2)
     n, N = F.shape
@@ -374,6 +432,16 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
         ``result[scaling]["zero"]`` is the predictor :math:`\hat y = 0` on the same data
         (test and training mean of :math:`y^2`, penalty ``inf``), the natural unit
         for test errors.
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> rng = np.random.default_rng(0)
+    >>> teacher = ts.make_teacher("he1", 10, rng)
+    >>> W0, _ = ts.initialise(30, 10, rng)
+    >>> out = ts.paired_readout({"W0": W0}, ts.Tanh(), teacher, 80, 40, rng)
+    >>> sorted(out["standardised"]), out["standardised"]["W0"].test_mse < 0.5
+    (['W0', 'linear', 'zero'], True)
     """
     from collections.abc import Mapping
 
@@ -468,9 +536,29 @@ def projected_error(teacher: Teacher, M) -> float:
               = \mathbb{E}[y^2] - \Big(\sum_r c_0(g_r)\Big)^2
                 - \sum_{k\ge 1}\frac{1}{k!}\sum_{r,s} c_k(g_r)\,c_k(g_s)\,M_{rs}^k .
 
-    The sum runs to the tabulated degree 12 (:data:`twostep.targets.MAX_DEGREE`).
+    The sum runs to the tabulated degree 12 (:data:`twostep.model.targets.MAX_DEGREE`).
     ``M = 0`` gives the error of the best constant, ``M = I`` (the subspace
     contains every :math:`\beta^*_r`) the noise variance, up to the truncation.
+
+    Parameters
+    ----------
+    teacher : Teacher
+    M : array_like, shape (r, r)
+        Symmetric positive semi-definite, diagonal at most 1.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    A direction of overlap :math:`\rho = 1/2` with the direction of :math:`\mathrm{He}_2`
+    explains :math:`\rho^4 = 1/16` of it:
+
+    >>> import numpy as np, twostep as ts
+    >>> teacher = ts.make_teacher("he2", 10, np.random.default_rng(0))
+    >>> round(ts.projected_error(teacher, [[0.25]]), 6)
+    0.9375
     """
     if not isinstance(teacher, Teacher):
         raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
@@ -545,6 +633,23 @@ def subspace_error(teacher: Teacher, V) -> float:
     The population error of the best predictor of :math:`y` that depends on
     :math:`x` only through its projection on the span of the rows of ``V``;
     ``k = 0`` (no direction) gives :math:`\mathbb{E}[y^2] - (\sum_r c_0(g_r))^2`.
+
+    Parameters
+    ----------
+    teacher : Teacher
+    V : ndarray, shape (k, d)
+        Linearly independent rows, ``k >= 0``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> teacher = ts.make_teacher("he2", 10, np.random.default_rng(0))
+    >>> [round(abs(ts.subspace_error(teacher, V)), 6) for V in (teacher.directions, np.zeros((0, 10)))]
+    [0.0, 1.0]
     """
     if not isinstance(teacher, Teacher):
         raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")

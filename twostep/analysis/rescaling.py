@@ -33,7 +33,7 @@ class StepFamily:
     Parameters
     ----------
     run : TwoStepRun
-        Any run with a :class:`~twostep.activations.PolynomialActivation`; its own
+        Any run with a :class:`~twostep.model.activations.PolynomialActivation`; its own
         step sizes only fix the reference from which :math:`\hat T_k` is obtained.
     terms : list of ndarray, optional
         ``second_step_terms(run)`` if already computed. They are divided by
@@ -67,9 +67,6 @@ class StepFamily:
         self.terms = terms
         self.N, self.d = run.W0.shape
 
-    # Each method checks its step sizes (reals >= 0) and calls its unchecked core, which the
-    # package's own sweeps over step sizes call directly.
-
     def term(self, k: int, eta1: float, eta2: float) -> np.ndarray:
         r""":math:`T_k = \eta_2\eta_1^k\hat T_k` at step sizes ``(eta1, eta2)``, shape ``(N, d)``."""
         k = check_int(k, "k", 0)
@@ -80,18 +77,12 @@ class StepFamily:
 
     def W1(self, eta1: float) -> np.ndarray:
         r""":math:`W_1 = W_0 + \eta_1 G_1`, shape ``(N, d)``."""
-        return self._W1(check_real(eta1, "eta1", low=0.0))
-
-    def _W1(self, eta1):
-        return self.W0 + self.G1.dtype.type(eta1) * self.G1
+        return self.W0 + self.G1.dtype.type(check_real(eta1, "eta1", low=0.0)) * self.G1
 
     def W2(self, eta1: float, eta2: float) -> np.ndarray:
         r""":math:`W_2 = W_0 + \eta_1G_1 + \eta_2\sum_k\eta_1^k\hat T_k`, shape ``(N, d)``."""
-        return self._W2(*_etas(eta1, eta2))
-
-    def _W2(self, eta1, eta2):
-        out = self._terms_from(0, eta1, eta2)
-        out += self._W1(eta1)
+        out = self.terms_from(0, eta1, eta2)
+        out += self.W1(eta1)
         return out
 
     def linearised(self, eta1: float, eta2: float) -> np.ndarray:
@@ -103,15 +94,16 @@ class StepFamily:
         their terms of order :math:`k\ge1` only. In both schemes
         :math:`W_2 - W_{\rm lin} = \sum_{k\ge1}T_k`, of order :math:`N^{\alpha_2-(1/2-\alpha_1)}`.
         """
-        return self._linearised(*_etas(eta1, eta2))
-
-    def _linearised(self, eta1, eta2):
+        eta1, eta2 = _etas(eta1, eta2)
         out = self.terms[0] * self.terms[0].dtype.type(eta2)
-        out += self._W1(eta1)
+        out += self.W1(eta1)
         return out
 
-    def _terms_from(self, start, eta1, eta2):
-        # sum_{k >= start} eta2 eta1^k T_k, term by term in place (from 1: W_2 - W_lin).
+    def terms_from(self, start: int, eta1: float, eta2: float) -> np.ndarray:
+        r""":math:`\sum_{k\ge\text{start}}\eta_2\eta_1^k\hat T_k`, shape ``(N, d)`` (from 1:
+        :math:`W_2 - W_{\rm lin}`), term by term in place."""
+        start = check_int(start, "start", 0)
+        eta1, eta2 = _etas(eta1, eta2)
         out = np.zeros_like(self.W0)
         for k, T in enumerate(self.terms[start:], start=start):
             out += T.dtype.type(eta2 * eta1 ** k) * T

@@ -15,10 +15,11 @@ The bulk edge is :math:`1+\sqrt\gamma`; a singular value beyond it is an outlier
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import eigvalsh, svd
-from scipy.sparse.linalg import LinearOperator, svds
+from scipy.linalg import eigvalsh
+from scipy.sparse.linalg import LinearOperator
 
 from .._validation import check_array, check_int, check_real
+from ._core import top_singular_core
 
 
 #: Relative accuracy asked of ARPACK where a chapter compares singular values and
@@ -55,6 +56,13 @@ def top_singular(M, k: int = 1, *, vectors=True, tol: float = 0.0, seed: int = 0
         Left singular vectors as columns (only for ``vectors=True``).
     Vt : ndarray, shape (k, d)
         Right singular vectors as rows (not for ``vectors=False``).
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> s, U, Vt = ts.top_singular(np.diag([3.0, 2.0, 1.0]), 1)
+    >>> s, abs(Vt).round(12)
+    (array([3.]), array([[1., 0., 0.]]))
     """
     if not isinstance(M, LinearOperator):
         M = check_array(M, "M", ndim=2)
@@ -66,37 +74,27 @@ def top_singular(M, k: int = 1, *, vectors=True, tol: float = 0.0, seed: int = 0
     m = min(M.shape)
     if k > m:
         raise ValueError(f"k must be in [1, min(M.shape)] = [1, {m}], got {k}")
-    return _top_singular(M, k, vectors, tol, seed)
-
-
-def _top_singular(M, k, vectors=True, tol=0.0, seed=0):
-    # top_singular of a checked float matrix or LinearOperator (the package's own), 1 <= k <= m.
-    m = min(M.shape)
-    if k >= m - 1:
-        # ARPACK needs k < min(shape); small problems take the dense route.
-        # A LinearOperator is formed through its products (np.asarray would give an object
-        # array): M @ I, the dense matrix, cheap at the sizes that take this route.
-        dense = M.matmat(np.eye(M.shape[1], dtype=M.dtype)) if isinstance(M, LinearOperator) else M
-        U, s, Vt = svd(np.asarray(dense), full_matrices=False)
-        s, U, Vt = s[:k], U[:, :k], Vt[:k]
-    else:
-        v0 = np.random.default_rng(seed).standard_normal(m).astype(M.dtype)
-        want = {True: True, "right": "vh", False: False}[vectors]
-        out = svds(M, k=k, v0=v0, tol=tol, solver="arpack", return_singular_vectors=want)
-        if vectors is False:
-            return np.sort(out)[::-1]
-        U, s, Vt = out
-        order = np.argsort(s)[::-1]
-        s, Vt = s[order], Vt[order]
-        U = U[:, order] if vectors is True else None
-    if vectors is False:
-        return s
-    return (s, U, Vt) if vectors is True else (s, Vt)
+    return top_singular_core(M, k, vectors, tol, seed)
 
 
 def singular_values(M) -> np.ndarray:
     r"""All ``min(N, d)`` singular values of ``M``, descending, from the eigenvalues of
-    the smaller Gram matrix (:math:`MM^\top` or :math:`M^\top M`)."""
+    the smaller Gram matrix (:math:`MM^\top` or :math:`M^\top M`).
+
+    Parameters
+    ----------
+    M : ndarray, shape (N, d)
+
+    Returns
+    -------
+    ndarray, shape (min(N, d),)
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> ts.singular_values(np.diag([1.0, 3.0, 2.0])).round(12)
+    array([3., 2., 1.])
+    """
     M = check_array(M, "M", ndim=2)
     G = M @ M.T if M.shape[0] <= M.shape[1] else M.T @ M
     lam = eigvalsh(G, overwrite_a=True, check_finite=False)
@@ -105,29 +103,60 @@ def singular_values(M) -> np.ndarray:
 
 def bulk_edges(ratio: float):
     r"""Support :math:`(|1-\sqrt\gamma|,\ 1+\sqrt\gamma)` of the singular values of :math:`W_0`, :math:`\gamma = N/d`."""
-    return _bulk_edges(_check_ratio(ratio))
+    r = np.sqrt(_check_ratio(ratio))
+    return abs(1.0 - r), 1.0 + r
 
 
 def _check_ratio(ratio):
     return check_real(ratio, "ratio", low=0.0, low_open=True)
 
 
-def _bulk_edges(ratio):
-    r = np.sqrt(ratio)
-    return abs(1.0 - r), 1.0 + r
-
-
 def bulk_edge(ratio: float) -> float:
-    r"""Upper bulk edge :math:`1+\sqrt{N/d}` of the singular values of :math:`W_0`."""
+    r"""Upper bulk edge :math:`1+\sqrt{N/d}` of the singular values of :math:`W_0`.
+
+    Parameters
+    ----------
+    ratio : float
+        :math:`\gamma = N/d > 0`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> float(ts.bulk_edge(1.0)), float(ts.bulk_edge(0.25))
+    (2.0, 1.5)
+    """
     return bulk_edges(ratio)[1]
 
 
 def marchenko_pastur_density(s, ratio: float) -> np.ndarray:
-    r"""Density :math:`q(s)` of the non-zero singular values of :math:`W_0`, :math:`\gamma = N/d`
-    (zero outside the support); same shape as ``s``."""
+    r"""Density :math:`q(s)` of the non-zero singular values of :math:`W_0` (module docstring),
+    zero outside the support.
+
+    Parameters
+    ----------
+    s : array_like
+        Singular values.
+    ratio : float
+        :math:`\gamma = N/d > 0`.
+
+    Returns
+    -------
+    ndarray
+        Of ``s``'s shape.
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> ts.marchenko_pastur_density(np.array([0.5, 1.0, 2.5]), 1.0).round(4)
+    array([0.6164, 0.5513, 0.    ])
+    """
     g = _check_ratio(ratio)
     s = np.asarray(s, dtype=float)
-    lo, hi = _bulk_edges(g)
+    lo, hi = bulk_edges(g)
     lam = s * s
     inside = (s > lo) & (s < hi)
     out = np.zeros_like(s)
@@ -140,10 +169,28 @@ def marchenko_pastur_density(s, ratio: float) -> np.ndarray:
 def ks_distance(singular, ratio: float) -> float:
     r"""Kolmogorov--Smirnov distance between the empirical law of ``singular`` and
     the Marchenko--Pastur singular-value law with :math:`\gamma` = ``ratio``, whose
-    distribution function is the trapezoidal integral of :func:`marchenko_pastur_density`."""
+    distribution function is the trapezoidal integral of :func:`marchenko_pastur_density`.
+
+    Parameters
+    ----------
+    singular : ndarray, shape (m,)
+    ratio : float
+        :math:`\gamma = N/d > 0`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> W0, _ = ts.initialise(400, 400, np.random.default_rng(0))
+    >>> ts.ks_distance(ts.singular_values(W0), 1.0) < 0.05
+    True
+    """
     s = np.sort(check_array(singular, "singular", ndim=1))
     g = _check_ratio(ratio)
-    lo, hi = _bulk_edges(g)
+    lo, hi = bulk_edges(g)
     t = np.linspace(lo, hi, 20001)
     q = marchenko_pastur_density(t, g)
     cdf = np.concatenate([[0.0], np.cumsum(0.5 * (q[1:] + q[:-1]) * np.diff(t))])
@@ -158,6 +205,24 @@ def count_outliers(singular, edge: float, margin: float = 0.05) -> int:
 
     The margin absorbs finite-size fluctuations of the largest bulk value
     (of order :math:`N^{-2/3}`) and the slight widening of the bulk by the update.
+
+    Parameters
+    ----------
+    singular : ndarray, shape (m,)
+    edge : float
+        The bulk edge, ``> 0`` (:func:`bulk_edge`).
+    margin : float
+        ``>= 0``.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> ts.count_outliers(np.array([2.5, 2.09, 1.9]), 2.0)   # above 2.1
+    1
     """
     s = check_array(singular, "singular", ndim=1)
     edge = check_real(edge, "edge", low=0.0, low_open=True)

@@ -26,11 +26,10 @@ import numpy as np
 from .._validation import (check_array, check_bool, check_choice, check_int, check_real,
                            check_rng, check_type)
 from ..model.steps import TwoStepRun
-from .alignment import _memorisations, _overlap
-from .decomposition import (SIGNALS, RankOne, _signal_part, second_step_terms,
-                            weighted_direction)
-from .lanczos import block_lanczos
-from .spectra import _bulk_edges
+from ._core import own_bulk_edge_core, power_basis, term_diagnostics_core
+from .decomposition import SIGNALS, RankOne, second_step_terms, weighted_direction
+from .spectra import bulk_edges
+
 
 def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: bool = False,
                      corrected: bool = False) -> dict:
@@ -39,7 +38,7 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
     Parameters
     ----------
     run : TwoStepRun
-        With a :class:`~twostep.activations.PolynomialActivation` of degree ``L``.
+        With a :class:`~twostep.model.activations.PolynomialActivation` of degree ``L``.
     kind : {"auto", "mean", "reuse"}
         Which signal part to compare with (:func:`twostep.signal_part`).
     terms : list of ndarray, optional
@@ -76,37 +75,7 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
         raise ValueError(f"terms must be a list of the L = {L} exact terms, got {type(terms).__name__}")
     terms = [check_array(T, f"terms[{k}]", shape=(run.N, run.d), dtype=T.dtype)
              for k, T in enumerate(terms)]
-    return _term_diagnostics(run, kind, terms, vectors, corrected)
-
-
-def _term_diagnostics(run, kind, terms, vectors, corrected):
-    # term_diagnostics on checked arguments (the terms of run, a polynomial activation's).
-    rows = []
-    for k, T in enumerate(terms):
-        S = _signal_part(run, k, kind, False)
-        # Block Lanczos as at scale (twostep.scale.device.measure_on): T_k's top triplet, then
-        # the remainder T_k - S_k applied without forming it, warm-started from T_k's block (the
-        # remainder's top value lies in a bulk, where ARPACK needed ~60 products a spectrum).
-        s, U, V, block, _ = block_lanczos(T, 1)
-        u, v = U[:, 0], V[:, 0]
-        row = dict(signal=S.value, top=s[0],
-                   residual=block_lanczos(T, 1, vectors=False, minus=(S.value, S.left, S.right),
-                                          start=block.T)[0][0],
-                   left=_overlap(u.astype(float), S.left) if S.value > 0 else 0.0,
-                   right=_overlap(v.astype(float), S.right) if S.value > 0 else 0.0,
-                   memorisation=_memorisations(v[None, :], run.X2)[0][0],
-                   localisation=float(np.max(np.abs(u)) / np.linalg.norm(u)),
-                   localisation_signal=float(np.max(np.abs(S.left))) if S.value > 0 else 0.0,
-                   scale=run.eta2 * run.eta1 ** k)
-        if corrected:
-            C = _signal_part(run, k, kind, True)
-            row.update(signal_corrected=C.value, residual_corrected=block_lanczos(
-                T, 1, vectors=False, minus=(C.value, C.left, C.right), start=block.T)[0][0],
-                right_corrected=_overlap(v.astype(float), C.right) if C.value > 0 else 0.0)
-        if vectors:
-            row.update(U=u, Vt=v)
-        rows.append(row)
-    return {key: np.array([row[key] for row in rows], dtype=float) for key in rows[0]}
+    return term_diagnostics_core(run, kind, terms, vectors, corrected)
 
 
 def outlier_strength(ratio: float, margin: float = 0.05) -> float:
@@ -129,7 +98,7 @@ def outlier_strength(ratio: float, margin: float = 0.05) -> float:
     """
     g = check_real(ratio, "ratio", low=0.0, low_open=True)
     m = check_real(margin, "margin", low=0.0)
-    e2 = ((1 + m) * _bulk_edges(g)[1]) ** 2
+    e2 = ((1 + m) * bulk_edges(g)[1]) ** 2
     b = e2 - 1 - g
     disc = max(b * b - 4 * g, 0.0)
     return float(math.sqrt((b + math.sqrt(disc)) / 2))
@@ -209,14 +178,6 @@ def _check_powers(M, a, powers):
     if K > 8:
         raise ValueError(f"powers must be in [1, 8], got {K}")
     return M, a, K
-
-
-def power_basis(a, K: int) -> np.ndarray:
-    r"""Orthonormal :math:`q_0,\dots,q_{K-1}` (columns, shape ``(N, K)``): Gram--Schmidt of
-    :math:`a, a^{\circ2}, \dots, a^{\circ K}`, each normalised first; the left vectors of all
-    predicted spikes of orders :math:`k < K` lie in their span."""
-    A = np.stack([a ** (m + 1) / np.linalg.norm(a ** (m + 1)) for m in range(K)], axis=1)
-    return np.linalg.qr(A)[0]
 
 
 def power_projections_null(M, a, powers: int, rng: np.random.Generator, draws: int = 20) -> np.ndarray:
@@ -343,13 +304,4 @@ def own_bulk_edge(W, a, orders: int) -> float:
     """
     W = check_array(W, "W", ndim=2)
     a = check_array(a, "a", shape=(W.shape[0],)).astype(float)
-    return _own_bulk_edge(W, a, check_int(orders, "orders", 1))
-
-
-def _own_bulk_edge(W, a, K):
-    # own_bulk_edge of checked arrays (a as float64).
-    Q = power_basis(a, K).astype(W.dtype)
-    # (I - QQ^T)W applied without forming it. The bulk's top has no gap below it: at tol = 1e-5
-    # the test stopped on the second value (2.0038 for 2.0093 at N = 1000, reused, one seed of
-    # four); at 1e-7 all four agree with a dense SVD to 1e-6, at 38 products or fewer.
-    return float(block_lanczos(W, 1, vectors=False, tol=1e-7, project=Q)[0][0])
+    return own_bulk_edge_core(W, a, check_int(orders, "orders", 1))

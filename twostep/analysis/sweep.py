@@ -27,7 +27,24 @@ def _interactive() -> bool:
 
 
 def rng_for(seed: int) -> np.random.Generator:
-    """The generator a task with this ``seed`` receives."""
+    """The generator a task with this ``seed`` receives.
+
+    Parameters
+    ----------
+    seed : int
+        ``>= 0``.
+
+    Returns
+    -------
+    numpy.random.Generator
+        Of ``numpy.random.SeedSequence(seed)``.
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> int(ts.rng_for(3).integers(10)) == int(ts.rng_for(3).integers(10))
+    True
+    """
     return np.random.default_rng(np.random.SeedSequence(check_int(seed, "seed", 0)))
 
 
@@ -289,6 +306,15 @@ def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iter
     products in another order (relative differences about 1e-15 in float64). On one BLAS
     thread in every process (``threadpoolctl.threadpool_limits(1)``,
     ``OPENBLAS_NUM_THREADS=1``) serial and parallel records are identical.
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> def draw(rng, N):
+    ...     return {"mean": float(rng.standard_normal(N).mean())}
+    >>> records = ts.sweep(draw, {"N": [10, 1000]}, seeds=(0, 1))
+    >>> [(r["N"], r["seed"]) for r in records]
+    [(10, 0), (10, 1), (1000, 0), (1000, 1)]
     """
     if not callable(func):
         raise TypeError(f"func must be callable, got {type(func).__name__}")
@@ -336,8 +362,27 @@ def split_cases(records: list[dict], key: str, name: str, order=None) -> list[di
 def summarise(records: list[dict], by: Iterable[str], values: Iterable[str]) -> list[dict]:
     """Mean, standard error and count of ``values`` over seeds, grouped by the keys ``by``.
 
-    Returns one dict per group, with ``"<value>"`` (mean), ``"<value>_sem"``
-    (standard error of the mean, ``std(ddof=1)/sqrt(count)``) and ``"count"``.
+    Parameters
+    ----------
+    records : list of dict
+        One per run.
+    by : sequence of str
+        The keys that name a group.
+    values : sequence of str
+        The keys of the numbers (or arrays) to average.
+
+    Returns
+    -------
+    list of dict
+        One per group: its keys ``by``, ``"<value>"`` (mean), ``"<value>_sem"`` (standard error
+        of the mean, ``std(ddof=1)/sqrt(count)``) and ``"count"``.
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> records = [{"N": 10, "seed": 0, "x": 1.0}, {"N": 10, "seed": 1, "x": 3.0}]
+    >>> [{k: float(v) for k, v in group.items()} for group in ts.summarise(records, ["N"], ["x"])]
+    [{'N': 10.0, 'x': 2.0, 'x_sem': 1.0, 'count': 2.0}]
     """
     by, values = list(by), list(values)
     groups: dict[tuple, list[dict]] = {}
@@ -387,7 +432,24 @@ def linear_fit(x, y) -> tuple:
 
 
 def linear_slope(x, y) -> tuple[float, float]:
-    r"""Slope and standard error of :func:`linear_fit` for 1-d ``x`` and ``y``."""
+    r"""Slope and standard error of :func:`linear_fit` (least squares) for 1-d ``x`` and ``y``.
+
+    Parameters
+    ----------
+    x, y : array_like, shape (m,)
+        ``m >= 2``; the standard error is NaN for ``m = 2``.
+
+    Returns
+    -------
+    slope, se : float
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> slope, se = ts.linear_slope([1, 2, 3, 4], [1.0, 3.1, 4.9, 7.0])
+    >>> round(slope, 3), round(se, 3)
+    (1.98, 0.042)
+    """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or x.size < 2:
         raise ValueError(f"x and y must be 1-d arrays of the same length >= 2, got {x.shape} and {y.shape}")
@@ -397,7 +459,24 @@ def linear_slope(x, y) -> tuple[float, float]:
 
 def loglog_slope(x, y) -> tuple[float, float]:
     r"""Least-squares slope of :math:`\log y` against :math:`\log x`, and its standard error
-    (:func:`linear_slope` on the logarithms, which checks the shapes)."""
+    (:func:`linear_slope` on the logarithms).
+
+    Parameters
+    ----------
+    x, y : array_like, shape (m,)
+        Positive.
+
+    Returns
+    -------
+    slope, se : float
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> slope, se = ts.loglog_slope([1, 2, 4, 8], [3.0, 6.0, 12.0, 24.0])
+    >>> round(slope, 6), round(se, 6)
+    (1.0, 0.0)
+    """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if np.any(x <= 0) or np.any(y <= 0):
         raise ValueError("x and y must be positive for a log-log fit")

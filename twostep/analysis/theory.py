@@ -14,14 +14,28 @@ import math
 import numpy as np
 
 from .._validation import check_alpha, check_array, check_int, check_real
-
-# Ratios such as 0.1 / (0.5 - 0.4) come out as 0.99999... in floating point;
-# the floor must see the exact rational value, hence a relative tolerance.
-_FLOOR_TOL = 1e-9
-
+from ._core import FLOOR_TOL, spike_count
 
 def spike_exponent(k: int, alpha1: float, alpha2: float) -> float:
-    r"""Exponent :math:`\alpha_2 - k(1/2-\alpha_1)` of the size of the :math:`k`-th term."""
+    r"""Exponent :math:`\alpha_2 - k(1/2-\alpha_1)` of the size of the :math:`k`-th term.
+
+    Parameters
+    ----------
+    k : int
+        The order, ``>= 0``.
+    alpha1, alpha2 : float
+        Step-size exponents in ``[0, 1/2)``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> round(ts.spike_exponent(2, 0.4, 0.25), 12)
+    0.05
+    """
     k = check_int(k, "k", 0)
     return check_alpha(alpha2, "alpha2") - k * (0.5 - check_alpha(alpha1, "alpha1"))
 
@@ -29,23 +43,49 @@ def spike_exponent(k: int, alpha1: float, alpha2: float) -> float:
 def n_spikes(alpha1: float, alpha2: float, L: int | None = None) -> int:
     r""":math:`\Lambda(\alpha_1,\alpha_2) = \min(L-1, \lfloor\alpha_2/(1/2-\alpha_1)\rfloor)`.
 
-    ``L`` is the degree of a polynomial activation; ``None`` means no cap.
+    Parameters
+    ----------
+    alpha1, alpha2 : float
+        Step-size exponents in ``[0, 1/2)``.
+    L : int, optional
+        The degree of a polynomial activation; ``None`` means no cap.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> ts.n_spikes(0.4, 0.25, L=4), ts.n_spikes(0.2, 0.25)
+    (2, 0)
     """
     a1, a2 = check_alpha(alpha1, "alpha1"), check_alpha(alpha2, "alpha2")
-    return int(_n_spikes(a1, a2, None if L is None else check_int(L, "L", 1)))
-
-
-def _n_spikes(a1, a2, L):
-    # n_spikes on checked exponents, elementwise over numpy arrays as on floats.
-    count = np.floor(np.divide(a2, 0.5 - np.asarray(a1)) * (1 + _FLOOR_TOL))
-    return count if L is None else np.minimum(L - 1, count)
+    return int(spike_count(a1, a2, None if L is None else check_int(L, "L", 1)))
 
 
 def spike_terms(alpha1: float, alpha2: float, mu) -> list[int]:
     r"""The orders :math:`k = 1..\Lambda` whose term exists, i.e. :math:`\mu_{k+1}\ne 0`.
 
-    ``mu`` holds :math:`\mu_0, \mu_1, \dots` (for a polynomial, up to :math:`\mu_L`;
-    e.g. for tanh the even ones vanish, removing :math:`k = 1, 3, \dots`).
+    Parameters
+    ----------
+    alpha1, alpha2 : float
+        Step-size exponents in ``[0, 1/2)``.
+    mu : array_like
+        :math:`\mu_0, \mu_1, \dots` (for a polynomial, up to :math:`\mu_L`; for tanh the
+        even ones vanish, removing :math:`k = 1, 3, \dots`).
+
+    Returns
+    -------
+    list of int
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> ts.spike_terms(0.4, 0.25, ts.get_activation("poly4").mu)
+    [1, 2]
+    >>> ts.spike_terms(0.4, 0.25, ts.Tanh().hermite_coefficients(8))
+    [2]
     """
     mu = check_array(mu, "mu", ndim=1)
     lam = n_spikes(alpha1, alpha2, L=mu.size - 1)
@@ -53,7 +93,27 @@ def spike_terms(alpha1: float, alpha2: float, mu) -> list[int]:
 
 
 def one_step_overlap(c1: float, second_moment: float, psi: float) -> float:
-    r"""Limit of :math:`|\langle v/\|v\|, \beta^*\rangle|`: :math:`|c_1|/\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}`."""
+    r"""Limit of :math:`|\langle v/\|v\|, \beta^*\rangle|`: :math:`|c_1|/\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}`.
+
+    Parameters
+    ----------
+    c1 : float
+        :math:`c_1(g) = \mathbb{E}[g(z)z]`.
+    second_moment : float
+        :math:`\mathbb{E}[y^2] > 0`.
+    psi : float
+        :math:`n/d > 0`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> round(ts.one_step_overlap(1.0, 1.0, 1.0), 4)   # He_1 at n = d
+    0.7071
+    """
     c1 = check_real(c1, "c1")
     m2 = check_real(second_moment, "second_moment", low=0.0, low_open=True)
     psi = check_real(psi, "psi", low=0.0, low_open=True)
@@ -61,7 +121,26 @@ def one_step_overlap(c1: float, second_moment: float, psi: float) -> float:
 
 
 def phase_boundaries(alpha1, k: int) -> np.ndarray:
-    r"""The line :math:`\alpha_2 = k(1/2-\alpha_1)` where :math:`\Lambda` steps from :math:`k-1` to :math:`k`."""
+    r"""The line :math:`\alpha_2 = k(1/2-\alpha_1)` where :math:`\Lambda` steps from :math:`k-1` to :math:`k`.
+
+    Parameters
+    ----------
+    alpha1 : float or array_like
+        In ``[0, 1/2)``.
+    k : int
+        ``>= 1``.
+
+    Returns
+    -------
+    ndarray
+        Of ``alpha1``'s shape.
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> ts.phase_boundaries([0.1, 0.3], 1).round(12)
+    array([0.4, 0.2])
+    """
     k = check_int(k, "k", 1)
     a1 = np.asarray(alpha1, dtype=float)
     if np.any((a1 < 0) | (a1 >= 0.5)):
@@ -74,6 +153,25 @@ def spike_strength(eta: float, mu1: float, c1: float, second_moment: float, psi:
     :math:`\theta = \eta\,|\mu_1|\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}`.
 
     Uses :math:`\|a\|\to1` and :math:`\|v\|^2\to c_1^2+\mathbb{E}[y^2]/\psi`, :math:`\psi=n/d`.
+
+    Parameters
+    ----------
+    eta : float
+        The step size, ``>= 0``.
+    mu1 : float
+        :math:`\mu_1` of the activation.
+    c1, second_moment, psi : float
+        As in :func:`one_step_overlap`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> round(ts.spike_strength(1.0, 1.0, 1.0, 1.0, 1.0), 4)
+    1.4142
     """
     eta = check_real(eta, "eta", low=0.0)
     mu1 = check_real(mu1, "mu1")
@@ -108,6 +206,18 @@ def finite_size_overlap(c1: float, second_moment: float, cross_moment: float, n:
     cross_moment : float
         :math:`\mathbb{E}[y^2z^2] \ge c_1^2` (e.g. ``link.moment(lambda z, g: g**2 * z**2)``).
     n, d : int
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> round(ts.finite_size_overlap(1.0, 1.0, 3.0, 10**6, 10**6), 4)   # the limit
+    0.7071
+    >>> round(ts.finite_size_overlap(0.0, 1.0, 3.0, 1000, 1000), 3)        # c1 = 0: chance
+    0.055
     """
     c1 = check_real(c1, "c1")
     m2 = check_real(second_moment, "second_moment", low=0.0, low_open=True)
@@ -156,7 +266,7 @@ def feature_spike_count(alpha: float, L: int | None = None) -> int:
     """
     a = check_alpha(alpha, "alpha")
     count = 0
-    while (count + 1) * (1 - 2 * a) < 1 * (1 - _FLOOR_TOL):
+    while (count + 1) * (1 - 2 * a) < 1 * (1 - FLOOR_TOL):
         count += 1
     if L is not None:
         count = min(check_int(L, "L", 1), count)

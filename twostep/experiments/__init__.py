@@ -2,7 +2,8 @@ r"""The single-run experiments: one draw of a problem, the steps, and what is me
 
 Each takes a ``numpy.random.Generator`` first and returns a dict of arrays (numpy only, no
 figures). Each checks its arguments once, on entry, and the model and analysis functions it
-calls inside trust them (their unchecked cores). The chapters' page modules (:mod:`twostep.pages`)
+calls inside trust them (their cores, in ``twostep/model/_core.py`` and
+``twostep/analysis/_core.py``). The chapters' page modules (:mod:`twostep.pages`)
 sweep them over widths and seeds and draw the results; the scale-out side
 (:mod:`twostep.scale`: the CLI, the results files, the GPU backends) runs them by name. Neither
 imports the other.

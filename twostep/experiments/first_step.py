@@ -12,16 +12,16 @@ from scipy.sparse.linalg import LinearOperator
 
 from .._validation import (check_alpha, check_dtype, check_fits, check_int, check_pairs,
                            check_real, check_rng, check_type)
-from ..analysis.alignment import _overlap
-from ..analysis.decomposition import _first_step_spike
-from ..analysis.peer import _peer_test_error, peer_first_layer, peer_link
+from ..analysis._core import first_step_spike_core, overlap_core, top_singular_core
+from ..analysis.peer import peer_first_layer, peer_link, peer_test_error
 from ..analysis.readout import features
-from ..analysis.spectra import SVDS_TOL, _top_singular
+from ..analysis.spectra import SVDS_TOL
+from ..model._core import (draw_problem_core, gradient_core, initialise_core, labels_core,
+                           make_teacher_core, one_step_core, pre_activations_into, sample_core)
 from ..model.activations import Activation, Tanh, as_activation, check_activation
-from ..model.network import (_gradient, _initialise, _pre_activations_into, gaussian_inputs,
-                             initialise)
-from ..model.steps import _draw_problem, _step, one_step
-from ..model.targets import Link, Teacher, _make_teacher, _relabelling, check_links, target_links
+from ..model.network import gaussian_inputs, initialise
+from ..model.steps import one_step
+from ..model.targets import Link, Teacher, check_links, target_links
 
 
 def _residual_top(G, spike, seed):
@@ -39,7 +39,7 @@ def _residual_top(G, spike, seed):
         return G.T @ x - right * (lv @ x)
 
     R = LinearOperator((N, d), matvec=matvec, rmatvec=rmatvec, dtype=G.dtype)
-    s, Vt = _top_singular(R, 1, "right", SVDS_TOL, seed)
+    s, Vt = top_singular_core(R, 1, "right", SVDS_TOL, seed)
     return float(s[0]), Vt[0].astype(float)
 
 
@@ -84,6 +84,13 @@ def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = 
         ``top``: shape ``(len(steps), top)``, the largest singular values of each :math:`W_1`;
         ``right_overlap``: shape ``(len(steps),)``, cosine of the top right singular vector of
         :math:`W_1` with :math:`\beta^*`; ``right_v_overlap``: the same with :math:`v`.
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> out = ts.first_step_diagnostics(np.random.default_rng(0), N=60, steps=[(0.2, 0.0)])
+    >>> round(out["residual"], 2), out["top"].shape
+    (0.57, (1, 1))
     """
     check_rng(rng)
     N = check_int(N, "N")
@@ -93,8 +100,8 @@ def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = 
         raise ValueError(f"top must be in [1, min(N, d) - 2] = [1, {min(N, d) - 2}], got {top}")
     steps, top = _checked_steps_top(steps, top, N, d, "")
     dt = check_dtype(dtype)
-    problem = _draw_problem(N, n, d, target, "reused", rng, noise, dt)
-    G = _gradient(problem.W0, problem.a, problem.X1, problem.y1, activation)
+    problem = draw_problem_core(N, n, d, target, "reused", rng, noise, dt)
+    G = gradient_core(problem.W0, problem.a, problem.X1, problem.y1, activation)
     G *= -1
     return _first_step_measures(problem.W0, problem.a, problem.X1, problem.y1,
                                 problem.teacher.directions[0], G, activation, steps, top)
@@ -149,15 +156,15 @@ def first_step_cases(rng: np.random.Generator, *, N: int, cases, n: int | None =
                         f"top) tuples, got {cases!r}")
     cases = [_checked_case(case, i, N, d) for i, case in enumerate(cases)]
     dt = check_dtype(dtype)
-    problem = _draw_problem(N, n, d, cases[0][1], "reused", rng, 0.0, dt)
-    teachers = [_relabelling(problem.teacher, links, f"cases[{i}] target")
+    problem = draw_problem_core(N, n, d, cases[0][1], "reused", rng, 0.0, dt)
+    teachers = [problem.teacher.relabelled(links, f"cases[{i}] target")
                 for i, (_, links, _, _) in enumerate(cases)]
     W0, a, X, B = problem.W0, problem.a, problem.X1, problem.teacher.directions
-    Z = _pre_activations_into(W0, X, np.empty((N, n), dtype=dt))
+    Z = pre_activations_into(W0, X, np.empty((N, n), dtype=dt))
     out = []
     for (activation, _, steps, top), teacher in zip(cases, teachers):
-        y = teacher._labels(X, None)
-        G = _gradient(W0, a, X, y, activation, pre_in=Z)
+        y = labels_core(teacher, X)
+        G = gradient_core(W0, a, X, y, activation, pre_in=Z)
         G *= -1
         out.append(_first_step_measures(W0, a, X, y, B[0], G, activation, steps, top))
     return {"results": out}
@@ -167,18 +174,18 @@ def _first_step_measures(W0, a, X, y, beta, G, activation, steps, top) -> dict:
     # first_step_diagnostics' measurements of the negative gradient G of one draw.
     dt = W0.dtype
     etas = np.array([c * W0.shape[0] ** alpha for c, alpha in steps], dtype=float)  # c N^alpha
-    spike = _first_step_spike(a, X, y, activation)
-    sG = _top_singular(G, 2, False, SVDS_TOL)
+    spike = first_step_spike_core(a, X, y, activation)
+    sG = top_singular_core(G, 2, False, SVDS_TOL)
     remainder, r1 = _residual_top(G, spike, 0)
     extreme = X[int(np.argmax(np.abs(y)))].astype(float)
     out = {
         "residual": remainder / float(sG[0]),
-        "remainder_sample_overlap": _overlap(r1, extreme),
+        "remainder_sample_overlap": overlap_core(r1, extreme),
         "max_label": float(np.max(np.abs(y))),
         "best_residual": float(sG[1] / sG[0]),
         "update_norm": float(sG[0]),
         "spike": spike.value,
-        "v_overlap": _overlap(spike.right, beta) if spike.value > 0 else 0.0,
+        "v_overlap": overlap_core(spike.right, beta) if spike.value > 0 else 0.0,
         "eta": etas,
         "top": np.zeros((len(steps), top)),
         "right_overlap": np.zeros(len(steps)),
@@ -188,11 +195,12 @@ def _first_step_measures(W0, a, X, y, beta, G, activation, steps, top) -> dict:
     for i, eta in enumerate(etas):
         np.multiply(G, dt.type(eta), out=W1)
         W1 += W0
-        s, Vt = _top_singular(W1, top, "right", SVDS_TOL)
+        s, Vt = top_singular_core(W1, top, "right", SVDS_TOL)
         out["top"][i] = s
-        out["right_overlap"][i] = _overlap(Vt[0].astype(float), beta)
+        out["right_overlap"][i] = overlap_core(Vt[0].astype(float), beta)
         if spike.value > 0:
-            out["right_v_overlap"][i] = _overlap(Vt[0].astype(float), spike.right.astype(float))
+            out["right_v_overlap"][i] = overlap_core(Vt[0].astype(float),
+                                                     spike.right.astype(float))
     return out
 
 
@@ -204,6 +212,27 @@ def learned_direction_overlaps(n: int, d: int, links, rng: np.random.Generator,
 
     Draws :math:`\beta^*` (uniform on the sphere), then :math:`X` (``n x d``), then the
     label noise of each link in turn; :math:`y_k = g_k(X\beta^*) + \varepsilon_k`.
+
+    Parameters
+    ----------
+    n, d : int
+        Batch size and dimension.
+    links : Link or sequence of Link
+    rng : numpy.random.Generator
+    noise : float
+        Label-noise standard deviation.
+    dtype : float64 or float32
+
+    Returns
+    -------
+    ndarray, shape (len(links),)
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> links = [ts.hermite_link(1), ts.hermite_link(2)]
+    >>> ts.learned_direction_overlaps(4000, 100, links, np.random.default_rng(0)).round(2)
+    array([0.99, 0.1 ])
     """
     n, d = check_int(n, "n"), check_int(d, "d")
     links = check_links(links)
@@ -283,9 +312,9 @@ def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activat
     dt = check_dtype(dtype)
     L = activation.degree
     n = d = N
-    teacher = _make_teacher(link, d, rng, 0.0)
-    W0, a = _initialise(N, d, rng, dt)
-    X, y = teacher._sample(n, rng, dt)
+    teacher = make_teacher_core(link, d, rng, 0.0)
+    W0, a = initialise_core(N, d, rng, dt)
+    X, y = sample_core(teacher, n, rng, dt)
     Xf = rng.standard_normal((n, d), dtype=dt)
     u = _unit(rng.standard_normal(d))
     beta = teacher.directions[0]
@@ -299,7 +328,7 @@ def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activat
     out = {key: [] for key in ("count", "top", "edge", "proj_beta", "proj_chance")}
     for al in alphas:
         eta = float(N) ** al
-        W1 = _step(W0, a, X, y, activation, eta)
+        W1 = one_step_core(W0, a, X, y, activation, eta)
         F1 = features(W1, Xf, activation).astype(np.float64)
         U, s, _ = svd(F1, full_matrices=False)
         theta = eta * mu[1] * a.astype(np.float64)
@@ -333,6 +362,6 @@ def cui_experiment(rng: np.random.Generator, setting: dict, d: int, alphas,
                                              setting["alpha0"], setting["eta_tilde"], dtype)
     X_test, y_test = teacher.sample(setting["n_test"], rng, W1.dtype)
     F_test = features(W1, X_test, act).astype(np.float64)     # one test set for every alpha
-    errors = [_peer_test_error(W1, teacher, act, max(1, int(round(al * d))), setting["lam"],
-                               F_test, y_test, rng) for al in alphas]
+    errors = [peer_test_error(W1, teacher, act, max(1, int(round(al * d))), setting["lam"],
+                              F_test, y_test, rng) for al in alphas]
     return {"errors": np.array(errors), **measured}

@@ -95,10 +95,34 @@ def train_schemes(rng: np.random.Generator, *, N: int, n: int | None = None,
     ``X1``, ``y1``'s noise, ``X2``, ``y2``'s noise, from ``rng`` in that order, so that
     all schemes and all ``alpha2s`` share every draw. ``n`` and ``d`` default to ``N``.
     The step sizes are :math:`\eta_1 = cN^{\alpha_1}` and :math:`\eta_2 = cN^{\alpha_2}`
-    for every :math:`\alpha_2` in ``alpha2s`` (the same ``c`` for both steps). ``dtype``
-    (float64 or float32) is that of the draws and of the steps.
+    for every :math:`\alpha_2` in ``alpha2s`` (the same ``c`` for both steps).
     Cost: three gradients (:func:`twostep.model.steps.steps_along`), whatever the number of
     :math:`\alpha_2`.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    N, n, d : int
+        Width, batch size and dimension.
+    activation, target
+        As in :func:`twostep.run_two_steps` (names or objects).
+    c, alpha1 : float
+        :math:`\eta_1 = cN^{\alpha_1}`.
+    alpha2s : sequence of float
+        The second step's exponents, each in ``[0, 1/2)``.
+    dtype : {"float64", "float32"}
+        Of the draws and of the steps.
+
+    Returns
+    -------
+    TrainedSchemes
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> sch = ts.train_schemes(np.random.default_rng(0), N=30, alpha2s=(0.25, 0.45))
+    >>> sch.W1.shape, len(sch.W2_fresh), [round(e, 2) for e in sch.eta2s]
+    ((30, 30), 2, [1.17, 2.31])
     """
     n, d = N if n is None else n, N if d is None else d
     activation = as_activation(activation)
@@ -129,7 +153,24 @@ def learned_directions(schemes: TrainedSchemes, i: int) -> dict:
     * ``W2_fresh``: :math:`\eta_1v_1+\eta_2v_2` (both first-order terms have left
       vector :math:`a`, so they add into one spike) and the fresh :math:`u_k`.
 
-    Returns a dict of arrays of shape ``(k, d)``.
+    Parameters
+    ----------
+    schemes : TrainedSchemes
+        From :func:`train_schemes`.
+    i : int
+        Which of its ``alpha2s``.
+
+    Returns
+    -------
+    dict of ndarray
+        Of shape ``(k, d)`` each, by scheme.
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> sch = ts.train_schemes(np.random.default_rng(0), N=30, alpha2s=(0.45,))
+    >>> {name: u.shape[0] for name, u in ts.learned_directions(sch, 0).items()}
+    {'W0': 0, 'W1': 1, 'W1_total': 1, 'W2_reused': 4, 'W2_fresh': 4}
     """
     if not isinstance(schemes, TrainedSchemes):
         raise TypeError(f"schemes must be a TrainedSchemes, got {type(schemes).__name__}")
@@ -211,6 +252,13 @@ def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
         ``overlap_v``: overlaps of :math:`v_1` with each :math:`\beta^*_r`, shape ``(r,)``;
         ``overlap_u_reused``, ``overlap_u_fresh``: overlaps of :math:`u_k`,
         :math:`k = 1..L-1`, with each :math:`\beta^*_r`, shape ``(L-1, r)``.
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> out = ts.payoff_experiment(np.random.default_rng(0), N=30)
+    >>> out["err_W0"] > out["err_linear"]     # a linear target: ridge on x is best
+    True
     """
     if not isinstance(measured_ideal, (bool, np.bool_)):
         raise TypeError(f"measured_ideal must be True or False, got {measured_ideal!r}")
@@ -274,6 +322,22 @@ def neuron_memorisation(D, X) -> np.ndarray:
     update :math:`w^{(2)}_i - w^{(1)}_i` it is close to 1 when the update is one
     training input, and about :math:`\sqrt{2\log n/d}` for a direction unrelated
     to the inputs. Zero rows get 0.
+
+    Parameters
+    ----------
+    D : ndarray, shape (N, d)
+    X : ndarray, shape (n, d)
+        Non-zero rows.
+
+    Returns
+    -------
+    ndarray, shape (N,)
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> ts.neuron_memorisation(np.array([[2.0, 0.0], [0.0, 0.0]]), np.eye(2))
+    array([1., 0.])
     """
     D = np.asarray(D, dtype=float)
     X = np.asarray(X, dtype=float)

@@ -19,12 +19,14 @@ from ..analysis.alignment import (memorisation, memorisations, nested_unmemorise
 from ..analysis.decomposition import (pre_activations, second_step_term_operator,
                                       signal_directions, signal_part)
 from ..analysis.projection import PROJECTED_KEYS, projected_alignment
-from ..analysis.spectra import _top_singular, top_singular
+from ..analysis._core import top_singular_core
+from ..analysis.spectra import top_singular
 from ..analysis.theory import n_spikes
+from ..model._core import (initial_pre_activations, labels_core, measure_both_batches,
+                           take_both_batches, two_steps_core)
 from ..model.activations import as_activation
-from ..model.steps import (BATCHES, _both_batches, _initial_pre_activations, _measured_both,
-                           _two_steps, draw_problem, step_size)
-from ..model.targets import _relabelling, make_teacher
+from ..model.steps import BATCHES, draw_problem, step_size
+from ..model.targets import make_teacher
 
 
 def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, batch: str,
@@ -32,11 +34,34 @@ def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, 
     r"""Draw a teacher and data and measure the overlaps of :math:`u_k` with the target directions
     (no network: :math:`u_k` depends on the data only).
 
-    Returns ``overlaps`` (``(len(ks), r)``) and ``norms`` (``(len(ks),)``) of the :math:`u_k`;
-    with ``activation`` given, also ``overlaps_reuse`` (``(len(ks), r)``) of the reuse-aware
-    :math:`\tilde u_k` (see :func:`signal_directions`). With ``batch="both"`` the draws of a fresh
-    batch serve both schemes (a reused draw is the same without :math:`X_2`) and the result is
-    ``{"reused": {...}, "fresh": {...}}``, each bit for bit that batch's own.
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Draws the teacher, then the batch(es).
+    n, d : int
+        Batch size and dimension.
+    target : see :func:`twostep.make_teacher`
+    batch : {"reused", "fresh", "both"}
+        ``"both"``: the draws of a fresh batch serve both schemes (a reused draw is the same
+        without :math:`X_2`), each result bit for bit that batch's own.
+    ks : sequence of int
+        The orders :math:`k`.
+    activation : PolynomialActivation or str, optional
+        Also measure the reuse-aware :math:`\tilde u_k` (:func:`signal_directions`).
+
+    Returns
+    -------
+    dict
+        ``overlaps`` (``(len(ks), r)``) and ``norms`` (``(len(ks),)``) of the :math:`u_k`; with
+        ``activation``, ``overlaps_reuse`` (``(len(ks), r)``). With ``batch="both"``,
+        ``{"reused": {...}, "fresh": {...}}``.
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> out = ts.signal_overlap_experiment(np.random.default_rng(0), 400, 100, "he1", "reused")
+    >>> out["overlaps"].round(2).ravel().tolist(), out["norms"].shape
+    ([0.87, 0.11, 0.71, 0.31], (4,))
     """
     return signal_overlap_cases(rng, n, d, [target], batch, ks, activation)["results"][0]
 
@@ -64,8 +89,8 @@ def signal_overlap_cases(rng: np.random.Generator, n: int, d: int, targets, batc
     B = teacher.directions
     labels = [(y1, y2)]
     for i, target in enumerate(targets[1:], start=1):
-        other = _relabelling(teacher, target, f"targets[{i}]")
-        labels.append((other._labels(X1, None), None if X2 is None else other._labels(X2, None)))
+        other = teacher.relabelled(target, f"targets[{i}]")
+        labels.append((labels_core(other, X1), None if X2 is None else labels_core(other, X2)))
     measure = partial(_signal_measures, X1, ks=ks, B=B, activation=activation)
     return {"results": [{"reused": measure(y1, None, None), "fresh": measure(y1, X2, y2)}
                         if batch == "both" else measure(y1, X2, y2) for y1, y2 in labels]}
@@ -110,7 +135,7 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
     alpha2s : sequence of float
         Other second-step exponents :math:`\alpha_2'` (same :math:`c_2` and :math:`\alpha_1`)
         at which to measure the learned subspace of the *same draw*: the second update scales
-        with :math:`\eta_2` at fixed :math:`\eta_1` (:mod:`twostep.rescaling`), so
+        with :math:`\eta_2` at fixed :math:`\eta_1` (:mod:`twostep.analysis.rescaling`), so
         :math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)` exactly.
     dtype : {"float64", "float32"}
         Of the draws and the two steps (float32: half the cost, another stream of draws, and
@@ -130,6 +155,13 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
         ``term_memorisation``; if ``alpha2s`` is given, ``rescaled_subspace`` and
         ``rescaled_subspace_unmemorised``, ``(len(alpha2s), top, r)``, the same two
         quantities for :math:`W_2'` at each :math:`\alpha_2'`.
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> out = ts.reuse_experiment(np.random.default_rng(0), N=40, top=2)
+    >>> out["top_values"].shape, out["subspace"].shape      # (top,), (top, r)
+    ((2,), (2, 1))
     """
     return reuse_cases(rng, N=N, targets=[target], batch=batch, activation=activation, c1=c1,
                        alpha1=alpha1, c2=c2, alpha2=alpha2, term=term, top=top,
@@ -192,17 +224,17 @@ def _reuse_cases(rng, N, targets, batch, activation, steps, term, top, alpha2s, 
     measures = [partial(_reuse_measures, term=term, top=top, alpha2s=a2s, c2=steps[1][0])
                 for a2s in alpha2s]
     if batch == "both":
-        pre0 = _initial_pre_activations(problem) if keep and len(problems) > 1 else None
-        return [_measured_both(p, activation, steps, keep, m, pre0=pre0)
+        pre0 = initial_pre_activations(problem) if keep and len(problems) > 1 else None
+        return [measure_both_batches(p, activation, steps, keep, m, pre0=pre0)
                 for p, m in zip(problems, measures)]
-    return [m(_two_steps(p, activation, steps, keep)) for p, m in zip(problems, measures)]
+    return [m(two_steps_core(p, activation, steps, keep)) for p, m in zip(problems, measures)]
 
 
 def _relabelled(problem, target, name):
     # The problem of the same draw with the labels of ``target`` (same rank, no noise).
-    other = _relabelling(problem.teacher, target, name)
-    y1 = other._labels(problem.X1, None)
-    y2 = y1 if problem.X2 is problem.X1 else other._labels(problem.X2, None)
+    other = problem.teacher.relabelled(target, name)
+    y1 = labels_core(other, problem.X1)
+    y2 = y1 if problem.X2 is problem.X1 else labels_core(other, problem.X2)
     return replace(problem, teacher=other, y1=y1, y2=y2)
 
 
@@ -306,7 +338,7 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
     out["null_subspace"], out["null_unmemorised"] = np.array(null_raw), np.array(null_clean)
     # Drawn after everything else, so adding them left every earlier number unchanged.
     signs = rng.choice(np.array([-1.0, 1.0], dtype=dt), size=N)
-    for run in _both_batches(problem, activation, steps, exact):
+    for run in take_both_batches(problem, activation, steps, exact):
         batch = run.batch
         if exact:
             out.update({f"{k}_{batch}": v for k, v in
@@ -330,7 +362,7 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
 def _top_term(run, k: int, pre=None) -> tuple:
     # T_k's top singular value and right vector (T_k applied, never formed), and the
     # reuse-aware direction of the same run.
-    s, Vt = _top_singular(second_step_term_operator(run, k, pre=pre), 1, "right")
+    s, Vt = top_singular_core(second_step_term_operator(run, k, pre=pre), 1, "right")
     return float(s[0]), Vt, signal_part(run, k, "auto").right
 
 

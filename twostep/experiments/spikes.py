@@ -13,17 +13,19 @@ import numpy as np
 
 from .._validation import (check_alpha_pairs, check_bool, check_choice, check_dtype_name,
                            check_int, check_real, check_rng, check_steps)
-from ..analysis.alignment import _overlap, overlaps
-from ..analysis.decomposition import _first_step_spike, _second_step_terms, _signal_part
+from ..analysis._core import (first_step_spike_core, overlap_core, own_bulk_edge_core,
+                              second_step_terms_core, signal_part_core, term_diagnostics_core,
+                              top_singular_core)
+from ..analysis.alignment import overlaps
 from ..analysis.lanczos import block_lanczos
 from ..analysis.rescaling import StepFamily
-from ..analysis.spectra import _top_singular, bulk_edge, count_outliers, singular_values
-from ..analysis.spikes import (_own_bulk_edge, _term_diagnostics, power_projections,
-                               power_projections_null, predicted_spikes,
+from ..analysis.spectra import bulk_edge, count_outliers, singular_values
+from ..analysis.spikes import (power_projections, power_projections_null, predicted_spikes,
                                rank_one_sum_singular_values, spike_core)
 from ..analysis.theory import n_spikes, spike_terms
+from ..model._core import draw_problem_core, measure_both_batches, two_steps_core
 from ..model.activations import as_activation
-from ..model.steps import BATCHES, _draw_problem, _measured_both, _two_steps
+from ..model.steps import BATCHES
 
 
 def _polynomial(activation, name="activation"):
@@ -41,9 +43,9 @@ def _entry(rng, N, activation, c1, alpha1, c2, alpha2):
 
 
 def _run(rng, N, batch, activation, target, steps, dtype="float32", keep_pre=True, second=True):
-    # One draw at N = n = d and its two steps, on checked arguments (second: as _two_steps).
-    problem = _draw_problem(N, N, N, target, batch, rng, 0.0, np.dtype(dtype))
-    return _two_steps(problem, activation, steps, keep_pre, second=second)
+    # One draw at N = n = d and its two steps, on checked arguments (second: as two_steps_core).
+    problem = draw_problem_core(N, N, N, target, batch, rng, 0.0, np.dtype(dtype))
+    return two_steps_core(problem, activation, steps, keep_pre, second=second)
 
 
 def _spike_parts(first, parts, eta_ref, eta1, eta2):
@@ -90,10 +92,10 @@ def two_step_spectrum(rng: np.random.Generator, *, N: int, n: int | None = None,
         raise ValueError(f"top must be in [1, min(N, d) - 1] = [1, {min(N, d) - 1}], got {top}")
     activation = as_activation(activation)
     steps = check_steps(((c1, alpha1), (c2, alpha2)))
-    problem = _draw_problem(N, n, d, target, check_choice(batch, "batch", BATCHES), rng, 0.0,
-                            check_dtype_name(dtype))
-    run = _two_steps(problem, activation, steps, False)
-    s, _, Vt = _top_singular(run.W2, top)
+    problem = draw_problem_core(N, n, d, target, check_choice(batch, "batch", BATCHES), rng,
+                                0.0, check_dtype_name(dtype))
+    run = two_steps_core(problem, activation, steps, False)
+    s, _, Vt = top_singular_core(run.W2, top)
     return {"top": s.astype(float), "overlap": overlaps(Vt.astype(float), run.teacher.directions),
             "eta1": run.eta1, "eta2": run.eta2}
 
@@ -159,6 +161,13 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
         step-free core (:func:`~twostep.analysis.spikes.spike_core` of the first spike per unit
         :math:`\eta_1` and each :math:`S_k` per unit :math:`\eta_2\eta_1^k`, corrected with
         ``corrected``): ``core_left``, ``core_right`` ``(L + 1, L + 1)``, ``core_free`` ``(L + 1,)``.
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> out = ts.spike_experiment(np.random.default_rng(0), N=40, settings=[(0.4, 0.25)])
+    >>> out["top"].shape, out["settings_top"].shape    # (L,), (settings, n_top)
+    ((4,), (1, 6))
     """
     N, activation, steps = _entry(rng, N, activation, c1, alpha1, c2, alpha2)
     batch = check_choice(batch, "batch", (*BATCHES, "both"))
@@ -173,8 +182,8 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
     measure = partial(_spike_measures, settings=settings, grid=grid, n_top=n_top, margin=margin,
                       corrected=corrected, c1=c1, c2=c2, shared={})
     if batch == "both":
-        problem = _draw_problem(N, N, N, target, "fresh", rng, 0.0, np.dtype(dt))
-        return _measured_both(problem, activation, steps, True, measure, second=False)
+        problem = draw_problem_core(N, N, N, target, "fresh", rng, 0.0, np.dtype(dt))
+        return measure_both_batches(problem, activation, steps, True, measure, second=False)
     return measure(_run(rng, N, batch, activation, target, steps, dt, second=False))
 
 
@@ -184,13 +193,13 @@ def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2, share
     # holds what the two runs of batch="both" have in common (their W1 at every setting, the
     # same first step): measured on the first run, taken as it is by the second.
     N = run.N
-    terms = _second_step_terms(run, reuse_first=True)
-    out = _term_diagnostics(run, "auto", terms, False, corrected)
+    terms = second_step_terms_core(run, reuse_first=True)
+    out = term_diagnostics_core(run, "auto", terms, False, corrected)
     out["top_free"] = out["top"] / out["scale"]
     L = run.activation.degree
-    first = _first_step_spike(run.a, run.X1, run.y1, run.activation)  # per unit eta1
-    parts_free = [_signal_part(run, k, "auto", False) for k in range(L)]  # at the reference steps
-    parts_corr = [_signal_part(run, k, "auto", True) for k in range(L)] if corrected else []
+    first = first_step_spike_core(run.a, run.X1, run.y1, run.activation)  # per unit eta1
+    parts_free = [signal_part_core(run, k, "auto", False) for k in range(L)]  # at the reference steps
+    parts_corr = [signal_part_core(run, k, "auto", True) for k in range(L)] if corrected else []
     # The spike sum's core per unit step sizes: its singular values at any (eta1, eta2) cost a
     # (L+1) x (L+1) SVD (the map over the (alpha1, alpha2) plane, twostep.analysis.plane).
     eta_ref = (run.eta1, run.eta2)
@@ -228,30 +237,30 @@ def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2, share
     out.update({f"settings_{key}": np.zeros(m, int) for key in ("count", "count_W1", "count_own")})
     for i, (a1, a2) in enumerate(settings):
         e1, e2 = c1 * N ** a1, c2 * N ** a2
-        W2 = family._W2(e1, e2)
+        W2 = family.W2(e1, e2)
         s = top_values(W2, n_top)
         out["settings_top"][i] = s
         out["settings_count"][i] = int(np.sum(s > threshold))
         if ("count_W1", i) not in shared:
-            shared[("count_W1", i)] = count(family._W1(e1))[0]
+            shared[("count_W1", i)] = count(family.W1(e1))[0]
         out["settings_count_W1"][i] = shared[("count_W1", i)]
         out["settings_spikes"][i] = rank_one_sum_singular_values(
             _spike_parts(first, parts_free, eta_ref, e1, e2))
         if corrected:
             out["settings_spikes_corrected"][i] = rank_one_sum_singular_values(
                 _spike_parts(first, parts_corr, eta_ref, e1, e2))
-        out["settings_edge_own"][i] = _own_bulk_edge(W2, a, L)
+        out["settings_edge_own"][i] = own_bulk_edge_core(W2, a, L)
         out["settings_count_own"][i] = int(np.sum(s > out["settings_edge_own"][i] * (1 + margin)))
-        out["settings_higher"][i] = top_values(family._terms_from(1, e1, e2), 1)[0]
-        r2, rlin = right_vector(W2), right_vector(family._linearised(e1, e2))
+        out["settings_higher"][i] = top_values(family.terms_from(1, e1, e2), 1)[0]
+        r2, rlin = right_vector(W2), right_vector(family.linearised(e1, e2))
         del W2
-        out["settings_lin_overlap"][i] = _overlap(r2, rlin)
-        out["settings_beta_two"][i] = _overlap(r2, beta)
-        out["settings_beta_lin"][i] = _overlap(rlin, beta)
+        out["settings_lin_overlap"][i] = overlap_core(r2, rlin)
+        out["settings_beta_two"][i] = overlap_core(r2, beta)
+        out["settings_beta_lin"][i] = overlap_core(rlin, beta)
 
     out["grid_count"], start = np.zeros(len(grid), dtype=int), None
     for i, (a1, a2) in enumerate(grid):
-        out["grid_count"][i], start = count(family._W2(c1 * N ** a1, c2 * N ** a2), start)
+        out["grid_count"][i], start = count(family.W2(c1 * N ** a1, c2 * N ** a2), start)
     return out
 
 
@@ -280,9 +289,10 @@ def decomposition_check(rng: np.random.Generator, *, N: int, activation="poly4",
     def error(M, exact):    # relative, in Frobenius norm
         return float(np.linalg.norm(M - exact) / np.linalg.norm(exact))
 
-    return dict(sum_error={b: error(sum(_second_step_terms(r)), r.W2 - r.W1) for b, r in runs.items()},
+    return dict(sum_error={b: error(sum(second_step_terms_core(r)), r.W2 - r.W1)
+                           for b, r in runs.items()},
                 scale_error=max(error(family.term(k, moved.eta1, moved.eta2), T)
-                                for k, T in enumerate(_second_step_terms(moved))),
+                                for k, T in enumerate(second_step_terms_core(moved))),
                 w2_error=error(family.W2(moved.eta1, moved.eta2), moved.W2))
 
 
@@ -316,8 +326,8 @@ def one_draw(rng: np.random.Generator, *, N: int, batch: str = "fresh", activati
     settings = check_alpha_pairs(settings, "settings")
     L = activation.degree
     run = _run(rng, N, batch, activation, target, steps)
-    terms = _second_step_terms(run)
-    diag = _term_diagnostics(run, "auto", terms, True, False)
+    terms = second_step_terms_core(run)
+    diag = term_diagnostics_core(run, "auto", terms, True, False)
     i_star = int(np.argmax(np.abs(diag["U"][L - 1])))
     cosines = np.abs(run.X2 @ diag["Vt"][L - 1]) / np.linalg.norm(run.X2, axis=1)
     j_star = int(np.argmax(cosines))
@@ -329,8 +339,8 @@ def one_draw(rng: np.random.Generator, *, N: int, batch: str = "fresh", activati
                rank_y=float(np.mean(np.abs(run.y2) < abs(run.y2[j_star]))),
                W0=singular_values(run.W0), a=run.a.astype(float), U=np.asarray(diag["U"]),
                left=np.asarray(diag["left"]), spec=[])
-    first = _first_step_spike(run.a, run.X1, run.y1, activation)   # mu1 a v^T
-    parts_ref = [_signal_part(run, k, "auto", False) for k in range(L)]
+    first = first_step_spike_core(run.a, run.X1, run.y1, activation)   # mu1 a v^T
+    parts_ref = [signal_part_core(run, k, "auto", False) for k in range(L)]
     eta_ref = (run.eta1, run.eta2)
     family = StepFamily(run, terms)   # rescales terms in place
     del terms
@@ -338,15 +348,15 @@ def one_draw(rng: np.random.Generator, *, N: int, batch: str = "fresh", activati
         e1, e2 = c1 * N ** a1, c2 * N ** a2
         W2 = family.W2(e1, e2)
         sv2 = singular_values(W2)
-        sv1 = _top_singular(family.W1(e1), 6)[0]
+        sv1 = top_singular_core(family.W1(e1), 6)[0]
         parts = _spike_parts(first, parts_ref, eta_ref, e1, e2)
         out["spec"].append(dict(
             a1=a1, a2=a2, lam=n_spikes(a1, a2, L), sv2=sv2,
             sv_lin=singular_values(family.linearised(e1, e2)), sv1=sv1,
-            learned=_top_singular(W2 - family.W0, 8)[0], sizes=np.array([p.value for p in parts[1:]]),
+            learned=top_singular_core(W2 - family.W0, 8)[0], sizes=np.array([p.value for p in parts[1:]]),
             strengths=rank_one_sum_singular_values(parts)[:L], n2=count_outliers(sv2, 2.0),
             n1=count_outliers(sv1, 2.0)))
-    U2 = _top_singular(W2, 2)[1]     # the second singular pair of W2 at the last setting
+    U2 = top_singular_core(W2, 2)[1]     # the second singular pair of W2 at the last setting
     out["second_cos_a2"] = float(abs(U2[:, 1].astype(float) @ parts_ref[1].left))
     return out
 

@@ -120,6 +120,18 @@ class Tanh(Activation):
 
     Derivatives are polynomials in :math:`t = \tanh z`, from
     :math:`\frac{d}{dz} P(t) = P'(t)(1 - t^2)`.
+
+    ``Tanh()`` takes no argument. Called on an array ``z`` it returns :math:`\tanh(z)`, of
+    ``z``'s shape; ``derivative(z, order)`` and ``hermite_coefficients(degree)`` as for every
+    :class:`Activation`.
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> ts.Tanh()(np.array([0.0, 1.0])).round(4)
+    array([0.    , 0.7616])
+    >>> round(float(ts.Tanh().hermite_coefficients(1)[1]), 4)   # mu_1 = E[tanh'(z)]
+    0.6057
     """
 
     name = "tanh"
@@ -180,9 +192,23 @@ ACTIVATIONS = ("poly2", "poly3", "poly4", "tanh", "relu")
 def get_activation(name: str) -> Activation:
     r"""An activation by name.
 
-    ``"polyL"`` (L = 2, 3, 4) is :math:`\sum_{k=1}^{L} \mathrm{He}_k/k!`
-    (:math:`\mu_0 = 0`, :math:`\mu_1 = \dots = \mu_L = 1`), the book's
-    default family; ``"tanh"``; ``"relu"`` (centred).
+    Parameters
+    ----------
+    name : {"poly2", "poly3", "poly4", "tanh", "relu"}
+        ``"polyL"`` is :math:`\sum_{k=1}^{L} \mathrm{He}_k/k!` (:math:`\mu_0 = 0`,
+        :math:`\mu_1 = \dots = \mu_L = 1`), the book's default family; ``"relu"`` the
+        centred ReLU.
+
+    Returns
+    -------
+    Activation
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> act = ts.get_activation("poly3")
+    >>> act.degree, act.mu.tolist()
+    (3, [0.0, 1.0, 1.0, 1.0])
     """
     check_choice(name, "name", ACTIVATIONS)
     if name.startswith("poly"):

@@ -51,7 +51,22 @@ def gauss_nodes(points: int = DEFAULT_POINTS):
 def gaussian_expectation(f, points: int = DEFAULT_POINTS) -> float:
     r""":math:`\mathbb{E}[f(z)]`, :math:`z\sim N(0,1)`, by Gauss--Hermite quadrature.
 
-    ``f`` must accept a 1-d array and return an array of the same shape.
+    Parameters
+    ----------
+    f : callable
+        Maps a 1-d array to an array of the same shape.
+    points : int
+        Quadrature points, in ``[2, 300]``: exact for polynomials of degree below ``2 * points``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> round(ts.gaussian_expectation(lambda z: z ** 4), 10)
+    3.0
     """
     if not callable(f):
         raise TypeError(f"f must be callable, got {type(f).__name__}")
@@ -61,10 +76,7 @@ def gaussian_expectation(f, points: int = DEFAULT_POINTS) -> float:
 
 def hermite_polynomial(k: int, z) -> np.ndarray:
     r"""Evaluate :math:`\mathrm{He}_k(z)` elementwise."""
-    return _hermite_polynomial(check_int(k, "k", 0), z)
-
-
-def _hermite_polynomial(k, z):
+    k = check_int(k, "k", 0)
     coef = np.zeros(k + 1)
     coef[k] = 1.0
     return H.hermeval(np.asarray(z, dtype=float), coef)

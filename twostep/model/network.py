@@ -17,17 +17,36 @@ code on their device.
 
 from __future__ import annotations
 
-import math
 import numpy as np
 
 from array_api_compat import is_array_api_obj
 
 from .._validation import check_array, check_choice, check_dtype, check_fits, check_int, check_rng
+from ._core import (BLOCK_BYTES, BLOCK_ELEMENTS, block_rows,  # noqa: F401
+                    correlation_loss_core, gradient_core, initialise_core)
 from .activations import Activation, check_activation, namespace
 
 
 def gaussian_inputs(n: int, d: int, rng: np.random.Generator, dtype=np.float64) -> np.ndarray:
-    r"""Inputs :math:`x_j \sim N(0, I_d)` stacked as rows: shape ``(n, d)``."""
+    r"""Inputs :math:`x_j \sim N(0, I_d)` stacked as rows.
+
+    Parameters
+    ----------
+    n, d : int
+        Number of inputs and their dimension.
+    rng : numpy.random.Generator
+    dtype : float64 or float32
+
+    Returns
+    -------
+    ndarray, shape (n, d)
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> ts.gaussian_inputs(4, 3, np.random.default_rng(0)).shape
+    (4, 3)
+    """
     n, d = check_int(n, "n"), check_int(d, "d")
     check_rng(rng)
     dt = check_dtype(dtype)
@@ -49,18 +68,33 @@ def initialise(N: int, d: int, rng: np.random.Generator, dtype=np.float64, *,
                rows: str = "gaussian", second_layer: str = "gaussian"):
     r"""Initial weights: :math:`(W_0)_{ik} \sim N(0, 1/d)`, :math:`(a_0)_i \sim N(0, 1/N)`.
 
-    Returns ``W0`` of shape ``(N, d)`` (rows of norm about 1) and ``a`` of
-    shape ``(N,)`` (norm about 1). ``W0`` is drawn before ``a``.
+    ``W0`` is drawn before ``a``. The options give the initialisation of other groups' work.
 
-    Two options give the initialisation of other groups' work (the book's own is the
-    default, and the defaults draw exactly what they always drew):
-
+    Parameters
+    ----------
+    N, d : int
+        Width and input dimension.
+    rng : numpy.random.Generator
+    dtype : float64 or float32
     rows : {"gaussian", "unit"}
-        ``"unit"`` divides every row of the same Gaussian draw by its norm, so that each
-        neuron's weight vector is uniform on the unit sphere (rows of norm exactly 1).
+        ``"unit"`` divides every row of the same Gaussian draw by its norm (rows uniform on
+        the unit sphere).
     second_layer : {"gaussian", "constant"}
-        ``"constant"`` sets :math:`a_i = 1/\sqrt N` for every neuron (norm exactly 1) and
-        draws nothing from ``rng`` for it.
+        ``"constant"`` sets :math:`a_i = 1/\sqrt N` and draws nothing for it.
+
+    Returns
+    -------
+    W0 : ndarray, shape (N, d)
+        Rows of norm about 1.
+    a : ndarray, shape (N,)
+        Norm about 1.
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> W0, a = ts.initialise(200, 100, np.random.default_rng(0))
+    >>> W0.shape, a.shape, round(float(np.linalg.norm(a)), 1)
+    ((200, 100), (200,), 1.0)
     """
     N, d = check_int(N, "N"), check_int(d, "d")
     check_rng(rng)
@@ -68,21 +102,7 @@ def initialise(N: int, d: int, rng: np.random.Generator, dtype=np.float64, *,
     check_choice(second_layer, "second_layer", SECOND_LAYERS)
     dt = check_dtype(dtype)
     check_fits(dt.itemsize * (N * d + N), f"initialise at N={N}, d={d} ({dt})")
-    return _initialise(N, d, rng, dt, rows, second_layer)
-
-
-def _initialise(N, d, rng, dt, rows="gaussian", second_layer="gaussian"):
-    # initialise on checked arguments (dt a numpy dtype).
-    W0 = rng.standard_normal((N, d), dtype=dt)
-    W0 *= dt.type(1.0 / np.sqrt(d))
-    if rows == "unit":
-        W0 /= np.linalg.norm(W0, axis=1, keepdims=True)
-    if second_layer == "constant":
-        a = np.full(N, 1.0 / np.sqrt(N), dtype=dt)
-    else:
-        a = rng.standard_normal(N, dtype=dt)
-        a *= dt.type(1.0 / np.sqrt(N))
-    return W0, a
+    return initialise_core(N, d, rng, dt, rows, second_layer)
 
 
 def check_network(W, a, X, y=None):
@@ -107,33 +127,40 @@ def check_network(W, a, X, y=None):
 def correlation_loss(W, a, X, y, activation: Activation) -> float:
     r""":math:`L(W) = -\frac1n\sum_j y_j f(x_j)`, :math:`f(x) = a^\top\sigma(Wx)`."""
     W, a, X, y = check_network(W, a, X, y)
-    return _correlation_loss(W, a, X, y, check_activation(activation))
-
-
-def _correlation_loss(W, a, X, y, activation):
-    return float(-np.dot(y, activation(X @ W.T) @ a) / X.shape[0])
-
-
-def squared_loss(W, a, X, y, activation: Activation) -> float:
-    r""":math:`L_{sq}(W) = \frac1{2n}\sum_j \big(y_j - f(x_j)\big)^2`, :math:`f(x) = a^\top\sigma(Wx)`."""
-    W, a, X, y = check_network(W, a, X, y)
-    check_activation(activation)
-    r = y - activation(X @ W.T) @ a
-    return float(r @ r / (2 * X.shape[0]))
+    return correlation_loss_core(W, a, X, y, check_activation(activation))
 
 
 def gradient(W, a, X, y, activation: Activation, *, loss: str = "correlation") -> np.ndarray:
-    r"""Gradient of the correlation loss in ``W``, shape ``(N, d)``:
+    r"""Gradient of the correlation loss in ``W``:
 
     .. math:: \nabla L(W) = -\frac1n\operatorname{diag}(a)\big[\sigma'(WX^\top)\odot\mathbf 1 y^\top\big]X.
 
-    With ``loss="squared"`` it is the gradient of :func:`squared_loss` instead, the same
-    expression with the labels :math:`y` replaced by the residuals
-    :math:`y - f(x)` of the network at ``W``.
-
     Host (numpy) input is validated; CuPy or PyTorch arrays are used as they are, on
-    their device, with a polynomial activation (its derivative is evaluated by Horner's
-    rule on the same device).
+    their device, with a polynomial activation.
+
+    Parameters
+    ----------
+    W : ndarray, shape (N, d)
+    a : ndarray, shape (N,)
+    X : ndarray, shape (n, d)
+    y : ndarray, shape (n,)
+    activation : Activation
+    loss : {"correlation", "squared"}
+        ``"squared"``: the gradient of :math:`\frac1{2n}\sum_j(y_j - f(x_j))^2`, the same
+        expression with :math:`y` replaced by the residuals :math:`y - f(x)`.
+
+    Returns
+    -------
+    ndarray, shape (N, d)
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> rng = np.random.default_rng(0)
+    >>> W0, a = ts.initialise(20, 10, rng)
+    >>> X, y = ts.make_teacher("he1", 10, rng).sample(30, rng)
+    >>> ts.gradient(W0, a, X, y, ts.get_activation("poly3")).shape
+    (20, 10)
     """
     if not is_array_api_obj(W) or isinstance(W, np.ndarray):
         W, a, X, y = check_network(W, a, X, y)
@@ -141,7 +168,7 @@ def gradient(W, a, X, y, activation: Activation, *, loss: str = "correlation") -
     check_choice(loss, "loss", LOSSES)
     if loss == "squared":
         y = residuals(W, a, X, y, activation)
-    return _gradient(W, a, X, y, activation)
+    return gradient_core(W, a, X, y, activation)
 
 
 def residuals(W, a, X, y, activation: Activation):
@@ -150,96 +177,7 @@ def residuals(W, a, X, y, activation: Activation):
     return y - activation(X @ W.T) @ a
 
 
-#: Bytes of the largest temporary the gradient builds: blocks of neurons of 64 MB (16M entries
-#: in float32, 8M in float64) keep the N x n pre-activation out of memory from N = 4000 on (in
-#: float64 from N = 2900), while each block's product stays large enough for BLAS to run at the
-#: speed of one whole product (at N = 8000 on two cores, float32, blocks of 4M entries cost
-#: 1.17 products per product, 16M 1.07; benchmarks/bench_at_scale.py). How the rows are split
-#: does not change a float64 gradient (OpenBLAS sums every entry in the same order).
-BLOCK_BYTES = 1 << 26
-#: The most entries a block holds (float32).
-BLOCK_ELEMENTS = BLOCK_BYTES // 4
-
-
 def block_elements(N: int, n: int) -> int:
     """Entries of one block temporary of the gradient (whole rows of the ``(N, n)`` pre-activation,
-    at most ``BLOCK_ELEMENTS`` unless one row is longer)."""
-    return _block_rows(N, n) * n
-
-
-def _block_rows(N, n, block_elements=BLOCK_ELEMENTS):
-    return max(1, min(N, block_elements // max(n, 1)))
-
-
-#: Entries of the pieces in which :math:`\sigma'` overwrites a block of pre-activations on
-#: the host: the one temporary of that step (2 MB in float64), where a whole block would be
-#: another block's worth of memory.
-DERIVATIVE_CHUNK = 1 << 18
-
-
-def _derivative_in_place(activation, Z):
-    # sigma'(Z) written over Z, a few rows at a time, with a temporary of about
-    # DERIVATIVE_CHUNK entries. Every piece starts a multiple of 64 entries into Z, so numpy's
-    # SIMD loops (np.tanh in float32 among them) group the entries as for the whole block and
-    # the values are the same bit for bit. An activation whose derivative comes out in a wider
-    # type than Z (none of the package's own) keeps its own array.
-    step = 64 // math.gcd(Z.shape[1], 64)
-    rows = max(step, DERIVATIVE_CHUNK // max(Z.shape[1], 1) // step * step)
-    for start in range(0, Z.shape[0], rows):
-        piece = activation._derivative(Z[start:start + rows], 1)
-        if start == 0 and piece.dtype != Z.dtype:
-            return activation._derivative(Z, 1)
-        Z[start:start + rows] = piece
-    return Z
-
-
-def _gradient_rows(xp, W, n, block_elements=None):
-    # Rows of W per block of _gradient: BLOCK_BYTES of pre-activations unless given.
-    if block_elements is None:
-        block_elements = BLOCK_BYTES // (xp.finfo(W.dtype).bits // 8)
-    return _block_rows(W.shape[0], n, block_elements)
-
-
-def _pre_activations_into(W, X, out):
-    # W X^T into out ((N, n), numpy), by the blocks of _gradient's products, so that the values
-    # are those a step from W would keep (pre_out) bit for bit, without the step's second product.
-    rows = _gradient_rows(np, W, X.shape[0])
-    for start in range(0, W.shape[0], rows):
-        block = slice(start, min(W.shape[0], start + rows))
-        np.matmul(W[block, :], X.T, out=out[block, :])
-    return out
-
-
-def _gradient(W, a, X, y, activation, block_elements: int | None = None, pre_out=None,
-              pre_in=None):
-    # Unchecked core, shared with the training loop and the device backends: per block
-    # of neurons, one product for the pre-activations, sigma' and the label/readout
-    # scalings in place, one product into the block's rows of G. With ``pre_out`` (numpy,
-    # (N, n)) the pre-activations W X^T are kept there: the exact terms of the second step
-    # need W_0 X_2^T and W_1 X_2^T, which the steps have just computed. With ``pre_in``
-    # (numpy, (N, n)) they were computed before (_pre_activations_into), once for several
-    # label sets or activations of one draw, and are read, never written: a block's sigma'
-    # goes over a copy, so G is the same bit for bit.
-    xp, W = namespace(W)
-    N, n = W.shape[0], X.shape[0]
-    rows = _gradient_rows(xp, W, n, block_elements)
-    G = xp.empty_like(W)
-    for start in range(0, N, rows):
-        block = slice(start, min(N, start + rows))
-        if pre_in is not None:
-            Z = pre_in[block, :].copy()
-        elif pre_out is None:
-            Z = W[block, :] @ X.T
-        else:
-            Z = np.matmul(W[block, :], X.T, out=pre_out[block, :])
-        # sigma' over Z where nothing needs Z any more (numpy, pre-activations not kept)
-        M = (_derivative_in_place(activation, Z) if xp is np and pre_out is None
-             else activation._derivative(Z, 1))
-        M *= y[None, :]
-        M *= (a[block] * (-1.0 / n))[:, None]
-        if xp is np:
-            np.matmul(M, X, out=G[block, :])  # no temporary of the block's size
-        else:
-            G[block, :] = M @ X
-        del Z, M   # before the next block's product: one block alive at a time
-    return G
+    at most :data:`BLOCK_ELEMENTS` (``BLOCK_BYTES`` of float32) unless one row is longer)."""
+    return block_rows(N, n) * n

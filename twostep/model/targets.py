@@ -18,8 +18,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .._validation import check_array, check_choice, check_dtype, check_int, check_real, check_rng
-from .hermite import DEFAULT_POINTS, _hermite_polynomial, gaussian_expectation, hermite_coefficients
-from .hermite import information_exponent as _information_exponent
+from . import hermite
+from .hermite import DEFAULT_POINTS, gaussian_expectation, hermite_coefficients, hermite_polynomial
 
 #: Hermite degree up to which a link's coefficients are tabulated.
 MAX_DEGREE = 12
@@ -60,7 +60,7 @@ class Link:
     @property
     def information_exponent(self) -> int | None:
         """Smallest ``k >= 1`` with ``c_k != 0`` (``None`` if ``g`` is constant)."""
-        return _information_exponent(self.coefficients, tol=1e-10)
+        return hermite.information_exponent(self.coefficients, tol=1e-10)
 
     @property
     def second_moment(self) -> float:
@@ -89,10 +89,27 @@ class Link:
 
 
 def hermite_link(k: int) -> Link:
-    r"""Normalised :math:`\mathrm{He}_k/\sqrt{k!}`: unit variance, information exponent ``k``."""
+    r"""Normalised :math:`\mathrm{He}_k/\sqrt{k!}`: unit variance, information exponent ``k``.
+
+    Parameters
+    ----------
+    k : int
+        Degree, ``k >= 1``.
+
+    Returns
+    -------
+    Link
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> g = ts.hermite_link(2)
+    >>> g.information_exponent, round(g.second_moment, 10), round(float(g.coefficients[2]), 6)
+    (2, 1.0, 1.414214)
+    """
     k = check_int(k, "k", 1)
     norm = math.sqrt(math.factorial(k))
-    return Link(lambda z: _hermite_polynomial(k, z) / norm, f"He_{k}")
+    return Link(lambda z: hermite_polynomial(k, z) / norm, f"He_{k}")
 
 
 def odd_bounded_link(frequency: float = 2.0) -> Link:
@@ -103,6 +120,22 @@ def odd_bounded_link(frequency: float = 2.0) -> Link:
 
     Odd, so :math:`c_2 = 0`; :math:`c_3 = -\omega^3 e^{-\omega^2/2} \ne 0`:
     information exponent 3, with tails no heavier than linear (unlike He_3).
+
+    Parameters
+    ----------
+    frequency : float
+        :math:`\omega > 0`.
+
+    Returns
+    -------
+    Link
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> g = ts.odd_bounded_link()
+    >>> g.information_exponent, round(g.second_moment, 6)
+    (3, 1.0)
     """
     w = check_real(frequency, "frequency", low=0.0, low_open=True)
     c1 = w * math.exp(-w * w / 2)
@@ -116,7 +149,23 @@ LINKS = ("he1", "he2", "he3", "he4", "odd")
 
 
 def get_link(name: str) -> Link:
-    """A link by name: ``"he1"`` ... ``"he4"`` (normalised Hermite), ``"odd"`` (bounded odd)."""
+    """A link by name.
+
+    Parameters
+    ----------
+    name : {"he1", "he2", "he3", "he4", "odd"}
+        :func:`hermite_link` of that degree, or :func:`odd_bounded_link`.
+
+    Returns
+    -------
+    Link
+
+    Examples
+    --------
+    >>> import twostep as ts
+    >>> ts.get_link("odd"), ts.get_link("he3").information_exponent
+    (Link(odd sin(2z)), 3)
+    """
     check_choice(name, "link name", LINKS)
     return odd_bounded_link() if name == "odd" else hermite_link(int(name[2:]))
 
@@ -139,12 +188,21 @@ class Teacher:
     ----------
     directions : ndarray, shape (r, d)
         Orthonormal rows :math:`\beta^*_r`.
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> rng = np.random.default_rng(0)
+    >>> teacher = ts.Teacher(ts.hermite_link(1), 5, rng)
+    >>> X, y = teacher.sample(3, rng)
+    >>> X.shape, y.shape, np.allclose(y, X @ teacher.directions[0])
+    ((3, 5), (3,), True)
     """
 
     def __init__(self, links, d: int, rng: np.random.Generator, noise: float = 0.0):
         links = check_links(links)
         d = check_int(d, "d", 1)
-        _check_rank(links, d)
+        check_rank(links, d)
         check_rng(rng)
         self._draw(links, d, check_real(noise, "noise", low=0.0), rng)
 
@@ -173,10 +231,11 @@ class Teacher:
     def rank(self) -> int:
         return len(self.links)
 
-    def labels(self, X, rng: np.random.Generator) -> np.ndarray:
-        r"""Labels :math:`y_j`, shape ``(n,)``, for inputs ``X`` of shape ``(n, d)``."""
+    def labels(self, X, rng: np.random.Generator | None = None) -> np.ndarray:
+        r"""Labels :math:`y_j`, shape ``(n,)``, for inputs ``X`` of shape ``(n, d)``; ``rng``
+        draws the label noise (not needed without it)."""
         X = check_array(X, "X", ndim=2, shape=(None, self.d))
-        return self._labels(X, check_rng(rng))
+        return self._labels(X, check_rng(rng) if self.noise > 0 else rng)
 
     def _labels(self, X, rng):
         Z = _projections(X, self.directions)
@@ -196,6 +255,21 @@ class Teacher:
     def _sample(self, n, rng, dt):
         X = rng.standard_normal((n, self.d), dtype=dt)
         return X, self._labels(X, rng)
+
+    def relabelled(self, target, name: str = "target") -> "Teacher":
+        """The teacher of ``target`` on this teacher's directions. A teacher's directions are
+        drawn by its rank alone, so its labels of the same inputs are those of a draw of
+        ``target`` from the same generator state (the experiments' ``*_cases`` share one draw
+        between targets). ``name`` names ``target`` in the errors."""
+        if isinstance(target, Teacher) or self.noise > 0:
+            raise ValueError(f"{name}: only the first target may be a Teacher or have label "
+                             "noise (the others relabel its draws)")
+        links = target_links(target)[0]
+        if len(links) != len(self.directions):
+            raise ValueError(f"{name} has {len(links)} direction(s), the first target "
+                             f"{len(self.directions)}: the draws are shared only between "
+                             "targets with the same number of directions")
+        return Teacher.from_directions(links, self.directions)
 
     @property
     def second_moment(self) -> float:
@@ -251,45 +325,35 @@ def target_links(target):
 
 def make_teacher(target, d: int, rng: np.random.Generator, noise: float = 0.0) -> Teacher:
     r"""A :class:`Teacher` from a Teacher (returned as is) or any target of
-    :func:`target_links` (one direction per link, drawn from ``rng``), with label noise of
-    standard deviation ``noise``."""
+    :func:`target_links`.
+
+    Parameters
+    ----------
+    target : Link, sequence of Link, Teacher or str
+        A link name, or names joined by ``"+"`` (``"he1+odd"``): one direction per link.
+    d : int
+        Input dimension.
+    rng : numpy.random.Generator
+        Draws the directions (not used for a Teacher).
+    noise : float
+        Label-noise standard deviation.
+
+    Returns
+    -------
+    Teacher
+
+    Examples
+    --------
+    >>> import numpy as np, twostep as ts
+    >>> teacher = ts.make_teacher("he1+odd", 6, np.random.default_rng(0))
+    >>> teacher, teacher.directions.shape
+    (Teacher([He_1, odd sin(2z)], d=6, noise=0), (2, 6))
+    """
     d = check_int(d, "d")
     if not isinstance(target, Teacher):
         check_rng(rng)
-    return _make_teacher(target, d, rng, noise)
-
-
-def _make_teacher(target, d, rng, noise):
-    # make_teacher for a checked d: the target and the noise are checked here, the generator
-    # by the caller (it is not used for a given Teacher).
-    if isinstance(target, Teacher):
-        if target.d != d:
-            raise ValueError(f"target (a Teacher) has d={target.d}, but d={d}")
-        if noise != 0.0 and noise != target.noise:
-            # A given Teacher keeps its own noise; silently dropping this one would lie.
-            raise ValueError(f"noise={noise} cannot be applied to a given Teacher (its noise is "
-                             f"{target.noise}); build the Teacher with noise={noise} instead")
-        return target
-    links, _ = target_links(target)
-    _check_rank(links, d)
-    teacher = Teacher.__new__(Teacher)
-    teacher._draw(links, d, check_real(noise, "noise", low=0.0), rng)
-    return teacher
-
-
-def _relabelling(teacher, target, name: str) -> "Teacher":
-    # The teacher of ``target`` on ``teacher``'s directions: since a teacher's directions are
-    # drawn by its rank alone, its labels of the same inputs are those of a draw of ``target``
-    # from the same generator state (the experiments' *_cases share one draw between targets).
-    if isinstance(target, Teacher) or teacher.noise > 0:
-        raise ValueError(f"{name}: only the first target may be a Teacher or have label noise "
-                         "(the others relabel its draws)")
-    links = target_links(target)[0]
-    if len(links) != len(teacher.directions):
-        raise ValueError(f"{name} has {len(links)} direction(s), the first target "
-                         f"{len(teacher.directions)}: the draws are shared only between targets "
-                         "with the same number of directions")
-    return Teacher.from_directions(links, teacher.directions)
+    from ._core import make_teacher_core   # the model's core module builds on this one
+    return make_teacher_core(target, d, rng, noise)
 
 
 def check_links(links) -> list:
@@ -302,6 +366,7 @@ def check_links(links) -> list:
     return list(links)
 
 
-def _check_rank(links, d):
+def check_rank(links, d):
+    """A teacher of ``links`` fits in dimension ``d``: at most ``d`` directions."""
     if len(links) > d:
         raise ValueError(f"the number of links ({len(links)}) must be <= d ({d})")

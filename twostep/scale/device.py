@@ -33,10 +33,11 @@ import numpy as np
 from .._validation import (check_alpha_pairs, check_choice, check_dtype_name, check_fits,
                            check_int, check_real, check_step_growth, check_steps, check_type,
                            memory_limit)
-from ..analysis.decomposition import (RankOne, _first_step_spike, _pre_activations,
-                                      _second_step_terms, _signal_part, _term, weighted_direction)
+from ..analysis._core import (RankOne, exact_term, first_step_spike_core, run_pre_activations,
+                              second_step_terms_core, signal_part_core, weighted_direction)
 from ..model.activations import PolynomialActivation, as_activation, host_array, namespace
-from ..model.steps import BATCHES, Problem, TwoStepRun, _draw_problem, _two_steps
+from ..model._core import draw_problem_core, two_steps_core
+from ..model.steps import BATCHES, Problem, TwoStepRun
 from ..model.targets import Teacher, target_links
 from .backend import Backend, device_bytes, get_backend
 from ..analysis.lanczos import array_dtype, block_lanczos, top_singular_on  # noqa: F401 (its API)
@@ -83,7 +84,7 @@ def _checked_draw(N, n, d, target, batch, seed, noise, dtype):
 
 def _draw_problem_on(bk, N, n, d, target, batch, seed, noise, dt):
     if bk.name == "numpy":
-        return _draw_problem(N, n, d, target, batch, np.random.default_rng(seed), noise, dt)
+        return draw_problem_core(N, n, d, target, batch, np.random.default_rng(seed), noise, dt)
     links, noise_given = target_links(target)
     noise = noise or noise_given
     normal = _normal(bk, seed, dt)
@@ -200,11 +201,11 @@ def _measure_on(run, grid, margin, n_top):
     beta = _like(xp, run.teacher.directions[0], W0)
     keys = ("top", "signal", "residual", "left", "right", "beta", "scale")
     out = {key: np.zeros(run.activation.degree) for key in keys}
-    terms = _second_step_terms(run)     # T_0 .. T_{L-1} at the run's steps eta1, eta2
+    terms = second_step_terms_core(run)     # T_0 .. T_{L-1} at the run's steps eta1, eta2
     for k, T in enumerate(terms):
         # The book's corrected spike S_k^corr (chapter *Two steps*): for a reused batch "auto"
         # is the reuse-aware kind, so this is its corrected part; orders 0 and 1 are unchanged.
-        S = _signal_part(run, k, "auto", True)
+        S = signal_part_core(run, k, "auto", True)
         sv, U, V, block, _ = block_lanczos(T, 1)
         out["top"][k], out["signal"][k] = sv[0], S.value
         out["left"][k] = _cos(xp, U[:, 0], S.left)
@@ -285,8 +286,8 @@ def run_two_steps_on(backend, N: int, n: int, d: int, activation, target, steps,
                f"{bk.name}/{bk.device}", budget, "reduce N, n or d")
     if check_only:
         return None
-    return _two_steps(_draw_problem_on(bk, N, n, d, target, batch, seed, noise, dt), activation,
-                      steps, False)
+    return two_steps_core(_draw_problem_on(bk, N, n, d, target, batch, seed, noise, dt),
+                          activation, steps, False)
 
 
 def spike_on(backend, N: int, batch: str, activation="poly4", target="he1", c1: float = 0.2,
@@ -356,9 +357,9 @@ def count_on(backend, N: int, batch: str, activation="poly4", target="he1", c: f
     if check_only:
         return None
     xp, W0 = namespace(run.W0)
-    terms = _second_step_terms(run)
-    first = _first_step_spike(run.a, run.X1, run.y1, act)
-    parts = [first] + [_signal_part(run, k, "auto", True).scaled(
+    terms = second_step_terms_core(run)
+    first = first_step_spike_core(run.a, run.X1, run.y1, act)
+    parts = [first] + [signal_part_core(run, k, "auto", True).scaled(
         1.0 / (run.eta2 * run.eta1 ** k)) for k in range(L)]
     R_L, R_R, theta = spike_core([RankOne(p.value, host_array(p.left), host_array(p.right))
                                   for p in parts])
@@ -437,10 +438,10 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
     s = run.X2 @ run.v
     U = [bk.to_numpy(weighted_direction(run.X2, run.y2, s ** k)) for k in range(L)]
     out = {"signal": overlaps(np.array(U, dtype=float), B)}
-    out["signal_reuse"] = overlaps(bk.to_numpy(_signal_part(run, term, "auto", False).right)
+    out["signal_reuse"] = overlaps(bk.to_numpy(signal_part_core(run, term, "auto", False).right)
                                    .astype(float), B)[0]
-    pre = _pre_activations(run)      # P and Delta once, for T_k and its projection
-    T = _term(run, term, *pre)
+    pre = run_pre_activations(run)      # P and Delta once, for T_k and its projection
+    T = exact_term(run, term, *pre)
     sv, _, V, _, _ = block_lanczos(T, 1)
     Vt = V.T
     del T

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep.analysis.decomposition import (corrected_weight, fluctuation_variance,
-                                            reuse_weight, signal_part)
+from twostep.analysis.decomposition import (RankOne, corrected_weight, reuse_weight,
+                                            signal_part, weighted_direction)
 from twostep.analysis.population import population_signal
 from twostep.analysis.theory import fluctuation_variance_limit
 
@@ -57,13 +57,20 @@ def test_corrected_weight_is_the_gaussian_average():
     assert corrected_weight(POLY4, 3, np.array([0.5]), np.zeros(1), R2)[0] == pytest.approx(mc, abs=0.02)
 
 
-def test_fluctuation_variance_is_that_of_the_first_update_rows():
+def test_the_correction_uses_the_variance_of_the_first_update_rows():
     run = _run(200, "fresh")
-    # r_i by its definition, (1/n) sum_j (sigma'(w_i x_j) - mu_1) y_j x_j
+    # r_i by its definition, (1/n) sum_j (sigma'(w_i x_j) - mu_1) y_j x_j, weighted by a_i^6
     F = POLY4.derivative(run.W0 @ run.X1.T, 1) - POLY4.mu[1]
     rows = (F * run.y1[None, :]) @ run.X1 / run.n
     w = run.a ** 6
-    assert fluctuation_variance(run, 2) == pytest.approx(w @ np.sum(rows ** 2, 1) / w.sum(), rel=1e-8)
+    R2 = w @ np.sum(rows ** 2, 1) / w.sum()
+    s = run.X2 @ run.v
+    weights = corrected_weight(POLY4, 2, POLY4.mu[1] * s, np.zeros_like(s), R2)
+    want = RankOne.from_vectors(run.eta2 * run.eta1 ** 2 / 2, run.a ** 3,
+                                weighted_direction(run.X2, run.y2, weights))
+    got = signal_part(run, 2, "mean", corrected=True)
+    assert got.value == pytest.approx(want.value, rel=1e-8)
+    np.testing.assert_allclose(got.right, want.right, rtol=1e-7, atol=1e-12)
     assert fluctuation_variance_limit(POLY4.mu, 1.0, 1.0) == pytest.approx(5 / 3)
     assert fluctuation_variance_limit(POLY4.mu, 1.0, 4.0) == pytest.approx(5 / 12)
 

@@ -8,7 +8,7 @@ import pytest
 import twostep as ts
 from twostep.analysis.alignment import overlap
 from twostep.analysis.decomposition import (reuse_weight, second_step_term,
-                                           second_step_term_operator, signal_direction)
+                                           second_step_term_operator, signal_directions)
 
 STEPS = ((0.2, 0.4), (0.2, 0.25))
 
@@ -93,7 +93,7 @@ def test_mean_signal_part_formula():
                     * np.outer(r.a ** (k + 1), u))
         S = ts.signal_part(r, k, kind="mean")
         np.testing.assert_allclose(S.matrix(), expected, rtol=1e-10, atol=1e-15)
-        np.testing.assert_allclose(signal_direction(r, k), u)
+        np.testing.assert_allclose(signal_directions(r.X1, r.y1, [k], r.X2, r.y2)[0], u)
         assert np.linalg.norm(S.left) == pytest.approx(1) and np.linalg.norm(S.right) == pytest.approx(1)
 
 
@@ -150,16 +150,15 @@ def test_decomposition_rejects_non_polynomial_activation():
 
 @pytest.mark.parametrize("dtype, bound", [(np.float64, 1e-12), (np.float32, 1e-5)])
 def test_reused_t0_from_the_first_update(dtype, bound):
-    # A reused batch's T_0 is eta2 times the first step's gradient, so _second_step_terms(...,
+    # A reused batch's T_0 is eta2 times the first step's gradient, so second_step_terms(...,
     # reuse_first=True) takes it as (eta2/eta1)(W1 - W0) instead of a product: the same term up
     # to the rounding of W1 - W0 (measured at N = 300: 4e-15 in float64, 1.1e-6 in float32,
     # relative to the term's largest entry; bounds 1e-12 and 1e-5). The other terms, and every
     # term of a fresh batch, are the products themselves, bit for bit.
-    from twostep.analysis.decomposition import _second_step_terms
     for batch in ("reused", "fresh"):
         r = ts.run_two_steps(300, 250, 200, ts.get_activation("poly4"), ts.hermite_link(1),
                              STEPS, batch, np.random.default_rng(3), dtype=dtype)
-        plain, reusing = _second_step_terms(r), _second_step_terms(r, reuse_first=True)
+        plain, reusing = ts.second_step_terms(r), ts.second_step_terms(r, reuse_first=True)
         assert len(reusing) == len(plain) == 4 and reusing[0].dtype == dtype
         for T, R in zip(plain[1:], reusing[1:]):
             np.testing.assert_array_equal(R, T)
@@ -175,11 +174,12 @@ def test_reused_t0_from_the_first_update(dtype, bound):
 def test_a_run_without_its_second_step_keeps_the_same_pre_activations(batch, dtype):
     # second=False (spike_experiment: W2 rebuilt from the terms) skips the second step's
     # product: no W2, and the kept P, D, hence every term, the same bit for bit.
-    from twostep.model.steps import _two_steps, draw_problem
+    from twostep.model._core import two_steps_core
+    from twostep.model.steps import draw_problem
     p = draw_problem(300, 250, 200, ts.hermite_link(1), batch, np.random.default_rng(4),
                      dtype=dtype)
     act = ts.get_activation("poly4")
-    full, half = (_two_steps(p, act, STEPS, True, second=s) for s in (True, False))
+    full, half = (two_steps_core(p, act, STEPS, True, second=s) for s in (True, False))
     assert half.W2 is None and full.W2 is not None
     np.testing.assert_array_equal(half.W1, full.W1)
     for got, want in zip(half.pre, full.pre):

@@ -14,7 +14,7 @@ from twostep.analysis.readout import ridge
 from twostep.analysis.theory import feature_spike_count
 from twostep.pages import one_step as ch
 from twostep.model.activations import Tanh
-from twostep.model.network import gradient, initialise, squared_loss
+from twostep.model.network import gradient, initialise
 from twostep.model.steps import one_step
 
 TANH = Tanh()
@@ -59,6 +59,12 @@ def test_initialise_rejects_unknown_options():
         initialise(3, 3, rng, rows=1)
     with pytest.raises(ValueError, match="second_layer"):
         initialise(3, 3, rng, second_layer="ones")
+
+
+def squared_loss(W, a, X, y, activation):
+    # 1/(2n) sum_j (y_j - a^T sigma(W x_j))^2, written out for the check
+    r = y - activation(X @ W.T) @ a
+    return float(r @ r / (2 * len(y)))
 
 
 def test_squared_loss_step_is_its_exact_gradient():

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from twostep.analysis.alignment import overlaps, subspace_overlap
-from twostep.analysis.decomposition import _term_weights, pre_activations, second_step_term
+from twostep.analysis._core import term_weights
+from twostep.analysis.decomposition import pre_activations, second_step_term
 from twostep.analysis.projection import PROJECTED_KEYS, projected_alignment
 from twostep.model.activations import as_activation
 from twostep.model.steps import draw_problem, two_steps
@@ -27,7 +28,7 @@ def test_weights_give_the_projection_of_the_exact_term(batch, k):
     run = run_of(batch)
     left = np.random.default_rng(1).standard_normal(run.N)
     T = second_step_term(run, k)
-    w = _term_weights(run, k, left, *pre_activations(run))
+    w = term_weights(run, k, left, *pre_activations(run))
     assert w.shape == (run.n,)
     np.testing.assert_allclose(run.X2.T @ w, T.T @ left, rtol=1e-10, atol=1e-12 * np.abs(T).max())
 
@@ -43,7 +44,7 @@ def test_projected_alignment_against_its_definition():
     assert out["overlap"][0] == pytest.approx(overlaps(r, B)[0, 0], rel=1e-9)
     r_sign = T.T @ (np.abs(run.a) ** 3 * signs)
     assert out["random_sign"][0] == pytest.approx(overlaps(r_sign, B)[0, 0], rel=1e-9)
-    w = _term_weights(run, 2, run.a ** 3, *pre_activations(run))
+    w = term_weights(run, 2, run.a ** 3, *pre_activations(run))
     c = np.abs(w) * np.linalg.norm(run.X2, axis=1)
     J = np.argsort(c)[-5:]
     assert out["memorised_null"][0] == pytest.approx(subspace_overlap(run.X2[J], B)[0])

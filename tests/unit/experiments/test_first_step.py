@@ -230,6 +230,7 @@ def test_cui_experiment_scores_every_size_on_one_test_set():
     # The test features are computed once for all training-set sizes: the errors are those of
     # peer_test_error called size by size on the same draws, bit for bit.
     from twostep.analysis import peer
+    from twostep.analysis.readout import features
     from twostep.experiments.first_step import cui_experiment
     setting = dict(peer.CUI_SETTING_1, n_test=300)
     got = cui_experiment(np.random.default_rng(9), setting=setting, d=60, alphas=[0.5, 2.0])
@@ -238,6 +239,7 @@ def test_cui_experiment_scores_every_size_on_one_test_set():
     W1, teacher, _ = peer.peer_first_layer(rng, 60, peer.peer_link("tanh"), act,
                                            setting["alpha0"], setting["eta_tilde"], np.float32)
     X_test, y_test = teacher.sample(300, rng, W1.dtype)
-    want = [peer.peer_test_error(W1, teacher, act, n, setting["lam"], X_test, y_test, rng)
+    F_test = features(W1, X_test, act).astype(np.float64)
+    want = [peer.peer_test_error(W1, teacher, act, n, setting["lam"], F_test, y_test, rng)
             for n in (30, 120)]
     np.testing.assert_array_equal(got["errors"], want)

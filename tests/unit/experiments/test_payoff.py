@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep.analysis.decomposition import signal_direction
 from twostep.experiments.readout import (SCHEMES, learned_directions, measured_directions,
                                       train_schemes)
 from twostep.model.targets import make_teacher
@@ -52,7 +51,9 @@ def test_learned_directions_are_the_spike_vectors_of_the_decomposition():
             make_teacher("he1+odd", d, rng)
             run = ts.run_two_steps(N, n, d, ACT, teacher, ((0.5, 0.4), (0.5, a2)), batch, rng)
             for k in range(1, lam[i] + 1):
-                np.testing.assert_allclose(dirs[key][k], signal_direction(run, k), rtol=1e-12)
+                s = run.X2 @ run.v   # u_k = X2^T (y2 s^k) / n
+                np.testing.assert_allclose(dirs[key][k], run.X2.T @ (run.y2 * s ** k) / run.n,
+                                           rtol=1e-12)
         v2 = sch.X2.T @ sch.y2 / n
         np.testing.assert_allclose(dirs["W2_fresh"][0],
                                    sch.eta1 * dirs["W1"][0] + sch.eta2s[i] * v2)

@@ -63,12 +63,12 @@ def test_float32_keeps_dtype():
 
 
 def test_blocked_gradient_equals_single_block():
-    from twostep.model.network import _gradient
+    from twostep.model._core import gradient_core
 
     W, a, X, y, act = small_problem(N=13, n=9, d=6)
-    whole = _gradient(W, a, X, y, act, block_elements=10 ** 6)
+    whole = gradient_core(W, a, X, y, act, block_elements=10 ** 6)
     for block in (1, 9, 20, 50):  # one row, one row exactly, two rows, several
-        np.testing.assert_allclose(_gradient(W, a, X, y, act, block_elements=block), whole,
+        np.testing.assert_allclose(gradient_core(W, a, X, y, act, block_elements=block), whole,
                                    rtol=1e-13, atol=1e-15)
 
 

@@ -98,10 +98,10 @@ def test_steps_along_one_gradient_are_the_steps_one_by_one():
 def test_both_batches_are_the_runs_alone_with_one_first_step():
     # The pair shares W1 (one object, read-only so that measuring the reused run cannot change
     # the fresh run's start), and each run equals, bit for bit, its batch trained alone.
-    from twostep.model.steps import _both_batches
+    from twostep.model._core import take_both_batches
     poly3 = ts.get_activation("poly3")
     p = draw_problem(40, 30, 20, ts.hermite_link(1), "fresh", np.random.default_rng(4))
-    runs = list(_both_batches(p, poly3, STEPS, keep_pre=True))
+    runs = list(take_both_batches(p, poly3, STEPS, keep_pre=True))
     assert [r.batch for r in runs] == ["reused", "fresh"]
     assert runs[0].W1 is runs[1].W1 and not runs[0].W1.flags.writeable
     for r in runs:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import twostep as ts
-from twostep.model.network import _gradient
+from twostep.model._core import gradient_core
 from twostep.scale import backend as B
 from twostep.scale.device import run_two_steps_on
 
@@ -17,7 +17,7 @@ STEPS = ((0.2, 0.4), (0.3, 0.25))
 
 def test_small_blocks_give_the_same_step():
     ref = ts.run_two_steps(30, 20, 10, ACT, LINK, STEPS, "reused", np.random.default_rng(0))
-    G = _gradient(ref.W0, ref.a, ref.X1, ref.y1, ACT, block_elements=40)
+    G = gradient_core(ref.W0, ref.a, ref.X1, ref.y1, ACT, block_elements=40)
     np.testing.assert_allclose(ref.W0 - ref.eta1 * G, ref.W1, rtol=1e-13, atol=1e-15)
 
 
