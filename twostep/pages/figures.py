@@ -291,13 +291,13 @@ def seeds_and_mean(ax, summary, value: str, where: dict, rows: list, series: str
     Returns ``(x, mean, sem)``."""
     x, mean, sem = summary.series(value, index, **where)
     theory = [None] * len(x) if theory is None else list(theory)
-    color = style.get("color", COLORS["theory"])
-    for t in x:
-        runs = summary.runs(**where, **{summary.by[-1]: t})
-        ys = [float(np.asarray(r[value])[index]) for r in runs]
-        ax.plot(np.full(len(ys), t), ys, "o", color=color, alpha=0.35, ms=2.5, mew=0)
-        rows += [dict(panel=panel, series=series, x=t, seed=r["seed"], y=y, sem=None,
-                      theory=None) for r, y in zip(runs, ys)]
+    seeds = [dict(panel=panel, series=series, x=t, seed=r["seed"],
+                  y=float(np.asarray(r[value])[index]), sem=None, theory=None)
+             for t in x for r in summary.runs(**where, **{summary.by[-1]: t})]
+    # one artist for all the seeds' points: light, under the means, no legend entry
+    ax.plot([r["x"] for r in seeds], [r["y"] for r in seeds], "o", alpha=0.35, ms=2.5, mew=0,
+            color=style.get("color", COLORS["theory"]))
+    rows += seeds
     errorbars(ax, x, mean, sem, **style)
     rows += [dict(panel=panel, series=series + " (mean)", x=t, seed=None, y=m, sem=e,
                   theory=th) for t, m, e, th in zip(x, mean, sem, theory)]

@@ -85,10 +85,12 @@ def _width_axis(ax, Ns) -> None:
 
 
 def _seed_points(ax, x, per_seed, rows: list, color, **row):
-    # every seed's values (light, no legend entry) at the points x, one row per point
-    for seed, ys in enumerate(per_seed):
-        ax.plot(x, ys, "o", color=color, alpha=0.35, ms=2.5, mew=0)
-        rows += [dict(row, x=t, seed=seed, y=y, sem=None, theory=None) for t, y in zip(x, ys)]
+    # every seed's values (one light artist, no legend entry) at the points x, a row each
+    points = [dict(row, x=t, seed=seed, y=y, sem=None, theory=None)
+              for seed, ys in enumerate(per_seed) for t, y in zip(x, ys)]
+    ax.plot([p["x"] for p in points], [p["y"] for p in points], "o", color=color, alpha=0.35,
+            ms=2.5, mew=0)
+    rows += points
 
 
 def _line(ax, x, y, rows: list, panel: str, series: str, **style):
