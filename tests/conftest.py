@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
 import bookcache  # noqa: E402  (needs the path above)
+import kernel_checks  # noqa: E402
 import nbchapters  # noqa: E402
 import strictbuild  # noqa: E402
 
@@ -39,6 +40,9 @@ CHAPTERS_DONE = "TWOSTEP_CHAPTERS_DONE"
 
 
 def pytest_configure(config):
+    # The kernels nbmake starts check every figure they draw, as the build's do
+    # (tools/kernel_checks.py; tools/dev.py sets the same).
+    kernel_checks.use(ROOT)
     if not config.pluginmanager.has_plugin(nbchapters.PLUGIN_NAME):
         config.pluginmanager.register(nbchapters.ChapterPlugin(ROOT), nbchapters.PLUGIN_NAME)
 

@@ -156,13 +156,13 @@ def plain_alt_text(text: str) -> str:
     return re.sub(r"\s+", " ", alt.replace("\\", "").replace("$", "")).strip()
 
 
-def _plain_text_of(node) -> str:
+def plain_text_of(node) -> str:
     """A node's text with its inline math read as plain text (``latex_to_plain``)."""
     if isinstance(node, nodes.math):
         return latex_to_plain(node.astext())
     if isinstance(node, nodes.Text):
         return str(node)
-    return "".join(_plain_text_of(child) for child in node.children)
+    return "".join(plain_text_of(child) for child in node.children)
 
 
 class FigureAltText(SphinxPostTransform):
@@ -195,7 +195,7 @@ class FigureAltText(SphinxPostTransform):
                 continue
             captions = [c for c in figure.children if isinstance(c, nodes.caption)]
             if captions:
-                image["alt"] = plain_alt_text(_plain_text_of(captions[0]))
+                image["alt"] = plain_alt_text(plain_text_of(captions[0]))
 
 
 def setup(app):

@@ -32,4 +32,8 @@ def setup(app):
     app.setup_extension("links")
     # Under each executed page's title, how long re-executing it took (myst-nb's data).
     app.setup_extension("runtime")
+    # The PDF: the landing page's claims labelled, the footer's link to the PDF.
+    app.setup_extension("pdfbook")
+    # A set-up cell first in every downloadable notebook: it installs the package.
+    app.setup_extension("notebook_setup")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

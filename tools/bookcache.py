@@ -6,7 +6,8 @@ code cells only; a chapter that calls into ``twostep`` would keep showing output
 ``twostep``. So each chapter also has a fingerprint of what its outputs depend on
 (:func:`chapter_fingerprints`): the package files its code runs, followed through their
 imports, ``requirements.txt``, ``pyproject.toml``, the files under ``results/``, the
-``execute:`` settings of ``_config.yml``, the interpreter and the installed versions. A
+``execute:`` settings of ``_config.yml``, the figure checks the kernels run
+(:data:`KERNEL_TOOLS`), the interpreter and the installed versions. A
 chapter's records are removed when its fingerprint moves (:func:`ensure_fresh_cache`). What
 only changes the rendering (``_toc.yml``, the rest of ``_config.yml``, the build's tools, a
 page's prose) is in no fingerprint: it re-executes nothing.
@@ -41,6 +42,9 @@ STAMP_SUFFIX = ".source-hash"
 RESULT_INPUTS = ("requirements.txt", "pyproject.toml")
 #: Root files the build reads: :data:`RESULT_INPUTS`, the book's configuration and contents.
 ROOT_INPUTS = ("requirements.txt", "_config.yml", "_toc.yml", "pyproject.toml")
+#: What the book's kernels run besides a chapter's own code: the figure checks their IPython
+#: startup file loads (tools/kernel_checks.py). A check changes every figure's outputs.
+KERNEL_TOOLS = ("tools/kernel_checks.py", "tools/figure_checks.py")
 
 
 # --- the book's pages, from its own configuration files -----------------------------------
@@ -258,14 +262,16 @@ def _digest_files(digest, root: Path, paths) -> None:
 
 def chapter_fingerprints(root: Path) -> dict[str, str]:
     """``{docname: fingerprint}`` of every executed page (:func:`chapters`): the files its code
-    runs (:func:`chapter_files`), :data:`RESULT_INPUTS`, the files under ``results/``, the
-    ``execute:`` settings and :func:`environment_fingerprint`. A page's prose, ``_toc.yml``,
-    the rest of ``_config.yml`` and the build's tools are in none; an edit to one page module
-    moves the fingerprints of the chapters that import it, and only those."""
+    runs (:func:`chapter_files`), :data:`RESULT_INPUTS`, :data:`KERNEL_TOOLS`, the files under
+    ``results/``, the ``execute:`` settings and :func:`environment_fingerprint`. A page's
+    prose, ``_toc.yml``, the rest of ``_config.yml`` and the build's other tools are in none;
+    an edit to one page module moves the fingerprints of the chapters that import it, and
+    only those."""
     root = Path(root)
     graph = package_graph(root)
     shared = hashlib.sha256()
-    _digest_files(shared, root, [root / name for name in RESULT_INPUTS] + _results_files(root))
+    _digest_files(shared, root, [root / name for name in RESULT_INPUTS + KERNEL_TOOLS]
+                  + _results_files(root))
     settings = json.dumps(execute_settings(root), sort_keys=True, default=str)
     shared.update(settings.encode() + b"\0" + environment_fingerprint().encode())
     out = {}

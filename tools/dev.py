@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Build the book or run the test suite, in the project's own virtual environment.
 
-    python3 tools/dev.py book          execute every chapter, build _build/html strictly
+    python3 tools/dev.py book          execute every chapter, build _build/html strictly, then
+                                       the PDF from the same cache (tools/pdfbook.py)
     python3 tools/dev.py test [ARGS]   every chapter (nbmake), then the strict build and browser
                                        tests beside the unit tests (two pytest sessions);
                                        with ARGS one session: pytest --nbmake [ARGS]
@@ -10,6 +11,10 @@
     python3 tools/dev.py fingerprint   print the execution cache's fingerprint (its last line):
                                        the key under which CI keeps the cache
                                        (.github/workflows/book.yml)
+    python3 tools/dev.py release       the release bundle of the current version in dist/X.Y.Z/:
+                                       the book and its PDF, the snapshot releases/X.Y.Z.json,
+                                       CHANGELOG.md's numbers, wheel, sdist, site, results
+                                       (tools/release.py; `release.py bump X.Y.Z` first)
 
 Both create .venv on first use and reinstall it only when requirements.txt or
 pyproject.toml change. Stdlib only: this runs before .venv exists.
@@ -34,7 +39,9 @@ STAMP = VENV / ".twostep-install-hash"
 INSTALL_INPUTS = ("requirements.txt", "pyproject.toml")
 
 sys.path.insert(0, str(ROOT / "tools"))
-import strictbuild  # noqa: E402  (needs the path above)
+import kernel_checks  # noqa: E402  (needs the path above)
+import pdfbook  # noqa: E402
+import strictbuild  # noqa: E402
 
 
 def say(message: str) -> None:
@@ -103,6 +110,95 @@ def ensure_chromium() -> None:
             "the browser tests will be skipped")
 
 
+def ensure_latex() -> bool:
+    """Install Debian's TeX Live packages for the PDF (tools/pdfbook.py) if they are missing
+    and we can; return whether the PDF can be built.
+
+    With apt-get as root (a Debian machine, as CI is), or through sudo where it asks for no
+    password (a hosted CI runner); elsewhere the PDF is not built and its test skips, saying why.
+    """
+    if not pdfbook.missing_programs():
+        return True
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    sudo = [] if root else ["sudo", "-n"]
+    if not shutil.which("apt-get") or not (root or (
+            shutil.which("sudo") and subprocess.run(["sudo", "-n", "true"],
+                                                    capture_output=True).returncode == 0)):
+        say(f"no {', '.join(pdfbook.missing_programs())}, and apt-get as root is not available "
+            f"to install them: no PDF (install Debian's {' '.join(pdfbook.DEBIAN_PACKAGES)})")
+        return False
+    say("installing Debian's TeX Live and poppler for the PDF")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    try:
+        run([*sudo, "apt-get", "update"], env=env)
+        run([*sudo, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y",
+             "--no-install-recommends", *pdfbook.DEBIAN_PACKAGES], env=env)
+    except subprocess.CalledProcessError as error:
+        say(f"installing TeX Live failed (exit {error.returncode}): no PDF")
+    return not pdfbook.missing_programs()
+
+
+def build_the_pdf() -> int:
+    """The PDF from the execution cache the HTML build filled, checked and put into the site
+    (every page's footer links it); 0 without TeX (the footer then has no link)."""
+    if not ensure_latex():
+        return 0
+    built = pdfbook.build_pdf(ROOT, str(BIN / "jupyter-book"))
+    if built.code:
+        say(f"the PDF build failed (exit {built.code}); its log: {pdfbook.PDF_LOG}")
+        return built.code
+    pages, problems = pdfbook.check_pdf(ROOT, built.pdf)
+    say(f"PDF: {pages} pages in {built.seconds:.0f} s, {built.pdf.relative_to(ROOT)}")
+    for problem in problems:
+        say(f"  PDF: {problem}")
+    if problems:
+        return 1
+    pdfbook.publish_pdf(ROOT)
+    return 0
+
+
+def make_release(python: Path) -> int:
+    """``dev.py release``: the book (HTML and PDF), the version's snapshot and its changelog
+    block, and the bundle in dist/<version>/ (tools/release.py)."""
+    import release
+
+    version = release.current_version(ROOT)
+    code, _ = strictbuild.strict_build(ROOT, str(BIN / "jupyter-book"), echo=True)
+    if code:
+        return code
+    if not ensure_latex():
+        say("a release needs its PDF: install TeX Live (see above)")
+        return 1
+    code = build_the_pdf()
+    if code:
+        return code
+    snapshot = ROOT / release.RELEASES / f"{version}.json"
+    if snapshot.exists():
+        # A published snapshot is never rewritten: bump the version for new numbers.
+        say(f"{snapshot.relative_to(ROOT)} exists (published): kept as it is")
+    else:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True).stdout.strip()
+        run([python, "tools/glue_snapshot.py", "record", snapshot, "--version", version,
+             "--commit", commit], cwd=ROOT)
+    previous = release.previous_version(version, ROOT)
+    if previous:
+        block = subprocess.run([str(python), "tools/glue_snapshot.py", "changelog",
+                                str(ROOT / release.RELEASES / f"{previous}.json"),
+                                str(snapshot)], cwd=ROOT, check=True, capture_output=True,
+                               text=True).stdout
+        release.write_changelog_block(ROOT, version, block)
+        say(f"CHANGELOG.md: the numbers of {version} against {previous}")
+    names = release.make_bundle(ROOT, version, ROOT / "_build" / "html",
+                                pdfbook.pdf_path(ROOT), snapshot, python=str(python))
+    total = sum(p.stat().st_size for p in names.values())
+    for kind, path in names.items():
+        say(f"  {kind:8} {path.relative_to(ROOT)} ({path.stat().st_size / 1e6:.1f} MB)")
+    say(f"release {version}: {len(names)} files, {total / 1e6:.1f} MB in "
+        f"{(ROOT / release.DIST / version).relative_to(ROOT)}")
+    return 0
+
+
 def ensure_torch(python: Path) -> None:
     """The benchmark compares against PyTorch autograd; it is an optional extra
     (pyproject's ``bench``), installed on first use only, never for the book."""
@@ -139,6 +235,9 @@ def use_venv_environment() -> None:
     # A study that a story chapter and its appendix both show runs once per build
     # (twostep.pages.memo); the key holds the package's source, so no stale result is read.
     os.environ.setdefault("TWOSTEP_STUDY_CACHE", str(ROOT / "_build" / "studies"))
+    # Every kernel started from here (nbmake's, jupyter-book's) checks each figure it draws:
+    # IPYTHONDIR names a folder under _build whose startup file loads tools/figure_checks.py.
+    kernel_checks.use(ROOT)
 
 
 def root_page() -> Path:
@@ -208,7 +307,7 @@ def run_tests(python: Path, extra: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("book", "test", "bench", "fingerprint"):
+    if not argv or argv[0] not in ("book", "test", "bench", "fingerprint", "release"):
         print(__doc__, file=sys.stderr)
         return 2
     command, extra = argv[0], argv[1:]
@@ -233,11 +332,15 @@ def main(argv: list[str]) -> int:
             print("'book' takes no arguments", file=sys.stderr)
             return 2
         code, _ = strictbuild.strict_build(ROOT, str(BIN / "jupyter-book"), echo=True)
+        code = code or build_the_pdf()
+    elif command == "release":
+        code = make_release(python)
     elif command == "bench":
         ensure_torch(python)
         code = subprocess.call([str(python), "benchmarks/bench_two_steps.py", *extra], cwd=ROOT)
     else:
         ensure_chromium()
+        ensure_latex()
         code = run_tests(python, extra)
 
     say(f"{command} finished with exit code {code} in {time.perf_counter() - ready:.1f} s")

@@ -1,8 +1,17 @@
-"""Tables and figures a reader can read (a Sphinx extension).
+"""Tables and figures a reader can read (a Sphinx extension, and the rule for figures).
 
-Values in table cells stay whole (:class:`TableValues`), and every output image is given a
-``min-width`` at which its smallest text is still 8 pt (:func:`min_shown_width`, from the
-drawn SVG); the browser tests check both on the built pages.
+Values in table cells stay whole (:class:`TableValues`).
+
+**No figure is read with text below 8 pt.** Figures are drawn for the text column with
+their smallest text at 9 pt (``twostep.pages.figures``), and the pages show them at their
+drawn size wherever the column holds them (1280 and 1024 px). Where it does not (a phone,
+390 px), a figure is scaled to the column, whole, so that the page never scrolls sideways
+and the figure can be taken in at a glance; its text may then be smaller than 8 pt, and a tap
+on it (or on its button) opens it at its drawn size, where its text is 9 pt
+(``_static/twostep.js``). The browser tests check both: at the laptop widths every figure's
+smallest text as shown (:func:`image_facts` of the image, times its shown / drawn width) is
+8 pt or more; at 390 px every figure is whole in the column, and every one shown below 8 pt
+opens on a tap at :func:`min_shown_width` or wider.
 """
 
 from __future__ import annotations
@@ -81,8 +90,9 @@ def image_facts(path: Path) -> tuple[float, float | None] | None:
 
 
 def min_shown_width(width: float, smallest_pt: float | None) -> int:
-    """The narrowest an image may be shown with its smallest text still 8 pt (PNG, or
-    an SVG without text: as if its smallest text were the book style's)."""
+    """The narrowest an image of natural ``width`` (CSS px) can be shown with its smallest
+    text, ``smallest_pt`` at that width, still 8 pt (PNG, or an SVG without text: as if its
+    smallest text were the book style's)."""
     if smallest_pt is None:
         from twostep.pages.figures import SMALLEST_FONT_PT
 
@@ -90,33 +100,6 @@ def min_shown_width(width: float, smallest_pt: float | None) -> int:
     return int(-(-width * min(1.0, MIN_READABLE_PT / smallest_pt) // 1))
 
 
-_IMG_TAG = re.compile(r"<img\b[^>]*>")
-
-
-def _legible_figures(app, pagename, templatename, context, doctree):
-    """Give every output image of the page a ``min-width`` at which its text is 8 pt."""
-    body = context.get("body")
-    if not body or app.builder.format != "html":
-        return
-    sources = {Path(dest).name: src for src, dest in getattr(app.builder, "images", {}).items()}
-
-    def legible(match):
-        tag = match.group(0)
-        src = re.search(r'\ssrc="([^"]+)"', tag)
-        if not src or " style=" in tag:
-            return tag
-        name = Path(src.group(1)).name
-        path = Path(app.srcdir) / sources[name] if name in sources else Path(app.outdir) / "_images" / name
-        facts = image_facts(path)
-        if not facts:
-            return tag
-        end = "/>" if tag.endswith("/>") else ">"
-        return tag[: -len(end)].rstrip() + f' style="min-width: {min_shown_width(*facts)}px" ' + end
-
-    context["body"] = _IMG_TAG.sub(legible, body)
-
-
 def setup(app):
     app.add_post_transform(TableValues)
-    app.connect("html-page-context", _legible_figures)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -53,19 +53,39 @@ def test_terms_data_measures_each_exact_term_against_its_spike():
     assert len(fig.axes) == 5          # phase, its colour bar, terms, two spectra
 
 
-def test_rules_table_states_every_verdict():
-    from twostep.analysis.verdicts import RULES
+def test_the_figure_carries_the_data_it_draws(summary):
+    from twostep.pages.figures import data_csv
 
-    header, rows = landing.rules_table()
-    assert header == ["verdict", "when"]
-    for label, text in RULES.items():
-        assert [label, text] in rows
+    terms = landing.terms_data(N=80, seeds=[0, 1])
+    fig = landing.plot_summary(summary, terms)
+    rows = getattr(fig, "twostep_data")
+    ratio = [r for r in rows if r["panel"] == "b" and r["series"] == "ratio"]
+    np.testing.assert_allclose([r["y"] for r in ratio], terms.at("ratio", N=80))
+    assert all(r["prediction"] == 1.0 for r in ratio)
+    # every counted outlier of the fresh W2 is a row of panel (c1)
+    marked = [r["x"] for r in rows if r["panel"] == "c1" and r["series"] == "counted outlier"]
+    threshold = summary["edge"] * (1 + summary["margin"])
+    expected = summary["s_W2"][summary["s_W2"] > threshold][:summary["n_marked"]]
+    np.testing.assert_allclose(marked, expected)
+    assert data_csv(fig).splitlines()[0] == "panel,series,x,y,sem,prediction"
 
 
-def test_spectra_table_reads_the_summary(summary):
-    header, cells = landing.spectra_table(summary)
-    assert len(header) == 5 and len(cells) == 3
-    assert [c[1] for c in cells] == [str(summary["count"][k]) for k in ("W1", "W2", "W2r")]
-    assert [c[4] for c in cells] == ["1", str(1 + summary["n_spikes"]), str(1 + summary["n_spikes"])]
-    assert cells[1][2] == f"{summary['s_W2'][0]:.2f}"
+def test_the_registered_run_names_its_registry(tmp_path):
+    import json
+    import shutil
 
+    from twostep.analysis import confirmatory
+
+    root = landing.registered_run.__globals__["Path"](__file__).resolve().parents[2]
+    folder = tmp_path / "at_scale"
+    folder.mkdir()
+    shutil.copy(root / confirmatory.REGISTRY_PATH, tmp_path / "registry.json")
+    header = {"created": "2026-12-07T20:00:00+00:00", "commit": "abc",
+              "registry_sha256": confirmatory.file_sha256(tmp_path / "registry.json")}
+    (folder / "count_confirm.json").write_text(json.dumps({**header, "records": []}))
+    registry, run = landing.registered_run(folder)
+    assert run == header and registry["format"] == confirmatory.FORMAT
+    # a file of another registry is refused
+    (folder / "count_confirm.json").write_text(json.dumps({**header, "registry_sha256": "x"}))
+    with pytest.raises(ValueError, match="not this registered run"):
+        landing.registered_run(folder)

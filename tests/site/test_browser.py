@@ -13,14 +13,17 @@ to another host blocked. For each page:
   phone), and checked at each;
 * every image has loaded (``naturalWidth > 0``) and has plain-text alt text
   (no ``\\`` or ``$``: ``tools/alt_text.py`` derives it from the caption), and
-  every figure's smallest text is shown at 8 pt or more (its SVG's font sizes
-  times its shown / drawn width); a figure's box does not cover the page's
-  contents list;
+  no figure is read with text below 8 pt (``tools/legibility.py``): at 1280 and 1024 px
+  its smallest text as shown is 8 pt or more (its SVG's font sizes times its shown / drawn
+  width); at 390 px every figure is whole in the column and scaled to its width, and one
+  shown below 8 pt has a button and opens at its drawn size on a tap (then closes with
+  Escape); a figure's box does not cover the page's contents list;
 * axe-core (vendored, ``tests/vendor/axe-core``) finds no violation of its
   alt-text, title and language rules;
 * at 1280 and 1024 px every figure, every table and every line of a code cell fits the
-  text column (none scrolls in its box), at every width no table caption and no inline formula is cut off, a box
-  that scrolls sideways (a figure or table on a phone) shows the scroll cue, and at 390 px
+  text column (none scrolls in its box), at every width no table caption and no inline formula
+  is cut off, a table or display equation that scrolls sideways (on a phone) says so in
+  words beside it, an inline formula that scrolls shows the scroll shadows, and at 390 px
   the landing page's verdict column is in view;
 * no page scrolls sideways (at 1280, 1024 and 390 px); a display equation wider
   than the column scrolls in its own box with its number in view; a table
@@ -241,9 +244,11 @@ _MATH = """() => {
       const i = text.indexOf(d);
       return d + ' in "' + text.slice(Math.max(0, i - 40), i + 40).replace(/\\s+/g, ' ') + '"';
   });
-  // A display equation wider than its box must scroll in it, with a visible cue (a
-  // background: the scroll shadows), and keep its number in view inside the window.
+  // A display equation wider than its box must scroll in it, with a cue in words beside it
+  // (_static/twostep.css), and keep its number in view inside the window.
   const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+  const said = e => e.classList.contains('twostep-scrolls') &&
+      /scrolls/.test(getComputedStyle(e, '::after').content);
   const wide = [];
   for (const c of document.querySelectorAll('mjx-container[display="true"]')) {
     const name = ((c.closest('.math') || c).id || '?') + ': ' + c.textContent.trim().slice(0, 50);
@@ -252,7 +257,7 @@ _MATH = """() => {
       wide.push(name + ' (its box runs out of the window)');
     } else if (c.scrollWidth > c.clientWidth + 1) {
       if (!scrolls(c)) wide.push(name + ' (overflows without scrolling)');
-      else if (getComputedStyle(c).backgroundImage === 'none') wide.push(name + ' (scrolls with no cue)');
+      else if (!said(c.parentElement)) wide.push(name + ' (scrolls with no cue saying so)');
     }
     const eqno = c.parentElement && c.parentElement.querySelector(':scope > .eqno');
     if (eqno) {
@@ -300,9 +305,12 @@ _TABLES = """() => {
 }"""
 
 # Figures, tables and inline maths against the text column. ``strict`` (1280 and 1024 px):
-# no figure or table wider than its column or scrolling in its box. At every width: no
-# table caption cut off, no inline formula cut off (one too wide for its line scrolls in its
-# own box, _static/twostep.js), and a box that scrolls sideways shows the scroll cue.
+# no figure or table wider than its column or scrolling in its box. Narrower (a phone): every
+# figure whole in the column, not scrolling, and scaled to its width (as wide as its box, or
+# its drawn width if that is less). At every width: no table caption cut off, no inline formula
+# cut off (one too wide for its line scrolls in its own box, _static/twostep.js), a table that
+# scrolls sideways says so in words ("twostep-scrolls", _static/twostep.css), and an inline
+# formula that scrolls shows the scroll shadows.
 _LAYOUT = """(strict) => {
   const problems = [];
   const art = document.querySelector('article.bd-article') || document.querySelector('article');
@@ -312,18 +320,24 @@ _LAYOUT = """(strict) => {
   const colLeft = a.left + parseFloat(cs.paddingLeft), colRight = a.right - parseFloat(cs.paddingRight);
   const shown = e => e.getClientRects().length > 0 && e.getBoundingClientRect().width > 0;
   const scrolls = e => e.scrollWidth > e.clientWidth + 1;
+  const scrollsIn = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX) && scrolls(e);
   const cue = e => getComputedStyle(e).backgroundImage !== 'none';
+  const inner = e => e.clientWidth - parseFloat(getComputedStyle(e).paddingLeft) -
+      parseFloat(getComputedStyle(e).paddingRight);
+  const said = (e, where) => e.classList.contains('twostep-scrolls') &&
+      getComputedStyle(e, where).display !== 'none' && /scrolls/.test(getComputedStyle(e, where).content);
   const name = (e, i, kind) => (e.id || (e.closest('[id]') || {}).id || (kind + ' ' + (i + 1)));
   [...art.querySelectorAll('figure img, .cell_output img')].filter(shown).forEach((img, i) => {
     const box = img.closest('figure') || img.closest('.cell_output');
     const label = name(img.closest('figure') || box, i, 'figure') + ' (' + img.getAttribute('src') + ')';
     const b = img.getBoundingClientRect();
-    if (strict && (scrolls(box) || b.right > colRight + 1 || b.left < colLeft - 1))
-      problems.push('figure ' + label + ' is wider than the ' + Math.round(colRight - colLeft) +
-                    ' px column: drawn ' + img.naturalWidth + ' px, at least ' + getComputedStyle(img).minWidth +
-                    ' shown, ' + Math.round(100 * (1 - box.clientWidth / box.scrollWidth)) + '% hidden');
-    else if (scrolls(box) && !cue(box))
-      problems.push('figure ' + label + ' scrolls with no cue');
+    if (scrollsIn(box) || b.right > colRight + 1 || b.left < colLeft - 1)
+      problems.push('figure ' + label + ' is not whole in the ' + Math.round(colRight - colLeft) +
+                    ' px column: drawn ' + img.naturalWidth + ' px, shown ' + Math.round(b.width) + ' px, ' +
+                    Math.round(100 * Math.max(0, 1 - (colRight - colLeft) / b.width)) + '% of it out of the column');
+    else if (!strict && b.width < Math.min(img.naturalWidth, inner(box)) - 2)
+      problems.push('figure ' + label + ' is shown ' + Math.round(b.width) + ' px wide, not scaled to its ' +
+                    Math.round(inner(box)) + ' px box (drawn ' + img.naturalWidth + ' px)');
   });
   [...art.querySelectorAll('table')].filter(shown).forEach((t, i) => {
     const label = name(t, i, 'table');
@@ -332,8 +346,8 @@ _LAYOUT = """(strict) => {
     if (strict && (scrolls(box) || tb.right > colRight + 1))
       problems.push('table ' + label + ' is wider than the ' + Math.round(colRight - colLeft) + ' px column (' +
                     Math.round(tb.width) + ' px)');
-    else if (scrolls(box) && !cue(box))
-      problems.push('table ' + label + ' scrolls with no cue');
+    else if (scrolls(box) && !said(box, '::before'))
+      problems.push('table ' + label + ' scrolls with no cue saying so');
     const cap = t.querySelector(':scope > caption');
     if (cap) {
       const c = cap.getBoundingClientRect();
@@ -462,6 +476,52 @@ def _image_file(url: str, site: str) -> Path | None:
     return target if target is not None and target.is_file() else None
 
 
+_FIGURE_FACTS = """img => {
+  const box = img.closest('figure') || img.closest('.cell_output');
+  const button = box && box.querySelector(':scope > .twostep-zoom-button');
+  const r = button && button.getBoundingClientRect();
+  return {src: img.getAttribute('src'), shown: img.getBoundingClientRect().width,
+          natural: img.naturalWidth,
+          button: !!(r && r.width > 0 && r.left >= 0 && r.right <= innerWidth &&
+                     button.getAttribute('aria-label'))};
+}"""
+
+
+def tap_figures(tab) -> tuple[dict[str, float], list[str]]:
+    """On a phone: tap every figure shown narrower than it is drawn. Returns ({src: its width
+    in the full-size view}, problems): a scaled figure without its button, one that a tap does
+    not open in a dialog, one whose view does not close with Escape."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    opened, problems = {}, []
+    images = tab.locator("article figure img, article .cell_output img")
+    view = tab.locator(".twostep-zoom")
+    for i in range(images.count()):
+        img = images.nth(i)
+        facts = img.evaluate(_FIGURE_FACTS)
+        if facts["natural"] == 0 or facts["shown"] >= facts["natural"] - 1:
+            continue
+        src = facts["src"]
+        if not facts["button"]:
+            problems.append(f"figure {src}: scaled to the column with no button to open it")
+        img.tap()
+        try:
+            view.wait_for(state="visible", timeout=5000)
+        except PlaywrightTimeout:
+            problems.append(f"figure {src}: a tap does not open it at its drawn size")
+            continue
+        if view.get_attribute("role") != "dialog" or not view.get_attribute("aria-label"):
+            problems.append(f"figure {src}: its full-size view is not a labelled dialog")
+        opened[src] = view.locator("img").evaluate("i => i.getBoundingClientRect().width")
+        tab.keyboard.press("Escape")
+        try:
+            view.wait_for(state="detached", timeout=5000)
+        except PlaywrightTimeout:
+            problems.append(f"figure {src}: its full-size view does not close with Escape")
+            break
+    return opened, problems
+
+
 def check_page(context, site: str, page: str, axe: str | None = None,
                shot: bool = True) -> tuple[list[str], dict]:
     """Open one page at the context's width; return (problems, facts), and save its
@@ -509,6 +569,10 @@ def check_page(context, site: str, page: str, axe: str | None = None,
             layout[context.width] += tab.evaluate(_CODE_LINES)
         if page == "book/index.html" and context.width < NARROW:
             layout[context.width] += tab.evaluate(_VERDICTS_IN_VIEW)
+        opened: dict[str, float] = {}
+        if context.width < NARROW:
+            opened, tapped = tap_figures(tab)
+            layout[context.width] += tapped
         if context.width == 1280:
             # A narrower window (a laptop with the sidebar shown) must not scroll sideways,
             # and its column must hold every figure and table too.
@@ -560,12 +624,18 @@ def check_page(context, site: str, page: str, axe: str | None = None,
         if img["figure"] and img["width"] > 0 and facts:
             smallest = facts[1] if facts[1] is not None else SMALLEST_FONT_PT
             shown_pt = smallest * img["shown"] / img["width"]
-            if shown_pt < MIN_TEXT_PT - 0.05:
+            # On a phone a figure scaled to the column may be smaller: it is read in its
+            # full-size view, which a tap opens (tools/legibility.py).
+            full = opened.get(img["src"])
+            if full is not None:
+                if full < legibility.min_shown_width(img["width"], smallest) - 0.5:
+                    problems.append(f"figure {img['src']}: its full-size view shows it "
+                                    f"{full:.0f} px wide, its text below {MIN_TEXT_PT:g} pt")
+            elif shown_pt < MIN_TEXT_PT - 0.05:
                 problems.append(
                     f"figure {img['src']}: its smallest text is shown at {shown_pt:.1f} pt "
                     f"({smallest:g} pt drawn, shown at {img['shown'] / img['width']:.0%} of "
-                    f"{img['width']} px); draw it at {MIN_TEXT_PT:g} pt or more, or let it "
-                    "scroll at that size")
+                    f"{img['width']} px); draw it at {MIN_TEXT_PT:g} pt or more")
 
     if math["count"] and math["containers"] == 0:
         problems.append(f"{math['count']} math elements but no MathJax output")

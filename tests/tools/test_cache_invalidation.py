@@ -132,7 +132,7 @@ def test_what_every_chapter_runs_re_executes_every_chapter(tree, change, monkeyp
     lambda t: (t / "_config.yml").write_text(
         (t / "_config.yml").read_text().replace("execute:", "launch_note: x\nexecute:", 1)),
     lambda t: (_append(t / "book" / "new_page.md", "# A new page\n\nIts prose.\n"),
-               _append(t / "_toc.yml", "  - file: book/new_page\n")),
+               _append(t / "_toc.yml", "      - file: book/new_page\n")),
     lambda t: _append(t / "tools" / "bookbuild.py"),
     lambda t: _append(t / "tools" / "bookcache.py"),
     lambda t: _append(t / "tools" / "upstream_internals.py"),
@@ -149,7 +149,7 @@ def test_what_only_changes_rendering_re_executes_nothing(tree, change, monkeypat
 
 
 @pytest.mark.parametrize("page, chapters", [
-    ("readout", ["book/readout"]),
+    ("readout", ["book/readout", "book/readout_evidence"]),   # the story and its appendix
     ("one_step", ["book/one_step"]),
     ("landing", ["book/index"]),
     ("reuse", ["book/reuse"]),

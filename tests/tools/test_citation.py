@@ -68,7 +68,14 @@ def test_the_citation_file_describes_this_book(cff):
     assert cff["type"] == "software"
     assert cff["title"] == config["title"]
     assert cff["version"] == twostep.__version__ == project["version"]
-    assert cff["license"] == project["license"]["text"]
+    # The code's licence (the package's, LICENSE) and the text's (LICENSE-text), as SPDX ids.
+    assert cff["license"] == [project["license"]["text"], "CC-BY-4.0"]
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+    assert "CC BY 4.0" in (ROOT / "LICENSE-text").read_text()
+    # The version's release date: an ISO date, not after today.
+    import datetime
+    released = datetime.date.fromisoformat(str(cff["date-released"]))
+    assert released <= datetime.date.today()
     # One address: the repository's, as _config.yml gives it (empty until it is public).
     assert cff.get("repository-code", "") == (config["repository"]["url"] or "")
     (paper,) = cff["references"]

@@ -132,3 +132,45 @@ def test_the_fingerprint_is_the_builds(root):
 
     # What `dev.py fingerprint` prints, computed by a given interpreter (here this one).
     assert dev.fingerprint(sys.executable) == bookcache.source_hash(root)
+
+
+def _workflow(name: str) -> dict:
+    return yaml.safe_load((WORKFLOWS / name).read_text())
+
+
+def test_a_version_tag_attaches_the_release_bundle():
+    workflow = _workflow("release.yml")
+    triggers = workflow.get("on", workflow.get(True))
+    assert set(triggers) == {"push"} and triggers["push"] == {"tags": ["v*"]}
+    assert workflow["permissions"] == {"contents": "read"}
+    (job,) = workflow["jobs"].values()
+    assert job["permissions"] == {"contents": "write"}
+    runs = [s.get("run", "") for s in _steps(job)]
+    assert any(r.strip() == "python3 tools/dev.py release" for r in runs), runs
+    # The bundle it attaches is the one dev.py release makes, named by the tag's version.
+    attach = next(r for r in runs if "gh release create" in r)
+    assert 'dist/"$VERSION"/*' in attach and "--notes-file release-notes.md" in attach
+    check = next(r for r in runs if "GITHUB_REF_NAME" in r and "pyproject.toml" in r)
+    assert "exit 1" in check
+    import pdfbook
+    install = next(r for r in runs if "apt-get install" in r)
+    assert all(package in install for package in pdfbook.DEBIAN_PACKAGES), install
+
+
+def test_every_week_a_rebuild_from_an_empty_cache_and_the_links():
+    workflow = _workflow("weekly.yml")
+    triggers = workflow.get("on", workflow.get(True))
+    assert set(triggers) == {"schedule", "workflow_dispatch"} and triggers["schedule"]
+    (job,) = workflow["jobs"].values()
+    assert job["permissions"] == {"contents": "read", "issues": "write"}
+    # No execution cache is restored: every page is executed again.
+    assert not _uses(job, "actions/cache/restore") and not _uses(job, "actions/cache")
+    runs = [s.get("run", "") for s in _steps(job)]
+    rebuild = next(r for r in runs if "tools/dev.py book" in r)
+    assert "rm -rf _build" in rebuild
+    assert any("--builder linkcheck" in r for r in runs)
+    (issue,) = [s for s in _steps(job) if "gh issue create" in s.get("run", "")]
+    assert issue["if"] == "failure()"
+    # Neither runs in .ci/run, nor in the book's workflow.
+    ci = (ROOT / ".ci" / "run").read_text() + BOOK.read_text()
+    assert "linkcheck" not in ci and "weekly" not in ci

@@ -91,7 +91,7 @@ def _check_pre(run, pre):
 def _neuron_sample_factor(run, k, P, D):
     # sigma^(k+1)(P) * Delta^k, (N, n): T_k = eta2/(n k!) diag(a) [factor * 1 y2^T] X2.
     M = run.activation._derivative(P, k + 1)
-    for _ in range(k):      # not D ** k: numpy's float32 pow of a cube took 1 s at N = 4000
+    for _ in range(k):      # not D ** k: numpy's float32 pow is far slower than products
         M *= D
     return M
 
@@ -113,8 +113,7 @@ def _term(run, k, P, D):
 
 def _term_operator(run, k, P, D) -> LinearOperator:
     # T_k applied without forming it: a product with a vector passes over M and over X2 once
-    # each, where forming T_k is an N x n x d product (1.7 s of a 20 s pair of reuse runs at
-    # N = 4000, one core).
+    # each, where forming T_k is an N x n x d product, a large share of a reuse run.
     M, c = _term_parts(run, k, P, D)
     X2, dt = run.X2, M.dtype
     c = dt.type(c)
@@ -213,8 +212,8 @@ def weighted_direction(X, y, weights) -> np.ndarray:
     :math:`v`; with :math:`w = s^{\circ k}` the signal direction :math:`u_k`; with
     :math:`w = m_k` its reuse-aware version :math:`\tilde u_k`."""
     # (y w)^T X rather than X^T (y w): with float32 X and float64 weights, numpy casts X to
-    # float64 row-major for the former and through its transposed view for the latter, three
-    # times slower (0.024 against 0.074 s at n = d = 4000, one core); the same product.
+    # float64 row-major for the former and through its transposed view for the latter, about
+    # three times slower; the same product.
     if getattr(weights, "ndim", 0) == 2:
         return ((y[:, None] * weights).T @ X) / X.shape[0]
     return (y * weights) @ X / X.shape[0]

@@ -168,8 +168,8 @@ def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minu
         # Gram-Schmidt: orthonormal to rounding while cond(Q)^2 < 1/(100 eps)); a QR only beyond
         # that (a numerically rank-deficient block, as when the basis holds an invariant
         # subspace), of [basis, Q], so that the new columns stay off the basis. Why not a QR each
-        # time: on a shared 2-core CPU a threaded LAPACK QR of a (4000, 14) block took 0.1 s, more
-        # than a pass over M, and the Gram matrix is one more product of the thin block.
+        # time: a threaded LAPACK QR of a thin block costs more than a pass over M, and the Gram
+        # matrix is one more product of the thin block.
         for _ in range(2):
             if basis is not None:
                 Q = Q - basis @ (basis.T @ Q)

@@ -63,8 +63,8 @@ def keep_freed_memory() -> bool:
 
     glibc gives every block over 32 MB its own ``mmap`` and unmaps it when freed, so each new
     ``(N, N)`` array of an at-scale task starts on fresh pages, and the kernel zeroes and maps
-    them page by page. On the two-core VM of this project that cost the reuse task 1.2 s of
-    system time at N = 4000 (about two of its seven products' worth). Here large blocks come
+    them page by page, in system time that grows with the array (``benchmarks/bench_at_scale.py``
+    measures it for the reuse task). Here large blocks come
     from the heap, which is never trimmed below 2 GiB of free top, so a task's arrays land on
     pages the task before it used: no page faults after the first task. Returns whether glibc
     took the settings (False off glibc, where nothing changes). For long runs in one process
@@ -87,10 +87,29 @@ def keep_freed_memory() -> bool:
 
 def _start_worker(parent: int) -> None:
     # The initializer of every worker process of worker_pool: it dies with the run, and its
-    # tasks' large arrays reuse the pages of the arrays freed before them (a spike pair at
-    # N = 4000 on one core: 36.7 s with a fresh mmap per array, 32.6 s without).
+    # tasks' large arrays reuse the pages of the arrays freed before them (no page faults
+    # after a worker's largest task; bench_at_scale.py measures what that saves).
     _die_with_parent(parent)
-    keep_freed_memory()
+    if keep_freed_memory():
+        _memory_kept_is_no_leak()
+
+
+def _memory_kept_is_no_leak() -> None:
+    # loky checks each worker for leaks: when, after a task, the worker's resident memory
+    # (after a garbage collection) exceeds what it held after its first task by 300 MB,
+    # it stops the worker and starts another, warning "A worker stopped while some jobs
+    # were given to the executor" on the parent's stderr. Memory kept by keep_freed_memory
+    # never leaves the process, so the first task larger than the worker's first by 300 MB
+    # set this off: a sweep whose grid grows (the readout chapter's widths) lost its
+    # workers, and their kept pages, mid-run. In this worker the kept memory is by design,
+    # so loky's check is off; loky has no public setting for it, and reads the flag below
+    # (module state of this process) before every check.
+    try:
+        from joblib.externals.loky import process_executor
+    except ImportError:
+        return
+    if hasattr(process_executor, "_USE_PSUTIL"):
+        process_executor._USE_PSUTIL = False
 
 
 def _die_with_parent(parent: int) -> None:

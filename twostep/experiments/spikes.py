@@ -202,8 +202,8 @@ def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2, share
     del run, terms
     edge = bulk_edge(1.0)
 
-    # Spectra by block Lanczos, as at scale: ARPACK's single-vector iterations cost 6.4 s of
-    # this function's 20.7 s at N = 4000 on one core.
+    # Spectra by block Lanczos, as at scale: ARPACK's single-vector iterations were about a
+    # third of this function's time.
     def right_vector(M):
         return block_lanczos(M, 1)[2][:, 0].astype(float)
 
@@ -216,7 +216,7 @@ def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2, share
         # Outliers among the top n_top, decided by block Lanczos's count test (a Ritz value
         # above the threshold is final at once, one below it once its interval lies below):
         # the values are not needed, and a count of values at a bulk's edge costs ARPACK ten
-        # times more (1.5 s against 0.14 s at N = 4000). Returns the count and the top Ritz
+        # times more. Returns the count and the top Ritz
         # vectors, which warm-start the next matrix of a sweep.
         s, _, _, Q, _ = block_lanczos(M, n_top, vectors=False, above=threshold, start=start)
         return int(np.sum(s > threshold)), Q.T

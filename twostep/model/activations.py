@@ -25,7 +25,7 @@ def _horner(xp, z, coef, dtype):
     # sum_j coef[j] z^j by Horner's rule in place, in ``dtype``: one temporary of z's shape.
     if xp is np and len(coef) > 1:
         # c_L z + c_{L-1} as the first pass (the same bits): filling an array with c_L
-        # first cost 0.1 s a call at N = 4000
+        # first would be one more pass over an (N, n) array
         out = np.multiply(z, np.dtype(dtype).type(float(coef[-1])), dtype=dtype)
         out += float(coef[-2])
         rest = coef[-3::-1]

@@ -215,7 +215,7 @@ _ROW_BLOCK = 1 << 18
 
 def _projections(X, directions):
     # X @ directions.T in float64. For a float32 X, numpy would cast all of X to float64 first
-    # (an (n, d) copy, 0.3 s at n = d = 4000 on two cores); blocks of rows keep the copy in cache.
+    # (an (n, d) copy, one more pass over memory); blocks of rows keep the copy in cache.
     if X.dtype == directions.dtype:
         return X @ directions.T
     rows = max(1, _ROW_BLOCK // X.shape[1])

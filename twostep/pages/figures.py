@@ -70,10 +70,12 @@ def use_book_style() -> None:
     SVG keeps lines and text sharp on any screen at any zoom, and is smaller than a
     2x PNG for the book's line plots and histograms. The default size is the column's width,
     ``MAX_WIDTH_IN``, which no figure of the book exceeds. The notebook keeps a 110-dpi PNG
-    of each figure too, which JupyterLab shows where it does not trust the notebook. Text is drawn at 9 pt or more
-    (``SMALLEST_FONT_PT``) and the pages show figures at their drawn size, so it stays
-    at least 8 pt wherever it is read. ``svg.hashsalt`` and no date make the SVG of a
-    figure the same on every run. In a plain Python process (no IPython kernel) only
+    of each figure too, which JupyterLab shows where it does not trust the notebook. Text is
+    drawn at 9 pt or more (``SMALLEST_FONT_PT``), and the book's pages show a figure at its
+    drawn size, or on a phone scaled to the column and at its drawn size on a tap, so it is
+    read at 8 pt or more. ``svg.hashsalt`` and no date make the SVG of a
+    figure the same on every run. A figure given its data (:func:`attach_data`) also
+    carries them as CSV (``text/csv``). In a plain Python process (no IPython kernel) only
     the rcParams are set.
     """
     import matplotlib as mpl
@@ -102,17 +104,29 @@ def use_book_style() -> None:
     from matplotlib.figure import Figure
 
     get_ipython().display_formatter.formatters["image/svg+xml"].for_type(Figure, svg_or_none)
-    # And the numbers it is drawn from, as CSV (text/csv), which the build offers beside it:
-    # the table attach_data gave it (a figure without one falls back to reading its artists).
-    from . import figure_checks, figure_data
+    # And the numbers it is drawn from, as CSV, which the book offers beside it: the table
+    # attach_data gave it (a figure without one has no CSV, and the book's build fails on it).
+    formatters = get_ipython().display_formatter.formatters
+    if CSV_MIME not in formatters:
+        formatters[CSV_MIME] = _csv_formatter()(parent=get_ipython().display_formatter)
+    formatters[CSV_MIME].for_type(Figure, data_csv)
 
-    fallback = figure_data.figure_csv
-    figure_data.register(get_ipython())
-    csv_formatter = get_ipython().display_formatter.formatters["text/csv"]
-    csv_formatter.for_type(Figure, lambda fig: data_csv(fig) or fallback(fig))
-    # And the defects a glance would catch (figure_checks), which the book's tests require
-    # to be none.
-    figure_checks.register(get_ipython())
+
+#: The mime type of a figure's data in a notebook output (:func:`use_book_style`).
+CSV_MIME = "text/csv"
+
+
+def _csv_formatter():
+    """IPython's formatter class for ``text/csv`` (IPython has none of its own)."""
+    from IPython.core.formatters import BaseFormatter
+    from traitlets import ObjectName, Unicode
+
+    class CSVFormatter(BaseFormatter):
+        format_type = Unicode(CSV_MIME)
+        print_method = ObjectName("_repr_csv_")
+        _return_type = (str,)
+
+    return CSVFormatter
 
 
 def plot_spectrum(ax, singular, ratio: float, bins: int = 60, label: str | None = None,
@@ -231,11 +245,36 @@ DATA_ATTR = "twostep_data"
 
 
 def attach_data(fig, rows):
-    """Give ``fig`` the numbers it is drawn from, returned: ``rows``, a list of dicts (one per
-    plotted point, the same keys in each: e.g. ``panel``, ``series``, ``N``, ``mean``, ``sem``,
-    ``theory``) or a dict of equal-length columns. Glued, the figure carries them as CSV
-    (``text/csv``), which the site offers under the figure. Draw from the same arrays you pass
-    here, so that the table is what the figure shows."""
+    """Give ``fig`` the numbers it is drawn from, and return it.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure, drawn from the same arrays as ``rows`` (so that the table is what it shows).
+    rows : list of dict or dict of array_like
+        One dict per plotted point, the same keys in the same order in each (e.g. ``panel``,
+        ``series``, ``N``, ``mean``, ``sem``, ``theory``), or a dict of equal-length columns.
+        Three keys have a meaning of their own:
+
+        * ``series``: the legend label of the artist drawn from the row, exactly as given to
+          matplotlib (``label=``); the book's build compares a caption's colour words with the
+          colours of the series so named.
+        * ``panel``: the panel the row is drawn in, 1-based in ``fig.axes`` order.
+        * ``censored``: where the row holds a value that is only a bound, not a measurement
+          (a count at the counting ceiling, a value at the floor of what can be resolved):
+          ``True``, for the row's ``y``, ``mean``, ``value`` or ``count``, or the name of the
+          column that holds it; ``False`` (or ``""``) where none is. Draw a censored value as
+          a bound, with a triangle marker (``"^"``: at least this) or an artist of
+          ``gid="censored"``, or leave it out; never as an ordinary point among measured ones.
+          The book's figure checks fail a censored value drawn as an ordinary point, and the
+          CSV keeps the column, so a reader sees which values are bounds.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``fig``. Glued after :func:`use_book_style`, it carries the table as CSV
+        (``text/csv``, :func:`data_csv`), which the site offers under the figure.
+    """
     if isinstance(rows, dict):
         columns = {str(k): list(np.ravel(v)) for k, v in rows.items()}
         sizes = {len(v) for v in columns.values()}
@@ -247,6 +286,11 @@ def attach_data(fig, rows):
     keys = list(rows[0])
     if any(list(r) != keys for r in rows):
         raise ValueError(f"every row must have the keys {keys}, in that order")
+    if "censored" in keys:
+        named = {r["censored"] for r in rows if not isinstance(r["censored"], (bool, np.bool_))}
+        if not named - {"", None} <= set(keys) - {"censored"}:
+            raise ValueError("rows' censored must be True, False or the name of a column of "
+                             f"the row, got {sorted(map(str, named - set(keys) - {'', None}))}")
     setattr(fig, DATA_ATTR, rows)
     return fig
 

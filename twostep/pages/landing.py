@@ -19,12 +19,10 @@ from ..analysis.summary import Summary
 from ..analysis.spectra import (bulk_edge, count_outliers, marchenko_pastur_density,
                                 singular_values, top_singular)
 from ..analysis.theory import n_spikes, phase_boundaries, spike_exponent
-from ..analysis.verdicts import rule_rows
 from ..model.activations import get_activation
 from ..model.steps import one_step, run_two_steps
 from ..model.targets import hermite_link
-from .figures import COLORS, finished
-from .report import num
+from .figures import COLORS, attach_data, finished
 
 
 def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
@@ -92,7 +90,7 @@ def plot_summary(data: dict, terms: Summary):
     ax_phase = fig.add_subplot(grid[0, 0])
     ax_rows = [fig.add_subplot(grid[1, 0])]
     ax_rows.append(fig.add_subplot(grid[1, 1], sharey=ax_rows[0], sharex=ax_rows[0]))
-    _plot_terms(fig.add_subplot(grid[0, 1]), terms)
+    rows = _plot_terms(fig.add_subplot(grid[0, 1]), terms)
 
     a = np.linspace(0, 0.5, 251)[:-1]
     A1, A2 = np.meshgrid(a, a)
@@ -114,11 +112,16 @@ def plot_summary(data: dict, terms: Summary):
     edge, margin, n_marked = data["edge"], data["margin"], data["n_marked"]
     bins = np.linspace(0, 1.04 * max(data["s_W1"][0], data["s_W2"][0], data["s_W2r"][0]), 120)
     s_grid = np.linspace(0, edge, 300)
-    rows = [(data["s_W2"], "fresh batch", COLORS["fresh"]),
-            (data["s_W2r"], "reused batch", COLORS["reused"])]
-    for i, (ax, (s, name, color)) in enumerate(zip(ax_rows, rows)):
+    spectra = [(data["s_W2"], "fresh batch", COLORS["fresh"]),
+               (data["s_W2r"], "reused batch", COLORS["reused"])]
+    for i, (ax, (s, name, color)) in enumerate(zip(ax_rows, spectra)):
         beyond = s[s > edge * (1 + margin)]
-        ax.hist(s, bins=bins, density=True, color="0.7", label="$W_2$")
+        density, _, _ = ax.hist(s, bins=bins, density=True, color="0.7", label="$W_2$")
+        panel = f"c{i + 1}"
+        rows += [_row(panel, "W2 histogram", b, d) for b, d in zip(bins[:-1], density)]
+        rows += [_row(panel, "counted outlier", x, np.nan) for x in beyond[:n_marked]]
+        rows += [_row(panel, "outlier of W1", x, np.nan)
+                 for x in data["s_W1"][:data["count"]["W1"]]]
         ax.plot(s_grid, marchenko_pastur_density(s_grid, 1.0), color=COLORS["theory"], lw=1.2,
                 label=r"bulk of $W_0$")
         ax.axvline(edge, color=COLORS["theory"], ls=":", lw=1)
@@ -134,19 +137,27 @@ def plot_summary(data: dict, terms: Summary):
         ax.legend(loc="upper right", handlelength=1.4, borderaxespad=0.3)
     ax_rows[0].set_ylabel("density")
     ax_rows[1].tick_params(labelleft=False)
-    return finished(fig)
+    return finished(attach_data(fig, rows))
 
 
-def _plot_terms(ax, terms: Summary) -> None:
+def _row(panel, series, x, y, sem=np.nan, prediction=np.nan) -> dict:
+    return {"panel": panel, "series": series, "x": float(x), "y": float(y), "sem": float(sem),
+            "prediction": float(prediction)}
+
+
+def _plot_terms(ax, terms: Summary) -> list:
     # Measured ratio and cosine per order k, mean and standard error over seeds, against the
     # prediction 1 and the cosine's chance level.
     N = terms.axis()[0]
+    rows = []
     for key, label, color, shift in (("ratio", r"$s_1(T_k)\,/\,\|S_k^{\rm corr}\|$", COLORS["fresh"], -0.08),
                                      ("left", r"$|\cos(\hat\ell_k, a^{\circ(k+1)})|$", COLORS["reused"], 0.08)):
         mean = terms.at(key, N=N)
         k = np.arange(mean.size)
-        ax.errorbar(k + shift, mean, yerr=terms.at(key, sem=True, N=N), fmt="o", ms=5, capsize=3,
-                    color=color, label=label)
+        sem = terms.at(key, sem=True, N=N)
+        ax.errorbar(k + shift, mean, yerr=sem, fmt="o", ms=5, capsize=3, color=color, label=label)
+        rows += [_row("b", key, kk, m, e, 1.0 if key == "ratio" else np.nan)
+                 for kk, m, e in zip(k, mean, sem)]
     ax.axhline(1.0, color=COLORS["theory"], lw=1.2, label="prediction")
     chance = 1 / np.sqrt(N)
     ax.axhline(chance, color=COLORS["chance"], ls=":", lw=1.2, label=r"chance $1/\sqrt{N}$")
@@ -158,24 +169,28 @@ def _plot_terms(ax, terms: Summary) -> None:
     ax.set(xticks=k, xlabel="order $k$ of the exact term", ylabel="ratio; |cosine|",
            ylim=(-0.15, 1.45), title=f"(b) exact terms, {terms.count(N=N)} seeds")
     ax.legend(loc="lower left", borderaxespad=0.3)
+    return rows
 
 
-def spectra_table(data: dict) -> tuple:
-    r"""``(header, rows)``: for :math:`W_1` and both :math:`W_2` of one draw, the number of
-    singular values beyond ``(1 + margin)`` times the bulk edge, the two largest values, and the theory's count as :math:`N\to\infty` (1 for :math:`W_1`,
-    :math:`1+\Lambda` for :math:`W_2`)."""
-    rows = [["$W_1$ (one step)", data["s_W1"], data["count"]["W1"], 1],
-            ["$W_2$, fresh batch", data["s_W2"], data["count"]["W2"], 1 + data["n_spikes"]],
-            ["$W_2$, reused batch", data["s_W2r"], data["count"]["W2r"], 1 + data["n_spikes"]]]
-    return (["matrix", "beyond the threshold", "$s_1$", "$s_2$", "theory"],
-            [[name, str(count), num(s[0]), num(s[1], ".3f"), str(theory)]
-             for name, s, count, theory in rows])
+def registered_run(folder=None) -> tuple:
+    """``(registry, header)`` of the registered confirmatory run: the registry
+    (``registry.json`` beside the results folder, :func:`twostep.pages.spikes.results_folder`)
+    and the top-level fields of its results file, checked to name that registry by its SHA-256
+    (:func:`twostep.analysis.confirmatory.check_registered`)."""
+    import json
 
+    from ..analysis import confirmatory
+    from .spikes import results_folder
 
-def rules_table() -> tuple:
-    """``(header, rows)``: each verdict and when it is given, from the constants of
-    :mod:`twostep.analysis.verdicts` (:func:`~twostep.analysis.verdicts.rule_rows`)."""
-    return ["verdict", "when"], rule_rows()
+    folder = results_folder() if folder is None else Path(folder)
+    results = folder / Path(confirmatory.RESULTS_PATH).name
+    registry_file = folder.parent / "registry.json"
+    if not registry_file.is_file():        # a reader's folder: the files side by side
+        registry_file = folder / "registry.json"
+    header = {k: v for k, v in json.loads(results.read_text(encoding="utf-8")).items()
+              if k != "records"}
+    confirmatory.check_registered(header, registry_file)
+    return confirmatory.read_registry(registry_file), header
 
 
 # --- How to cite: rendered from CITATION.cff, the one source --------------------------------

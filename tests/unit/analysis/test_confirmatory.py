@@ -3,7 +3,6 @@ package computes, on seeds no earlier run used, and a results file of the run mu
 
 import json
 import subprocess
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -77,13 +76,13 @@ def test_confirmatory_file_follows_the_registry(registry):
     doc = read_results(RESULTS)
     cf.check_registered(doc, REGISTRY)
     assert doc["dirty"] is False
-    # The registry was committed before the run: its first commit is an ancestor of the run's
-    # commit, and the file was created after that commit.
-    first = _git("log", "--diff-filter=A", "--format=%H %cI", "--", cf.REGISTRY_PATH).splitlines()[-1]
-    commit, when = first.split()
-    subprocess.run(["git", "-C", str(ROOT), "merge-base", "--is-ancestor", commit, doc["commit"]],
+    # The registry was committed before the run: the commit that added it is an ancestor of the
+    # commit the run ran at (the tool refuses an uncommitted registry or a dirty checkout), and
+    # the registry is unchanged since (its hash above).
+    added = _git("log", "--diff-filter=A", "--format=%H", "--", cf.REGISTRY_PATH).splitlines()[-1]
+    subprocess.run(["git", "-C", str(ROOT), "merge-base", "--is-ancestor", added, doc["commit"]],
                    check=True)
-    assert datetime.fromisoformat(doc["created"]) > datetime.fromisoformat(when)
+    assert not _git("log", "--format=%H", f"{added}..HEAD", "--", cf.REGISTRY_PATH)
     plan = {int(N): set(s) for N, s in registry["draws"].items()}
     for r in doc["records"]:
         assert r["seed"] in plan[r["N"]]
