@@ -135,7 +135,7 @@ def test_beta_figure_keeps_every_mean_on_its_log_axis(data, fits_the_column):
     low = fig.axes[0].get_ylim()[0]
     assert all(r["mean"] > low for r in rows)
     s = d.runs["spike"]
-    row = next(r for r in rows if r["panel"] == "reused" and r["k"] == 2 and r["N"] == 200)
+    row = next(r for r in rows if r["batch"] == "reused" and r["k"] == 2 and r["N"] == 200)
     assert row["mean"] == pytest.approx(s.at("beta", 2, batch="reused", N=200))
     fits_the_column(fig)
 
@@ -159,7 +159,7 @@ def test_counts_at_the_ceiling_are_censored_not_drawn_as_data(data, fits_the_col
     fig = ch.plot_counts(d)
     rows = fig.twostep_data
     cut = [r for r in rows if r["censored"]]
-    assert cut and all(r["panel"] == "reused" and r["Lambda"] == 3 for r in cut)
+    assert cut and all(r["batch"] == "reused" and r["Lambda"] == 3 for r in cut)
     # no ordinary (error-bar) series passes through a censored point
     reused = fig.axes[1]
     for line in reused.get_lines():

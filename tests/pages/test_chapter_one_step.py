@@ -164,7 +164,7 @@ def test_bbp_data_matches_a_direct_computation(fits_the_column):
     assert bbp["gap"]["he1"][0] == pytest.approx(np.max(np.abs(e["top1"][above] / limit - 1)),
                                                  rel=1e-6)
     fig = ch.plot_bbp(bbp)
-    rows = [r for r in fig.twostep_data if r["series"] == "he1 (mean)" and r["panel"] == "left"]
+    rows = [r for r in fig.twostep_data if r["series"] == "he1 (mean)" and r["panel"] == 1]
     assert [r["y"] for r in rows] == pytest.approx(e["top1"])
     assert [r["theory"] for r in rows] == pytest.approx(
         spiked_outlier(np.array(cs) * np.sqrt(2), 1.0))
@@ -188,7 +188,7 @@ def test_overlap_data_keeps_every_seeds_cosine(fits_the_column):
         finite_size_overlap(0.0, 1.0, 5.0, 30, 30), rel=1e-6)
     fig = ch.plot_overlap(ov)
     rows = [r for r in fig.twostep_data
-            if r["series"] == "he2, v (r.m.s.)" and r["panel"] == "left"]
+            if r["series"] == "he2, v (r.m.s.)" and r["panel"] == 1]
     assert [r["y"] for r in rows] == pytest.approx(ov["stats"]["he2"]["v"])
     assert [r["theory"] for r in rows] == pytest.approx(ov["stats"]["he2"]["finite"])
     assert len([r for r in fig.twostep_data if r["series"] == "he2, v"]) == 3 * 2
@@ -203,7 +203,7 @@ def test_cui_data_and_figure(fits_the_column):
     assert np.all(ch.peer_comparison(data[1])["peer_sd"] == 0)     # a theory has no spread
     fig = ch.plot_cui(data)
     ours = [r for r in fig.twostep_data
-            if r["series"].startswith("twostep") and r["panel"] == "tanh teacher"]
+            if r["series"].startswith("twostep") and r["panel"] == 1]
     assert [r["y"] for r in ours] == pytest.approx(cmp["mean"])
     fits_the_column(fig)
 

@@ -66,7 +66,7 @@ def test_w0_spectrum_figure_is_the_histogram_against_the_law(fits_the_column):
     np.testing.assert_allclose(data[40, 80], s)
     assert list(data) == [(40, 80), (80, 40)] and data[80, 40].shape == (40,)
     fig = ch.plot_w0_spectrum(data, bins=10)
-    rows = [r for r in fig.twostep_data if r["panel"] == "N = 40, d = 80"]
+    rows = [r for r in fig.twostep_data if r["panel"] == 1]
     density, edges = np.histogram(s, bins=10, density=True)
     assert [r["density"] for r in rows] == pytest.approx(density)
     centres = 0.5 * (edges[1:] + edges[:-1])

@@ -120,7 +120,7 @@ def plot_beta(data: AtScale, limits: dict):
     Ns = np.array(s.axis(), float)
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.9), sharey=True)
     lowest = []
-    for ax, batch in zip(axes, BATCH_ORDER):
+    for panel, (ax, batch) in enumerate(zip(axes, BATCH_ORDER), 1):
         for k in range(data.L):
             col = K_COLORS[k % len(K_COLORS)]
             x, m, e = series(s, "beta", k, batch=batch)
@@ -128,8 +128,9 @@ def plot_beta(data: AtScale, limits: dict):
             lowest.append(np.min(m - np.nan_to_num(e)))
             if limits[batch][k] > 1e-8:
                 ax.axhline(limits[batch][k], color=col, ls="--", lw=1)
-            rows += [dict(panel=batch, k=k, N=t, mean=v, sem=se, limit=limits[batch][k],
-                          chance=1 / np.sqrt(t)) for t, v, se in zip(x, m, e)]
+            rows += [dict(panel=panel, batch=batch, k=k, N=t, mean=v, sem=se,
+                          limit=limits[batch][k], chance=1 / np.sqrt(t))
+                     for t, v, se in zip(x, m, e)]
         ax.plot(Ns, 1 / np.sqrt(Ns), color=COLORS["chance"], ls=":", lw=1.2,
                 label=r"chance $1/\sqrt{N}$")
         width_axis(ax, s.axis(), "$N$", thousands=True)
@@ -167,7 +168,7 @@ def plot_counts(data: AtScale):
     drawn as an open upward triangle at the ceiling's line, not as a measured point."""
     Ns, rows = data.runs["spike"].axis(), []
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.9), sharey=True)
-    for ax, batch in zip(axes, BATCH_ORDER):
+    for panel, (ax, batch) in enumerate(zip(axes, BATCH_ORDER), 1):
         for lam in sorted(set(data.lam.tolist())):
             col = K_COLORS[lam % len(K_COLORS)]
             pts = count_means(data, batch, lam)
@@ -184,7 +185,7 @@ def plot_counts(data: AtScale):
                 ax.plot([p[0] for p in cut], [p[1] for p in cut], "^", color=col, mfc="none",
                         ms=6 + 2.5 * lam, ls="none")
             ax.axhline(1 + lam, color=col, ls="--", lw=1)
-            rows += [dict(panel=batch, Lambda=lam, N=N, mean=m, sem=se, censored=c,
+            rows += [dict(panel=panel, batch=batch, Lambda=lam, N=N, mean=m, sem=se, censored=c,
                           theory=1 + lam) for N, m, se, c in pts]
         ax.axhline(CEILING, color=COLORS["chance"], ls=":", lw=1)
         ax.set_title(f"{batch} batch")

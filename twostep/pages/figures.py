@@ -326,7 +326,7 @@ def finished(fig):
 
 
 def seeds_and_mean(ax, summary, value: str, where: dict, rows: list, series: str,
-                   index=(), theory=None, panel: str = "", **style):
+                   index=(), theory=None, panel: int = 1, **style):
     r"""Draw ``value[index]`` of a :class:`~twostep.analysis.summary.Summary` against its last
     parameter (the others fixed by ``where``): every seed's value (light, no legend entry)
     and the mean ± standard error over seeds (``style`` goes to :func:`errorbars`). Appends

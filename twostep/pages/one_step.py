@@ -93,7 +93,7 @@ def _seed_points(ax, x, per_seed, rows: list, color, **row):
     rows += points
 
 
-def _line(ax, x, y, rows: list, panel: str, series: str, **style):
+def _line(ax, x, y, rows: list, panel: int, series: str, **style):
     # a theory or reference line, one row per drawn point
     ax.plot(x, y, **{"color": COLORS["theory"], "lw": 1, **style})
     rows += [dict(panel=panel, series=series, x=t, seed=None, y=None, sem=None, theory=v)
@@ -164,7 +164,7 @@ def plot_residual(data: dict):
     series += [(1, data["tail"], dict(target=k), TARGET_LABELS[k], TARGET_COLORS[k])
                for k in data["targets"]]
     for i, s, where, label, color in series:
-        panel, slope = ("left", "right")[i], pm(*mean_sem(seed_slopes(s, **where)))
+        panel, slope = i + 1, pm(*mean_sem(seed_slopes(s, **where)))
         x, mean, _ = seeds_and_mean(axes[i], s, "residual", where, rows, label, color=color,
                                     panel=panel, ls="none", marker="os"[color == TANH_COLOR],
                                     label=f"{label}: slope {slope}")
@@ -212,15 +212,15 @@ def plot_growth(data: dict):
     for i, (cur, color) in enumerate(zip(growth_curves(data), ALPHA_COLORS)):
         name = rf"$\alpha_1 = {cur['alpha']:g}$"
         x, _, _ = seeds_and_mean(axes[0], s, "top1", dict(act=main), rows, f"s_1, {name}",
-                                 index=i, theory=cur["pred"], panel="left", color=color,
+                                 index=i, theory=cur["pred"], panel=1, color=color,
                                  ls="none")
         axes[0].plot(x, cur["top2"], color=color, marker="s", ms=3.5, ls="none", mfc="none")
-        rows += [dict(panel="left", series=f"s_2, {name}", x=t, seed=None, y=m, sem=e,
+        rows += [dict(panel=1, series=f"s_2, {name}", x=t, seed=None, y=m, sem=e,
                       theory=None) for t, m, e in zip(x, cur["top2"], cur["top2_sem"])]
-        _line(axes[0], x, cur["pred"], rows, "left", f"s_star, {name}", color=color)
+        _line(axes[0], x, cur["pred"], rows, 1, f"s_star, {name}", color=color)
         ref = cur["remainder"][0] * (x / x[0]) ** (cur["alpha"] - 0.5)
         seeds_and_mean(axes[1], s, "remainder", dict(act=main), rows, f"remainder, {name}",
-                       index=i, theory=ref, panel="right", color=color, ls="none")
+                       index=i, theory=ref, panel=2, color=color, ls="none")
         axes[1].plot(x, ref, color=color, ls="--", lw=1)
     for ax, yticks in zip(axes, [[2, 3, 5, 10, 20, 40], [0.1, 0.2, 0.5, 1, 2, 4]]):
         ax.axhline(bulk_edge(1.0), **CHANCE)
@@ -258,18 +258,19 @@ def plot_w1_spectrum(data: dict, bins: int = 60):
     the threshold; below it the prediction is the bulk edge, already drawn)."""
     fig, axes = plt.subplots(1, len(data["cs"]), figsize=(6.8, 3.4), sharey=True)
     margin, edge, rows = data["margin"], bulk_edge(1.0), []
-    for ax, c, s, theta, pred in zip(axes, data["cs"], data["singular"], data["theta"],
-                                     data["pred"]):
+    for panel, (ax, c, s, theta, pred) in enumerate(zip(axes, data["cs"], data["singular"],
+                                                        data["theta"], data["pred"]), 1):
         plot_spectrum(ax, s, 1.0, bins=bins, margin=margin, outlier_color=TARGET_COLORS["he1"],
                       label="singular values of $W_1$")
         density, edges = np.histogram(s[s <= edge * (1 + margin)], bins=bins, density=True)
-        rows += [dict(panel=c, series="bulk", x=(lo + hi) / 2, y=h)
+        rows += [dict(panel=panel, series="bulk", x=(lo + hi) / 2, y=h)
                  for lo, hi, h in zip(edges[:-1], edges[1:], density)]
-        rows += [dict(panel=c, series="outlier", x=v, y=None) for v in s[s > edge * (1 + margin)]]
+        rows += [dict(panel=panel, series="outlier", x=v, y=None)
+                 for v in s[s > edge * (1 + margin)]]
         if pred > edge * (1 + 1e-9):
             ax.axvline(pred, color=COLORS["theory"], ls="--", lw=1.2,
                        label=r"predicted $s_\star(\theta)$")
-            rows.append(dict(panel=c, series="predicted outlier", x=pred, y=None))
+            rows.append(dict(panel=panel, series="predicted outlier", x=pred, y=None))
         ax.set(title=rf"$\eta_1 = {c:g}$, $\theta = {theta:.2f}$", xlim=(0, 3.6), ylim=(0, 0.9))
     axes[-1].set_ylabel("")
     legend_below(fig, axes[-1], ncol=3)
@@ -324,8 +325,8 @@ def plot_bbp(data: dict):
         color, e, g = TARGET_COLORS[name], s.entry(target=name), link(name)
         theta, theta_grid = (np.array([_theta(c, data["mu1"], g) for c in x]) for x in (cs, grid))
         for ax, key, theory, panel in (
-                (axes[0], "top1", spiked_outlier(theta, 1.0), "left"),
-                (axes[1], "right_v_overlap", spiked_overlaps(theta, 1.0)[1], "right")):
+                (axes[0], "top1", spiked_outlier(theta, 1.0), 1),
+                (axes[1], "right_v_overlap", spiked_overlaps(theta, 1.0)[1], 2)):
             _seed_points(ax, cs, s.seed_values(key, target=name), rows, color, panel=panel,
                          series=name)
             errorbars(ax, cs, e[key], e[key + "_sem"], color=color, ls="none")
@@ -422,12 +423,12 @@ def plot_overlap(data: dict):
         st, color, g = data["stats"][key], TARGET_COLORS[key], link(key)
         c1, m2 = g.coefficients[1], g.second_moment
         _seed_points(axes[0], psis, np.array([s.seed_values("v", target=key, psi=p)
-                                              for p in psis]).T, rows, color, panel="left",
+                                              for p in psis]).T, rows, color, panel=1,
                      series=f"{key}, v")
         for name, marker in (("v", "o"), ("w", "D")):
             errorbars(axes[0], psis, st[name], st[name + "_sem"], color=color, ls="none",
                       marker=marker, mfc=None if name == "v" else "none")
-            rows += [dict(panel="left", series=f"{key}, {name} (r.m.s.)", x=p, seed=None, y=m,
+            rows += [dict(panel=1, series=f"{key}, {name} (r.m.s.)", x=p, seed=None, y=m,
                           sem=se, theory=t) for p, m, se, t in
                      zip(psis, st[name], st[name + "_sem"], st["pred" if c1 else "finite"])]
         axes[0].plot(grid, [one_step_overlap(c1, m2, p) if c1 else
@@ -445,7 +446,7 @@ def plot_overlap(data: dict):
         st = data["dim_stats"][key]
         errorbars(axes[1], ds, st["v"], st["v_sem"], color=TARGET_COLORS[key], ls="none")
         axes[1].plot(ds, st["finite"], color=TARGET_COLORS[key], lw=1, ls="--")
-        rows += [dict(panel="right", series=f"{key}, v (r.m.s.)", x=q, seed=None, y=m, sem=se,
+        rows += [dict(panel=2, series=f"{key}, v (r.m.s.)", x=q, seed=None, y=m, sem=se,
                       theory=t) for q, m, se, t in zip(ds, st["v"], st["v_sem"], st["finite"])]
     axes[1].plot(ds, 1 / np.sqrt(ds), **CHANCE)
     axes[1].set_yscale("log")
@@ -520,7 +521,7 @@ def plot_cui(data: tuple[dict, dict]):
     mean and standard deviation over seeds."""
     fig, axes = plt.subplots(1, 2, figsize=(6.5, 3.3))
     rows = []
-    for ax, run, title in zip(axes, data, ("tanh teacher", "sin teacher")):
+    for panel, (ax, run, title) in enumerate(zip(axes, data, ("tanh", "sin")), 1):
         s, pv, cmp = run["setting"], run["peer_values"], peer_comparison(run)
         sd = pv.std(axis=1, ddof=1) if pv.shape[1] > 1 else None
         what = f"simulation, d = {s['d']}" if pv.shape[1] > 1 else "theory"
@@ -530,11 +531,11 @@ def plot_cui(data: tuple[dict, dict]):
                 (run["alphas"], cmp["mean"], cmp["sd"], f"twostep (d = {run['d']})",
                  dict(color=COLORS["reused"], marker="o", ls="--"))):
             ax.errorbar(x, y, yerr=e, ms=4, capsize=3, lw=1, label=name, **style)
-            rows += [dict(panel=title, series=name, x=a, y=m, sd=None if e is None else e[i])
+            rows += [dict(panel=panel, series=name, x=a, y=m, sd=None if e is None else e[i])
                      for i, (a, m) in enumerate(zip(x, y))]
         ax.set(xlabel=r"$\alpha_{\rm C} = n/d$ (readout samples)",
                ylabel="test error (mean squared)",
-               title=rf"{title}: $\alpha_0 = {s['alpha0']:g}$, "
+               title=rf"{title} teacher: $\alpha_0 = {s['alpha0']:g}$, "
                      rf"$\tilde\eta = {s['eta_tilde']:g}$, $\lambda = {s['lam']:g}$")
         ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     return finished(attach_data(fig, rows))
@@ -557,8 +558,8 @@ def feature_spike_data(N: int, alphas, seeds, activation: Activation, g: Link,
 def plot_feature_spikes(data: dict):
     r"""Figure *fig-feature-spikes*: left, the spikes of :math:`\sigma(\tilde XW_1^\top)`
     counted on each seed against :math:`\alpha_1` (a count at the ceiling of the values
-    computed is censored, drawn open) and the book's reading of Moniri et al.'s count; right,
-    seed 0's top singular values over the bulk edge, with the counting threshold."""
+    computed is censored, an open triangle: at least this) and the book's reading of Moniri et
+    al.'s count; right, seed 0's top singular values over the bulk edge, and the threshold."""
     fig, axes = plt.subplots(1, 2, figsize=(6.5, 3.2))
     alphas, counts, margin, rows = data["alphas"], data["count"], data["margin"], []
     grid = np.linspace(0.0, float(max(alphas.max(), 0.45)), 400)
@@ -568,14 +569,14 @@ def plot_feature_spikes(data: dict):
         full = count >= data["top"].shape[-1]
         axes[0].plot(alphas[~full] + dx, count[~full], "o", ms=4, color=COLORS["reused"],
                      alpha=0.8, label=None if j else "counted, one seed each")
-        axes[0].plot(alphas[full] + dx, count[full], "o", ms=4, mfc="none", color=COLORS["reused"])
-        rows += [dict(panel="count", series="counted", x=a, seed=j, y=c, censored=bool(f),
+        axes[0].plot(alphas[full] + dx, count[full], "^", ms=5, mfc="none", color=COLORS["reused"])
+        rows += [dict(panel=1, series="counted", x=a, seed=j, y=c, censored=bool(f),
                       theory=p) for a, c, f, p in zip(alphas, count, full, data["predicted"])]
     ratio = data["top"][0] / data["edge"][0][:, None]
     for i in range(ratio.shape[1]):
         axes[1].plot(alphas, ratio[:, i], "o-" if i == 0 else "o", ms=3, lw=0.8,
                      color=COLORS["reused"] if i < 4 else "0.6")
-        rows += [dict(panel="seed 0", series=f"s_{i + 1} / edge", x=a, seed=0, y=r,
+        rows += [dict(panel=2, series=f"s_{i + 1} / edge", x=a, seed=0, y=r,
                       censored=False, theory=1 + margin) for a, r in zip(alphas, ratio[:, i])]
     axes[1].axhline(1 + margin, color=COLORS["theory"], ls=":", lw=1.2,
                     label=f"threshold (1 + {margin:g}) × edge")

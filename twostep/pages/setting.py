@@ -92,7 +92,7 @@ def plot_w0_spectrum(data: dict, bins: int = 60):
     written in the panel."""
     fig, axes = plt.subplots(1, len(data), figsize=(6.6, 3.0), squeeze=False)
     rows = []
-    for ax, ((N, d), s) in zip(axes[0], data.items()):
+    for panel, (ax, ((N, d), s)) in enumerate(zip(axes[0], data.items()), 1):
         ratio, edge = N / d, bulk_edge(N / d)
         density, edges = np.histogram(s, bins=bins, density=True)
         centres = 0.5 * (edges[1:] + edges[:-1])
@@ -106,7 +106,7 @@ def plot_w0_spectrum(data: dict, bins: int = 60):
                 transform=ax.transAxes, va="top", fontsize=9)
         ax.set(title=f"N = {N}, d = {d}", xlabel="singular value", ylabel="density",
                ylim=(0, 1.4 * max(density.max(), theory.max())))
-        rows += [dict(panel=f"N = {N}, d = {d}", x=c, density=h, theory=t)
+        rows += [dict(panel=panel, x=c, density=h, theory=t)
                  for c, h, t in zip(centres, density, theory)]
     legend_from(fig, [("singular values of $W_0$", dict(color="0.6", patch=True)),
                       ("Marchenko–Pastur density", dict(color=COLORS["theory"], lw=1.3)),
