@@ -323,3 +323,26 @@ def finished(fig):
     """Close ``fig`` (so that a notebook shows it once, where it is glued) and return it."""
     plt.close(fig)
     return fig
+
+
+def seeds_and_mean(ax, summary, value: str, where: dict, rows: list, series: str,
+                   index=(), theory=None, panel: int = 1, **style):
+    r"""Draw ``value[index]`` of a :class:`~twostep.analysis.summary.Summary` against its last
+    parameter (the others fixed by ``where``): every seed's value (light, no legend entry)
+    and the mean ± standard error over seeds (``style`` goes to :func:`errorbars`). Appends
+    one row per drawn point to ``rows`` (``panel``, ``series``, ``x``, ``seed``, ``y``,
+    ``sem``, ``theory``: ``theory`` an array over the axis or None) for :func:`attach_data`.
+    Returns ``(x, mean, sem)``."""
+    x, mean, sem = summary.series(value, index, **where)
+    theory = [None] * len(x) if theory is None else list(theory)
+    seeds = [dict(panel=panel, series=series, x=t, seed=r["seed"],
+                  y=float(np.asarray(r[value])[index]), sem=None, theory=None)
+             for t in x for r in summary.runs(**where, **{summary.by[-1]: t})]
+    # one artist for all the seeds' points: light, under the means, no legend entry
+    ax.plot([r["x"] for r in seeds], [r["y"] for r in seeds], "o", alpha=0.35, ms=2.5, mew=0,
+            color=style.get("color", COLORS["theory"]))
+    rows += seeds
+    errorbars(ax, x, mean, sem, **style)
+    rows += [dict(panel=panel, series=series + " (mean)", x=t, seed=None, y=m, sem=e,
+                  theory=th) for t, m, e, th in zip(x, mean, sem, theory)]
+    return x, mean, sem

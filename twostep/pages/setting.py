@@ -1,7 +1,7 @@
-r"""Chapter *The setting*: the gradient against finite differences (with :func:`kink_margin`
-for the centred ReLU), the sizes of one step at two widths (:func:`step_scaling_data`), the
-Hermite tables of the activations and targets, and the spectrum of :math:`W_0` against the
-Marchenko--Pastur law (:func:`w0_spectrum_data`).
+r"""Chapter *The setting*: the centred ReLU's distance from its kink in the gradient check
+(:func:`kink_margin`), the sizes of one step at two widths (:func:`step_scaling_data`,
+:func:`plot_step_scaling`) and the spectrum of :math:`W_0` against the Marchenko--Pastur law
+(:func:`w0_spectrum_data`, :func:`plot_w0_spectrum`).
 """
 
 from __future__ import annotations
@@ -9,138 +9,74 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..analysis.spectra import bulk_edge, ks_distance, singular_values, top_singular
+from ..analysis.spectra import (bulk_edge, ks_distance, marchenko_pastur_density,
+                                singular_values, top_singular)
 from ..analysis.summary import Summary
 from ..experiments.first_step import first_update
-from ..model.activations import Activation, get_activation
+from ..model.activations import Activation
 from ..model.network import initialise
 from ..model.steps import step_size
-from ..model.targets import Link, hermite_link
-from .figures import ACTIVATION_LABELS, TARGET_LABELS, finished, plot_spectrum
-from .report import pm, sci
+from ..model.targets import hermite_link
+from .figures import (COLORS, attach_data, finished, legend_from, seeds_and_mean, ticks_at,
+                      width_axis)
+from .report import minus_sign
 
-
-def coefficient_text(x: float) -> str:
-    """A Hermite coefficient for a table: ``"0"`` when ``|x| < 1e-12``, else four decimals."""
-    return "0" if abs(x) < 1e-12 else f"{x:.4f}"
-
-
-# --- the gradient check -------------------------------------------------------------------
 
 def kink_margin(W, X, h: float) -> tuple[float, float]:
     r"""How far the finite differences of step ``h`` stay from the kink of a ReLU at 0:
-    ``(min_pre, max_shift)``, :math:`\min_{ij}|\langle w_i,x_j\rangle|` (``W``: ``(N, d)``, ``X``:
-    ``(n, d)``) and :math:`h\max_{jk}|x_{jk}|`, the most a perturbation :math:`\pm h` of one
-    :math:`W_{ik}` moves a pre-activation; no quotient straddles the kink if the first is larger."""
+    ``(min_pre, max_shift)``, :math:`\min_{ij}|\langle w_i,x_j\rangle|` (``W``: ``(N, d)``,
+    ``X``: ``(n, d)``) and :math:`h\max_{jk}|x_{jk}|`, the most a perturbation :math:`\pm h` of
+    one :math:`W_{ik}` moves a pre-activation; no quotient straddles the kink if the first is
+    larger."""
     return float(np.abs(W @ X.T).min()), float(h * np.abs(X).max())
 
 
-def gradient_check_table(errors: dict) -> tuple[list, list]:
-    """Header and rows of the finite-difference check: per activation its relative discrepancy
-    ``errors[name]`` (:func:`twostep.gradient_check`)."""
-    rows = [[ACTIVATION_LABELS.get(k, k), sci(v, 2)] for k, v in errors.items()]
-    # no "|" inside a cell: it would end the cell of a pipe table
-    return ["activation", r"$\max\lvert\nabla - \widehat\nabla\rvert / \max\lvert\nabla\rvert$"], rows
-
-
-# --- the size of one step -------------------------------------------------------------------
-
-def displacement(N: int, seed: int, c: float, alpha: float, activation: Activation,
-                 target: Link) -> tuple[float, float]:
-    r"""One step at :math:`N = n = d` from the generator ``default_rng([N, seed])``
-    (:func:`~twostep.experiments.first_step.first_update`): the median row norm
-    :math:`\operatorname{median}_i\|w_i^{(1)} - w_i^{(0)}\|` of :math:`D = W_1 - W_0 = \eta G`
-    and its operator norm :math:`\|D\|_{op}`, with :math:`\eta = \kappa N^\alpha` (``c`` is
-    :math:`\kappa`).
-    """
-    D = step_size(c, alpha, N) * first_update(np.random.default_rng([N, seed]), N, activation,
-                                              target)[1]
+def displacement(N: int, seed: int, c: float, alpha: float, activation: Activation) -> tuple:
+    r"""One step at :math:`N = n = d`, target :math:`\mathrm{He}_1`, from the generator
+    ``default_rng([N, seed])``: the median row norm :math:`\operatorname{median}_i\|w_i^{(1)} -
+    w_i^{(0)}\|` of :math:`D = W_1 - W_0 = \eta G` and its operator norm :math:`\|D\|_{op}`,
+    with :math:`\eta = \kappa N^\alpha` (``c`` is :math:`\kappa`)."""
+    G = first_update(np.random.default_rng([N, seed]), N, activation, hermite_link(1))[1]
+    D = step_size(c, alpha, N) * G
     return float(np.median(np.linalg.norm(D, axis=1))), float(top_singular(D, 1)[0][0])
 
 
 def step_scaling_data(widths, n_seeds: int, c: float, alpha: float,
                       activation: Activation) -> Summary:
-    r"""Per-neuron and whole-matrix size of one step (:func:`displacement`, target
-    :math:`\mathrm{He}_1`) for the seeds ``0..n_seeds-1`` at each width, summarised by
-    ``("N",)``: ``row`` (the median row move), ``op`` (:math:`\|W_1-W_0\|_{op}`) and ``eta``."""
-    target = hermite_link(1)
+    r""":func:`displacement` for the seeds ``0..n_seeds-1`` at each width, summarised by
+    ``("N",)``: ``row`` (the median neuron move), ``op`` (:math:`\|W_1-W_0\|_{op}`) and
+    ``eta``."""
     records = [dict(N=N, seed=s, eta=step_size(c, alpha, N),
-                    **dict(zip(("row", "op"), displacement(N, s, c, alpha, activation, target))))
+                    **dict(zip(("row", "op"), displacement(N, s, c, alpha, activation))))
                for N in widths for s in range(n_seeds)]
     return Summary(records, ("N",), ("row", "op", "eta"))
 
 
-def scaling_numbers(data: Summary) -> dict:
-    r"""Named values for the prose: ``move_gap_large``, :math:`\|W_1-W_0\|_{op}` over the median
-    neuron move at the last width, and ``scale_edge``, the bulk edge of :math:`W_0` (:math:`N = d`)."""
-    large = data.axis()[-1]
-    return dict(move_gap_large=data.at("op", N=large) / data.at("row", N=large),
-                scale_edge=bulk_edge(1.0))
+def plot_step_scaling(data: Summary, alpha: float):
+    r"""Figure *fig-step-scaling*: the median neuron move and :math:`\|W_1-W_0\|_{op}` against
+    :math:`N` (every seed, and the mean ± standard error), with the slopes
+    :math:`N^{\alpha-1/2}` and :math:`N^{\alpha}` through the first mean and the bulk edge of
+    :math:`W_0`."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.6))
+    rows, entries = [], []
+    for key, name, power, color in (("op", r"$\|W_1 - W_0\|_{op}$", alpha, COLORS["one-step"]),
+                                    ("row", "median neuron move", alpha - 0.5, "#1e8449")):
+        x, mean, _ = data.series(key)
+        theory = mean[0] * (x / x[0]) ** power
+        seeds_and_mean(ax, data, key, {}, rows, name, theory=theory, color=color, ls="none")
+        ax.plot(x, theory, color=color, ls="--", lw=1)
+        entries.append((name, dict(color=color, marker="o")))
+    ax.axhline(bulk_edge(1.0), color=COLORS["chance"], ls=":", lw=1.2)
+    ax.set_yscale("log")
+    width_axis(ax, data.axis())
+    ticks_at(ax.yaxis, [0.2, 0.5, 1, 2, 5, 10])
+    ax.set_ylabel("size of one step")
+    legend_from(fig, entries + [
+        (rf"$N^{{\alpha}}$, $N^{{\alpha - 1/2}}$ ($\alpha = {alpha:g}$)", dict(ls="--", lw=1)),
+        (r"bulk edge of $W_0$", dict(color=COLORS["chance"], ls=":", lw=1.2))],
+        loc="outside lower center", ncol=2, fontsize=9)
+    return finished(attach_data(fig, rows))
 
-
-def scaling_table(data: Summary, alpha: float) -> tuple[list, list]:
-    r"""Header and rows: per quantity (step size, median neuron move, :math:`\|W_1-W_0\|_{op}`, the
-    same per unit step) its mean ± standard error at the first and last width, their ratio
-    :math:`r = \bar m_L/\bar m_S` ± :math:`r\sqrt{(\mathrm{se}_L/\bar m_L)^2 + (\mathrm{se}_S/\bar m_S)^2}`
-    and the ratio that the step exponent ``alpha`` predicts (:math:`N^{\alpha-1/2}` for a
-    neuron, :math:`N^{\alpha}` for the matrix)."""
-    small, large = data.axis()[0], data.axis()[-1]
-    e_small, e_large = (data.at("eta", N=N) for N in (small, large))
-    op_pred = f"{(large / small) ** alpha:.2f} ($N^{{\\alpha}}$)"
-    # per quantity: (mean, standard error) at each width, per unit step for the last row
-    row, op = ([(data.at(key, N=N), data.at(key, N=N, sem=True)) for N in (small, large)]
-               for key in ("row", "op"))
-    grad = [(m / e, s / e) for (m, s), e in zip(op, (e_small, e_large))]
-
-    def ratio(pair):
-        (ms, ss), (ml, sl) = pair
-        r = ml / ms
-        return pm(r, r * np.hypot(sl / ml, ss / ms))
-
-    header = ["", f"$N = {small}$", f"$N = {large}$", "ratio", "predicted ratio"]
-    rows = [
-        [r"step $\eta = \kappa N^\alpha$", f"{e_small:.2f}", f"{e_large:.2f}",
-         f"{e_large / e_small:.2f}", op_pred],
-        [r"median neuron move $\lVert w_i^{(1)} - w_i^{(0)}\rVert$", pm(*row[0], 3),
-         pm(*row[1], 3), ratio(row),
-         f"{(large / small) ** (alpha - 0.5):.2f} ($N^{{\\alpha - 1/2}}$)"],
-        [r"matrix move $\lVert W_1 - W_0\rVert_{op}$", pm(*op[0]), pm(*op[1]),
-         ratio(op), op_pred],
-        [r"per unit step $\lVert W_1 - W_0\rVert_{op}/\eta$", pm(*grad[0]),
-         pm(*grad[1]), ratio(grad), "1"],
-    ]
-    return header, rows
-
-
-# --- the Hermite tables ------------------------------------------------------------------
-
-def activation_table(names=tuple(ACTIVATION_LABELS), kmax: int = 4) -> tuple[list, list]:
-    r"""Header and rows of :math:`\mu_0, \dots, \mu_{k_{max}}` and the degree, one row per
-    activation name (:func:`twostep.get_activation`)."""
-    rows = []
-    for key in names:
-        act = get_activation(key)
-        mu = act.hermite_coefficients(kmax)
-        rows.append([ACTIVATION_LABELS.get(key, key)] + [coefficient_text(m) for m in mu]
-                    + [str(act.degree) if act.degree else "∞"])
-    return ["activation"] + [f"$\\mu_{k}$" for k in range(kmax + 1)] + ["degree"], rows
-
-
-def target_table(targets: dict, kmax: int = 4) -> tuple[list, list]:
-    r"""Header and rows of :math:`\mathbb E[y^2]`, :math:`c_0, \dots, c_{k_{max}}` and the
-    information exponent, one row per ``name -> Link`` of ``targets`` (named as in
-    :data:`~twostep.pages.figures.TARGET_LABELS`)."""
-    rows = []
-    for name, g in targets.items():
-        c = g.coefficients
-        coeffs = [coefficient_text(c[k]) if k < len(c) else "0" for k in range(kmax + 1)]
-        rows.append([TARGET_LABELS.get(name, name), coefficient_text(g.second_moment)] + coeffs
-                    + [str(g.information_exponent)])
-    return (["link $g$", "$\\mathbb{E}[y^2]$"] + [f"$c_{k}$" for k in range(kmax + 1)] + ["inf. exp."],
-            rows)
-
-
-# --- the spectrum at initialisation --------------------------------------------------------
 
 def w0_spectrum_data(shapes) -> dict:
     r"""``(N, d) -> singular values`` (descending) of :math:`W_0` (:math:`\mathcal N(0,1/d)`
@@ -149,27 +85,31 @@ def w0_spectrum_data(shapes) -> dict:
             for N, d in shapes}
 
 
-def plot_w0_spectrum(data: dict):
-    """The chapter's figure of the spectrum at initialisation: one histogram per shape of
-    :func:`w0_spectrum_data` against the Marchenko--Pastur density and the bulk edge.
-    Returns a ``matplotlib.figure.Figure``."""
+def plot_w0_spectrum(data: dict, bins: int = 60):
+    r"""Figure *fig-w0-spectrum*: per shape of :func:`w0_spectrum_data` the histogram of the
+    singular values against the Marchenko--Pastur density and the bulk edge
+    :math:`1+\sqrt{N/d}`, with the Kolmogorov--Smirnov distance and :math:`s_1 - (1+\sqrt{N/d})`
+    written in the panel."""
     fig, axes = plt.subplots(1, len(data), figsize=(6.6, 3.0), squeeze=False)
-    for ax, ((N, d), s) in zip(axes[0], data.items()):
-        plot_spectrum(ax, s, N / d)
-        ax.set_title(f"N = {N}, d = {d} (N/d = {N / d:g})")
-        ax.set_ylim(0, 1.5 * ax.get_ylim()[1])
-        ax.legend(loc="upper right", fontsize=9)
-    return finished(fig)
-
-
-def w0_spectrum_table(data: dict) -> tuple[list, list]:
-    r"""Header and rows per shape of :func:`w0_spectrum_data`: :math:`N`, :math:`d`, :math:`N/d`,
-    the Kolmogorov--Smirnov distance to the Marchenko--Pastur law of :math:`\gamma = N/d`, the
-    gap :math:`s_1 - (1+\sqrt\gamma)` of the largest value to the bulk edge and the
-    edge-fluctuation scale :math:`\min(N,d)^{-2/3}`."""
-    header = ["$N$", "$d$", "$N/d$", "KS distance", r"$s_1 - (1+\sqrt{N/d})$",
-              r"$\min(N, d)^{-2/3}$"]
-    rows = [[f"{N}", f"{d}", f"{N / d:g}", f"{ks_distance(s, N / d):.4f}",
-             f"{s[0] - bulk_edge(N / d):+.4f}", f"{min(N, d) ** (-2 / 3):.3f}"]
-            for (N, d), s in data.items()]
-    return header, rows
+    rows = []
+    for panel, (ax, ((N, d), s)) in enumerate(zip(axes[0], data.items()), 1):
+        ratio, edge = N / d, bulk_edge(N / d)
+        density, edges = np.histogram(s, bins=bins, density=True)
+        centres = 0.5 * (edges[1:] + edges[:-1])
+        theory = marchenko_pastur_density(centres, ratio)
+        ax.stairs(density, edges, fill=True, color="0.6", alpha=0.8)
+        grid = np.linspace(edges[0], edge, 400)
+        ax.plot(grid, marchenko_pastur_density(grid, ratio), color=COLORS["theory"], lw=1.3)
+        ax.axvline(edge, color=COLORS["theory"], ls=":", lw=1)
+        ax.text(0.03, 0.95, minus_sign(f"KS {ks_distance(s, ratio):.3f}\n"
+                                       f"$s_1$ − edge {s[0] - edge:+.3f}"),
+                transform=ax.transAxes, va="top", fontsize=9)
+        ax.set(title=f"N = {N}, d = {d}", xlabel="singular value", ylabel="density",
+               ylim=(0, 1.4 * max(density.max(), theory.max())))
+        rows += [dict(panel=panel, x=c, density=h, theory=t)
+                 for c, h, t in zip(centres, density, theory)]
+    legend_from(fig, [("singular values of $W_0$", dict(color="0.6", patch=True)),
+                      ("Marchenko–Pastur density", dict(color=COLORS["theory"], lw=1.3)),
+                      (r"bulk edge $1 + \sqrt{N/d}$", dict(color=COLORS["theory"], ls=":"))],
+                loc="outside lower center", ncol=3, fontsize=9)
+    return finished(attach_data(fig, rows))
