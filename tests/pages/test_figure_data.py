@@ -126,7 +126,7 @@ def test_labels_units_and_bad_input():
 
 
 def _page_figures():
-    from twostep.pages import at_scale, landing, setting, spikes, two_steps
+    from twostep.pages import at_scale, count, landing, setting, spikes, two_steps
     from twostep.scale.results import read_results
 
     yield "setting", setting.plot_w0_spectrum(setting.w0_spectrum_data([(40, 80), (80, 40)]))
@@ -139,7 +139,7 @@ def _page_figures():
     scaling = two_steps.scaling_study([20, 28, 36], [0, 1], "poly4", "he1", 0.2, (0.4, 0.25),
                                       settings=[(0.2, 0.2), (0.3, 0.3), (0.4, 0.25), (0.45, 0.3)],
                                       alphas=[0.05, 0.23, 0.41], n_grid=28, n_top=4)
-    yield "two_steps phase", two_steps.plot_phase(two_steps.phase_data(scaling, 2), resolution=30)
+    yield "two_steps phase", count.plot_phase(count.phase_data(scaling, 2), resolution=30)
 
 
 def test_page_figures_replot_from_their_csv():
