@@ -148,9 +148,10 @@ def test_cap_figure_marks_diamonds_below_its_axis(fits_the_column):
 
 
 def test_nstar_text_writes_an_extrapolation_beyond_reach_in_words():
-    assert sp.nstar_text(3.2e4) == "3.2 × 10⁴"
-    assert sp.nstar_text(REACH) == "1.0 × 10⁶"
-    assert sp.nstar_text(1.1e11) == sp.nstar_text(math.inf) == "beyond reach (> 10⁶)"
+    assert sp.nstar_text(3.2e4, REACH) == sp.nstar_text(3.2e4) == "3.2 × 10⁴"
+    assert sp.nstar_text(REACH, REACH) == "1.0 × 10⁶"
+    assert sp.nstar_text(1.1e11, REACH) == sp.nstar_text(math.inf, REACH) == "beyond reach (> 10⁶)"
+    assert sp.nstar_text(math.inf) == "never" and sp.nstar_text(1.1e11) == "1.1 × 10¹¹"
 
 
 def test_terms_verdict_follows_the_size_rule(scaling):

@@ -141,8 +141,10 @@ def terms_width_verdicts(terms: Summary, prefix: str, orders=(2, 3),
 BEYOND = f"beyond reach (> {sci(REACH)})"
 
 
-def nstar_text(x: float) -> str:
-    r"""A width :math:`N^\star` for a table: two significant digits up to
-    :data:`~twostep.analysis.confirmatory.REACH`, :data:`BEYOND` above it or when never
-    reached (infinite)."""
-    return sci(x, 2) if np.isfinite(x) and x <= REACH else BEYOND
+def nstar_text(x: float, reach: float | None = None) -> str:
+    r"""A width :math:`N^\star` for a table: two significant digits. With ``reach`` (e.g.
+    :data:`~twostep.analysis.confirmatory.REACH`), :data:`BEYOND` above it or when never
+    reached; without, "never" when infinite."""
+    if reach is not None:
+        return sci(x, 2) if np.isfinite(x) and x <= reach else BEYOND
+    return sci(x, 2) if np.isfinite(x) else "never"
