@@ -1,14 +1,14 @@
-r"""The count over the :math:`(\alpha_1, \alpha_2)` plane and where it can be seen (chapter
-*Two steps, several spikes*, its last two sections).
+r"""The count of *Two steps, several spikes* and its appendix: the phase diagram, the map of the
+count over the :math:`(\alpha_1, \alpha_2)` plane, the orders along :math:`\alpha_1`, and
+:math:`W_2`'s outliers draw by draw in a count results file.
 
-:func:`plane_data` maps the measured count of growing orders over the whole plane from the
-scaling study's draws (:mod:`twostep.analysis.plane`) and ranks the points where the count
-should be seen soonest; :func:`count_data` reads the count test at the chosen points from
-``results/at_scale/count.json`` (:func:`twostep.scale.device.count_on`, written by
-``tools/at_scale.py``; :func:`twostep.pages.spikes.results_path`) and judges it by the book's
-rule. Along :math:`\alpha_1` at fixed :math:`\alpha_2`, :func:`order_count_data` counts the
-orders that grow for a polynomial activation of any degree (claim C6). The ``*_table``
-functions return the header and rows of tables whose captions the chapter writes.
+:func:`phase_data` and :func:`plane_data` read the scaling study's draws
+(:func:`twostep.pages.two_steps.scaling_study`; :mod:`twostep.analysis.plane`);
+:func:`order_count_data` sweeps a degree-:math:`L` activation along :math:`\alpha_1`;
+:func:`draw_counts` lays out a count file (the exploratory ``count.json`` or the registered
+confirmatory ``count_confirm.json``) one row per draw and setting, with the count the book's
+finite-:math:`N` theory predicts for that draw (:func:`twostep.analysis.plane.predicted_count`)
+and the registered :math:`N^\star_j`.
 """
 
 from __future__ import annotations
@@ -18,22 +18,103 @@ from functools import partial
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..analysis.plane import (ALIGNED, CountTest, count_test, empirical_count, is_spike,
-                              plane_grid, plane_map, rank_points, theory_count)
+from ..analysis.confirmatory import nstar_array
+from ..analysis.plane import (ALIGNED, count_margins, empirical_boundary, empirical_count,
+                              is_spike, plane_grid, plane_map, predicted_count, rank_points,
+                              theory_count)
 from ..analysis.sweep import sweep
-from ..analysis.verdicts import share, worst
 from ..experiments.spikes import spike_experiment
 from ..model.activations import PolynomialActivation
-from .figures import BATCH_ORDER, COLORS, finished, legend_from, width_axis
-from .report import num, pm, sci, width_verdicts
+from .figures import BATCH_ORDER, COLORS, K_COLORS, attach_data, finished, legend_from, width_axis
 from .two_steps import SHADE_KEY, shade_plane
 
+#: The two measures of the map: the exact term, and the spike sum's singular value.
 METHODS = {"term": r"$s_1(T_k)$", "sum": r"$s_{k+1}(\Sigma)$"}
-#: Markers of a measured count below and above Lambda.
-LOW, HIGH = "#c0392b", "#e67e22"
-#: The widest width that fits one H200 (141 GB) for this task, from its memory per width.
-GPU_WIDTH = 45000
+#: A count that differs from the theory's: below, above (markers of the map, numbers of the
+#: phase diagram: dark enough to read on the blue shades).
+LOW, HIGH = "#a93226", "#d35400"
 
+
+# --------------------------------------------------------------------------- the phase diagram
+
+def phase_data(scaling, n_se: float = 2.0) -> dict:
+    r"""The empirical phase diagram from the scaling study.
+
+    Per batch, ``emp`` holds, each ``(L,)``: ``e_hat``, ``e_se`` (log-log slope of
+    :math:`s_1(\hat T_k)`), ``ratio_slope``, ``ratio_se`` (that of
+    :math:`\|S_k\|/\|T_k-S_k\|_{op}`, minus the relative remainder's), ``left``, ``right``
+    (cosines at the largest width) and ``spike`` (:func:`is_spike`, the ratio's slope lowered
+    by ``n_se`` standard errors). On the grid ``scaling.alphas``:sup:`2`: ``theory``
+    :math:`\Lambda`, ``emp_grid`` and ``exp_grid`` (:func:`empirical_count`, the second with
+    every order a spike), ``raw`` (mean raw outlier count of :math:`W_2` at :math:`N` =
+    ``scaling.n_grid``); ``margins``, the fresh exponents' :func:`count_margins`."""
+    s, L, N, n = scaling.summary, scaling.L, scaling.Ns[-1], len(scaling.alphas)
+    A1, A2 = np.meshgrid(scaling.alphas, scaling.alphas, indexing="ij")
+    out = dict(alphas=scaling.alphas, L=L, n_se=n_se, n_top=scaling.n_top,
+               theory=theory_count(A1, A2, L), emp={}, emp_grid={}, exp_grid={}, raw={})
+    for b in BATCH_ORDER:
+        top = np.array([scaling.slope(b, "top_free", k) for k in range(L)])
+        rel = np.array([scaling.slope(b, "rel", k) for k in range(L)])
+        left, right = s.at("left", batch=b, N=N), s.at("right", batch=b, N=N)
+        spike = is_spike(left, right, -rel[:, 0] - n_se * rel[:, 1])
+        out["emp"][b] = dict(e_hat=top[:, 0], e_se=top[:, 1], ratio_slope=-rel[:, 0],
+                             ratio_se=rel[:, 1], left=left, right=right, spike=spike)
+        out["emp_grid"][b] = empirical_count(A1, A2, top[:, 0], spike, L)
+        out["exp_grid"][b] = empirical_count(A1, A2, top[:, 0], np.ones(L, bool), L)
+        out["raw"][b] = s.seed_values("grid_count", batch=b, N=scaling.n_grid).mean(0).reshape(n, n)
+    out["margins"] = count_margins(scaling.alphas, out["emp"]["fresh"]["e_hat"], L)
+    return out
+
+
+def plot_phase(data: dict, resolution: int = 400):
+    r"""Figure *fig-phase*: the plane shaded by :math:`\Lambda` with the theory's boundaries;
+    (a) the measured boundaries and the count :math:`1+\hat\Lambda` they give (fresh); (b), (c)
+    the raw outlier counts of :math:`W_2` (fresh, reused), "≥ n_top" at the counting ceiling;
+    every count bold red where it differs from :math:`1+\Lambda`; the fourth cell holds the key."""
+    L, alphas, ceiling, emp = data["L"], data["alphas"], data["n_top"], data["emp"]
+    fine = np.linspace(0, 0.4999, resolution)
+    fig, grid = plt.subplots(2, 2, figsize=(7.0, 7.0))
+    axes, ax_key, rows = list(grid.flat[:3]), grid.flat[3], []
+    ticks = [0, 0.1, 0.2, 0.3, 0.4, 0.5]
+    for ax in axes:
+        shade_plane(ax, L, resolution)
+        ax.set(xlim=(0, 0.5), ylim=(0, 0.5), xlabel=r"$\alpha_1$", ylabel=r"$\alpha_2$",
+               aspect="equal", xticks=ticks, yticks=ticks)
+    box = dict(boxstyle="round,pad=0.12", fc="white", ec="none", alpha=0.9)
+    for k in range(1, L):
+        col = K_COLORS[k % len(K_COLORS)]
+        axes[0].plot(fine, empirical_boundary(fine, k, emp["fresh"]["e_hat"][k]), color=col,
+                     ls="--", lw=1.4)
+        x_top = (-emp["fresh"]["e_hat"][k] - 0.5) / k      # where the measured line leaves the plot
+        axes[0].text(x_top + 0.012, 0.49, f"$k={k}$", color=col, ha="left", va="top", bbox=box)
+    panel_names = ("a: 1 + measured count, fresh", "b: raw, fresh", "c: raw, reused")
+    for i, a1 in enumerate(alphas):
+        for j, a2 in enumerate(alphas):
+            values = [1 + data["emp_grid"]["fresh"][i, j]] + [data["raw"][b][i, j]
+                                                             for b in BATCH_ORDER]
+            for p, (ax, val) in enumerate(zip(axes, values)):
+                censored = p > 0 and val >= ceiling
+                txt = (f"≥{ceiling}" if censored else
+                       f"{val:.0f}" if float(val).is_integer() else f"{val:.1f}")
+                match = val == 1 + data["theory"][i, j]
+                ax.text(a1, a2, txt, ha="center", va="center", bbox=box,
+                        color="k" if match else LOW, fontweight="normal" if match else "bold")
+                rows.append(dict(panel=panel_names[p], alpha1=a1, alpha2=a2, count=float(val),
+                                 theory=int(1 + data["theory"][i, j]), censored=bool(censored)))
+    axes[0].set_title("(a) $1+\\hat\\Lambda$ from measured $\\hat e_k$, fresh")
+    axes[1].set_title("(b) raw outliers of $W_2$, fresh")
+    axes[2].set_title("(c) raw outliers of $W_2$, reused")
+    ax_key.axis("off")
+    legend_from(ax_key, SHADE_KEY + [(r"theory: $\alpha_2 = k(1/2-\alpha_1)$", dict(color="k", lw=1))]
+                + [(rf"(a) measured, $k = {k}$", dict(color=K_COLORS[k % len(K_COLORS)], ls="--",
+                                                       lw=1.4)) for k in range(1, L)]
+                + [(r"count equals $1+\Lambda$", dict(ls="none", marker="$1$", color="k", ms=7)),
+                   (r"count differs", dict(ls="none", marker="$1$", color=LOW, ms=7))],
+                loc="center", frameon=False, title="shading: theory's $\\Lambda$")
+    return attach_data(finished(fig), rows)
+
+
+# --------------------------------------------------------------------------- the map of the plane
 
 def plane_data(scaling, step: float = 0.02) -> dict:
     r"""The map over the plane (:func:`twostep.analysis.plane.plane_map`) for both batches from
@@ -42,9 +123,8 @@ def plane_data(scaling, step: float = 0.02) -> dict:
     (:func:`~twostep.analysis.plane.rank_points`)."""
     points = plane_grid(step=step, offset=step / 2, L=scaling.L)
     runs = {b: scaling.summary.runs(batch=b) for b in BATCH_ORDER}
-    maps = {b: plane_map(runs[b], points, scaling.c) for b in BATCH_ORDER}
-    return {"points": points, "maps": maps, "rank": rank_points(runs["fresh"], points, scaling.c),
-            "L": scaling.L}
+    return {"points": points, "maps": {b: plane_map(runs[b], points, scaling.c) for b in BATCH_ORDER},
+            "rank": rank_points(runs["fresh"], points, scaling.c), "L": scaling.L}
 
 
 def chosen(data: dict) -> list:
@@ -53,12 +133,13 @@ def chosen(data: dict) -> list:
 
 
 def plot_plane(data: dict):
-    r"""Figure *fig-plane*: the plane shaded by the theory's :math:`\Lambda`, with a marker at
-    every map point shaded by the measured count of growing orders, edged red where it differs
-    from :math:`\Lambda` and drawn open where an order's exponent is not resolved from 0; rows:
-    the two measures (:data:`METHODS`), columns: fresh and reused; stars: the chosen points."""
+    r"""Figure *fig-plane*: the plane shaded by the theory's :math:`\Lambda`, a marker at every
+    map point for the measured count of growing orders (red or orange where it differs from
+    :math:`\Lambda`, open where an order's exponent is not resolved from 0); rows: the two
+    measures (:data:`METHODS`), columns: fresh and reused; stars: the chosen points."""
     pick = np.array(chosen(data))
     fig, axes = plt.subplots(2, 2, figsize=(7.0, 7.4), sharex=True, sharey=True)
+    rows = []
     for row, method in enumerate(METHODS):
         for col, batch in enumerate(BATCH_ORDER):
             ax, m = axes[row, col], data["maps"][batch]
@@ -72,11 +153,13 @@ def plot_plane(data: dict):
                 ax.scatter(m.points[sel, 0], m.points[sel, 1], rasterized=True, **style)
             ax.plot(pick[:, 0], pick[:, 1], ls="none", marker="*", ms=9, mfc="white", mec="k",
                     mew=0.8)
-            agree = float(np.mean(count == m.lam))
             ax.set(xlim=(0, 0.5), ylim=(0, 0.5), aspect="equal",
                    title=f"({'ab'[row]}{col + 1}) {METHODS[method]}, {batch}: "
-                         f"{agree:.0%} agree")
+                         f"{np.mean(count == m.lam):.0%} agree")
             ax.grid(False)
+            rows += [dict(measure=method, batch=batch, alpha1=p[0], alpha2=p[1], theory=int(t),
+                          measured=int(c), resolved=bool(r))
+                     for p, t, c, r in zip(m.points, m.lam, count, ok)]
     for ax in axes[-1]:
         ax.set_xlabel(r"$\alpha_1$")
     for ax in axes[:, 0]:
@@ -90,285 +173,29 @@ def plot_plane(data: dict):
         ("chosen", dict(dot, marker="*", ms=9, mfc="white", mec="k"))],
         loc="outside lower center", ncol=5,
         title="background: the theory's $\\Lambda$; markers: the measured count")
-    return finished(fig)
+    return attach_data(finished(fig), rows)
 
 
-def plane_table(data: dict) -> tuple:
-    r"""Table *tab-plane*: per batch, measure and :math:`\Lambda`, the map points, the share
-    where the measured count equals :math:`\Lambda`, and the share where every order's exponent
-    is resolved from 0."""
-    rows = []
-    for batch in BATCH_ORDER:
-        m = data["maps"][batch]
-        for method in METHODS:
-            c, ok = m.count(method), m.resolved(method)
-            for lam in range(data["L"]):
-                sel = m.lam == lam
-                rows.append([batch, METHODS[method], str(lam), str(int(sel.sum())),
-                             f"{np.mean(c[sel] == lam):.0%}", f"{np.mean(ok[sel]):.0%}"])
-    return ["batch", "measure", r"$\Lambda$", "points", r"count $=\Lambda$", "resolved"], rows
-
-
-def exponent_table(data: dict, batch: str = "fresh") -> tuple:
-    r"""Table *tab-plane-exponents*: at each chosen point, for the weakest order the count
-    includes, :math:`k = \Lambda`, and the first it leaves out, :math:`k = \Lambda+1` (orders
-    :math:`1..L-1`), the theory's :math:`e_k` and the two measured exponents with their
-    standard errors."""
-    m = data["maps"][batch]
-    rows = []
-    for a1, a2 in chosen(data):
-        i = int(np.flatnonzero(np.all(np.isclose(m.points, [a1, a2]), axis=1))[0])
-        lam = int(m.lam[i])
-        for k in (lam, lam + 1):
-            if 1 <= k < data["L"]:
-                rows.append([f"({a1:g}, {a2:g})", str(lam), str(k), num(m.e[i, k]),
-                             pm(m.term_exp[i, k], m.term_se[i, k]),
-                             pm(m.sum_exp[i, k], m.sum_se[i, k])])
-    return ([r"$(\alpha_1,\alpha_2)$", r"$\Lambda$", "$k$", "$e_k$", r"$s_1(T_k)$",
-             r"$s_{k+1}(\Sigma)$"], rows)
-
-
-def plane_numbers(data: dict) -> dict:
-    """Glue values of the map: its size and, per batch and measure, the share of points whose
-    measured count equals Lambda (``plane_<batch>_<method>``)."""
-    maps = data["maps"]
-    return {"plane_points": len(data["points"]),
-            **{f"plane_{b}_{method}": float(np.mean(maps[b].count(method) == maps[b].lam))
-               for b in BATCH_ORDER for method in METHODS}}
-
-
-# --------------------------------------------------------------------------- the count test
-
-def count_data(doc: dict, kappa: float = 0.2) -> dict:
-    r"""The count test of ``doc`` (the ``count`` results file) at step constant ``kappa``, both
-    batches (:func:`twostep.analysis.plane.count_test`), its settings and the other constants
-    the file holds."""
-    params = doc["params"]
-    settings = params["settings"]
-    L = 4 if params.get("activation", "poly4") == "poly4" else int(params["L"])
-    tests = {b: count_test(doc["records"], b, kappa, settings, L) for b in BATCH_ORDER}
-    return {"tests": tests, "settings": settings, "L": L, "kappa": kappa,
-            "kappas": list(params["kappas"]) + list(params.get("extra_kappas", [])),
-            "extra_max_N": int(params.get("extra_max_N", 0)), "records": doc["records"]}
-
-
-def _range(x) -> str:
-    x = np.asarray(x, dtype=float)
-    lo, hi = x.min(), x.max()
-    return f"{x.mean():.1f}" if lo == hi else f"{x.mean():.1f} ({lo:.0f}–{hi:.0f})"
-
-
-def count_table(data: dict, batch: str) -> tuple:
-    r"""Table *tab-count-<batch>*: per chosen setting, :math:`\Lambda` and :math:`W_2`'s own-edge
-    count at each width (mean over seeds, with its range)."""
-    t: CountTest = data["tests"][batch]
-    return ([r"$(\alpha_1,\alpha_2)$", r"$\Lambda$"] + [f"{N}" for N in t.Ns],
-            [[f"({a1:g}, {a2:g})", str(int(t.lam[j]))] + [_range(t.count[N][:, j]) for N in t.Ns]
-             for j, (a1, a2) in enumerate(t.settings)])
-
-
-def _star(lo: float, hi: float) -> str:
-    return (f"{sci(lo, 2)}–{sci(hi, 2)}" if np.isfinite(hi) else
-            f"{sci(lo, 2)}–∞" if np.isfinite(lo) else "∞")
-
-
-def judged_table(data: dict) -> tuple:
-    r"""Table *tab-count-judged*: per batch and chosen setting, :math:`\Lambda`, the predicted
-    :math:`N^\star` of the full count (low–high over seeds and margins), the (seed, width) pairs
-    at or beyond its high end with :math:`1+\Lambda` outliers, and the (new outlier :math:`j`,
-    seed, width) triples at or beyond their own :math:`N^\star_j` with at least :math:`1+j`."""
-    rows = []
-    for batch in BATCH_ORDER:
-        t: CountTest = data["tests"][batch]
-        ns = t.nstar_count()
-        for j, (a1, a2) in enumerate(t.settings):
-            rows.append([batch, f"({a1:g}, {a2:g})", str(int(t.lam[j])), _star(ns[j, 0], ns[j, 2]),
-                         f"{t.hits[j]}/{t.total[j]}" if t.total[j] else "—",
-                         f"{t.spike_hits[j]}/{t.spike_total[j]}" if t.spike_total[j] else "—"])
-    return ["batch", r"$(\alpha_1,\alpha_2)$", r"$\Lambda$", r"$N^\star$", r"$=1+\Lambda$",
-            r"$\ge1+j$"], rows
-
-
-def _draw_outcomes(t: CountTest, sel, test: str, widths=None) -> tuple:
-    r"""``(passed, draws)`` of one test over the settings ``sel``, one item per (setting, seed,
-    width) where it applies, each labelled by its draw (width, seed): ``count``, the full count
-    :math:`1+\Lambda` at or beyond :math:`N^\star` (high); ``spikes``, at least :math:`1+j`
-    beyond :math:`N^\star_j` (high); ``several``, at least two outliers."""
-    passed, draws = [], []
-    for N in (t.Ns if widths is None else widths):
-        for i, seed in enumerate(t.seeds[N]):
-            for s in np.flatnonzero(sel):
-                c, lam = t.count[N][i, s], int(t.lam[s])
-                if test == "count":
-                    cases = [c == 1 + lam] if N >= t.nstar[s, lam, 2] else []
-                elif test == "spikes":
-                    cases = [c >= 1 + j for j in range(1, lam + 1) if N >= t.nstar[s, j, 2]]
-                else:
-                    cases = [c >= 2]
-                passed += [bool(x) for x in cases]
-                draws += [(N, seed)] * len(cases)
-    return passed, draws
-
-
-def count_numbers(data: dict) -> dict:
-    """Glue values of the count test: the verdict per batch and Lambda (``count_<batch>_<lam>``,
-    ``count_<batch>`` the worst; :func:`twostep.analysis.verdicts.share` over the
-    (setting, seed, width) triples at or beyond the setting's N*_high), the pairs behind each,
-    the widest width, the N* of each Lambda group with new outliers (the smallest high end),
-    the width a GPU reaches, the verdict on each new outlier where its own N*_j is reached
-    (``spikes_<batch>``, with its triples), and, fresh batch, the settings whose full count
-    shows before N* (``early_fresh``)."""
-    out = {"count_N_max": max(data["tests"]["fresh"].Ns), "count_gpu_N": GPU_WIDTH,
-           "count_kappa": data["kappa"], "count_settings": len(data["settings"])}
-    for batch, t in data["tests"].items():
-        ns, labels = t.nstar_count(), []
-        for lam in sorted(set(t.lam.tolist())):
-            sel = t.lam == lam
-            v = share(*_draw_outcomes(t, sel, "count"))
-            labels.append(v.label)
-            out[f"count_{batch}_{lam}"] = labels[-1]
-            out[f"count_{batch}_{lam}_hits"], out[f"count_{batch}_{lam}_total"] = v.passed, v.draws
-            if lam >= 1:   # Lambda = 0 has no new outlier to wait for
-                high = float(np.min(ns[sel, 2]))
-                out[f"count_{batch}_{lam}_nstar"] = sci(high, 2) if np.isfinite(high) else "∞"
-        out[f"count_{batch}"] = worst(labels)
-        v = share(*_draw_outcomes(t, t.lam >= 1, "spikes"))
-        out[f"spikes_{batch}"] = v.label
-        out[f"spikes_{batch}_hits"], out[f"spikes_{batch}_total"] = v.passed, v.draws
-    # Settings whose full count is reached at the widest width on every seed although the
-    # conservative rule does not judge it there: inside the predicted range of N*.
-    # (Under reuse the memorised inputs fill the count early, so the fresh batch only.)
-    t = data["tests"]["fresh"]
-    N, ns = t.Ns[-1], t.nstar_count()
-    early = [f"({a1:g}, {a2:g})" for j, (a1, a2) in enumerate(t.settings)
-             if t.lam[j] >= 1 and ns[j, 0] <= N < ns[j, 2] and np.all(t.count[N][:, j] == 1 + t.lam[j])]
-    out["early_fresh"], out["early_fresh_n"] = ", ".join(early) or "none", len(early)
-    return out
-
-
-def plot_count(data: dict):
-    r"""Figure *fig-count*: :math:`W_2`'s own-edge count against :math:`N`, one panel per
-    :math:`\Lambda`, the settings of that :math:`\Lambda` side by side (marker shape; mean
-    over seeds, bars: range), both batches (colour); lines at the prediction :math:`1+\Lambda`
-    and at the null 1 (the first spike alone); shaded, the widths at or beyond the smallest
-    :math:`N^\star_{\rm high}` of the group, fresh batch."""
-    fig, axes = plt.subplots(2, 2, figsize=(6.9, 6.0), sharex=True)
-    markers = ("o", "s", "^")
-    Ns = data["tests"]["fresh"].Ns
-    xlim = (Ns[0] / 1.4, Ns[-1] * 1.4)
-    for lam, ax in enumerate(axes.flat):
-        top = 1 + lam
-        for b_i, batch in enumerate(BATCH_ORDER):
-            t = data["tests"][batch]
-            idx = np.flatnonzero(t.lam == lam)
-            for m_i, j in enumerate(idx):
-                N = np.array(t.Ns, dtype=float)
-                c = [t.count[w][:, j] for w in t.Ns]
-                mean = np.array([x.mean() for x in c])
-                err = [mean - [x.min() for x in c], [x.max() for x in c] - mean]
-                top = max(top, max(x.max() for x in c))
-                shift = 1.0 + 0.06 * (m_i - 1) + 0.025 * (b_i - 0.5)
-                a1, a2 = t.settings[j]
-                ax.errorbar(N * shift, mean, yerr=err, fmt=markers[m_i % 3], ms=4, capsize=2,
-                            lw=1, color=COLORS[batch],
-                            # Reused open (not white): drawn second, it must not cover the
-                            # fresh marker where the two counts agree.
-                            mfc=COLORS[batch] if batch == "fresh" else "none",
-                            label=f"({a1:g}, {a2:g})" if b_i == 0 else None)
-            high = float(np.min(t.nstar_count()[idx, 2])) if idx.size else np.inf
-            if batch == "fresh" and high < xlim[1]:
-                ax.axvspan(max(high, xlim[0]), xlim[1], color=COLORS["theory"], alpha=0.07, lw=0)
-        ax.axhline(1 + lam, color=COLORS["theory"], lw=1.2)
-        ax.axhline(1, color=COLORS["chance"], ls=":", lw=1.2)
-        ax.set(xscale="log", xlim=xlim, ylim=(-0.3, top + 1.3),
-               title=rf"({'abcd'[lam]}) $\Lambda = {lam}$", ylabel="outliers of $W_2$")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="upper left", ncol=3, handlelength=1.0, borderaxespad=0.2,
-                      columnspacing=0.8, title=r"$(\alpha_1, \alpha_2)$", fontsize=8)
-    for ax in axes[-1]:
-        width_axis(ax, Ns, "$N = n = d$", thousands=True)
-    legend_from(fig, [("fresh", dict(marker="o", ls="none", color=COLORS["fresh"])),
-                      ("reused", dict(marker="o", ls="none", color=COLORS["reused"], mfc="none")),
-                      (r"prediction $1+\Lambda$", dict(color=COLORS["theory"], lw=1.2)),
-                      ("null: 1", dict(color=COLORS["chance"], ls=":", lw=1.2)),
-                      (r"$N \geq N^\star$", dict(patch=True, color=COLORS["theory"], alpha=0.07))],
-                loc="outside lower center", ncol=3)
-    return finished(fig)
-
-
-def kappa_table(data: dict) -> tuple:
-    r"""Table *tab-count-kappa*: at the widths that carry every :math:`\kappa`, per batch and
-    :math:`\kappa`, :math:`W_2`'s own edge (median over the settings with :math:`\Lambda\ge1`
-    and seeds, against :math:`W_0`'s edge 2) and the share of those (setting, seed) pairs whose
-    count is :math:`1+\Lambda`."""
-    recs = [r for r in data["records"] if r["N"] <= data["extra_max_N"]]
-    rows = []
-    for batch in BATCH_ORDER:
-        for kappa in sorted(data["kappas"]):
-            t = count_test(recs, batch, kappa, data["settings"], data["L"])
-            sel = t.lam >= 1
-            rows.append([batch, f"{kappa:g}"] + [
-                f"{np.median(t.edge[N][:, sel]):.2f} · {np.mean(t.count[N][:, sel] == 1 + t.lam[sel]):.0%}"
-                for N in t.Ns])
-    return ["batch", r"$\kappa$"] + [f"$N = {N}$" for N in t.Ns], rows
-
-
-def width_verdicts_by_test(data: dict) -> dict:
-    r"""Three count verdicts (:func:`twostep.analysis.verdicts.share`) at each width of
-    the file, per batch, over the settings with :math:`\Lambda \ge 1`: ``count``, whether the
-    own-edge count is :math:`1+\Lambda` at the (setting, seed) pairs whose setting's
-    :math:`N^\star_{\rm high}` the width reaches; ``spikes``, whether it is at least
-    :math:`1+j` at the (new outlier :math:`j`, setting, seed) triples beyond their own
-    :math:`N^\star_j` (high); ``several``, whether it is at least 2 at every (setting, seed)
-    pair. ``{batch: {test: {N: (hits, total, Verdict)}}}``."""
-    out = {}
-    for batch, t in data["tests"].items():
-        out[batch] = {"count": {}, "spikes": {}, "several": {}}
-        for N in t.Ns:
-            for test in ("count", "spikes", "several"):
-                v = share(*_draw_outcomes(t, t.lam >= 1, test, [N]))
-                out[batch][test][N] = (v.passed, v.draws, v)
-    return out
-
-
-def width_numbers(data: dict) -> dict:
-    """Glue values for the landing page's verdicts at each width
-    (:func:`width_verdicts_by_test`): the count beyond N* per batch (``vw_count_<batch>_<N>``);
-    fresh batch, each new outlier where its N*_j is reached (``vw_spikes_fresh_<N>``) and
-    "several outliers" (``vw_several_fresh_<N>``), with the widest width's "several" verdict
-    and its pairs (``several_fresh``, ``several_fresh_hits``, ``..._pairs``). Under reuse the
-    memorised inputs make "several outliers" no test of the claim."""
-    by = width_verdicts_by_test(data)
-    out = {}
-    for batch, test in [(b, "count") for b in by] + [("fresh", "spikes"), ("fresh", "several")]:
-        out.update(width_verdicts(f"vw_{test}_{batch}",
-                                  {N: v.label for N, (_, _, v) in by[batch][test].items()}))
-    hits, pairs, v = by["fresh"]["several"][max(by["fresh"]["several"])]
-    out["several_fresh"], out["several_fresh_hits"], out["several_fresh_pairs"] = v.label, hits, pairs
-    return out
-
-
-# --- Claim C6: more orders as alpha1 -> 1/2 (issue 16, item 2) -------------------------
+# --------------------------------------------------------------------------- more orders along alpha1
 
 def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seeds: int = 3,
                      alpha1=np.linspace(0.0, 0.48, 49), c: float = 0.2,
                      batch: str = "fresh", n_jobs: int = 1) -> dict:
-    r"""Claim C6 with a degree-``L`` polynomial :math:`\sigma_L = \sum_{k\le L}\mathrm{He}_k/k!`:
-    how many exact terms :math:`T_k` are spikes that grow, along :math:`\alpha_1` at fixed
-    :math:`\alpha_2`.
+    r"""How many exact terms :math:`T_k` are spikes that grow, along :math:`\alpha_1` at fixed
+    :math:`\alpha_2`, for :math:`\sigma_L = \sum_{k\le L}\mathrm{He}_k/k!`.
 
-    One :func:`~twostep.experiments.spikes.spike_experiment` per width (at least two) and
-    seed ``0..seeds-1`` (target :math:`\mathrm{He}_1`, :math:`\eta_t = \kappa N^{0.4},
+    One :func:`~twostep.experiments.spikes.spike_experiment` per width (at least two) and seed
+    ``0..seeds-1`` (target :math:`\mathrm{He}_1`, :math:`\eta_t = \kappa N^{0.4},
     \kappa N^{0.25}`); since :math:`T_k = \eta_2\eta_1^k\hat T_k`, the spike test and the
     exponent :math:`\hat e_k` of :math:`s_1(\hat T_k)` hold at every step size, and the count at
     :math:`(\alpha_1, \alpha_2)` is the number of spike terms with
     :math:`\alpha_2 + k\alpha_1 + \hat e_k \ge 0` (:func:`empirical_count`). Returns, shape
     ``(L,)``: ``e_hat`` and ``ratio_slope``, the exponents in :math:`N` of
     :math:`s_1(\hat T_k)` and :math:`\|S_k\|/\|T_k-S_k\|_{op}`; ``left``, ``right`` (cosines at
-    the largest :math:`N`) and their spread ``left_sd``, ``right_sd``; ``spike``
-    (:func:`is_spike`); shape ``(g,)``: ``alpha1``, ``theory`` :math:`\Lambda` and ``measured``
-    :math:`\hat\Lambda`; ``measured_seeds`` ``(seeds, g)``, the count from each seed alone; and
-    ``L``, ``alpha2``, ``Ns``, ``seeds``. ``n_jobs``: worker processes of the sweep."""
+    the largest :math:`N`) and their spread ``left_sd``, ``right_sd``; ``spike``; shape
+    ``(g,)``: ``alpha1``, ``theory`` :math:`\Lambda` and ``measured`` :math:`\hat\Lambda`;
+    ``measured_seeds`` ``(seeds, g)``, the count from each seed alone; and ``L``, ``alpha2``,
+    ``Ns``, ``seeds``."""
     Ns, a1 = np.array(Ns), np.asarray(alpha1, dtype=float)
     activation = PolynomialActivation([0.0] + [1.0] * L, name=f"sigma_{L}")
     task = partial(spike_experiment, batch=batch, activation=activation, target="he1", c1=c,
@@ -397,22 +224,27 @@ def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seed
 
 
 def plot_order_count(data: dict):
-    r"""(a) :math:`\Lambda` and the measured count along :math:`\alpha_1` at fixed :math:`\alpha_2`;
-    (b) the top-vector cosines of each :math:`T_k` at the largest width, with the threshold
-    :math:`1/\sqrt2` and the chance levels :math:`1/\sqrt N`."""
+    r"""Figure *fig-order-count*: (a) :math:`\Lambda` and the measured count along
+    :math:`\alpha_1` at fixed :math:`\alpha_2`, pooled and per seed; (b) the top-vector cosines
+    of each :math:`T_k` at the largest width, with the threshold :math:`1/\sqrt2` and the
+    chance level :math:`1/\sqrt N`."""
     a1, a2, N = data["alpha1"], data["alpha2"], data["Ns"][-1]
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(7.0, 3.9), gridspec_kw={"width_ratios": [1.15, 1]})
     ax.step(a1, data["theory"], where="post", color=COLORS["theory"], lw=1.6,
             label=rf"(a) theory $\Lambda(\alpha_1, {a2:g})$, $L = {data['L']}$")
+    for s, per_seed in enumerate(data["measured_seeds"]):
+        ax.step(a1, per_seed + 0.06 * (s - 1), where="post", color=COLORS["fresh"], lw=0.8,
+                alpha=0.5, label="(a) each seed alone (shifted)" if s == 0 else None)
     ax.step(a1, data["measured"], where="post", color=COLORS["fresh"], lw=1.6, ls="--",
             label=r"(a) measured: spike terms with $\alpha_2 + k\alpha_1 + \hat e_k \geq 0$")
     ax.set(xlabel=r"$\alpha_1$", ylabel="new outliers", xlim=(0, 0.5),
            title=rf"(a) count along $\alpha_1$, $\alpha_2 = {a2:g}$")
     k = np.arange(data["L"])
-    bx.errorbar(k - 0.08, data["left"], yerr=data["left_sd"], fmt="o", color=COLORS["fresh"],
-                capsize=2, label=r"(b) left vector vs $a^{\circ(k+1)}$")
-    bx.errorbar(k + 0.08, data["right"], yerr=data["right_sd"], fmt="s", color=COLORS["reused"],
-                capsize=2, label=r"(b) right vector vs $u_k$")
+    for side, dx, fmt, color, label in (
+            ("left", -0.08, "o", COLORS["fresh"], r"(b) left vector vs $a^{\circ(k+1)}$"),
+            ("right", 0.08, "s", COLORS["reused"], r"(b) right vector vs $u_k$")):
+        bx.errorbar(k + dx, data[side], yerr=data[side + "_sd"], fmt=fmt, color=color,
+                    capsize=2, label=label)
     bx.axhline(ALIGNED, color=COLORS["theory"], ls=":", lw=1, label=r"(b) threshold $1/\sqrt{2}$")
     bx.axhline(1 / np.sqrt(N), color=COLORS["chance"], ls="--", lw=1,
                label=r"(b) chance $1/\sqrt{N}$")
@@ -421,20 +253,95 @@ def plot_order_count(data: dict):
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = bx.get_legend_handles_labels()
     fig.legend(h1 + h2, l1 + l2, loc="outside lower center", ncol=2)
-    return finished(fig)
+    rows = [dict(panel="a", series=name, x=float(x), value=float(v), sd=np.nan,
+                 theory=int(t)) for name, values in
+            [("measured", data["measured"])] + [(f"seed {s}", v) for s, v in
+                                                enumerate(data["measured_seeds"])]
+            for x, v, t in zip(a1, values, data["theory"])]
+    rows += [dict(panel="b", series=f"{side} cosine", x=int(j), value=float(data[side][j]),
+                  sd=float(data[side + "_sd"][j]), theory=np.nan)
+             for side in ("left", "right") for j in k]
+    return attach_data(finished(fig), rows)
 
 
-def order_count_verdict(data: dict) -> dict:
-    r"""Verdict of "more directions as :math:`\alpha_1\to1/2`", judged as a count
-    (:func:`twostep.analysis.verdicts.share`): at the middle of each interval of
-    :math:`\alpha_1` where the theory's :math:`\Lambda` is constant, and for each seed's own
-    count, whether the measured count equals :math:`\Lambda`. Returns ``verdict_c6``, the pairs
-    ``c6_hits`` of ``c6_pairs``, and ``c6_points`` (the midpoints)."""
-    a1, a2, seeds = data["alpha1"], data["alpha2"], data["seeds"]
-    edges = [0.0] + [0.5 - a2 / k for k in range(1, data["L"]) if 0.5 - a2 / k > 0]
-    edges = sorted(set(edges)) + [0.5]
-    mids = [(lo + hi) / 2 for lo, hi in zip(edges[:-1], edges[1:])]
-    cols = [int(np.argmin(np.abs(a1 - m))) for m in mids]
-    ok = data["measured_seeds"][:, cols] == data["theory"][cols]      # (seeds, points)
-    v = share([bool(x) for x in ok.ravel()], draws=np.repeat(np.arange(seeds), len(cols)))
-    return {"verdict_c6": v.label, "c6_hits": v.passed, "c6_pairs": v.draws, "c6_points": ", ".join(f"{a1[c]:.2f}" for c in cols)}
+# --------------------------------------------------------------------------- the count, draw by draw
+
+def draw_counts(records, registry: dict) -> dict:
+    r"""A count file (records of :func:`twostep.scale.device.count_on`) laid out one row per
+    record and registered setting, at the registry's :math:`\kappa`: columns ``batch``, ``N``,
+    ``seed``, ``setting`` (its index), ``lam`` (:math:`\Lambda`), ``count`` (:math:`W_2`'s
+    outliers beyond its own edge), ``predicted`` (the book's finite-:math:`N` prediction for
+    the draw, :func:`~twostep.analysis.plane.predicted_count` at the registry's margin),
+    ``ceiling`` (the count is the most the run counts, ``n_top``: at least that many), and
+    ``nstar`` ``(rows, L)``, the registered :math:`N^\star_j` (high) of the row's setting and
+    batch (``nan`` beyond :math:`\Lambda`, ``inf`` where never reached)."""
+    m = registry["measurement"]
+    settings, lam, kappa = m["params"]["settings"], m["lambda"], m["kappa"]
+    margin, n_top = registry["prediction"]["margin"], m["params"]["n_top"]
+    nstar = {b: nstar_array(registry, b) for b in BATCH_ORDER}
+    cols = {k: [] for k in ("batch", "N", "seed", "setting", "lam", "count", "predicted",
+                            "ceiling", "nstar")}
+    for r in records:
+        pts = np.asarray(r["points"], dtype=float)
+        for s, (a1, a2) in enumerate(settings):
+            i = int(np.flatnonzero(np.all(np.isclose(pts, [kappa, a1, a2]), axis=1))[0])
+            c = int(r["count_own"][i])
+            for key, value in (("batch", r["batch"]), ("N", int(r["N"])), ("seed", int(r["seed"])),
+                               ("setting", s), ("lam", lam[s]), ("count", c),
+                               ("predicted", predicted_count(r["spike_sum"][i], r["edge_own"][i],
+                                                             margin)),
+                               ("ceiling", c >= n_top), ("nstar", nstar[r["batch"]][s, :, 2])):
+                cols[key].append(value)
+    return {k: np.array(v) for k, v in cols.items()}
+
+
+def plot_count(counts: dict, L: int = 4):
+    r"""Figure *fig-count*: :math:`W_2`'s outliers against :math:`N`, one panel per
+    :math:`\Lambda` (``counts`` from :func:`draw_counts`): the measured count (markers, mean
+    over the group's settings and draws, bars their range), the book's finite-:math:`N`
+    prediction for the same draws (open diamonds, dashed) and the paper's asymptotic
+    :math:`1+\Lambda` (solid), both batches; a mean that includes a count at the ceiling is
+    drawn as a triangle (at least) and marked censored in the data."""
+    fig, axes = plt.subplots(2, 2, figsize=(7.0, 6.0), sharex=True)
+    Ns = sorted(set(counts["N"].tolist()))
+    rows, top = [], 1 + L
+    for lam, ax in enumerate(axes.flat):
+        for b_i, batch in enumerate(BATCH_ORDER):
+            sel = (counts["lam"] == lam) & (counts["batch"] == batch)
+            widths = [N for N in Ns if np.any(sel & (counts["N"] == N))]
+            for name, key in (("measured", "count"), ("predicted", "predicted")):
+                at = [counts[key][sel & (counts["N"] == N)] for N in widths]
+                censored = [bool(np.any(counts["ceiling"][sel & (counts["N"] == N)]))
+                            if key == "count" else False for N in widths]
+                mean = np.array([x.mean() for x in at])
+                lo, hi = np.array([x.min() for x in at]), np.array([x.max() for x in at])
+                # side by side at each width: fresh measured, predicted, reused measured, ...
+                x = np.array(widths, float) * (0.91 + 0.06 * (2 * b_i + (key != "count")))
+                face = COLORS[batch] if batch == "fresh" and key == "count" else "none"
+                style = dict(color=COLORS[batch], ms=5 if key == "count" else 6, mfc=face,
+                             ls="-" if key == "count" else "--", lw=1)
+                ok = ~np.array(censored, bool)
+                ax.errorbar(x[ok], mean[ok], yerr=[mean[ok] - lo[ok], hi[ok] - mean[ok]],
+                            marker="o" if key == "count" else "D", capsize=2, **style)
+                ax.plot(x[~ok], mean[~ok], ls="none", marker="^", color=COLORS[batch], ms=7)
+                top = max(top, float(hi.max(initial=0)))
+                rows += [dict(Lambda=lam, batch=batch, series=name, N=int(N), mean=float(v),
+                              low=float(lo_), high=float(hi_), items=int(a.size),
+                              asymptotic=1 + lam, censored=c)
+                         for N, v, lo_, hi_, a, c in zip(widths, mean, lo, hi, at, censored)]
+        ax.axhline(1 + lam, color=COLORS["theory"], lw=1.2)
+        ax.axhline(1, color=COLORS["chance"], ls=":", lw=1.2)
+        ax.set(xscale="log", title=rf"({'abcd'[lam]}) $\Lambda = {lam}$",
+               ylabel="outliers of $W_2$")
+    for ax in axes.flat:
+        ax.set_ylim(-0.3, top + 0.8)
+    for ax in axes[-1]:
+        width_axis(ax, Ns, "$N = n = d$", thousands=True)
+    legend_from(fig, [("measured, fresh", dict(marker="o", color=COLORS["fresh"])),
+                      ("measured, reused", dict(marker="o", mfc="white", color=COLORS["reused"])),
+                      ("predicted for the same draws", dict(marker="D", mfc="none", ls="--",
+                                                            color="0.4")),
+                      (r"paper: $1+\Lambda$", dict(color=COLORS["theory"], lw=1.2)),
+                      ("first spike alone: 1", dict(color=COLORS["chance"], ls=":", lw=1.2))],
+                loc="outside lower center", ncol=3)
+    return attach_data(finished(fig), rows)

@@ -16,11 +16,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator
 
+from ..analysis.confirmatory import REACH
 from ..analysis.spikes import power_law_constant
 from ..analysis.summary import Summary
 from ..analysis.verdicts import size, worst
-from .figures import (BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_from,
-                      theory_power_law, width_axis)
+from .figures import (BATCH_ORDER, COLORS, K_COLORS, attach_data, finished, legend_from,
+                      width_axis)
 from .report import sci, width_verdicts
 
 #: The values of a record that :func:`terms_summary` averages over seeds (``rel`` and ``size``
@@ -38,8 +39,8 @@ def results_folder() -> Path:
 
 def results_path(name: str, folder=None) -> Path:
     """The path of results file ``name`` in ``folder`` (default :func:`results_folder`): the
-    appendix's ``"spike"``, ``"reuse"`` and its control ``"reuse_he2"``, and ``"count"``, the
-    count test that *Two steps* reads."""
+    appendix's ``"spike"``, ``"reuse"`` and its control ``"reuse_he2"``, ``"count"`` (the
+    exploratory count) and ``"count_confirm"`` (the registered confirmatory count)."""
     return (results_folder() if folder is None else Path(folder)) / f"{name}.json"
 
 
@@ -69,21 +70,32 @@ def plot_terms(terms: Summary, predicted):
     Ns, L = terms.axis(), len(predicted)
     N = np.array(Ns, float)
     fig, axes = plt.subplots(3, 2, figsize=(7.0, 9.0))
+    rows = []
+
+    def draw(ax, panel, batch, name, x, y, err, theory, **style):
+        ax.errorbar(x, y, yerr=err, capsize=3, ms=4, **{"marker": "o", **style})
+        rows.extend(dict(panel=panel, batch=batch, series=name, N=int(round(n)), value=v, sem=e,
+                         theory=t) for n, v, e, t in zip(x, y, err, theory))
+
     for col, batch in enumerate(BATCH_ORDER):
         ax_size, ax_rel, ax_cos = axes[:, col]
+        half = terms.at("rel", min(1, L - 1), batch=batch, N=Ns[0]) * (N / N[0]) ** -0.5
         for k in range(L):
             c = K_COLORS[k % len(K_COLORS)]
-            errorbars(ax_size, *series(terms, "top", k, batch=batch), color=c)
             C, _ = power_law_constant(*terms.pooled("top", k, batch=batch), predicted[k])
-            theory_power_law(ax_size, N, predicted[k], N[0], C * N[0] ** predicted[k], color=c,
-                             lw=1.6, alpha=0.45)
-            errorbars(ax_rel, *series(terms, "rel", k, batch=batch), color=c)
+            line = C * N ** predicted[k]
+            ax_size.plot(N, line, color=c, ls="--", lw=1.6, alpha=0.45)
+            draw(ax_size, "top", batch, f"s1(T_{k})", *series(terms, "top", k, batch=batch),
+                 line, color=c)
+            draw(ax_rel, "middle", batch, f"remainder k={k}",
+                 *series(terms, "rel", k, batch=batch), half if k == 1 else [np.nan] * len(N),
+                 color=c)
             for side, shift, style in (("left", 0.97, {}), ("right", 1.03, {"mfc": "white",
                                                                               "ls": "--"})):
                 x, mean, sem = series(terms, side, k, batch=batch)
-                errorbars(ax_cos, x * shift, 1 - mean, sem, color=c, **style)
-        theory_power_law(ax_rel, N, -0.5, N[0], terms.at("rel", min(1, L - 1), batch=batch,
-                                                         N=Ns[0]), color="k")
+                draw(ax_cos, "bottom", batch, f"1-cos {side} k={k}", x * shift, 1 - mean, sem,
+                     1 - 1 / np.sqrt(x), color=c, **style)
+        ax_rel.plot(N, half, color="k", ls="--", lw=1)
         ax_cos.plot(N, 1 - 1 / np.sqrt(N), color=COLORS["chance"], ls=":", lw=1.2)
         ax_size.set(yscale="log", ylabel=r"$s_1(T_k)$", title=f"{batch} batch")
         ax_rel.set(yscale="log")
@@ -105,27 +117,34 @@ def plot_terms(terms: Summary, predicted):
                                                            ls="--", ms=4)),
                    (r"chance $1-1/\sqrt{N}$", dict(color=COLORS["chance"], ls=":"))],
                 loc="outside lower center", ncol=3)
-    return finished(fig)
+    return attach_data(finished(fig), rows)
 
 
-def terms_verdict(terms: Summary, N: int, orders=(2, 3), size_key: str = "size",
-                  rel: str = "rel") -> str:
-    r"""The rule's verdict (:func:`twostep.analysis.verdicts.verdict`) that each fresh
-    :math:`T_k`, :math:`k` in ``orders``, is its spike at width ``N``: per seed,
-    :math:`s_1(T_k)/\|S\|` (``size``) against 1, with :math:`\|T_k - S\|_{op}/\|S\|` (``rel``)
-    as the paired null; the worst over the orders."""
+def terms_verdict(terms: Summary, N: int, orders=(2, 3), size_key: str = "size") -> str:
+    r"""The book's size prediction judged (:func:`twostep.analysis.verdicts.size`): per seed,
+    the fresh :math:`s_1(T_k)/\|S\|` (``size_key``: ``"size"`` for the plain :math:`S_k`,
+    ``"size_corr"`` for :math:`S_k^{\rm corr}`) against 1 at width ``N``, for each order in
+    ``orders``; the least favourable label over the orders."""
     return worst(size(terms.seed_values(size_key, k, batch="fresh", N=N), 1.0) for k in orders)
 
 
-def terms_width_verdicts(terms: Summary, prefix: str, orders=(2, 3), size: str = "size",
-                         rel: str = "rel") -> dict:
+def terms_width_verdicts(terms: Summary, prefix: str, orders=(2, 3),
+                         size_key: str = "size") -> dict:
     """Glue values ``<prefix>_<N>`` for the landing page's verdicts at each width
     (:func:`twostep.pages.report.width_verdicts`): :func:`terms_verdict` at every width."""
-    return width_verdicts(prefix, {N: terms_verdict(terms, N, orders, size, rel)
+    return width_verdicts(prefix, {N: terms_verdict(terms, N, orders, size_key)
                                    for N in terms.axis()})
 
 
-def nstar_text(x: float) -> str:
-    r"""A width :math:`N^\star` for a table: two significant digits, "never" if infinite."""
-    return sci(x, 2) if np.isfinite(x) else "never"
+#: How a table writes a width :math:`N^\star` beyond :data:`~twostep.analysis.confirmatory.REACH`
+#: or never reached: an extrapolation that far is no width.
+BEYOND = f"beyond reach (> {sci(REACH)})"
 
+
+def nstar_text(x: float, reach: float | None = None) -> str:
+    r"""A width :math:`N^\star` for a table: two significant digits. With ``reach`` (e.g.
+    :data:`~twostep.analysis.confirmatory.REACH`), :data:`BEYOND` above it or when never
+    reached; without, "never" when infinite."""
+    if reach is not None:
+        return sci(x, 2) if np.isfinite(x) and x <= reach else BEYOND
+    return sci(x, 2) if np.isfinite(x) else "never"
