@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..analysis.plane import spike_sum_values, spike_widths
-from ..analysis.population import population_signal
+from ..analysis.population import Limits, population_signal
 from ..analysis.spikes import outlier_strength
 from ..analysis.summary import Summary
 from ..analysis.sweep import linear_slope
@@ -30,8 +30,8 @@ from ..analysis.verdicts import CONFIDENCE, mean_sem, share, t_interval
 from ..experiments.reuse import TERM_KEYS
 from ..model.activations import get_activation
 from .figures import BATCH_ORDER, COLORS, K_COLORS, errorbars, finished, legend_below, width_axis
-from .paired import PairedConfig, PairedData
-from .report import pm, sig
+from .paired import PairedConfig, PairedData, term_verdicts
+from .report import pm, sig, width_verdicts
 from .spikes import nstar_text, series, terms_summary
 
 #: The files the appendix reads: the spike file, the reuse file (odd bounded link) and its
@@ -459,6 +459,39 @@ def paired_from_files(data: AtScale) -> PairedData:
     p = data.docs["reuse"]["params"]
     a2 = float(p.get("alpha2", 0.25))
     return PairedData(configs, (a2,), (n_spikes(float(p.get("alpha1", 0.4)), a2, data.L),), records)
+
+
+def width_numbers(data: PairedData, limits: Limits, main: str, control: str,
+                  prefix: str = "vw") -> dict:
+    r"""Glue values ``<prefix>_<row>_<N>`` of the labels of :func:`~twostep.pages.paired.term_verdicts`
+    at every width of ``main`` (rows ``reuse``, ``fresh``, and ``even`` at the control's own
+    widths), for the landing page's table of verdicts at each width (moved from
+    :mod:`twostep.pages.paired`, whose chapter glues its own)."""
+    labels = {"reuse": {}, "fresh": {}, "even": {}}
+    for N in data.Ns(main):
+        for row, vd in term_verdicts(data, limits, main, control, N).items():
+            if row in labels and vd is not None and (row != "even" or N in data.Ns(control)):
+                labels[row][N] = vd.label
+    return {k: v for row, by_N in labels.items()
+            for k, v in width_verdicts(f"{prefix}_{row}", by_N).items()}
+
+
+def term_evidence_numbers(data: PairedData, limits: Limits, main: str, control: str) -> dict:
+    r"""Values of the exact-term evidence for ``main`` that the appendix *At scale* quotes,
+    reused batch unless named: at the smallest width (``*_lo``) and the largest (``*_hi``) the
+    top vector's memorisation, the widths ``ev_N_lo``, ``ev_N_hi``; at the largest the
+    projection ``proj_re`` (``_sem``), :math:`\tilde u_2` of the same runs ``proj_ut``, the
+    theory ``proj_theory``; the verdicts of :func:`term_verdicts` as text and ``proj_z``."""
+    Ns = data.Ns(main)
+    mean = lambda width, key: float(data.stat(main, width, key, "reused")[0])  # noqa: E731
+    out = {"ev_N_lo": Ns[0], "ev_N_hi": Ns[-1], "memo_lo": mean(Ns[0], "term_memorisation"),
+           "memo_hi": mean(Ns[-1], "term_memorisation"), "proj_ut": mean(Ns[-1], "signal_reuse"),
+           "proj_theory": limits.overlap(data.configs[main].target, "reused", aware=True)}
+    out["proj_re"], out["proj_re_sem"] = data.stat(main, Ns[-1], "projected_overlap", "reused")
+    verdicts = term_verdicts(data, limits, main, control)
+    out.update({f"verdict_{k}": str(vd) for k, vd in verdicts.items()})
+    out["proj_z"] = verdicts["reuse"].t_null
+    return out
 
 
 def widest_projection(paired: PairedData) -> dict:
