@@ -98,12 +98,6 @@ def test_signal_data_matches_a_direct_run(data, limits):
     assert data.at("overlaps", (2, 0), **where) == pytest.approx(np.mean(runs))
     assert data.at("overlaps", (2, 0), True, **where) == pytest.approx(
         np.std(runs, ddof=1) / np.sqrt(2))
-    dev = ch.signal_deviations(data, limits, "odd")
-    assert dev.shape == (2 * 4 * len(NS),) and np.all(dev >= 0)
-    first = dict(where, n=NS[0])
-    assert dev[0] == pytest.approx(
-        abs(data.at("overlaps", (0, 0), **first) - limits.overlap("odd", "reused", 0, n=NS[0]))
-        / data.at("overlaps", (0, 0), True, **first))
 
 
 def _drawn(fig, panel, series):
@@ -238,9 +232,6 @@ def test_paired_data_rescales_only_the_configurations_asked():
         pd.values("tanh", 40, "subspace", "reused", 1)                    # not rescaled
     with pytest.raises(ValueError, match="no runs at"):
         pd.values("tanh", 30, "subspace")
-    assert paired.null_correction(pd, "odd", 40) == pytest.approx(
-        pd.values("odd", 40, "null_unmemorised", None, 0)
-        - pd.values("odd", 40, "null_subspace", None, 0))
 
 
 # --------------------------------------------------------------------------- T_2 seen through a^3

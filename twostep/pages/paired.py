@@ -17,8 +17,8 @@ from ..analysis.sweep import sweep
 from ..analysis.theory import n_spikes
 from ..analysis.verdicts import effect, mean_sem, no_effect, size
 from ..experiments.reuse import paired_reuse_experiment
-from .figures import COLORS, attach_data, errorbars, finished, legend_from, width_axis, width_grid
-from .report import markdown_table, pm, width_verdicts
+from .figures import COLORS, attach_data, errorbars, finished, width_axis, width_grid
+from .report import markdown_table, pm
 
 
 class PairedConfig(NamedTuple):
@@ -84,8 +84,8 @@ def paired_data(configs: dict, sizes: dict, seeds, alpha1: float, alpha2: float,
                  alpha1=alpha1, c2=configs[k].c, alpha2=alpha2,
                  alpha2s=list(alpha2s) if k in rescaled else [], dtype="float32")
             for k, N in pairs]
-    # Widest first (cost N^3), so that the short runs fill the cores at the end; sweep keeps
-    # the grid's order, seeds innermost: label each record with its configuration.
+    # Costliest first, so that short runs fill the cores at the end; sweep keeps the grid's
+    # order, seeds innermost: label each record with its configuration.
     records = sweep(paired_reuse_experiment, grid, seeds=seeds, n_jobs=n_jobs,
                     cost=lambda p: p["N"] ** 3 * (1 + len(p["alpha2s"]) / 3))
     for r, (key, _) in zip(records, [p for p in pairs for _ in seeds]):
@@ -94,24 +94,15 @@ def paired_data(configs: dict, sizes: dict, seeds, alpha1: float, alpha2: float,
     return PairedData(dict(configs), a2s, tuple(n_spikes(alpha1, a) for a in a2s), records)
 
 
-def null_correction(data: PairedData, config: str, N: int) -> np.ndarray:
-    """Per seed: what setting memorised inputs aside does to a random subspace's overlap."""
-    return (data.values(config, N, "null_unmemorised", None, 0)
-            - data.values(config, N, "null_subspace", None, 0))
-
-
 def plotted(rows: list, ax, panel: str, series: str, x, mean, sem, theory=None, chance=None,
             **style):
     r"""Draw ``mean`` ± ``sem`` against ``x`` on ``ax`` (labelled ``series``) and add one row per
     point to ``rows`` (for :func:`~twostep.pages.figures.attach_data`): panel, series, x, mean,
     sem, and the ``theory`` and ``chance`` values at that point (sequences, or None)."""
     errorbars(ax, x, mean, sem, label=series, **style)
-    blank = [None] * len(x)
-    for xi, m, s, t, c in zip(x, mean, sem, blank if theory is None else theory,
-                              blank if chance is None else chance):
-        rows.append(dict(panel=panel, series=series, x=float(xi), mean=float(m), sem=float(s),
-                         theory=None if t is None else float(t),
-                         chance=None if c is None else float(c)))
+    given = lambda v: [None] * len(x) if v is None else [float(t) for t in v]  # noqa: E731
+    rows += [dict(panel=panel, series=series, x=float(xi), mean=float(m), sem=float(s), theory=t,
+                  chance=c) for xi, m, s, t, c in zip(x, mean, sem, given(theory), given(chance))]
 
 
 # --------------------------------------------------------------------------- T_2 seen through a^3
@@ -130,13 +121,12 @@ def strongest_control(data: PairedData, config: str, N: int) -> np.ndarray:
 def term_verdicts(data: PairedData, limits: Limits, main: str, control: str,
                   N: int | None = None) -> dict:
     r"""The verdicts (:class:`~twostep.analysis.verdicts.Verdict`) of the exact-term test at width
-    ``N`` (default: the largest of ``main``; the control at its own largest width not above
-    ``N``): ``reuse``, the paper's effect: the reused :math:`T_2^\top a^{\circ3}` above
-    :func:`strongest_control`, seed by seed; ``reuse_size``, the book's size: the same values
-    against the limit of :math:`\tilde u_2`, from the fresh finite-size level; ``fresh`` (fresh
-    batch) and ``even`` (the ``control`` link, reused; ``None`` without a width up to ``N``),
-    no effect: at the overlap that :math:`\tilde u_2`, whose limit is 0 there, has at
-    :math:`n = N` by sampling alone."""
+    ``N`` (default: the largest of ``main``; the control at its largest width up to ``N``):
+    ``reuse``, the paper's effect, the reused :math:`T_2^\top a^{\circ3}` above
+    :func:`strongest_control` seed by seed; ``reuse_size``, the book's size, the limit of
+    :math:`\tilde u_2` from the fresh finite-size level; no effect for ``fresh`` and ``even``
+    (the ``control`` link, reused; ``None`` without a width up to ``N``): at the overlap
+    :math:`\tilde u_2` has at :math:`n = N` by sampling alone."""
     v = data.values
     N = data.Ns(main)[-1] if N is None else N
     below = [w for w in data.Ns(control) if w <= N]

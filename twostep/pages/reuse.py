@@ -1,10 +1,9 @@
 r"""Chapter *Reused versus fresh batches* and its appendix: the sweeps and the figures.
 
-The runs are those of :mod:`twostep.experiments.reuse` (the paired ones in
-:mod:`twostep.pages.paired`): :func:`signal_data` (the directions :math:`u_k` from data alone)
-and :func:`network_data` (the trained network) return a
+:func:`signal_data` (the directions :math:`u_k` from data alone) and :func:`network_data` (the
+trained network; the paired runs are in :mod:`twostep.pages.paired`) return a
 :class:`~twostep.analysis.summary.Summary`, :func:`lambda_data` rereads the latter per
-:math:`\alpha_2`, :func:`views` puts one target's three views of reuse side by side.
+:math:`\alpha_2`, :func:`views` sets one target's three views of reuse side by side.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from ..analysis.population import Limits
 from ..analysis.summary import Summary
 from ..analysis.sweep import run_tasks, split_batches, split_cases
 from ..analysis.theory import n_spikes, spike_exponent
+from ..analysis.verdicts import mean_sem
 from ..experiments.reuse import reuse_cases, signal_overlap_cases
 from ..model.steps import BATCHES
 from ..model.targets import target_links
@@ -43,9 +43,8 @@ def signal_data(Ns, targets, seeds, activation, n_jobs: int = 1) -> Summary:
     each of shape ``(4, r)`` (:math:`k = 0..3`), :math:`u_k = \frac1nX_2^\top(y_2\odot
     s^{\circ k})`, :math:`s = X_2v`, :math:`v = \frac1nX_1^\top y_1`.
     """
-    # The targets of one rank share their draws at each size and seed (drawing the inputs is
-    # most of a run's cost at n = d = 4000): one task per rank, size and seed
-    # (signal_overlap_cases), each target's result bit for bit its own run's.
+    # The targets of one rank share their draws (most of a run's cost at n = d = 4000): one
+    # task per rank, size and seed, each target's result bit for bit its own run's.
     ranks = {}
     for t in targets:
         ranks.setdefault(len(target_links(t)[0]), []).append(t)
@@ -57,17 +56,6 @@ def signal_data(Ns, targets, seeds, activation, n_jobs: int = 1) -> Summary:
                           order=lambda r: (targets.index(r["target"]), list(Ns).index(r["n"])))
     return Summary(split_batches(records, BATCHES), ("target", "batch", "n"),
                    ("overlaps", "overlaps_reuse"))
-
-
-def signal_deviations(data: Summary, limits: Limits, target: str) -> np.ndarray:
-    r"""``|measured - theory| / sem`` of the overlap of every :math:`u_k` with :math:`\beta^\star`
-    (theory: the mean overlap at batch size :math:`n = N`), over batches, orders and sizes."""
-    out = []
-    for b in BATCHES:
-        for k in limits.orders:
-            Ns, mean, sem = data.series("overlaps", (k, 0), target=target, batch=b)
-            out += [abs(m - limits.overlap(target, b, k, n=N)) / s for N, m, s in zip(Ns, mean, sem)]
-    return np.array(out)
 
 
 def plot_signal_overlaps(data: Summary, limits: Limits, targets: dict):
@@ -92,10 +80,9 @@ def plot_signal_overlaps(data: Summary, limits: Limits, targets: dict):
                 ax.plot(grid, [limits.overlap(t, b, k, n=int(N)) for N in grid],
                         color=K_COLORS[k], lw=0.9, ls="--")
             ax.plot(grid, 1 / np.sqrt(grid), **_CHANCE)
-            ax.set(yscale="log", ylim=(3e-3, 1.2))
+            ax.set(yscale="log", ylim=(3e-3, 1.2), title=label)
             width_axis(ax, Ns, "$N$" if row == 1 else "")
             ax.tick_params(axis="x", labelrotation=45)
-            ax.set_title(label)
             if col == 0:
                 ax.set_ylabel(f"{b} batch\noverlap with $\\beta^\\star$")
     legend_from(fig, [(f"$u_{k}$, simulation", dict(color=K_COLORS[k], **_ORDER_MARKERS[k]))
@@ -152,8 +139,8 @@ def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_
     alpha2s, targets = alpha2s or {}, list(targets)
     (c1, alpha1), (c2, alpha2) = steps
     common = dict(c1=c1, alpha1=alpha1, c2=c2, alpha2=alpha2, top=top, dtype=dtype)
-    # The targets are single-index: at each width and seed their runs are one draw, which one
-    # task (reuse_cases) draws once, with its first pre-activations W0 X1^T and W0 X2^T.
+    # The targets are single-index: at each width and seed one task (reuse_cases) draws W0,
+    # a, X1, X2 and the first pre-activations once for all of them.
     tasks = [(dict(N=N, targets=targets, batch="both",
                    alpha2s=[list(alpha2s.get(t, [])) for t in targets], **common), s)
              for N in Ns for s in seeds]
@@ -173,10 +160,9 @@ def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_
 
 def _subspace_panel(ax, rows, panel, series, Ns, K: int, limit: float, labels) -> None:
     # The learned subspace's overlap per batch (series(key, batch) -> x, mean, sem), memorised
-    # inputs set aside and raw (larger faint open rings: where nothing is memorised, a fresh
-    # batch, they are the filled values and must not cover them), with the chance level
-    # sqrt(K/d) of a random K-dimensional subspace and the limit of u~2; labels: the suffixes
-    # of the two kinds of series, and the chance line's label.
+    # inputs set aside and raw (larger faint open rings, which must not cover the filled values
+    # where nothing is memorised), chance sqrt(K/d) and the limit of u~2; labels: the two
+    # series' suffixes and the chance line's label.
     for b in BATCH_ORDER:
         for key, mfc, ms, ls, alpha, name in (("subspace_unmemorised", None, 4, "-", 1.0, labels[0]),
                                               ("subspace", "none", 6, ":", 0.5, labels[1])):
@@ -211,8 +197,8 @@ def plot_learned_subspace(net: Summary, limits: Limits, targets: dict, K: int):
             x, mean, sem = net.series("top_memorisation", 0, target=t, batch=b)
             plotted(rows, axes[-1], "memorisation", f"{label}, {b}", x, mean, sem,
                     chance=chance_maximum(x, x), color=COLORS[b], **style)
-    axes[-1].plot(width_grid(Ns), chance_maximum(width_grid(Ns), width_grid(Ns)), **_CHANCE,
-                  label=r"unrelated $\sqrt{2\log n/d}$")
+    grid = width_grid(Ns)
+    axes[-1].plot(grid, chance_maximum(grid, grid), **_CHANCE, label=r"unrelated $\sqrt{2\log n/d}$")
     axes[-1].set(ylim=(0, 1.05), ylabel=r"$\max_j|\cos(\cdot, x_j)|$",
                  title="memorisation of $W_2$'s top vector")
     width_axis(axes[-1], Ns)
@@ -274,29 +260,28 @@ def plot_lambda(lam: dict, limits: Limits, target: str = "odd"):
 
 
 def views(paired: PairedData, net: Summary, data: Summary, target: str, K: int) -> dict:
-    r"""One target's three views of reuse, each ``{N: (reused, null, chance)}`` with the per-seed
-    values of the reused run and of its null (shape ``(seeds,)``) and the chance level:
-    ``"w2"``, the span of :math:`W_2`'s top ``K`` right vectors with memorised inputs set aside
-    (the paired runs, and :func:`network_data`'s at wider widths), null the fresh run of the
-    same draw or the chance level :math:`\sqrt{K/d}`, whichever is larger; ``"term"``,
-    :math:`T_2^\top a^{\circ3}` against :func:`~twostep.pages.paired.strongest_control`;
-    ``"u2"``, :math:`u_2` of data alone against the fresh batch's or :math:`1/\sqrt d`."""
-    def pair(summary, value, index, **where):
-        # reused and fresh values of the same draws (seeds), in one order
+    r"""One target's three views of reuse, each ``{N: (reused, null, chance)}``: the per-seed values
+    of the reused run and of its null, shape ``(seeds,)``, and the chance level. ``"w2"``: the
+    span of :math:`W_2`'s top ``K`` right vectors, memorised inputs set aside (paired runs, and
+    :func:`network_data`'s at wider widths), null the fresh run of the draw or :math:`\sqrt{K/d}`,
+    the larger; ``"term"``: :math:`T_2^\top a^{\circ3}`, null
+    :func:`~twostep.pages.paired.strongest_control`; ``"u2"``: :math:`u_2` of data alone, null
+    the fresh batch's or :math:`1/\sqrt d`."""
+    def pair(summary, value, index, **where):      # reused and fresh of the same draws
         by = {b: {r["seed"]: np.asarray(r[value])[index] for r in summary.runs(batch=b, **where)}
               for b in BATCHES}
         seeds = sorted(set(by["reused"]) & set(by["fresh"]))
         return [np.array([by[b][s] for s in seeds], dtype=float) for b in BATCHES]
 
-    out = {"w2": {}, "term": {}, "u2": {}}
+    out, w2 = {"term": {}, "u2": {}}, {}
     for N in paired.Ns(target):
-        re, fr = (paired.values(target, N, "subspace_unmemorised", b, 0) for b in BATCHES)
-        out["w2"][N] = (re, np.maximum(fr, chance_overlap(N, K)), chance_overlap(N, K))
+        w2[N] = [paired.values(target, N, "subspace_unmemorised", b, 0) for b in BATCHES]
         out["term"][N] = (paired.values(target, N, "projected_overlap", "reused"),
                           strongest_control(paired, target, N), chance_overlap(N))
-    for N in (w for w in net.axis(target=target, batch="fresh") if w not in out["w2"]):
-        re, fr = pair(net, "subspace_unmemorised", (K - 1, 0), target=target, N=N)
-        out["w2"][N] = (re, np.maximum(fr, chance_overlap(N, K)), chance_overlap(N, K))
+    for N in (w for w in net.axis(target=target, batch="fresh") if w not in w2):
+        w2[N] = pair(net, "subspace_unmemorised", (K - 1, 0), target=target, N=N)
+    out["w2"] = {N: (re, np.maximum(fr, chance_overlap(N, K)), chance_overlap(N, K))
+                 for N, (re, fr) in sorted(w2.items())}
     for N in data.axis(target=target, batch="reused"):
         re, fr = pair(data, "overlaps", (2, 0), target=target, n=N)
         out["u2"][N] = (re, np.maximum(fr, chance_overlap(N)), chance_overlap(N))
@@ -307,20 +292,21 @@ def plot_views(views: dict, titles: dict):
     r"""Figure of :func:`views`: one panel per view (``titles``: view -> title), one above the
     other, the reused runs and their null (mean ± standard error over the draws) and the chance
     level against :math:`N`."""
-    fig, axes = plt.subplots(len(titles), 1, figsize=(4.8, 2.3 * len(titles) + 0.8),
-                             sharex=True)
+    fig, axes = plt.subplots(len(titles), 1, figsize=(4.8, 2.3 * len(titles) + 0.8), sharex=True)
     rows, Ns = [], sorted({N for v in views.values() for N in v})
     for ax, (view, title) in zip(axes, titles.items()):
-        x = sorted(views[view])
-        chance = [views[view][N][2] for N in x]
+        x, chance = sorted(views[view]), [views[view][N][2] for N in sorted(views[view])]
         for i, (name, color, marker) in enumerate((("reused", COLORS["reused"], "o"),
                                                    ("null", COLORS["fresh"], "s"))):
-            stats = np.array([[np.mean(views[view][N][i]), np.std(views[view][N][i], ddof=1)
-                               / np.sqrt(len(views[view][N][i]))] for N in x])
+            stats = np.array([mean_sem(views[view][N][i]) for N in x])
             plotted(rows, ax, view, name, x, stats[:, 0], stats[:, 1], chance=chance, color=color,
                     marker=marker, mfc="white" if i else None)
         ax.plot(x, chance, **_CHANCE, label="chance")
         ax.set(yscale="log", title=title, ylabel=r"overlap with $\beta^\star$")
+        # plain numbers at 1, 2 and 5 times a power of ten: less than a decade per panel
+        plain = plt.FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "125" else "")
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain)
         width_axis(ax, Ns, "$N$" if ax is axes[-1] else "")
     legend_below(fig, axes[0], 3)
     return finished(attach_data(fig, rows))
