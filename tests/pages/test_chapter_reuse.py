@@ -88,14 +88,6 @@ def test_population_limits_agree_with_population_signal(limits):
         population.population_limits("odd", 1.0, range(4), SIGMA)
 
 
-def test_limits_table(limits):
-    header, rows = ch.limits_table(limits, TARGETS)
-    # transposed: one column per target, rows inf. exp., E[g^3 z], u_k per batch, tilde u_2
-    assert header == ["", *TARGETS.values()] and len(rows) == 2 + 2 * 4 + 1
-    assert all(len(row) == len(header) for row in rows)
-    assert rows[1][2] == f"{population.cubed_link_moment('he3'):.3f}"
-
-
 def test_signal_data_matches_a_direct_run(data, limits):
     where = dict(target="odd", batch="reused", n=NS[-1])
     assert data.at("overlaps", **where).shape == data.at("overlaps_reuse", **where).shape == (4, 1)
@@ -106,30 +98,32 @@ def test_signal_data_matches_a_direct_run(data, limits):
     assert data.at("overlaps", (2, 0), **where) == pytest.approx(np.mean(runs))
     assert data.at("overlaps", (2, 0), True, **where) == pytest.approx(
         np.std(runs, ddof=1) / np.sqrt(2))
-    dev = ch.signal_deviations(data, limits, "odd")
-    assert dev.shape == (2 * 4 * len(NS),) and np.all(dev >= 0)
-    first = dict(where, n=NS[0])
-    assert dev[0] == pytest.approx(
-        abs(data.at("overlaps", (0, 0), **first) - limits.overlap("odd", "reused", 0, n=NS[0]))
-        / data.at("overlaps", (0, 0), True, **first))
 
 
-def test_signal_table_and_plots(data, limits, fits_the_column):
-    (head, main), (head_odd, odd) = ch.signal_table(data, limits, {**TARGETS, "he1+odd": "two"})
-    # a measured and a theory row per direction and batch (two-index: 2 directions), the same
-    # rows in both tables (u_0, u_2, tilde u_2; u_1, u_3)
-    assert len(main) == len(odd) == 2 * (2 * len(TARGETS) + 2 * 2)
-    assert head == ["target", "batch", "$u_0$", "$u_2$", "$\\tilde u_2$"]
-    assert head_odd == ["target", "batch", "$u_1$", "$u_3$"]
-    assert main[1][:3] == ["odd bounded", "theory", f"{limits.overlap('odd', 'reused', 0, n=NS[-1]):.3f}"]
-    where = dict(target="odd", batch="reused", n=NS[-1])
-    assert main[0][3] == report.pm(data.at("overlaps", (2, 0), **where),
-                                   data.at("overlaps", (2, 0), True, **where), 3)
-    axes = _against_width(fits_the_column(ch.plot_signal_overlaps(data, limits, TARGETS)))
+def _drawn(fig, panel, series):
+    # the rows attach_data gave a figure for one series of one panel
+    return [r for r in fig.twostep_data if r["panel"] == panel and r["series"] == series]
+
+
+def test_signal_plots_carry_the_data_they_draw(data, limits, fits_the_column):
+    fig = ch.plot_signal_overlaps(data, limits, TARGETS)
+    # one row per drawn point: every target, batch, order and width
+    assert len(fig.twostep_data) == len(TARGETS) * 2 * 4 * len(NS)
+    rows = _drawn(fig, "odd, reused", "u_2")
+    x, mean, sem = data.series("overlaps", (2, 0), target="odd", batch="reused")
+    assert [r["x"] for r in rows] == list(x) and [r["mean"] for r in rows] == pytest.approx(mean)
+    assert [r["theory"] for r in rows] == pytest.approx(
+        [limits.overlap("odd", "reused", 2, n=N) for N in NS])
+    axes = _against_width(fits_the_column(fig))
     assert len(axes) == 2 * len(TARGETS) and "odd bounded" in axes[0].get_title()
-    axes = _against_width(fits_the_column(ch.plot_two_index(data, limits, "he1+odd")))
     fig = ch.plot_two_index(data, limits, "he1+odd")
-    assert len(axes) == 2 and len(fig.legends) == 1            # one legend, below the panels
+    # u_0 per batch on beta_1; u_2 per batch and the reused tilde u_2 on beta_2
+    assert {(r["panel"], r["series"]) for r in fig.twostep_data} == {
+        ("beta_1", "$u_0$, fresh"), ("beta_1", "$u_0$, reused"),
+        ("beta_2", r"$u_2 = \tilde u_2$, fresh"), ("beta_2", "$u_2$, reused"),
+        ("beta_2", r"$\tilde u_2$, reused")}
+    assert len(fig.legends) == 1                                # one legend, below the panels
+    assert len(_against_width(fits_the_column(fig))) == 2
 
 
 def test_network_data_records_and_summary(net):
@@ -146,16 +140,15 @@ def test_network_data_records_and_summary(net):
     assert list(Ns) == list(NS) and mean[-1] == pytest.approx(seeds.mean())
 
 
-def test_network_table_and_plots(net, limits, fits_the_column):
-    (head, term), (head_w2, w2) = ch.network_table(net, TARGETS, 3)
-    # two tables: T_2, then W_2; one row per target, batch and size
-    assert len(term) == len(w2) == len(TARGETS) * 2 * len(NS)
-    assert len(head) == 6 and "$s_1(W_2)$" in head_w2
-    assert ch.span_chance(net, 3) == (f"{np.sqrt(3 / NS[0]):.3f}, {np.sqrt(3 / NS[1]):.3f} "
-                                      f"at $N = $ {NS[0]}, {NS[1]}")
-    axes = _against_width(fits_the_column(ch.plot_term(net, limits, TARGETS)))
-    assert len(axes) == 2 and axes[1].get_ylim() == (0, 1.05)
-    axes = _against_width(fits_the_column(ch.plot_learned_subspace(net, limits, TARGETS, 3)))
+def test_learned_subspace_plot_carries_its_data(net, limits, fits_the_column):
+    fig = ch.plot_learned_subspace(net, limits, TARGETS, 3)
+    rows = _drawn(fig, "odd", "reused, memorised set aside")
+    x, mean, _ = net.series("subspace_unmemorised", (2, 0), target="odd", batch="reused")
+    assert [r["mean"] for r in rows] == pytest.approx(mean)
+    assert [r["chance"] for r in rows] == pytest.approx(np.sqrt(3 / x))
+    assert all(r["theory"] == pytest.approx(limits.overlap("odd", "reused", aware=True))
+               for r in rows)
+    axes = _against_width(fits_the_column(fig))
     assert len(axes) == len(TARGETS) + 1 and "top 3" in axes[0].get_title()
 
 
@@ -168,13 +161,11 @@ def test_lambda_data_uses_the_rescaled_draws(net, limits, fits_the_column):
     at = lambda a2: lam["summary"].at("subspace_unmemorised", alpha2=a2, batch="reused", N=NS[-1])  # noqa: E731
     assert at(0.25) == pytest.approx(e["subspace_unmemorised"][2, 0])
     assert at(0.35) == pytest.approx(e["rescaled_subspace_unmemorised"][1, 3, 0])
-    fresh = [lam["summary"].at("subspace_unmemorised", alpha2=a2, batch="fresh", N=NS[-1])
-             / np.sqrt((1 + k) / NS[-1]) for a2, k in lam["n_spikes"].items()]
-    assert ch.lambda_fresh_ratio(lam) == pytest.approx(max(fresh))
-    header, rows = ch.lambda_table(lam)
-    assert len(header) == 2 + len(NS) and len(rows) == 3 * len(A2S)
-    assert rows[2] == ["0", "chance"] + [f"{np.sqrt(1 / N):.3f}" for N in NS]
-    axes = _against_width(fits_the_column(ch.plot_lambda(lam, limits)))
+    fig = ch.plot_lambda(lam, limits)
+    # Lambda = 3: the span of 4 vectors, its chance sqrt(4/d)
+    assert [r["chance"] for r in _drawn(fig, "Lambda = 3", "fresh")] == pytest.approx(
+        np.sqrt(4 / np.array(NS)))
+    axes = _against_width(fits_the_column(fig))
     assert len(axes) == len(A2S) and "Lambda = 3" in axes[-1].get_title()
 
 
@@ -227,85 +218,117 @@ def test_paired_runs_reject_bad_input(kw, error, match):
         ex.paired_reuse_experiment(ts.rng_for(0), **args)
 
 
-def test_paired_data_table_and_figure(limits):
-    pd = paired.paired_data(PAIRED, {"odd": [30, 40], "tanh": [40]}, [0, 1], 0.4, 0.25, [0.05])
+def test_paired_data_rescales_only_the_configurations_asked():
+    pd = paired.paired_data(PAIRED, {"odd": [30, 40], "tanh": [40]}, [0, 1], 0.4, 0.25, [0.05],
+                            rescaled=["odd"])
     assert pd.alpha2s == (0.25, 0.05) and pd.n_spikes == (2, 0)
     assert pd.Ns("odd") == [30, 40] and pd.Ns("tanh") == [40]
-    direct = ex.paired_reuse_experiment(ts.rng_for(1), N=40, activation="tanh", c1=1.0, c2=1.0,
-                                        alpha2s=[0.05])
+    direct = ex.paired_reuse_experiment(ts.rng_for(1), N=40, activation="tanh", c1=1.0, c2=1.0)
     diff = pd.values("tanh", 40, "subspace_unmemorised", "diff", 0)
     assert diff[1] == pytest.approx(direct["subspace_unmemorised_reused"][0]
                                     - direct["subspace_unmemorised_fresh"][0])
+    assert pd.values("odd", 40, "subspace", "reused", 1).shape == (2,)     # rescaled
+    with pytest.raises(IndexError):
+        pd.values("tanh", 40, "subspace", "reused", 1)                    # not rescaled
     with pytest.raises(ValueError, match="no runs at"):
         pd.values("tanh", 30, "subspace")
-    (_, diff), (_, rows) = paired.paired_table(pd)
-    # two tables (differences; memorisation and row norms), 3 rows each
-    assert len(diff) == len(rows) == 3 and diff[-1][2] == "n/a"      # no T_2 for tanh
-    # the rows table: means over the seeds in the cells; its spread, for the caption, the
-    # largest standard error of a memorisation and of a row ratio (relative).
-    cells = next(row for row in rows if row[:2] == ["sigma4, odd", "40"])[2:]
-    want = [pd.values("odd", 40, k, b, 0) for k in ("top_memorisation", "row_ratio")
-            for b in ("reused", "fresh")]
-    for cell, x, digits in zip(cells, want, (2, 2, 1, 1), strict=True):
-        assert cell == f"{np.mean(x):.{digits}f}"
-    sem = lambda x: np.std(x, ddof=1) / np.sqrt(x.size)  # noqa: E731
-    every = [(key, N) for key in pd.configs for N in pd.Ns(key)]
-    memo = max(sem(pd.values(k, N, "top_memorisation", b, 0)) for k, N in every
-               for b in ("reused", "fresh"))
-    ratio = max(sem(x) / abs(np.mean(x)) for k, N in every for b in ("reused", "fresh")
-                for x in [pd.values(k, N, "row_ratio", b, 0)])
-    assert memo > 0 and ratio > 0
-    assert paired.paired_table_spread(pd) == (
-        f"standard errors at most {report.sig(memo)} for a memorisation and "
-        f"{report.sig(100 * ratio)}% of the entry for a row ratio")
-    fig = paired.plot_paired(pd, limits, "odd", ["tanh"], 40)
-    assert isinstance(fig, Figure) and fig.get_figwidth() <= 7.0 and len(fig.legends) == 1
-    assert all(ax.get_ylabel() for ax in fig.axes)
-    header, lam_rows = paired.paired_lambda_table(pd, "odd", 0.4)
-    assert len(header) == 4 and lam_rows[0][:3] == ["0", "0.05", "-0.15"]   # Lambda = 0 first
-    x = pd.values("odd", 40, "subspace_unmemorised", "diff", 0)          # Lambda = 2
-    assert lam_rows[1][3].lstrip("+") == report.pm(x.mean(), np.std(x, ddof=1) / np.sqrt(2), 3)
-    numbers = paired.paired_numbers(pd, limits, "odd", "odd", "tanh", 40)
-    t2 = [pd.values("odd", N, "term_overlap", "diff") for N in (30, 40)]
-    assert numbers["p_t2_hi"] == pytest.approx(max(x.mean() for x in t2))
-    assert numbers["p_lam_sem"] == pytest.approx(max(
-        np.std(pd.values("odd", 40, "subspace_unmemorised", "diff", i), ddof=1)
-        / np.sqrt(len(pd.values("odd", 40, "subspace_unmemorised", "diff", i)))
-        for i in range(len(pd.n_spikes))))
-    assert numbers["p_tanh_chance"] == pytest.approx(np.sqrt(3 / 40))
 
 
 # --------------------------------------------------------------------------- T_2 seen through a^3
 
-def test_term_evidence_numbers_verdicts_table_and_figure():
+def _stand_in(level, controls, rng, seeds=6, N=1000):
+    # PairedData whose reused projection sits at ``level`` and every control at ``controls``
+    # (odd link), with the even link's reused projection at its own finite-size level
+    records = []
+    for config in ("odd", "he2"):
+        for seed in range(seeds):
+            noise = lambda: 0.005 * rng.standard_normal()  # noqa: E731
+            r = {"config": config, "N": N, "seed": seed,
+                 "projected_overlap_reused": (level if config == "odd" else 0.05) + noise(),
+                 "projected_overlap_fresh": controls + noise(),
+                 "projected_random_sign_reused": controls + noise(),
+                 "projected_memorised_null_reused": controls + noise()}
+            records.append(r)
+    configs = {k: paired.PairedConfig(k, "poly4", k, 0.5) for k in ("odd", "he2")}
+    return paired.PairedData(configs, (0.25,), (2,), records)
+
+
+def test_term_verdicts_follow_the_rule_on_stand_in_data():
     limits = population.population_limits(["odd", "he2"], 1.0, [2], SIGMA)
+    rng = np.random.default_rng(0)
+    limit = limits.overlap("odd", "reused", aware=True)
+    v = paired.term_verdicts(_stand_in(limit, 0.03, rng), limits, "odd", "he2")
+    # the paper's effect: far above the strongest control (here the chance level 1/sqrt(1000)
+    # is the strongest) is confirmed; at the predicted size the book's size is confirmed too
+    assert v["reuse"].label == "confirmed"
+    assert v["reuse"].null == pytest.approx(1 / np.sqrt(1000), rel=0.2)
+    assert v["reuse_size"].label == "confirmed" and v["reuse_size"].prediction == limit
+    # half the predicted size: the effect is still confirmed, the size differs, on its own line
+    v = paired.term_verdicts(_stand_in(limit / 2, 0.03, rng), limits, "odd", "he2")
+    assert (v["reuse"].label, v["reuse_size"].label) == ("confirmed",
+                                                        "differs from the prediction")
+    # controls as strong as the projection: not resolved; the fresh batch far above its
+    # finite-size level (the controls at 0.3): an effect where none is claimed
+    v = paired.term_verdicts(_stand_in(0.3, 0.3, rng), limits, "odd", "he2")
+    assert v["reuse"].label == "consistent, not resolved"
+    assert v["fresh"].label == "contradicted"
+    assert v["fresh"].null == pytest.approx(limits.overlap("odd", "fresh", n=1000, aware=True))
+    assert v["even"].null == pytest.approx(limits.overlap("he2", "reused", n=1000, aware=True))
+
+
+@pytest.fixture(scope="module")
+def pd3():
     configs = {"odd": paired.PairedConfig("sigma4, odd", "poly4", "odd", 0.5),
+               "he3": paired.PairedConfig("sigma4, He3", "poly4", "he3", 0.5),
                "he2": paired.PairedConfig("sigma4, He2", "poly4", "he2", 0.5)}
-    pd = paired.paired_data(configs, {"odd": [40, 60], "he2": [60]}, [0, 1, 2], 0.4, 0.25)
+    return paired.paired_data(configs, {"odd": [40, 60], "he3": [NS[0]], "he2": [60]}, [0, 1, 2],
+                              0.4, 0.25)
+
+
+def test_term_tables_and_the_narrow_figure(pd3, fits_the_column):
+    limits = population.population_limits(["odd", "he2"], 1.0, [2], SIGMA)
     for key in ex.TERM_KEYS:
-        assert np.all(np.isfinite(pd.values("odd", 60, key, "reused")))
-    numbers = paired.term_evidence_numbers(pd, limits, "odd", "he2")
-    assert numbers["ev_N_lo"] == 40 and numbers["ev_N_hi"] == 60
-    assert numbers["proj_re"] == pytest.approx(pd.values("odd", 60, "projected_overlap", "reused").mean())
-    assert numbers["proj_theory"] == pytest.approx(limits.overlap("odd", "reused", aware=True))
-    v = paired.term_verdicts(pd, limits, "odd", "he2")
-    # the reuse verdict's null is the strongest control, seed by seed
-    controls = np.max([pd.values("odd", 60, "projected_overlap", "fresh"),
-                       pd.values("odd", 60, "projected_random_sign", "reused"),
-                       pd.values("odd", 60, "projected_memorised_null", "reused")], axis=0)
-    assert v["reuse"].null == pytest.approx(controls.mean())
-    assert v["fresh"].prediction == pytest.approx(limits.overlap("odd", "fresh", n=60, aware=True))
-    assert numbers["verdict_reuse"] == v["reuse"].label
-    table = paired.term_evidence_table(pd, limits, ["odd", "he2"]).data
+        assert np.all(np.isfinite(pd3.values("odd", 60, key, "reused")))
+    table = paired.term_evidence_table(pd3, limits, ["odd", "he2"]).data
     assert ":name: tab-reuse-projected\n" in table and table.count("\n| ") == 1 + 3
-    controls = paired.term_controls_table(pd, ["odd", "he2"]).data
+    controls = paired.term_controls_table(pd3, ["odd", "he2"]).data
     assert ":name: tab-reuse-projected-controls" in controls and controls.count("\n| ") == 1 + 3
     assert "random signs" in controls and "random signs" not in table
-    header, summary = paired.term_summary_table(pd, "odd", "he2")
-    assert len(header) == 2 and len(summary) == 7 and summary[-1][0] == "sigma4, He2, $N = 60$"
-    fig = paired.plot_term_evidence(pd, limits, "odd", "he2")
-    assert isinstance(fig, Figure) and all(ax.get_ylabel() for ax in fig.axes)
-    assert fig.get_figwidth() <= 7.0
+    fig = paired.plot_term_evidence(pd3, limits, "odd", "he2")
+    rows = _drawn(fig, "projection", "reused")
+    assert [r["mean"] for r in rows] == pytest.approx(
+        paired.PairedData.series(pd3, "odd", "projected_overlap", "reused")[0])
+    assert [r["theory"] for r in rows] == pytest.approx(
+        [limits.overlap("odd", "reused", n=N, aware=True) for N in (40, 60)])
+    # whole on a phone: narrow enough to show at 80 % of its size in a 358 px column
+    assert fig.get_figwidth() <= 4.8
+    assert len(fits_the_column(fig)) == 2
+
+
+def test_views_pair_each_reused_run_with_its_null(pd3, net, data, fits_the_column):
+    views = ch.views(pd3, net, data, "he3", 3)
+    N0, N1 = NS
+    # W_2: the paired runs where they exist, the network runs (paired by seed) elsewhere; null
+    # the fresh run of the same draw or the chance level sqrt(K/d), whichever is larger
+    re, null, chance = views["w2"][N0]
+    assert re == pytest.approx(pd3.values("he3", N0, "subspace_unmemorised", "reused", 0))
+    assert null == pytest.approx(np.maximum(
+        pd3.values("he3", N0, "subspace_unmemorised", "fresh", 0), np.sqrt(3 / N0)))
+    re, null, _ = views["w2"][N1]
+    assert re == pytest.approx(net.seed_values("subspace_unmemorised", (2, 0), target="he3",
+                                               batch="reused", N=N1))
+    assert np.all(null >= np.sqrt(3 / N1))
+    assert views["term"][N0][1] == pytest.approx(paired.strongest_control(pd3, "he3", N0))
+    assert list(views["term"]) == [N0]
+    re, null, chance = views["u2"][N1]
+    assert re == pytest.approx(data.seed_values("overlaps", (2, 0), target="he3",
+                                                batch="reused", n=N1))
+    assert chance == pytest.approx(1 / np.sqrt(N1)) and np.all(null >= chance)
+    fig = ch.plot_views(views, {"w2": "W2", "term": "T2", "u2": "u2"})
+    assert len(fig.twostep_data) == 2 * (2 + 1 + 2)           # reused and null per point
+    u2 = _drawn(fig, "u2", "null")
+    assert [r["mean"] for r in u2] == pytest.approx([np.mean(views["u2"][N][1]) for N in NS])
+    assert fig.get_figwidth() <= 4.8 and len(_against_width(fits_the_column(fig))) == 3
 
 
 @pytest.mark.parametrize("kw, match", [

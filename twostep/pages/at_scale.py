@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..analysis.plane import spike_sum_values, spike_widths
-from ..analysis.population import population_signal
+from ..analysis.population import Limits, population_signal
 from ..analysis.spikes import outlier_strength
 from ..analysis.summary import Summary
 from ..analysis.sweep import linear_slope
