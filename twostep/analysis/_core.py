@@ -1,12 +1,6 @@
-r"""The analysis' trusted cores: the exact terms and their signal parts, the spectra and
-alignments the experiments measure, and the argument checks they share.
-
-The core of a public function ``f`` is ``f_core``: ``f`` checks its arguments and calls it, and
-so do the package's own callers (the experiments, the scale-out's device runs) with arguments
-already checked. The exact decomposition's types and weights (:class:`RankOne`,
-:func:`weighted_direction`, :func:`reuse_weight`, :func:`corrected_weight`) live here, below
-the modules that use them, and are public through :mod:`twostep.analysis.decomposition`.
-"""
+"""The analysis' trusted cores: ``f_core`` is the public ``f`` on checked arguments, for the
+experiments and the scale-out's device runs; the decomposition's types and weights, public
+through :mod:`twostep.analysis.decomposition`."""
 
 from __future__ import annotations
 
@@ -23,8 +17,7 @@ from ..model.hermite import gauss_nodes
 from ..model.runs import TwoStepRun
 from .lanczos import block_lanczos
 
-# Ratios such as 0.1 / (0.5 - 0.4) come out as 0.99999... in floating point;
-# the floor must see the exact rational value, hence a relative tolerance.
+# 0.1 / (0.5 - 0.4) is 0.99999... in floating point: the floor needs a relative tolerance.
 FLOOR_TOL = 1e-9
 
 
@@ -36,8 +29,7 @@ def spike_count(a1, a2, L):
 
 
 def check_run(run) -> TwoStepRun:
-    """``run``, a :class:`~twostep.model.runs.TwoStepRun` with a polynomial activation (the
-    exact decomposition needs one), or a clear error."""
+    """``run``, a TwoStepRun with a polynomial activation (the exact decomposition needs one)."""
     check_type(run, "run", TwoStepRun, "a TwoStepRun (from run_two_steps)")
     if not isinstance(run.activation, PolynomialActivation):
         raise ValueError(
@@ -46,7 +38,7 @@ def check_run(run) -> TwoStepRun:
 
 
 def check_order(k, L) -> int:
-    """An order ``k`` of a degree-``L`` polynomial activation's terms: ``0 <= k <= L - 1``."""
+    """An order ``0 <= k <= L - 1`` of a degree-``L`` activation's terms."""
     k = check_int(k, "k", 0)
     if k > L - 1:
         raise ValueError(f"k must be in [0, L-1] = [0, {L - 1}] for a degree-{L} activation, got {k}")
@@ -61,7 +53,7 @@ def run_pre_activations(run) -> tuple:
 
 
 def check_pre(run, pre) -> tuple:
-    """``pre``, the pair ``(P, D)`` of a run's pre-activations (computed if None)."""
+    """``pre``, the pair ``(P, D)`` of ``run``'s pre-activations (computed if None)."""
     if pre is None:
         return run_pre_activations(run)
     if not (isinstance(pre, tuple) and len(pre) == 2
@@ -72,8 +64,7 @@ def check_pre(run, pre) -> tuple:
 
 
 def neuron_sample_factor(run, k, P, D):
-    r""":math:`\sigma^{(k+1)}(P)\odot\Delta^{\circ k}`, ``(N, n)``:
-    :math:`T_k = \frac{\eta_2}{n\,k!}\operatorname{diag}(a)[\text{factor}\odot\mathbf 1y_2^\top]X_2`."""
+    r""":math:`\sigma^{(k+1)}(P)\odot\Delta^{\circ k}`, ``(N, n)``."""
     M = run.activation.derivative(P, k + 1)
     for _ in range(k):      # not D ** k: numpy's float32 pow is far slower than products
         M *= D
@@ -81,9 +72,8 @@ def neuron_sample_factor(run, k, P, D):
 
 
 def term_weights(run, k, left, P, D):
-    r"""The weights :math:`w = M_k^\top\ell` (``(n,)``) with which the inputs make up
-    :math:`\ell^\top T_k = w^\top X_2` (:math:`T_k` never formed):
-    :math:`w_j = \frac{\eta_2}{n\,k!}y_j\sum_i\ell_ia_i\,\text{factor}_{ij}`."""
+    r""":math:`w`, ``(n,)``, with :math:`\ell^\top T_k = w^\top X_2` (:math:`T_k` never formed):
+    :math:`w_j = \frac{\eta_2}{n\,k!}y_j\sum_i\ell_ia_i\sigma^{(k+1)}(P_{ij})\Delta_{ij}^k`."""
     w = (left * run.a) @ neuron_sample_factor(run, k, P, D)
     w *= run.y2
     w *= run.eta2 / (run.n * math.factorial(k))
@@ -106,8 +96,7 @@ def exact_term(run, k, P, D):
 
 
 def term_operator(run, k, P, D) -> LinearOperator:
-    # T_k applied without forming it: a product with a vector passes over M and over X2 once
-    # each, where forming T_k is an N x n x d product, a large share of a reuse run.
+    # A product passes over M and X2 once each; forming T_k is an N x n x d product.
     M, c = term_parts(run, k, P, D)
     X2, dt = run.X2, M.dtype
     c = dt.type(c)
@@ -128,12 +117,9 @@ class RankOne:
     Parameters
     ----------
     value : float
-        Its only non-zero singular value, ``>= 0``.
-    left : ndarray, shape (N,)
-        Unit vector :math:`\ell`.
-    right : ndarray, shape (d,)
-        Unit vector :math:`r`.
-
+        Its singular value, ``>= 0``.
+    left, right : ndarray, shapes (N,) and (d,)
+        Unit vectors :math:`\ell` and :math:`r`.
     Examples
     --------
     >>> import numpy as np, twostep as ts
@@ -151,9 +137,8 @@ class RankOne:
 
     @classmethod
     def from_vectors(cls, scale: float, left, right) -> "RankOne":
-        r""":math:`\text{scale}\cdot\ell r^\top` for any (not necessarily unit) vectors,
-        normalised: ``value`` :math:`= |\text{scale}|\,\|\ell\|\,\|r\|`, the sign of ``scale``
-        carried by ``left``. A zero product gives ``value = 0`` and zero vectors."""
+        r""":math:`\text{scale}\cdot\ell r^\top` normalised: ``value`` :math:`= |\text{scale}|\|\ell\|\|r\|`,
+        the sign of ``scale`` in ``left``; zero vectors for a zero product."""
         xp = namespace(left)[0]
         norm = np.linalg.norm if xp is np else xp.linalg.vector_norm   # numpy, or a device
         nl, nr = float(norm(left)), float(norm(right))
@@ -173,13 +158,10 @@ class RankOne:
 
 
 def weighted_direction(X, y, weights) -> np.ndarray:
-    r""":math:`X^\top(y\odot w)/n` for ``X`` ``(n, d)``, ``y`` and ``w`` ``(n,)`` (or ``w`` ``(n, m)``:
-    then shape ``(m, d)``). With :math:`w = 1` this is the first-step direction
-    :math:`v`; with :math:`w = s^{\circ k}` the signal direction :math:`u_k`; with
-    :math:`w = m_k` its reuse-aware version :math:`\tilde u_k`."""
-    # (y w)^T X rather than X^T (y w): with float32 X and float64 weights, numpy casts X to
-    # float64 row-major for the former and through its transposed view for the latter, about
-    # three times slower; the same product.
+    r""":math:`X^\top(y\odot w)/n`, ``(d,)`` (``(m, d)`` for ``w`` ``(n, m)``): :math:`v` for
+    :math:`w = 1`, :math:`u_k` for :math:`w = s^{\circ k}`, :math:`\tilde u_k` for :math:`w = m_k`."""
+    # (y w)^T X, not X^T (y w): with float32 X and float64 w numpy casts X through its
+    # transposed view for the latter, three times slower.
     if getattr(weights, "ndim", 0) == 2:
         return ((y[:, None] * weights).T @ X) / X.shape[0]
     return (y * weights) @ X / X.shape[0]
@@ -205,10 +187,8 @@ def self_term(X, y):
 
 
 def reuse_weight(activation, k: int, mu1_s, r, power: int | None = None) -> np.ndarray:
-    r"""The reuse-aware weight :math:`m_k(s, r) = \mathbb{E}_z[\sigma^{(k+1)}(z)(\mu_1 s + (\sigma'(z)-\mu_1)r)^p]`,
-    :math:`p` = ``power`` (default :math:`k`), elementwise in ``mu1_s`` :math:`= \mu_1 s` and ``r``
-    (same shapes), expanded binomially in :math:`r` with Gauss--Hermite moments of the
-    activation (exact for a polynomial)."""
+    r""":math:`m_k(s, r) = \mathbb{E}_z[\sigma^{(k+1)}(z)(\mu_1 s + (\sigma'(z)-\mu_1)r)^p]`, :math:`p` =
+    ``power`` (default :math:`k`), elementwise in ``mu1_s`` :math:`= \mu_1 s` and ``r``."""
     # m_k = sum_m C(p, m) (mu_1 s)^(p-m) r^m e_m, e_m = E[sigma^(k+1)(z) (sigma'(z) - mu_1)^m].
     p = k if power is None else power
     z, w = gauss_nodes(60)
@@ -225,11 +205,8 @@ _ROW_BLOCK = 1 << 18
 
 
 def _fluctuation_variance(run, k):
-    # The variance R^2 of the neuron-specific part of the first update, as the k-th spike sees
-    # it: row i of W1 - W0 is eta1 a_i (mu1 v + r_i); the mean of |r_i|^2 weighted by
-    # a_i^(2(k+1)) (neurons with a_i near 0 lose precision here, and the weight discards
-    # them). Its limit is twostep.analysis.theory.fluctuation_variance_limit. In float64 over
-    # blocks of rows, on any array library (numpy, CuPy, PyTorch).
+    # R^2: row i of W1 - W0 is eta1 a_i (mu1 v + r_i); the mean of |r_i|^2 weighted by
+    # a_i^(2(k+1)), which discards the neurons with a_i near 0 (imprecise). Float64 row blocks.
     xp = namespace(run.W0)[0]
     f64, mu1 = xp.float64, float(run.activation.mu[1])
     a = xp.astype(run.a, f64)
@@ -247,11 +224,9 @@ def _fluctuation_variance(run, k):
 
 
 def corrected_weight(activation, k: int, mu1_s, r, R2: float) -> np.ndarray:
-    r""":math:`m^{\rm corr}_k = \mathbb E_{z,g}[\sigma^{(k+1)}(z)(\mu_1s + (\sigma'(z)-\mu_1)r + Rg)^k]`
-    for independent standard Gaussians :math:`z, g`, elementwise: expanding in :math:`g`,
-    :math:`\sum_{m\ \rm even}\binom km(m-1)!!R^m` times :func:`reuse_weight` of power
-    :math:`k-m`. ``R2 = 0`` gives :func:`reuse_weight`; ``r = 0`` gives
-    :math:`\mu_{k+1}\mathbb E_g[(\mu_1s + Rg)^k]`."""
+    r""":math:`m^{\rm corr}_k = \mathbb E_{z,g}[\sigma^{(k+1)}(z)(\mu_1s + (\sigma'(z)-\mu_1)r + Rg)^k]`,
+    elementwise: :math:`\sum_{m\ \rm even}\binom km(m-1)!!R^m` times :func:`reuse_weight` of power
+    :math:`k-m`."""
     return sum(math.comb(k, m) * math.prod(range(m - 1, 0, -2)) * R2 ** (m // 2)
                * reuse_weight(activation, k, mu1_s, r, power=k - m) for m in range(0, k + 1, 2))
 
@@ -272,12 +247,8 @@ def signal_part_core(run, k, kind, corrected) -> RankOne:
     """:func:`twostep.signal_part` of checked arguments (numpy, CuPy or PyTorch arrays)."""
     if kind == "auto":
         kind = "reuse" if run.batch == "reused" else "mean"
-    left = run.a ** (k + 1)
     if kind == "mean" and not (corrected and k >= 2):
-        mu = run.activation.mu
-        scale = run.eta2 * mu[k + 1] * (run.eta1 * mu[1]) ** k / math.factorial(k)
-        return RankOne.from_vectors(scale, left,
-                                    weighted_direction(run.X2, run.y2, (run.X2 @ run.v) ** k))
+        return mean_signal_part(run, k, run.activation.mu)
     if not (corrected and k >= 2):
         weights = reuse_weight(run.activation, k, *_weight_arguments(run, run.batch == "reused"))
     else:
@@ -285,7 +256,14 @@ def signal_part_core(run, k, kind, corrected) -> RankOne:
         R2 = _fluctuation_variance(run, k)
         weights = corrected_weight(run.activation, k, *_weight_arguments(run, reused), R2)
     u = weighted_direction(run.X2, run.y2, weights)
-    return RankOne.from_vectors(run.eta2 * run.eta1 ** k / math.factorial(k), left, u)
+    return RankOne.from_vectors(run.eta2 * run.eta1 ** k / math.factorial(k), run.a ** (k + 1), u)
+
+
+def mean_signal_part(run, k, mu) -> RankOne:
+    r""":math:`S_k = \eta_2\mu_{k+1}(\eta_1\mu_1)^k/k!\;a^{\circ(k+1)}u_k^\top` for the given ``mu``."""
+    scale = run.eta2 * mu[k + 1] * (run.eta1 * mu[1]) ** k / math.factorial(k)
+    return RankOne.from_vectors(scale, run.a ** (k + 1),
+                                weighted_direction(run.X2, run.y2, (run.X2 @ run.v) ** k))
 
 
 def first_step_spike_core(a, X, y, activation) -> RankOne:
@@ -298,9 +276,8 @@ def top_singular_core(M, k, vectors=True, tol=0.0, seed=0):
     """:func:`twostep.top_singular` of a checked float matrix or LinearOperator, ``1 <= k <= m``."""
     m = min(M.shape)
     if k >= m - 1:
-        # ARPACK needs k < min(shape); small problems take the dense route.
-        # A LinearOperator is formed through its products (np.asarray would give an object
-        # array): M @ I, the dense matrix, cheap at the sizes that take this route.
+        # ARPACK needs k < min(shape). A LinearOperator is formed as M @ I (np.asarray would
+        # give an object array).
         dense = M.matmat(np.eye(M.shape[1], dtype=M.dtype)) if isinstance(M, LinearOperator) else M
         U, s, Vt = svd(np.asarray(dense), full_matrices=False)
         s, U, Vt = s[:k], U[:, :k], Vt[:k]
@@ -335,9 +312,8 @@ def memorisations_core(V, X) -> tuple:
 
 
 def power_basis(a, K: int) -> np.ndarray:
-    r"""Orthonormal :math:`q_0,\dots,q_{K-1}` (columns, shape ``(N, K)``): Gram--Schmidt of
-    :math:`a, a^{\circ2}, \dots, a^{\circ K}`, each normalised first; the left vectors of all
-    predicted spikes of orders :math:`k < K` lie in their span."""
+    r"""Orthonormal columns ``(N, K)``: Gram--Schmidt of :math:`a, a^{\circ2}, \dots, a^{\circ K}`,
+    the span of the left vectors of the spikes of orders :math:`k < K`."""
     A = np.stack([a ** (m + 1) / np.linalg.norm(a ** (m + 1)) for m in range(K)], axis=1)
     return np.linalg.qr(A)[0]
 
@@ -345,9 +321,8 @@ def power_basis(a, K: int) -> np.ndarray:
 def own_bulk_edge_core(W, a, K) -> float:
     """:func:`~twostep.analysis.spikes.own_bulk_edge` of checked arrays (``a`` as float64)."""
     Q = power_basis(a, K).astype(W.dtype)
-    # (I - QQ^T)W applied without forming it. The bulk's top has no gap below it: at tol = 1e-5
-    # the test stopped on the second value (2.0038 for 2.0093 at N = 1000, reused, one seed of
-    # four); at 1e-7 all four agree with a dense SVD to 1e-6.
+    # The bulk's top has no gap below it: tol = 1e-5 stopped on the second value; at 1e-7
+    # it agrees with a dense SVD to 1e-6.
     return float(block_lanczos(W, 1, vectors=False, tol=1e-7, project=Q)[0][0])
 
 
@@ -356,9 +331,8 @@ def term_diagnostics_core(run, kind, terms, vectors, corrected) -> dict:
     rows = []
     for k, T in enumerate(terms):
         S = signal_part_core(run, k, kind, False)
-        # Block Lanczos as at scale (twostep.scale.device.measure_on): T_k's top triplet, then
-        # the remainder T_k - S_k applied without forming it, warm-started from T_k's block (the
-        # remainder's top value lies in a bulk, where ARPACK needed ~60 products a spectrum).
+        # Block Lanczos as at scale; the remainder T_k - S_k (its top in a bulk, where ARPACK
+        # needed ~60 products) warm-started from T_k's block.
         s, U, V, block, _ = block_lanczos(T, 1)
         u, v = U[:, 0], V[:, 0]
         row = dict(signal=S.value, top=s[0],

@@ -1,10 +1,4 @@
-r"""Alignment of learned directions with the target directions.
-
-Overlaps are cosines, in :math:`[0, 1]`: a random unit vector in
-:math:`\mathbb{R}^d` has overlap about :math:`1/\sqrt d` with any fixed
-direction (the chance level), and a subspace of dimension :math:`k`
-about :math:`\sqrt{k/d}`.
-"""
+"""Overlaps (cosines in :math:`[0, 1]`) of learned directions with the target directions."""
 
 from __future__ import annotations
 
@@ -21,8 +15,7 @@ def overlap(u, beta) -> float:
 
 
 def overlaps(V, B) -> np.ndarray:
-    r"""Matrix of overlaps between the rows of ``V`` (``(k, d)``) and the rows of
-    ``B`` (``(r, d)``): entry ``[i, j]`` is ``overlap(V[i], B[j])``; shape ``(k, r)``."""
+    """``overlap(V[i], B[j])`` for the rows of ``V`` ``(k, d)`` and ``B`` ``(r, d)``: shape ``(k, r)``."""
     V = np.atleast_2d(check_array(V, "V"))
     B = np.atleast_2d(check_array(B, "B"))
     if V.ndim != 2 or B.ndim != 2 or V.shape[1] != B.shape[1]:
@@ -34,11 +27,8 @@ def overlaps(V, B) -> np.ndarray:
 
 
 def subspace_overlap(V, B) -> np.ndarray:
-    r"""For each row :math:`\beta_j` of ``B`` (``(r, d)``), the norm of its projection onto
-    the span of the rows of ``V`` (``(k, d)``): :math:`\|Q^\top\hat\beta_j\|`; shape ``(r,)``.
-
-    1 means :math:`\beta_j` lies in the learned subspace; chance is about :math:`\sqrt{k/d}`.
-    """
+    r""":math:`\|Q^\top\hat\beta_j\|` for each row :math:`\beta_j` of ``B`` ``(r, d)``, :math:`Q` an
+    orthonormal basis of the rows of ``V`` ``(k, d)``: shape ``(r,)``; chance about :math:`\sqrt{k/d}`."""
     V, B = _check_subspace(V, B)
     Q, _ = np.linalg.qr(V.T)
     Bn = B / np.linalg.norm(B, axis=1, keepdims=True)
@@ -56,20 +46,14 @@ def _check_subspace(V, B):
 
 
 def chance_overlap(d: int, k: int = 1) -> float:
-    r"""Typical overlap of a fixed direction with a random :math:`k`-dimensional subspace.
+    r"""Typical overlap :math:`\sqrt{k/d}` of a fixed direction with a random ``k``-dimensional subspace.
 
     Parameters
     ----------
-    d : int
-        Dimension.
-    k : int
-        Dimension of the subspace.
-
+    d, k : int
     Returns
     -------
     float
-        :math:`\sqrt{k/d}`.
-
     Examples
     --------
     >>> import twostep as ts
@@ -82,26 +66,17 @@ def chance_overlap(d: int, k: int = 1) -> float:
 
 
 def chance_maximum(count, d):
-    r"""Chance level of a maximum: the typical largest of ``count`` chance cosines in
-    :math:`\mathbb R^d`, :math:`\sqrt{2\log(\text{count})/d}`.
-
-    It is the reference for the largest :math:`|\cos|` of a random unit vector with one of
-    ``count`` fixed inputs (a memorisation, ``count = n``), and for the largest
-    :math:`|\text{entry}|` of a random unit vector in :math:`\mathbb R^d` (``count = d``),
-    where a single cosine's chance level is :math:`1/\sqrt d`.
+    r"""Typical largest of ``count`` chance cosines in :math:`\mathbb R^d`,
+    :math:`\sqrt{2\log(\text{count})/d}` (``count = n`` for a memorisation, ``d`` for the largest entry
+    of a unit vector).
 
     Parameters
     ----------
-    count : int or array_like
-        Number of cosines, ``>= 2``.
-    d : int or array_like
-        Dimension, ``>= 1`` (broadcast with ``count``).
-
+    count : int or array_like >= 2
+    d : int or array_like >= 1
     Returns
     -------
     float or ndarray
-        Of the broadcast shape.
-
     Examples
     --------
     >>> import twostep as ts
@@ -117,24 +92,17 @@ def chance_maximum(count, d):
 
 
 def memorisation(u, X):
-    r"""Largest overlap of a direction with a single input: :math:`\max_j |\cos(u, x_j)|`.
-
-    A value near 1 means ``u`` is one memorised training input rather than a feature; for an
-    unrelated unit vector the maximum over :math:`n` inputs is about
-    :math:`\sqrt{2\log n / d}` (:func:`chance_maximum`).
+    r"""Largest overlap with a single input, :math:`\max_j |\cos(u, x_j)|`: near 1, ``u`` is a memorised
+    input.
 
     Parameters
     ----------
     u : ndarray, shape (d,)
     X : ndarray, shape (n, d)
-        The inputs, as rows.
-
     Returns
     -------
     value : float
-    j : int
-        The row of ``X`` that attains it.
-
+    j : int, the row of ``X`` that attains it
     Examples
     --------
     >>> import numpy as np, twostep as ts
@@ -149,56 +117,38 @@ def memorisation(u, X):
 
 
 def memorisations(V, X) -> tuple:
-    r""":func:`memorisation` of every row of ``V`` (``(K, d)``) with the inputs ``X``
-    (``(n, d)``) in one product: ``(values, indices)``, each ``(K,)``. The input norms are
-    computed once, where ``K`` calls of :func:`memorisation` would compute them ``K`` times."""
+    """:func:`memorisation` of every row of ``V`` ``(K, d)`` in one product: ``(values, indices)``, each
+    ``(K,)``."""
     V = np.atleast_2d(check_array(V, "V"))
     X = check_array(X, "X", ndim=2, shape=(None, V.shape[1]))
     return memorisations_core(V, X)
 
 
 def unmemorised_overlap(V, B, X) -> np.ndarray:
-    r"""Overlap of the span of ``V``'s rows with each :math:`\beta_r`, after projecting
-    :math:`\beta_r` off the training inputs that ``V``'s rows memorise.
-
-    For each row :math:`v_i` of ``V`` (``(K, d)``) take the input
-    :math:`x_{j_i}` with the largest :math:`|\cos(v_i, x_j)|` (:func:`twostep.memorisation`);
-    replace each row :math:`\beta_r` of ``B`` (``(r, d)``) by its component orthogonal to
-    :math:`\mathrm{span}\{x_{j_1},\dots,x_{j_K}\}` and return
-    :func:`subspace_overlap` of ``V`` with those. A memorised input then adds nothing,
-    however much of :math:`\beta_r` it happens to carry.
+    r""":func:`subspace_overlap` of ``V`` with each :math:`\beta_r` projected off the inputs that ``V``'s
+    rows memorise (:func:`twostep.memorisation`).
 
     Parameters
     ----------
     V : ndarray, shape (K, d)
-        The learned directions, as rows.
     B : ndarray, shape (r, d)
-        The target directions.
     X : ndarray, shape (n, d)
-        The training inputs.
-
     Returns
     -------
     ndarray, shape (r,)
-
     Examples
     --------
-    A direction that is a training input, which happens to carry half of :math:`\beta`:
-
     >>> import numpy as np, twostep as ts
     >>> X = np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]])
     >>> beta = np.array([[1.0, 1.0, 0.0, 0.0]])
-    >>> ts.unmemorised_overlap(X[:1], beta, X)
+    >>> ts.unmemorised_overlap(X[:1], beta, X)   # a training input that carries half of beta
     array([0.])
     """
     return _unmemorised(V, B, X, nested=False)[-1]
 
 
 def nested_unmemorised_overlaps(V, B, X) -> np.ndarray:
-    r""":func:`unmemorised_overlap` of the first :math:`K` rows of ``V`` for every
-    :math:`K = 1..\mathrm{len}(V)`, shape ``(len(V), r)``, with each row's memorised input
-    found once (:func:`memorisations`): the learned subspaces of :math:`1, 2, \dots`
-    singular vectors. ``V``, ``B``, ``X`` as in :func:`unmemorised_overlap`."""
+    """:func:`unmemorised_overlap` of the first ``K`` rows of ``V`` for ``K = 1..len(V)``: ``(len(V), r)``."""
     return _unmemorised(V, B, X, nested=True)
 
 

@@ -1,31 +1,8 @@
-r"""Rank-one perturbations of a rectangular Gaussian matrix (the BBP transition).
-
-Let :math:`W_0` be :math:`N\times d` with i.i.d. :math:`N(0, 1/d)` entries, so that
-its singular values fill :math:`[|1-\sqrt\gamma|,\,1+\sqrt\gamma]`, :math:`\gamma = N/d`,
-and add a rank-one matrix :math:`\theta\,u w^\top` with unit vectors
-:math:`u\in\mathbb{R}^N`, :math:`w\in\mathbb{R}^d` independent of :math:`W_0`.
-As :math:`N, d\to\infty` with :math:`\gamma` fixed
-(Benaych-Georges & Nadakuditi 2012, the rectangular analogue of the
-Baik--Ben Arous--Péché transition), the largest singular value of
-:math:`W_0 + \theta u w^\top` converges to
-
-.. math::
-    s_\star(\theta) = \begin{cases}
-        \dfrac{\sqrt{(1+\theta^2)(\gamma+\theta^2)}}{\theta}, & \theta > \gamma^{1/4},\\[1ex]
-        1 + \sqrt\gamma, & \theta \le \gamma^{1/4},
-    \end{cases}
-
-and its singular vectors :math:`(\tilde u, \tilde w)` keep the cosines
-
-.. math::
-    \langle\tilde u, u\rangle^2 \to 1 - \frac{\gamma(1+\theta^2)}{\theta^2(\gamma+\theta^2)},\qquad
-    \langle\tilde w, w\rangle^2 \to 1 - \frac{\gamma+\theta^2}{\theta^2(1+\theta^2)}
-
-above the threshold :math:`\theta_c = \gamma^{1/4}`, and zero below it.
-The formulas are symmetric under :math:`W_0\mapsto W_0^\top` (which maps
-:math:`\gamma\mapsto1/\gamma` and rescales by :math:`\sqrt\gamma`), so they hold for
-every aspect ratio. For the first step the threshold is a critical step size (:func:`critical_step`).
-"""
+r"""The BBP transition of :math:`W_0 + \theta uw^\top` (:math:`W_0` i.i.d. :math:`N(0, 1/d)`, unit
+:math:`u, w`, :math:`\gamma = N/d`): above :math:`\theta_c = \gamma^{1/4}` the top singular value tends
+to :math:`s_\star = \sqrt{(1+\theta^2)(\gamma+\theta^2)}/\theta` (below, :math:`1+\sqrt\gamma`) and the
+squared cosines to :math:`1 - \frac{\gamma(1+\theta^2)}{\theta^2(\gamma+\theta^2)}` (left) and
+:math:`1 - \frac{\gamma+\theta^2}{\theta^2(1+\theta^2)}` (right) (below, 0)."""
 
 from __future__ import annotations
 
@@ -48,19 +25,15 @@ def _out(t, value):
     return float(value) if t.ndim == 0 else value
 
 
-
 def bbp_threshold(ratio: float) -> float:
-    r"""Critical spike strength :math:`\theta_c = \gamma^{1/4}`.
+    r"""Critical spike strength :math:`\theta_c = \gamma^{1/4}`, :math:`\gamma` = ``ratio`` :math:`= N/d`.
 
     Parameters
     ----------
-    ratio : float
-        :math:`\gamma = N/d > 0`.
-
+    ratio : float > 0
     Returns
     -------
     float
-
     Examples
     --------
     >>> import twostep as ts
@@ -71,22 +44,17 @@ def bbp_threshold(ratio: float) -> float:
 
 
 def spiked_outlier(theta, ratio: float):
-    r"""Limit :math:`s_\star(\theta)` (module docstring) of the top singular value of
-    :math:`W_0 + \theta uw^\top`: the bulk edge :math:`1+\sqrt\gamma` at or below the threshold
-    :math:`\gamma^{1/4}`.
+    r"""Limit :math:`s_\star(\theta)` (module docstring) of the top singular value of :math:`W_0 + \theta
+    uw^\top`.
 
     Parameters
     ----------
-    theta : float or array_like
-        Spike strengths :math:`\ge 0`.
+    theta : float or array_like >= 0
     ratio : float
         :math:`\gamma = N/d > 0`.
-
     Returns
     -------
-    float or ndarray
-        Of ``theta``'s shape.
-
+    float or ndarray of ``theta``'s shape
     Examples
     --------
     >>> import twostep as ts
@@ -103,23 +71,17 @@ def spiked_outlier(theta, ratio: float):
 
 
 def spiked_overlaps(theta, ratio: float):
-    r"""Limits ``(left, right)`` (module docstring) of the cosines :math:`|\langle\tilde
-    u,u\rangle|` (in :math:`\mathbb{R}^N`) and :math:`|\langle\tilde w,w\rangle|` (in
-    :math:`\mathbb{R}^d`) between the top singular vectors of :math:`W_0+\theta uw^\top` and
-    the spike's own; both zero at or below :math:`\gamma^{1/4}`.
+    r"""Limits (module docstring) of the cosines :math:`|\langle\tilde u,u\rangle|` and
+    :math:`|\langle\tilde w,w\rangle|`.
 
     Parameters
     ----------
-    theta : float or array_like
-        Spike strengths :math:`\ge 0`.
+    theta : float or array_like >= 0
     ratio : float
         :math:`\gamma = N/d > 0`.
-
     Returns
     -------
-    left, right : float or ndarray
-        Each of ``theta``'s shape.
-
+    left, right : float or ndarray of ``theta``'s shape
     Examples
     --------
     >>> import twostep as ts
@@ -138,10 +100,6 @@ def spiked_overlaps(theta, ratio: float):
 
 
 def critical_step(mu1: float, c1: float, second_moment: float, psi: float, ratio: float) -> float:
-    r"""Critical first step at :math:`\alpha_1 = 0`, where :math:`\theta` of
-    :func:`twostep.spike_strength` reaches the threshold :math:`\gamma^{1/4}` (``ratio`` = :math:`\gamma`):
-
-    .. math::
-        \eta_c = \frac{\gamma^{1/4}}{|\mu_1|\sqrt{c_1^2 + \mathbb E[y^2]/\psi}}.
-    """
+    r"""First step where :func:`twostep.spike_strength` reaches :math:`\gamma^{1/4}`:
+    :math:`\eta_c = \gamma^{1/4}/(|\mu_1|\sqrt{c_1^2 + \mathbb E[y^2]/\psi})`."""
     return bbp_threshold(ratio) / spike_strength(1.0, mu1, c1, second_moment, psi)

@@ -1,32 +1,6 @@
-r"""The registered confirmatory run of the count: its registry, its per-draw tests, and the check
-that a results file belongs to it.
-
-The count settings, :math:`N^\star`, the margins and the per-draw prediction were worked out on
-the exploratory draws of ``results/at_scale/count.json`` (seeds 0--9). The confirmatory run
-measures the same quantities on new, independent draws, under a plan fixed before any of them
-existed: the *registry*, ``results/registry.json``, written by :func:`build_registry` and
-committed before the run started. A results file of the run records the registry's SHA-256 and
-the commit it ran at; :func:`check_registered` refuses one whose hash differs.
-
-A *draw* is one seed at one width :math:`N = n = d`: one :math:`W_0`, :math:`a`,
-:math:`\beta^\star` and batch :math:`X_1` (both batch schemes of a seed share them, and are
-judged apart). The twelve settings of a draw are rebuilt from it by the rescaling identity, so
-they share it and count once: every test below pools the items of a draw into one outcome,
-which passes when all its items pass (:func:`twostep.analysis.verdicts.share`).
-
-With :math:`c` the measured outlier count of :math:`W_2` against its own bulk edge,
-:math:`\Lambda` the paper's count at the setting, and :math:`N^\star_j` (low, high) the width
-at which the :math:`j`-th new outlier clears the edge, extrapolated from the exploratory draws
-(:func:`twostep.analysis.plane.count_test`), the tests are (:data:`TESTS`):
-
-* ``full``: :math:`c = 1 + \Lambda` where :math:`N \ge N^\star_\Lambda` (high);
-* ``appear``: :math:`c \ge 1 + j` where :math:`N \ge N^\star_j` (high), :math:`j = 1..\Lambda`;
-* ``not_before``: :math:`c \le j` where :math:`N < N^\star_j` (low), :math:`j = 1..\Lambda`;
-* ``at_most``: :math:`c \le 1 + \Lambda` at every width;
-* ``finite_n``: :math:`c` equals the count the book's finite-:math:`N` theory predicts for
-  the draw (:func:`twostep.analysis.plane.predicted_count`: the singular values of the
-  predicted spike sum beyond the BBP threshold of the draw's own bulk edge), at every width.
-"""
+"""The registered confirmatory run of the count: its registry (``results/registry.json``, written
+once before the run), its per-draw tests (:data:`TESTS`, the items of a draw, one seed at one
+width, pooled into one outcome), and the check that a results file names the registry's SHA-256."""
 
 from __future__ import annotations
 
@@ -44,11 +18,10 @@ from .theory import n_spikes
 
 FORMAT = "twostep-registry"
 SCHEMA = 1
-#: The registry's place in the repository, relative to its root.
+#: Paths relative to the repository's root: the registry, the run's results, the exploratory
+#: file the settings and N* come from.
 REGISTRY_PATH = "results/registry.json"
-#: The results file of the run, relative to the repository's root.
 RESULTS_PATH = "results/at_scale/count_confirm.json"
-#: The exploratory file the settings and N* come from.
 EXPLORATORY_PATH = "results/at_scale/count.json"
 #: Widths of the run and independent draws (seeds) per width and batch.
 DRAWS = {1000: 24, 2000: 24, 4000: 24, 8000: 10, 16000: 3}
@@ -70,11 +43,8 @@ NSTAR_MARGINS = (0.02, 0.10)
 #: Widths beyond which an extrapolated N* is reported as "beyond reach".
 REACH = 1e6
 BATCHES = ("fresh", "reused")
-#: The verdict rows the tests feed, per batch. A row is "not reached at these widths" when its
-#: first test applies to no draw; otherwise its label is the least favourable label of its
-#: tests over every Lambda where they apply (twostep.analysis.verdicts.worst). The paper's
-#: count is judged where the book's N* says it is due and as a bound everywhere; the book's
-#: own predictions (the width N*_j of each outlier, the count of each draw) on rows of their own.
+#: The verdict rows per batch: "not reached" when the first test applies to no draw, else the
+#: least favourable label of its tests over every Lambda (twostep.analysis.verdicts.worst).
 ROWS = {"paper_count": ("full", "at_most"),
         "book_nstar": ("appear", "not_before"),
         "book_finite_n": ("finite_n",)}
@@ -89,8 +59,7 @@ TESTS = {
 
 
 def plan_seeds() -> dict:
-    """``{N: [seeds]}``: consecutive seeds from :data:`SEED_BASE`, distinct across widths, so
-    that every (width, seed) is a draw of its own."""
+    """``{N: [seeds]}``: consecutive seeds from :data:`SEED_BASE`, distinct across widths."""
     out, nxt = {}, SEED_BASE
     for N, k in sorted(DRAWS.items()):
         out[N] = list(range(nxt, nxt + k))
@@ -99,9 +68,7 @@ def plan_seeds() -> dict:
 
 
 def exploratory_nstar(records) -> dict:
-    r"""``{batch: (S, L, 3)}``: :math:`N^\star_j` (low, median, high) of every setting and new
-    outlier :math:`j` (row 0: the first spike; ``nan`` beyond :math:`\Lambda`), from the
-    exploratory records (:func:`twostep.analysis.plane.count_test` at :data:`KAPPA`)."""
+    r"""``{batch: (S, L, 3)}``: :math:`N^\star_j` (low, median, high) from the exploratory records."""
     return {b: count_test(records, b, KAPPA, SETTINGS, L, margins=NSTAR_MARGINS).nstar
             for b in BATCHES}
 
@@ -112,8 +79,7 @@ def _json_number(x: float):
 
 
 def build_registry(exploratory: dict, exploratory_sha256: str, created: str) -> dict:
-    """The registry document: the plan of the confirmatory run, from the exploratory results
-    document ``exploratory`` (``count.json``, read by ``twostep.scale.results.read_results``)."""
+    """The registry document, from the exploratory results document ``exploratory``."""
     nstar = exploratory_nstar(exploratory["records"])
     lam = [n_spikes(a1, a2, L) for a1, a2 in SETTINGS]
     return {
@@ -160,8 +126,7 @@ def build_registry(exploratory: dict, exploratory_sha256: str, created: str) -> 
 
 
 def write_registry(doc: dict, path) -> None:
-    """Write the registry ``doc`` to ``path`` (indented, keys in order); an existing registry
-    is never overwritten: a plan changed after the fact is no plan."""
+    """Write the registry ``doc`` to ``path``; an existing registry is never overwritten."""
     path = Path(path)
     if path.exists():
         raise FileExistsError(f"{path} exists: a registry is written once")
@@ -171,7 +136,7 @@ def write_registry(doc: dict, path) -> None:
 
 
 def file_sha256(path) -> str:
-    """SHA-256 of a file's bytes (the registry's identity in a results file)."""
+    """SHA-256 of a file's bytes."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
@@ -187,8 +152,7 @@ def read_registry(path) -> dict:
 
 
 def check_registered(results: dict, registry_path) -> None:
-    """Refuse a results document that does not name the registry at ``registry_path`` by its
-    hash (``registry_sha256``, written by the tool that ran it)."""
+    """Refuse a results document whose ``registry_sha256`` is not that of ``registry_path``."""
     want = file_sha256(registry_path)
     have = results.get("registry_sha256")
     if have != want:
@@ -197,8 +161,8 @@ def check_registered(results: dict, registry_path) -> None:
 
 
 def nstar_array(registry: dict, batch: str) -> np.ndarray:
-    """``(S, L, 3)`` :math:`N^\\star` of the registry (``inf`` where never reached, ``nan``
-    beyond :math:`\\Lambda`)."""
+    r"""``(S, L, 3)`` :math:`N^\star` of the registry (``inf``: never reached; ``nan``: beyond
+    :math:`\Lambda`)."""
     rows = registry["nstar"]["values"][batch]
     out = np.full((len(rows), L, 3), np.nan)
     for s, per_j in enumerate(rows):
@@ -208,10 +172,8 @@ def nstar_array(registry: dict, batch: str) -> np.ndarray:
 
 
 def draw_items(records, registry: dict, batch: str) -> dict:
-    r"""Every test's items for one batch: ``{test: {lam: (passed, draws)}}`` with ``passed`` a
-    list of booleans and ``draws`` the (width, seed) each belongs to, ready for
-    :func:`twostep.analysis.verdicts.share`; also ``"widths"``: ``{test: {lam: [N, ...]}}``,
-    the width of every item."""
+    """``{test: {lam: (passed, draws, widths)}}`` for one batch, for
+    :func:`twostep.analysis.verdicts.share`."""
     settings = registry["measurement"]["params"]["settings"]
     lam = registry["measurement"]["lambda"]
     margin = registry["prediction"]["margin"]
@@ -244,8 +206,7 @@ def draw_items(records, registry: dict, batch: str) -> dict:
 
 
 def judge_rows(records, registry: dict, batch: str) -> dict:
-    r"""``{row: label}`` for one batch: the registry's rows (:data:`ROWS`), each the least
-    favourable label of its tests over every :math:`\Lambda` (:func:`judge_tests`)."""
+    r"""``{row: label}`` for one batch: each row the worst label of its tests over every :math:`\Lambda`."""
     tests = judge_tests(records, registry, batch)
     out = {}
     for row, names in registry["rows"].items():
@@ -256,8 +217,7 @@ def judge_rows(records, registry: dict, batch: str) -> dict:
 
 
 def judge_tests(records, registry: dict, batch: str) -> dict:
-    """``{test: {lam: Verdict}}``: every test of :data:`TESTS` for one batch, per
-    :math:`\\Lambda`, on draws (:func:`twostep.analysis.verdicts.share`)."""
+    """``{test: {lam: Verdict}}`` for one batch (:func:`twostep.analysis.verdicts.share`)."""
     items = draw_items(records, registry, batch)
     return {t: {g: verdicts.share(p, d, fails=TESTS[t][2]) for g, (p, d, _) in per.items()
                 if not (t in ("full", "appear", "not_before") and g == 0)}

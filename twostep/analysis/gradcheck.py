@@ -1,16 +1,5 @@
-r"""Checking the analytic gradient of the correlation loss against finite differences.
-
-For every entry :math:`(i, k)` of :math:`W` the central difference
-
-.. math::
-    \widehat{\nabla}_{ik} = \frac{L(W + hE_{ik}) - L(W - hE_{ik})}{2h}
-
-approximates :math:`\partial L/\partial W_{ik}` with truncation error
-:math:`O(h^2)` and rounding error :math:`O(\varepsilon/h)`, so with
-:math:`h = 10^{-5}` in double precision the two agree to about :math:`10^{-10}`
-relative to the gradient's size, unless the activation has a kink within
-:math:`h` of a pre-activation (the centred ReLU).
-"""
+r"""The analytic gradient of the correlation loss against central differences
+:math:`(L(W + hE_{ik}) - L(W - hE_{ik}))/2h` (error :math:`O(h^2) + O(\varepsilon/h)`)."""
 
 from __future__ import annotations
 
@@ -26,11 +15,8 @@ MAX_ENTRIES = 20_000
 
 
 def gradient_check(W, a, X, y, activation: Activation, h: float = 1e-5) -> float:
-    r"""Largest entrywise discrepancy between :func:`twostep.gradient` and central differences,
-    relative to the largest entry of the gradient:
-    :math:`\max_{ik}|\nabla_{ik}-\widehat\nabla_{ik}| / \max_{ik}|\nabla_{ik}|`.
-
-    Costs :math:`2Nd` evaluations of the loss, so ``N * d`` is capped at ``MAX_ENTRIES``.
+    r""":math:`\max_{ik}|\nabla_{ik}-\widehat\nabla_{ik}| / \max_{ik}|\nabla_{ik}|` for the central
+    differences :math:`\widehat\nabla`; :math:`2Nd` loss evaluations (``N * d <= MAX_ENTRIES``).
 
     Parameters
     ----------
@@ -38,11 +24,9 @@ def gradient_check(W, a, X, y, activation: Activation, h: float = 1e-5) -> float
         As in :func:`twostep.gradient`.
     h : float
         The difference step, ``> 0``.
-
     Returns
     -------
     float
-
     Examples
     --------
     >>> import numpy as np, twostep as ts

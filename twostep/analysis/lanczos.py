@@ -1,27 +1,5 @@
-r"""The top of a spectrum on any array library: block Lanczos with thick restarts.
-
-ARPACK (:func:`twostep.top_singular`) runs on the host only, one vector at a time. The
-measurements of :mod:`twostep.scale.device` need the top singular triplets of ``(N, d)``
-matrices that live on a GPU, or on a CPU where a product with a thin block of ``b`` columns
-costs little more than one with a single vector. :func:`top_singular_on` works on blocks:
-with :math:`A = M^\top M` it keeps an orthonormal basis :math:`K` (``(d, m)``, at most
-``depth`` blocks) with its images :math:`Y = MK` and :math:`Z = M^\top Y = AK`, and
-
-.. math:: Y^\top Y = K^\top AK = W\Theta^2W^\top,\qquad
-          s_i \approx \theta_i,\quad v_i = KW_{:i},\quad u_i = YW_{:i}/\theta_i,\qquad
-          \rho_i = \big\|ZW_{:i}/\theta_i - \theta_i\,KW_{:i}\big\| = \|M^\top u_i - \theta_iv_i\|,
-
-(Rayleigh--Ritz on the whole basis: the small eigenproblem in float64 on the host). The basis
-grows by the residual directions :math:`ZW_{:b} - KW_{:b}\Theta_b^2` of the top ``b`` Ritz
-pairs, orthogonalised against it: a block Krylov space of :math:`A`, at two passes over
-:math:`M` per block, as block subspace iteration (which keeps only its last block) costs,
-but converging as Lanczos does, at a rate set by the square root of the gap rather than the
-gap. When the basis is full it restarts from its top Ritz vectors (a thick restart, with
-their images: no pass over :math:`M`).
-
-Blocks are small (single vectors for a top-1 spectrum, where a matrix-vector product costs a
-fraction of a pass with a wide block): the Krylov basis, not the block, does the oversampling.
-"""
+r"""The top of a spectrum on any array library: block Lanczos on :math:`M^\top M` with thick restarts
+(Rayleigh--Ritz on the whole basis :math:`K`, :math:`Y = MK`: :math:`Y^\top Y = W\Theta^2W^\top`)."""
 
 from __future__ import annotations
 
@@ -39,63 +17,11 @@ DEPTH = 20
 def top_singular_on(M, k: int = 1, iterations: int = 100, oversample: int = 0, seed: int = 0,
                     vectors: bool = True, minus=None, tol: float | None = None, start=None,
                     above: float | None = None, depth: int = DEPTH):
-    r"""Top-``k`` singular triplets of a device (or numpy) matrix ``M`` ``(N, d)`` by block
-    Lanczos on :math:`M^\top M` (this module's docstring) with blocks of
-    ``b = k + oversample`` columns, stopped by a convergence test. With ``minus = (c, l, r)``
-    the matrix is :math:`M - c\,lr^\top`, applied without forming it.
-
-    It stops when every one of the top ``k`` Ritz triplets has
-    :math:`\rho_i \le \text{tol}\cdot\theta_1` (its vectors are then accurate to about
-    :math:`\rho_i/\text{gap}_i` and its value to about :math:`\rho_i^2/\text{gap}_i`), or after
-    ``iterations`` blocks past the first, with a ``RuntimeWarning`` if its test is not met then
-    (``tol=0`` runs all of them, silently). With ``vectors=False``
-    it also stops when the values have converged by their own estimate,
-    :math:`\delta_iq_i/(1-q_i) \le \text{tol}\cdot\theta_1` with :math:`\delta_i` the last change
-    of :math:`\theta_i` and :math:`q_i < 1` its ratio to the change before (the tail of a
-    geometric series: a remainder's top value inside a bulk never meets the residual test).
-
-    With ``above`` (a count of the values above a threshold :math:`t`) the test is the count's
-    instead: a Ritz value never exceeds the singular value of its rank
-    (:math:`\theta_i \le s_i`), so :math:`\theta_i > t` is final at once, and
-    :math:`\theta_i < t` is taken as final once both :math:`\theta_i + \rho_i < t` (the
-    residual interval, which holds a singular value, lies below) and
-    :math:`\theta_i + \delta_iq_i/(1-q_i) < t` (the value's extrapolated limit lies below). It is
-    a heuristic, as any test of a subspace that cannot see outside itself: a direction not yet
-    in the basis is found only by iterating, which is why successive grid points warm-start.
-
-    Parameters
-    ----------
-    M : array, shape (N, d)
-    k : int
-        In ``[1, min(N, d)]``.
-    iterations : int
-        Most blocks added after the first, ``>= 0``; each is two passes over ``M``.
-    oversample : int
-        Extra columns of a block, ``>= 0``.
-    seed : int
-        Of the Gaussian start block (drawn on the host).
-    vectors : bool
-        Return the vectors too.
-    minus : (float, array (N,), array (d,)), optional
-    tol : float, optional
-        ``>= 0``; default ``30 * eps`` of ``M``'s dtype (3.6e-6 in float32), just above the
-        residual float32 rounding leaves (about 2e-7 relative, measured at N = 1000).
-    start : array, shape (m, d), optional
-        Rows that start the first block (a previous call's ``Vt`` or final block, on ``M``'s
-        device), the rest Gaussian; ``m <= b`` (more rows are cut).
-    above : float, optional
-        The count's threshold :math:`t`; ``tol`` is then not used.
-    depth : int
-        Most blocks in the basis, ``>= 2``.
-
-    Returns
-    -------
-    s : numpy array, shape (k,)
-    U : array, shape (N, k), on ``M``'s device (with ``vectors``)
-    Vt : array, shape (k, d), on ``M``'s device (with ``vectors``)
-
-    Compare with :func:`twostep.top_singular` (ARPACK, host only).
-    """
+    r"""Top-``k`` singular triplets of ``M`` ``(N, d)``, or of :math:`M - c\,lr^\top` for ``minus = (c, l,
+    r)``, on its device: ``s`` (numpy) and with ``vectors`` ``U`` ``(N, k)``, ``Vt`` ``(k, d)``. Stops when
+    each Ritz residual :math:`\rho_i \le \text{tol}\cdot\theta_1` (``vectors=False``: or the values'
+    geometric extrapolation; ``above``: once each value is settled above or below ``above``), else
+    after ``iterations`` blocks with a ``RuntimeWarning``. ``start`` ``(m, d)``: a warm start."""
     M = namespace(M)[1]
     k = check_int(k, "k")
     m = min(M.shape)
@@ -114,12 +40,9 @@ def top_singular_on(M, k: int = 1, iterations: int = 100, oversample: int = 0, s
 
 def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minus=None,
                   tol=None, start=None, above=None, depth=DEPTH, project=None):
-    """:func:`top_singular_on` on checked arguments (the package's own calls), returning
-    ``(s, U, V, Q, blocks)``: ``V`` ``(d, k)``, the top ``b`` Ritz vectors ``Q`` ``(d, b)`` to
-    warm-start the next call (``start=Q.T``), and the count of blocks added after the first.
-    With ``project`` (an ``(N, K)`` array with orthonormal columns :math:`P`, on ``M``'s
-    device) the matrix is :math:`(I - PP^\top)M`, applied without forming it (not with
-    ``minus``)."""
+    r""":func:`top_singular_on` on checked arguments: ``(s, U, V, Q, blocks)``, ``V`` ``(d, k)``, ``Q``
+    ``(d, b)`` the top Ritz vectors (``start=Q.T`` warm-starts), ``blocks`` added after the first.
+    ``project`` ``(N, K)``, orthonormal columns :math:`P`: the matrix is :math:`(I - PP^\top)M`."""
     xp, M = namespace(M)
     m = min(M.shape)
     dt = array_dtype(M)
@@ -158,13 +81,8 @@ def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minu
         return _like(xp, np.ascontiguousarray(a).astype(dt), M)
 
     def orthonormal(Q, basis=None):
-        # Orthonormal columns (orthogonal to ``basis`` too) from the (b, b) Gram matrix,
-        # eigendecomposed in float64 on the host, twice (as CholeskyQR2 after classical
-        # Gram-Schmidt: orthonormal to rounding while cond(Q)^2 < 1/(100 eps)); a QR only beyond
-        # that (a numerically rank-deficient block, as when the basis holds an invariant
-        # subspace), of [basis, Q], so that the new columns stay off the basis. Why not a QR each
-        # time: a threaded LAPACK QR of a thin block costs more than a pass over M, and the Gram
-        # matrix is one more product of the thin block.
+        # From the (b, b) Gram matrix twice, as CholeskyQR2 (a threaded QR of a thin block costs
+        # more than a pass over M); a QR of [basis, Q] only for a numerically rank-deficient block.
         for _ in range(2):
             if basis is not None:
                 Q = Q - basis @ (basis.T @ Q)
@@ -200,9 +118,8 @@ def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minu
         rho = host_array(xp.linalg.vector_norm(
             ZW[:, :k] * on_device(inv)[None, :] - KW[:, :k] * on_device(theta[:k])[None, :],
             axis=0)).astype(float)
-        # The values' own convergence: their last change, its ratio q to the change before, and
-        # the tail of a geometric series, step q/(1-q); no estimate (inf) before two changes or
-        # while q >= 1, none needed once a value stands still.
+        # The values' own convergence: the geometric tail step q/(1-q) of their last change
+        # (inf before two changes or while q >= 1).
         th = theta[:k]
         step = np.abs(th - previous[0]) if previous is not None else np.full(k, np.nan)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -226,8 +143,7 @@ def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minu
                               f"{rho.max() / theta[0]:.1e} of s_1); raise iterations",
                               RuntimeWarning, stacklevel=3)
             break
-        # The next block: the top b Ritz pairs' residuals A v_i - theta_i^2 v_i, taken off the
-        # basis and made orthonormal.
+        # The next block: the top b Ritz residuals A v_i - theta_i^2 v_i, off the basis.
         R = ZW - KW * on_device(theta[:b] ** 2)[None, :]
         new = orthonormal(unit_columns(R - K @ (K.T @ R)), basis=K)
         if K.shape[1] + b > most:
@@ -245,7 +161,6 @@ def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minu
 
 
 def _like(xp, a: np.ndarray, x):
-    """The numpy array ``a`` on ``x``'s device."""
     if xp is np:
         return a
     dev = getattr(x, "device", None)
@@ -254,5 +169,4 @@ def _like(xp, a: np.ndarray, x):
 
 def array_dtype(x) -> np.dtype:
     """The numpy dtype of a numpy, CuPy, PyTorch or array-API array."""
-    # torch.float32, cupy's numpy dtype, array_api_strict.float32: the name after the last dot.
     return np.dtype(str(x.dtype).rsplit(".", 1)[-1])

@@ -1,13 +1,5 @@
-r"""Cui, Pesce, Dandi, Krzakala, Lu, Zdeborová and Loureiro (2024) in the book's terms.
-
-Their code is the SPOC group's repository SPOC-group/OneStepGD_asymptotics, read at commits
-6dda8e9fbf29 (``Simulations.ipynb``) and 3494d103b5f3 (``theory.ipynb``). What the book
-needs from it is data: the settings, the stored outputs, and the three expressions of
-:math:`\gamma`, :math:`r` and :math:`c`, transcribed (not copied) into
-:func:`cui_cell7_parameters`. Their first step and their readout are run with the
-package's own functions (:func:`peer_first_layer`, :func:`peer_test_error`), and their
-parameters follow from the book's one-step formulas (:func:`cui_parameters`).
-"""
+"""Cui, Pesce, Dandi, Krzakala, Lu, Zdeborová and Loureiro (2024) in the book's terms (their repository
+SPOC-group/OneStepGD_asymptotics at 6dda8e9fbf29 and 3494d103b5f3)."""
 
 from __future__ import annotations
 
@@ -50,26 +42,15 @@ CUI_THEORY = {0.2: 0.048595388918455905, 0.8999999999999999: 0.04311805329862696
 
 
 def peer_link(name: str) -> Link:
-    """The teacher link ``"tanh"`` or ``"sin"`` of the peer's settings, as a :class:`Link` (their
-    student is :class:`twostep.Tanh`)."""
+    """The peer's teacher link ``"tanh"`` or ``"sin"`` (their student is :class:`twostep.Tanh`)."""
     return Link({"tanh": np.tanh, "sin": np.sin}[name], name)
 
 
 def cui_parameters(link: Link, activation: Activation, alpha0: float, eta_tilde: float,
                    degree: int = 140) -> dict:
-    r"""The spiked-random-features parameters of Cui et al. from the book's one-step formulas.
-
-    In the peer's normalisation (rows of :math:`W_0` of unit norm, :math:`a_i = 1/\sqrt N`,
-    :math:`\eta = \tilde\eta\sqrt N`) every row moves by :math:`\eta a_i = \tilde\eta`, so the
-    book's formulas with :math:`\psi = \alpha_0` give ``gamma`` :math:`= |c_1|/\sqrt{c_1^2 +
-    \mathbb E[y^2]/\alpha_0}` (``one_step_overlap``, the overlap of :math:`\hat v` with
-    :math:`\beta^\star`), ``r`` :math:`= \tilde\eta|\mu_1|\sqrt{c_1^2 + \mathbb E[y^2]/\alpha_0}`
-    (``spike_strength`` at :math:`\eta = \tilde\eta`, a row's shift along :math:`\hat v`; the
-    book's :math:`\theta` is :math:`\sqrt N\,r`) and ``c`` :math:`= 1 + \tilde\eta^2 R^2`, with
-    :math:`R^2 = \mathbb E[y^2]\,\mathrm{Var}\,\sigma'/\alpha_0` (``fluctuation_variance_limit``,
-    Hermite series of length ``degree``: for tanh its tail beyond 140 is below 1e-13), a row's
-    squared norm orthogonally to :math:`\hat v`.
-    """
+    r"""Cui et al.'s ``gamma`` :math:`= |c_1|/\sqrt{c_1^2 + \mathbb E[y^2]/\alpha_0}`, ``r`` :math:`=
+    \tilde\eta|\mu_1|\sqrt{c_1^2 + \mathbb E[y^2]/\alpha_0}` and ``c`` :math:`= 1 + \tilde\eta^2R^2` from the
+    book's formulas (:math:`\eta a_i = \tilde\eta`, :math:`\psi = \alpha_0`, ``degree`` Hermite terms)."""
     c1, m2 = float(link.coefficients[1]), float(link.second_moment)
     mu = activation.hermite_coefficients(degree)
     return {"gamma": one_step_overlap(c1, m2, alpha0),
@@ -79,19 +60,10 @@ def cui_parameters(link: Link, activation: Activation, alpha0: float, eta_tilde:
 
 def cui_cell7_parameters(teacher, student, student_derivative, alpha0: float,
                          eta_tilde: float) -> dict:
-    r"""The peer's own expressions of :math:`\gamma`, :math:`r` and :math:`c`, as
-    ``theory.ipynb`` cell 7 writes them, evaluated with ``scipy.integrate.quad``.
-
-    With :math:`\tilde\mu_1 = \mathbb E[z\sigma_\star(z)]`, :math:`\tilde\mu_2 = \mathbb
-    E[\sigma_\star(z)^2]`, :math:`\mu_1 = \mathbb E[z\sigma(z)]` and :math:`\check h =
-    \mathbb E[(\sigma'(z)-\mu_1)^2]`:
-    :math:`\gamma = \tilde\mu_1/\sqrt{\tilde\mu_2/\alpha_0+\tilde\mu_1^2}`,
-    :math:`r = \tilde\eta\sqrt{\tilde\mu_2/\alpha_0+\tilde\mu_1^2}\,\mu_1`, and the square
-    :math:`c = c_W^2 = 1 + \tilde\eta^2\tilde\mu_2\check h\,\mu_1^2/\alpha_0` of their bulk
-    scale ``cW_th``: the cell carries a factor :math:`\mu_1^2` that the book's
-    :math:`c` does not (:func:`cui_parameters`). ``teacher``, ``student`` and
-    ``student_derivative`` are vectorised callables.
-    """
+    r"""The peer's own :math:`\gamma = \tilde\mu_1/\sqrt{\tilde\mu_2/\alpha_0+\tilde\mu_1^2}`, :math:`r =
+    \tilde\eta\sqrt{\tilde\mu_2/\alpha_0+\tilde\mu_1^2}\,\mu_1`, :math:`c = 1 +
+    \tilde\eta^2\tilde\mu_2\check h\, \mu_1^2/\alpha_0` (``theory.ipynb`` cell 7: a factor
+    :math:`\mu_1^2` more than the book's), by ``quad``."""
     from scipy.integrate import quad
 
     def mean(f):
@@ -109,20 +81,9 @@ def cui_cell7_parameters(teacher, student, student_derivative, alpha0: float,
 
 def peer_first_layer(rng: np.random.Generator, d: int, link: Link, activation: Activation,
                      alpha0: float, eta_tilde: float, dtype=np.float32):
-    r"""Cui et al.'s first step, with twostep's functions: width :math:`p = N = d`.
-
-    Their network :math:`a^\top\sigma(Wx)/\sqrt p`, :math:`a_i = 1/\sqrt p`, rows of :math:`W_0`
-    of unit norm, is the book's network with second layer :math:`1/p`, and their step
-    ``W0 + eta*sqrt(p)*G.T``, :math:`\eta = \tilde\eta\sqrt p`, is
-    ``one_step(..., eta=eta_tilde * p, loss="squared")`` on it (:math:`\eta a_i = \tilde\eta`
-    moves the rows), on :math:`n_0 = \alpha_0 d` samples. Draws the teacher's direction,
-    :math:`W_0`, then the batch from ``rng``.
-
-    Returns ``(W1, teacher, measured)`` with ``measured`` the dict of the spike's
-    overlap ``gamma`` :math:`= |\langle\hat v,\beta^\star\rangle|`, the mean row shift
-    ``r`` along :math:`\hat v` and the mean squared row norm ``c`` orthogonally to
-    :math:`\hat v`, for :math:`v = X^\top(y - f_0)/n_0` (the residual's direction).
-    """
+    r"""Cui et al.'s first step, ``one_step(..., eta=eta_tilde * p, loss="squared")`` at :math:`p = N = d`,
+    unit rows, :math:`a_i = 1/p`, :math:`n_0 = \alpha_0 d`: ``(W1, teacher, measured)``, the measured
+    ``gamma``, ``r``, ``c`` along :math:`v = X^\top(y - f_0)/n_0`."""
     dt = np.dtype(dtype)
     p = d
     teacher = Teacher(link, d, rng)
@@ -143,14 +104,8 @@ def peer_first_layer(rng: np.random.Generator, d: int, link: Link, activation: A
 
 def peer_test_error(W1, teacher, activation: Activation, n: int, lam: float, F_test, y_test,
                     rng: np.random.Generator) -> float:
-    r"""Test error of the peer's readout on the frozen first layer ``W1``.
-
-    Their ridge :math:`\hat w = (A^\top A+\lambda I)^{-1}A^\top y` on :math:`A = \sigma(XW_1^\top)/\sqrt p`
-    is twostep's :func:`twostep.analysis.readout.ridge` on :math:`F = \sigma(XW_1^\top)` with
-    penalty :math:`\lambda p/n`; it is fitted on ``n`` fresh samples from ``rng`` and scored
-    by the mean squared error on the test features ``F_test`` (float64,
-    ``features(W1, X_test, activation)``, computed once for several ``n``) and labels ``y_test``.
-    """
+    r"""Test error of the peer's ridge on the frozen ``W1``: :func:`~twostep.analysis.readout.ridge` with
+    penalty :math:`\lambda p/n` on ``n`` fresh samples, scored on ``F_test``, ``y_test``."""
     p = W1.shape[0]
     X, y = teacher.sample(n, rng, W1.dtype)
     F = features(W1, X, activation).astype(np.float64)

@@ -1,26 +1,6 @@
-r"""The :math:`(\alpha_1, \alpha_2)` plane: the theory's count, the count measured from the exact
-terms, and the map of that count over the plane from a few draws.
-
-The :math:`k`-th term of the second update has size of order :math:`N^{e_k}`,
-:math:`e_k = \alpha_2 - k(1/2-\alpha_1)`, and survives as :math:`N` grows when :math:`e_k\ge0`:
-the theory's count is :math:`\Lambda = \min(L-1, \lfloor\alpha_2/(1/2-\alpha_1)\rfloor)`
-(:func:`theory_count`). By the exact rescaling (:mod:`twostep.analysis.rescaling`),
-:math:`T_k = \eta_2\eta_1^k\hat T_k` with a step-free :math:`\hat T_k`; with :math:`\hat e_k` the
-measured exponent of :math:`s_1(\hat T_k)` in :math:`N`, the empirical count is
-
-.. math::
-    \hat\Lambda(\alpha_1,\alpha_2) = \#\{1\le k\le L-1:\ T_k\text{ is a spike and }
-        \alpha_2 + k\alpha_1 + \hat e_k \ge 0\}
-
-(:func:`is_spike`), equal to :math:`\Lambda` when :math:`\hat e_k = -k/2` (:func:`count_margins`: how far it may
-stray). The spike sum :math:`\Sigma(\eta_1, \eta_2) = \eta_1\mu_1av^\top + \sum_kS_k^{\rm corr}`
-scales the same way, so :func:`plane_map` fits, at every point and from draws at several
-widths, the growth exponents of :math:`s_1(T_k)` and of the singular values :math:`s_j(\Sigma)`
-(the :math:`(k+1)`-th is the size of the :math:`k`-th new outlier: the left vectors
-:math:`a^{\circ k}` are far from orthogonal, :func:`power_gram`). :func:`clearing_width`,
-:func:`spike_widths` and :func:`nstar_spread` extrapolate them to the width :math:`N^\star` at
-which an outlier clears the bulk edge.
-"""
+r"""The :math:`(\alpha_1, \alpha_2)` plane: the theory's count :math:`\Lambda`, the empirical count
+:math:`\hat\Lambda = \#\{k: T_k\text{ a spike}, \alpha_2 + k\alpha_1 + \hat e_k \ge 0\}` (:math:`\hat e_k`
+the exponent of :math:`s_1(\hat T_k)`), the map of growth exponents over the plane, and :math:`N^\star`."""
 
 from __future__ import annotations
 
@@ -37,8 +17,7 @@ from .sweep import linear_fit, loglog_slope
 from ._core import spike_count
 from .theory import n_spikes, spike_exponent
 
-#: Default alignment threshold: a cosine above 1/sqrt(2) means the predicted vector
-#: carries more than half of the singular vector's squared norm.
+#: A cosine above 1/sqrt(2): the predicted vector carries over half of the squared norm.
 ALIGNED = 1.0 / math.sqrt(2.0)
 
 
@@ -58,22 +37,9 @@ def theory_count(alpha1, alpha2, L: int | None = None) -> np.ndarray:
 
 
 def is_spike(left, right, ratio_slope, threshold: float = ALIGNED) -> np.ndarray:
-    r"""Whether each term is a spike: ``left >= threshold``, ``right >= threshold`` and ``ratio_slope > 0``.
-
-    Parameters
-    ----------
-    left, right : array_like, shape (K,)
-        Cosines of the top singular vectors of :math:`T_k` with :math:`a^{\circ(k+1)}` and
-        :math:`u_k` (e.g. means over seeds at the largest :math:`N`).
-    ratio_slope : array_like, shape (K,)
-        Exponent in :math:`N` of :math:`\|S_k\|/\|T_k-S_k\|_{op}`; positive if the spike gains
-        on the remainder as :math:`N` grows.
-    threshold : float in (0, 1]
-
-    Returns
-    -------
-    ndarray of bool, shape (K,)
-    """
+    r"""``left >= threshold``, ``right >= threshold`` and ``ratio_slope > 0``, all ``(K,)``: the cosines of
+    :math:`T_k`'s top singular vectors with :math:`a^{\circ(k+1)}` and :math:`u_k`, and the exponent of
+    :math:`\|S_k\|/\|T_k-S_k\|_{op}`."""
     left = check_array(left, "left", ndim=1)
     right = check_array(right, "right", shape=left.shape)
     ratio_slope = check_array(ratio_slope, "ratio_slope", shape=left.shape)
@@ -82,37 +48,15 @@ def is_spike(left, right, ratio_slope, threshold: float = ALIGNED) -> np.ndarray
 
 
 def empirical_boundary(alpha1, k: int, exponent: float) -> np.ndarray:
-    r"""The line :math:`\alpha_2 = -\hat e_k - k\alpha_1` on which :math:`s_1(T_k)` stops growing.
-
-    ``exponent`` is :math:`\hat e_k`, the measured exponent of the step-free term; the theory's
-    value :math:`-k/2` gives :func:`twostep.phase_boundaries`.
-    """
+    r"""The line :math:`\alpha_2 = -\hat e_k - k\alpha_1` (``exponent`` :math:`= \hat e_k`)."""
     k = check_int(k, "k", 1)
     e = check_real(exponent, "exponent")
     return -e - k * _alphas(alpha1, "alpha1")
 
 
 def empirical_count(alpha1, alpha2, exponents, spike, L: int | None = None) -> np.ndarray:
-    r""":math:`\hat\Lambda(\alpha_1,\alpha_2)` elementwise over broadcast arrays.
-
-    Parameters
-    ----------
-    alpha1, alpha2 : array_like
-        Exponents in :math:`[0, 1/2)`.
-    exponents : array_like, shape (K,)
-        :math:`\hat e_k` for :math:`k = 0..K-1` (entry 0 is ignored: :math:`T_0` is the
-        first spike's reinforcement, not a new outlier).
-    spike : array_like of bool, shape (K,)
-        Whether each :math:`T_k` is a spike (:func:`is_spike`); entry 0 ignored.
-    L : int, optional
-        Degree of the activation; only :math:`k\le L-1` count (default ``K``).
-
-    Returns
-    -------
-    ndarray of int
-        Number of :math:`k\in[1, \min(K, L)-1]` with ``spike[k]`` and
-        :math:`\alpha_2 + k\alpha_1 + \hat e_k \ge 0`.
-    """
+    r""":math:`\hat\Lambda(\alpha_1,\alpha_2)` elementwise: the :math:`k\in[1, \min(K, L)-1]` with
+    ``spike[k]`` and :math:`\alpha_2 + k\alpha_1 + \hat e_k \ge 0` (``exponents``, ``spike``: ``(K,)``)."""
     a1, a2 = np.broadcast_arrays(_alphas(alpha1, "alpha1"), _alphas(alpha2, "alpha2"))
     e = check_array(exponents, "exponents", ndim=1)
     sp = np.asarray(spike)
@@ -127,16 +71,9 @@ def empirical_count(alpha1, alpha2, exponents, spike, L: int | None = None) -> n
 
 
 def count_margins(alphas, exponents, L: int) -> dict:
-    r"""How far each :math:`\hat e_k` may move from :math:`-k/2` before the count changes somewhere.
-
-    At a grid point the order :math:`k` counts iff :math:`e_k + (\hat e_k + k/2)\ge0` with the
-    theory's :math:`e_k = \alpha_2 - k(1/2-\alpha_1)`. So the count equals :math:`\Lambda` at every
-    point of ``alphas``:sup:`2` (the grid's values on both axes, in :math:`[0, 1/2)`) iff the
-    deviation :math:`\delta_k = \hat e_k + k/2` lies in :math:`[-\min_{e_k\ge0}e_k,\
-    -\max_{e_k<0}e_k)`. ``exponents``: :math:`\hat e_k`, shape ``(L,)`` (entry 0 ignored).
-    Returns ``down``, ``up`` (the window's sides, ``nan`` for a side without grid points) and
-    ``dev`` (:math:`\delta_k`), lists over :math:`k = 1..L-1`.
-    """
+    r"""The window :math:`[-\min_{e_k\ge0}e_k, -\max_{e_k<0}e_k)` (``down``, ``up``) of
+    :math:`\delta_k = \hat e_k + k/2` (``dev``) within which the count is :math:`\Lambda` on the grid
+    ``alphas``:sup:`2`, lists over :math:`k = 1..L-1` (``nan``: a side without grid points)."""
     L = check_int(L, "L", 2)
     alphas = _alphas(alphas, "alphas")
     if alphas.ndim != 1 or alphas.size == 0:
@@ -157,9 +94,8 @@ RECORD_KEYS = ("N", "seed", "top_free", "core_left", "core_right", "core_free")
 
 
 def plane_grid(step: float = 0.02, offset: float = 0.01, gap: float = 0.004, L: int = 4) -> np.ndarray:
-    r"""Points :math:`(\alpha_1, \alpha_2)` of a square grid on :math:`[0, 1/2)^2` (``offset``,
-    ``offset + step``, ...), without those within ``gap`` of a boundary
-    :math:`\alpha_2 = k(1/2-\alpha_1)`, :math:`k = 1..L-1`, of :math:`\Lambda`; shape ``(P, 2)``."""
+    r"""Grid points ``(P, 2)`` of :math:`[0, 1/2)^2` (``offset``, ``offset + step``, ...), those within
+    ``gap`` of a boundary :math:`\alpha_2 = k(1/2-\alpha_1)`, :math:`k < L`, left out."""
     if not (0 < step < 0.5 and 0 <= offset < 0.5 and gap >= 0):
         raise ValueError(f"step must be in (0, 1/2), offset in [0, 1/2) and gap >= 0, got "
                          f"{step}, {offset}, {gap}")
@@ -173,13 +109,9 @@ def plane_grid(step: float = 0.02, offset: float = 0.01, gap: float = 0.004, L: 
 
 @dataclass
 class PlaneMap:
-    r"""Measured growth exponents over the plane (:func:`plane_map`).
-
-    ``points`` ``(P, 2)``; ``lam`` ``(P,)`` :math:`\Lambda`; ``e`` ``(P, L)`` the theory's
-    :math:`e_k`; ``term_exp``, ``term_se`` ``(P, L)``: fitted exponent of :math:`s_1(T_k)` and its
-    standard error; ``sum_exp``, ``sum_se`` ``(P, L + 1)``: of :math:`s_j(\Sigma)`; ``df``: the
-    fits' degrees of freedom (records minus 2).
-    """
+    r"""Growth exponents over the plane (:func:`plane_map`): ``points`` ``(P, 2)``, ``lam`` ``(P,)``, the
+    theory's ``e`` ``(P, L)``, fitted ``term_exp``, ``term_se`` ``(P, L)`` of :math:`s_1(T_k)` and
+    ``sum_exp``, ``sum_se`` ``(P, L + 1)`` of :math:`s_j(\Sigma)`, ``df`` the fits' degrees of freedom."""
 
     points: np.ndarray
     lam: np.ndarray
@@ -191,8 +123,8 @@ class PlaneMap:
     df: int
 
     def exponents(self, method: str) -> tuple:
-        r"""Exponent and standard error of the size of order :math:`k = 1..L-1`, each
-        ``(P, L - 1)``: ``"term"`` :math:`s_1(T_k)`, ``"sum"`` :math:`s_{k+1}(\Sigma)`."""
+        r"""``(exp, se)`` of orders :math:`k = 1..L-1`, each ``(P, L - 1)``: ``"term"`` :math:`s_1(T_k)`,
+        ``"sum"`` :math:`s_{k+1}(\Sigma)`."""
         if method == "term":
             return self.term_exp[:, 1:], self.term_se[:, 1:]
         if method == "sum":
@@ -201,12 +133,11 @@ class PlaneMap:
         raise ValueError(f"method must be 'term' or 'sum', got {method!r}")
 
     def count(self, method: str) -> np.ndarray:
-        """Measured count per point: orders ``k >= 1`` whose exponent is positive, ``(P,)``."""
+        """Orders ``k >= 1`` of positive exponent per point, ``(P,)``."""
         return np.sum(self.exponents(method)[0] > 0, axis=1)
 
     def resolved(self, method: str, confidence: float = 0.95) -> np.ndarray:
-        """Whether every order's ``confidence`` interval (Student t, ``df``) excludes 0, ``(P,)``:
-        where it does not, the measured count could differ by the unresolved orders."""
+        """Whether every order's Student-t interval excludes 0, ``(P,)``."""
         exp, se = self.exponents(method)
         t = stats.t.ppf(0.5 + confidence / 2, self.df)
         return np.all(np.abs(exp) > t * se, axis=1)
@@ -227,8 +158,8 @@ def _records(records):
 
 
 def spike_sum_values(record: dict, points, kappa: float) -> np.ndarray:
-    r"""Singular values of the spike sum :math:`\Sigma` of one draw at each point
-    :math:`(\alpha_1, \alpha_2)`, :math:`\eta_t = \kappa N^{\alpha_t}`: shape ``(P, L + 1)``."""
+    r"""Singular values of one draw's :math:`\Sigma` at each point, :math:`\eta_t = \kappa N^{\alpha_t}`:
+    ``(P, L + 1)``."""
     pts = np.asarray(points, dtype=float).reshape(-1, 2)
     N = float(record["N"])
     L = len(record["core_free"]) - 1
@@ -238,15 +169,9 @@ def spike_sum_values(record: dict, points, kappa: float) -> np.ndarray:
 
 
 def plane_map(records, points, kappa: float) -> PlaneMap:
-    r"""Fitted growth exponents at every point of ``points`` ``(P, 2)`` from ``records`` (draws of
-    one batch scheme at two or more widths, :data:`RECORD_KEYS`), with
-    :math:`\eta_t = \kappa N^{\alpha_t}`.
-
-    Each exponent is the least-squares slope of the log of the size against :math:`\log N`
-    over all records (every seed at every width), with its standard error.
-    :math:`s_1(T_k) = \kappa^{k+1}N^{\alpha_2+k\alpha_1}s_1(\hat T_k)` exactly, so its exponent is
-    :math:`\alpha_2 + k\alpha_1` plus the fitted slope of :math:`s_1(\hat T_k)`.
-    """
+    r"""Least-squares exponents in :math:`N` over all ``records`` (:data:`RECORD_KEYS`, one batch, two
+    widths or more) at every point ``(P, 2)``, :math:`\eta_t = \kappa N^{\alpha_t}`:
+    :math:`s_1(T_k) = \kappa^{k+1}N^{\alpha_2+k\alpha_1}s_1(\hat T_k)` exactly."""
     records = _records(records)
     pts = np.asarray(points, dtype=float)
     if pts.ndim != 2 or pts.shape[1] != 2 or np.any((pts < 0) | (pts >= 0.5)):
@@ -269,12 +194,9 @@ def plane_map(records, points, kappa: float) -> PlaneMap:
 
 
 def clearing_width(N, values, threshold: float) -> float:
-    r"""The width :math:`N^\star` at which a power law :math:`CN^b` fitted (least squares in
-    logs) to ``values`` at widths ``N`` (1-d, same length, at least two distinct widths) reaches
-    ``threshold``: :math:`(\text{threshold}/C)^{1/b}` for :math:`b > 0`. For :math:`b \le 0`
-    the fit never rises: ``inf`` if it lies below ``threshold`` at the largest width, else the
-    smallest width (cleared everywhere measured). An extrapolation of the measured trend,
-    nothing more."""
+    r""":math:`N^\star = (\text{threshold}/C)^{1/b}` of the power law :math:`CN^b` fitted to ``values`` at
+    widths ``N``; for :math:`b \le 0`, ``inf`` if below ``threshold`` at the largest width, else the
+    smallest width."""
     N, values = np.asarray(N, dtype=float), np.asarray(values, dtype=float)
     if N.shape != values.shape or N.ndim != 1 or np.any(N <= 0) or np.any(values <= 0):
         raise ValueError("N and values must be positive 1-d arrays of the same length")
@@ -285,15 +207,8 @@ def clearing_width(N, values, threshold: float) -> float:
 
 
 def extrapolated_width(N, strength, exponent: float, threshold: float) -> dict:
-    r"""Width at which a spike of measured ``strength`` at widths ``N`` (1-d, same length; several
-    seeds per width) reaches ``threshold``, extrapolated two ways.
-
-    With the theory's exponent :math:`e`, the constant :math:`C` of :math:`CN^{e}`
-    (:func:`~twostep.analysis.spikes.power_law_constant`) gives
-    :math:`N^\star = (\text{threshold}/C)^{1/e}` (``n_star``); with the exponent fitted in
-    logs (``e_fit`` :math:`\pm` ``e_fit_se``), the same gives ``n_fit``. The one definition of
-    :math:`N^\star` of a single spike that both the two-steps chapter and the at-scale appendix
-    use."""
+    r""":math:`N^\star` at which ``strength`` (at widths ``N``) reaches ``threshold``: ``n_star`` with the
+    theory's ``exponent``, ``n_fit`` with the fitted ``e_fit`` :math:`\pm` ``e_fit_se``."""
     C, _ = power_law_constant(N, strength, exponent)
     e_fit, e_fit_se = loglog_slope(N, strength)
     C_fit, _ = power_law_constant(N, strength, e_fit)
@@ -302,13 +217,8 @@ def extrapolated_width(N, strength, exponent: float, threshold: float) -> dict:
 
 
 def spike_widths(N, strengths, settings, threshold: float) -> list:
-    r""":math:`N^\star` of every predicted new spike: for each setting ``i``,
-    :math:`(\alpha_1,\alpha_2)` of ``settings``, and order :math:`1\le k\le\Lambda`, the
-    :math:`(k+1)`-th singular value ``strengths[:, i, k]`` of the spike sum over the runs at
-    widths ``N`` (shape ``(R,)``; ``strengths`` ``(R, S, L + 1)``) extrapolated to
-    ``threshold`` by :func:`extrapolated_width` with :math:`e_k`. One dict per spike: ``i``,
-    ``a1``, ``a2``, ``lam``, ``k``, ``e``, ``strength_max`` (mean at the largest width) and the
-    keys of :func:`extrapolated_width`."""
+    r""":func:`extrapolated_width` with :math:`e_k` of every new spike :math:`1\le k\le\Lambda` of every
+    setting, from ``strengths`` ``(R, S, L + 1)`` at widths ``N`` ``(R,)``: one dict per spike."""
     N, x = np.asarray(N, dtype=float), np.asarray(strengths, dtype=float)
     if x.ndim != 3 or x.shape[0] != N.size:
         raise ValueError(f"strengths must have shape (len(N), S, L + 1), got {x.shape}")
@@ -324,14 +234,9 @@ def spike_widths(N, strengths, settings, threshold: float) -> list:
 
 
 def nstar_spread(N, strength, seeds, exponent: float, margins=(0.02, 0.10)) -> dict:
-    r"""What the extrapolation of one spike of theory exponent :math:`e` can and cannot say,
-    from its ``strength`` in runs at widths ``N`` with seeds ``seeds`` (all shape ``(R,)``,
-    :math:`N = d`): its growth per doubling of :math:`N`, :math:`2^{e}`, and the range of
-    :math:`N^\star = (\theta_\star(m)/C)^{1/e}` over the outlier margins :math:`m` of ``margins``
-    (:func:`~twostep.analysis.spikes.outlier_strength`) and over the constants :math:`C`
-    fitted to each seed's runs separately. Returns ``growth``, ``e``, ``lo``, ``hi``,
-    ``decades`` (:math:`\log_{10}(hi/lo)`, ``inf`` when the spike never reaches it) and the
-    margins ``margin_lo``, ``margin_hi``."""
+    r"""One spike's growth per doubling :math:`2^{e}` and the range ``lo``, ``hi`` of
+    :math:`N^\star = (\theta_\star(m)/C)^{1/e}` over ``margins`` and per-seed constants :math:`C`
+    (``decades`` :math:`= \log_{10}(hi/lo)`)."""
     if not isinstance(margins, (tuple, list)) or len(margins) != 2:
         raise TypeError(f"margins must be a pair (low, high) of margins, got {margins!r}")
     N, strength, seeds = np.asarray(N, dtype=float), np.asarray(strength), np.asarray(seeds)
@@ -346,26 +251,17 @@ def nstar_spread(N, strength, seeds, exponent: float, margins=(0.02, 0.10)) -> d
 
 
 def predicted_count(spike_sum, edge_own: float, margin: float = 0.05) -> int:
-    r"""The book's finite-:math:`N` prediction of one draw's outlier count: the number of
-    singular values :math:`s_j` of the predicted spike sum ``spike_sum`` (1-d) whose strength
-    over the draw's own bulk, :math:`s_j/(e_{\rm own}/2)` (``edge_own`` :math:`= e_{\rm own}`,
-    scaled to :math:`W_0`'s edge 2 at :math:`N/d = 1`), exceeds the BBP strength
-    :math:`\theta_\star` whose outlier clears the edge by ``margin``
-    (:func:`~twostep.analysis.spikes.outlier_strength`): the count
-    :func:`twostep.scale.device.count_on` measures, predicted from the spikes alone."""
+    r"""The count predicted from the spikes: singular values :math:`s_j` of ``spike_sum`` with
+    :math:`s_j/(e_{\rm own}/2) > \theta_\star` (:func:`~twostep.analysis.spikes.outlier_strength` at
+    ``margin``)."""
     values = check_array(spike_sum, "spike_sum", ndim=1)
     edge = check_real(edge_own, "edge_own", low=0.0, low_open=True)
     return int(np.sum(values / (edge / 2) > outlier_strength(1.0, margin)))
 
 
 def power_gram(a, powers: int) -> np.ndarray:
-    r"""Absolute cosines between the entrywise powers of ``a``, shape ``(powers, powers)``: the
-    left vectors of the spike sum, far from orthogonal.
-
-    Entry :math:`(i, j)` is :math:`|\langle a^{\circ(i+1)}, a^{\circ(j+1)}\rangle|/
-    (\|a^{\circ(i+1)}\|\,\|a^{\circ(j+1)}\|)`; for Gaussian ``a`` it tends to
-    :func:`twostep.analysis.spikes.power_cosine`.
-    """
+    r""":math:`|\cos(a^{\circ(i+1)}, a^{\circ(j+1)})|`, ``(powers, powers)`` (Gaussian limit:
+    :func:`~twostep.analysis.spikes.power_cosine`)."""
     a = check_array(a, "a", ndim=1)
     powers = check_int(powers, "powers", 1)
     P = np.stack([a ** m / np.linalg.norm(a ** m) for m in range(1, powers + 1)])
@@ -374,17 +270,9 @@ def power_gram(a, powers: int) -> np.ndarray:
 
 @dataclass
 class CountTest:
-    r"""The count test at chosen settings (:func:`count_test`), one batch scheme.
-
-    ``settings`` ``(S, 2)``; ``lam`` ``(S,)``; ``Ns`` the widths; ``seeds`` per width;
-    ``count``, ``edge`` ``{N: (seeds, S)}``: :math:`W_2`'s outliers beyond its own edge and that
-    edge; ``nstar`` ``(S, L, 3)``: for the :math:`j`-th new outlier
-    (:math:`j = 1..\Lambda`; row ``j``, row 0 the first spike) the low, median and high
-    :math:`N^\star` over seeds and margins (``nan`` beyond :math:`\Lambda`); ``hits``,
-    ``total`` ``(S,)``: (seed, width) pairs at or beyond :math:`N^\star_\Lambda` (high) where
-    the count is :math:`1+\Lambda`, of how many; ``spike_hits``, ``spike_total`` ``(S,)``: the
-    (new outlier :math:`j \le \Lambda`, seed, width) triples at or beyond :math:`N^\star_j`
-    (high) where the count is at least :math:`1+j`, of how many.
+    r"""The count test of one batch (:func:`count_test`): ``settings``, ``lam``, ``Ns``, ``seeds``, ``count``
+    and ``edge`` ``{N: (seeds, S)}``, ``nstar`` ``(S, L, 3)``, and the (seed, width) beyond :math:`N^\star`
+    with count :math:`1+\Lambda` (``hits`` of ``total``) or :math:`\ge 1+j` (``spike_hits``, ``spike_total``).
     """
 
     settings: np.ndarray
@@ -399,29 +287,12 @@ class CountTest:
     spike_hits: np.ndarray
     spike_total: np.ndarray
 
-    def nstar_count(self) -> np.ndarray:
-        r"""``(S, 3)``: :math:`N^\star` of the full count, that of the :math:`\Lambda`-th new
-        outlier (of the first spike where :math:`\Lambda = 0`)."""
-        return self.nstar[np.arange(len(self.lam)), self.lam]
-
 
 def count_test(records, batch: str, kappa: float, settings, L: int,
                margins=(0.02, 0.10)) -> CountTest:
-    r"""The paper's count where the theory says it can be seen, from records of
-    :func:`twostep.scale.device.count_on` (one per width, batch and seed).
-
-    For each setting :math:`(\alpha_1,\alpha_2)` (at step constant ``kappa``), seed and
-    :math:`j = 0..\Lambda`, the :math:`(j+1)`-th singular value of the spike sum over
-    :math:`W_2`'s own edge scaled to :math:`W_0`'s, :math:`r_j(N) = s_{j+1}(\Sigma)/(e_{\rm own}/2)`,
-    is fitted by a power law over the widths and extrapolated to the strength
-    :math:`\theta_\star(m)` that clears the edge (:func:`clearing_width`,
-    :func:`~twostep.analysis.spikes.outlier_strength`), for each margin ``m``: the spread over seeds and margins gives
-    :math:`N^\star_j`'s low, median and high values. The spike sum is built from the predicted
-    rank-one parts, the count from :math:`W_2`'s own spectrum, so the extrapolation does not
-    see the count it predicts. The tests: the count :math:`1+\Lambda` at every (seed, width)
-    with :math:`N \ge N^\star_\Lambda` (high), and each new outlier, a count of at least
-    :math:`1+j`, at every (seed, width) with :math:`N \ge N^\star_j` (high).
-    """
+    r"""The paper's count where the theory says it can be seen, from ``count_on`` records:
+    :math:`s_{j+1}(\Sigma)/(e_{\rm own}/2)` extrapolated to :math:`\theta_\star(m)` (:func:`clearing_width`)
+    per seed and margin gives :math:`N^\star_j` (low, median, high)."""
     settings = np.asarray(settings, dtype=float).reshape(-1, 2)
     recs = [r for r in records if r["batch"] == batch]
     if not recs:
@@ -475,18 +346,9 @@ def _point_index(points, kappa, settings) -> np.ndarray:
 
 
 def rank_points(records, points, kappa: float, margins=(0.02, 0.10), top: int = 3) -> dict:
-    r"""The points of the map where the paper's count should be seen soonest, per
-    :math:`\Lambda`: ``{lam: [(alpha1, alpha2, nstar_median), ...]}``, best first, ``top`` each.
-
-    From each seed's draws (``records`` of one batch, :data:`RECORD_KEYS`) the singular values
-    of the spike sum at the point are extrapolated (:func:`clearing_width`) to the strength that
-    clears :math:`W_0`'s edge (:func:`~twostep.analysis.spikes.outlier_strength`) for each margin;
-    the median over seeds and margins is the point's :math:`N^\star`. For
-    :math:`\Lambda \ge 1` the rank is by the :math:`N^\star` of the :math:`(\Lambda+1)`-th value,
-    smallest first. For :math:`\Lambda = 0` it is by the smallest :math:`N^\star` of the
-    *second* value, largest first (an extra outlier least likely), ties broken by :math:`e_1`
-    nearest 0 (closest to the boundary :math:`\alpha_1+\alpha_2 = 1/2`), then by grid order.
-    """
+    r"""``{lam: [(alpha1, alpha2, nstar_median), ...]}``, ``top`` each: for :math:`\Lambda\ge1` the
+    smallest median :math:`N^\star` of the :math:`(\Lambda+1)`-th value; for :math:`\Lambda = 0` the
+    largest smallest :math:`N^\star` of the second, then :math:`e_1` nearest 0."""
     records = _records(records)
     pts = np.asarray(points, dtype=float)
     L = len(records[0]["top_free"])

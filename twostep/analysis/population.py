@@ -1,40 +1,12 @@
-r"""The population limit of the signal directions: reused versus fresh batches.
-
-The :math:`k`-th term of the second update carries the rank-one signal
-:math:`a^{\circ(k+1)}u_k^\top`, :math:`u_k = X_2^\top(y_2\odot s^{\circ k})/n`, :math:`s = X_2v`,
-:math:`v = X_1^\top y_1/n` (:mod:`twostep.analysis.decomposition`). Write :math:`z_{jr} = \langle\beta^*_r, x_j\rangle`, :math:`c_r = c_1(g_r)` and
-:math:`\psi = n/d`. In the proportional limit, with :math:`\zeta_j\sim N(0,1)`
-independent of :math:`(z_j, y_j)`,
-
-.. math::
-    s_j \approx \sum_r c_r z_{jr} + \rho\,\frac{y_j}{\psi} + \tau\zeta_j,\qquad
-    \tau^2 = \mathbb{E}[y^2]/\psi,
-
-where :math:`\rho = 1` for a reused batch (sample :math:`j`'s own term
-:math:`y_j\|x_j\|^2/n` in :math:`\langle x_j, v\rangle`) and :math:`\rho = 0` for a
-fresh one. With :math:`w = y\,s^k` (or, for ``kind="reuse"``, the reuse-aware weight
-:math:`y\,m_k` of :func:`~twostep.analysis.decomposition.reuse_weight`), :math:`u_k` splits into three
-orthogonal pieces:
-
-.. math::
-    u_k \approx \sum_r A_r\beta^*_r + B\,\hat v_\perp + \text{(isotropic rest)},\qquad
-    A_r = \mathbb{E}[w z_r],\quad
-    B = \mathbb{E}\Big[w\big(s - \textstyle\sum_r c_r z_r\big)\Big]/\tau,
-
-:math:`\hat v_\perp` the unit part of :math:`v` orthogonal to the :math:`\beta^*_r`,
-and a rest of squared norm :math:`R = \big(\mathbb{E}[w^2] - \rho\,\mathbb{E}[wy]^2/\mathbb{E}[y^2]\big)/\psi`
-(under reuse the inputs' remaining coordinates are orthogonal to :math:`y` by
-construction of :math:`\hat v_\perp`). So the overlap of :math:`u_k` with
-:math:`\beta^*_r` tends to
-
-.. math:: \frac{|A_r|}{\sqrt{\sum_{r'} A_{r'}^2 + B^2 + R}} .
-
-All expectations are Gauss--Hermite quadratures over :math:`(z_1,\dots,z_r,\zeta)`
-(and the label noise, if any). With a fresh batch (:math:`\rho = 0`) and :math:`c_r = 0`,
-:math:`s` does not depend on :math:`z_r`, so :math:`A_r = c_r\,\mathbb{E}[s^k] = 0` for every
-:math:`k`: fresh batches reach only directions whose link has :math:`c_1 \neq 0`. This is a
-heuristic (leave-one-out) limit; ``tests/unit/experiments/test_reuse.py`` checks it against simulation.
-"""
+r"""The population limit of the signal directions :math:`u_k = X_2^\top(y_2\odot w)/n`, reused versus fresh.
+With :math:`z_r = \langle\beta^*_r, x\rangle`, :math:`c_r = c_1(g_r)`, :math:`\psi = n/d`, :math:`s
+\approx \sum_r c_r z_r + \rho y/\psi + \tau\zeta` (:math:`\tau^2 = \mathbb{E}[y^2]/\psi`,
+:math:`\zeta\sim N(0,1)`, :math:`\rho = 1` reused, 0 fresh) and :math:`w = y\,s^k` or a reuse-aware
+weight, :math:`u_k \approx \sum_r A_r\beta^*_r + B\hat v_\perp + \text{rest}`: :math:`A_r =
+\mathbb{E}[wz_r]`, :math:`B = \mathbb{E}[w(s - \sum_r c_rz_r)]/\tau`, :math:`\|\text{rest}\|^2 = R =
+(\mathbb{E}[w^2] - \rho\mathbb{E}[wy]^2/\mathbb{E}[y^2])/\psi`, and the overlap with :math:`\beta^*_r`
+tends to :math:`|A_r|/\sqrt{\sum A^2 + B^2 + R}` (Gauss--Hermite quadratures; a leave-one-out
+heuristic)."""
 
 from __future__ import annotations
 
@@ -61,20 +33,9 @@ MAX_GRID = 4_000_000
 
 @dataclass
 class PopulationSignal:
-    r"""Large-:math:`n` decomposition of :math:`u_k` (or :math:`\tilde u_k`).
-
-    Attributes
-    ----------
-    along : ndarray, shape (r,)
-        :math:`A_r = \mathbb{E}[w z_r]`, the component along each :math:`\beta^*_r`.
-    along_v : float
-        :math:`B`, the component along the first step's noise direction :math:`\hat v_\perp`.
-    rest : float
-        :math:`R`, the squared norm of the isotropic remainder.
-    sampling_var : ndarray, shape (r,)
-        :math:`\mathrm{Var}(w z_r)`: at finite :math:`n` the component along
-        :math:`\beta^*_r` fluctuates around :math:`A_r` with variance ``sampling_var / n``.
-    """
+    r"""Large-:math:`n` decomposition of :math:`u_k`: ``along`` :math:`A_r` ``(r,)``, ``along_v`` :math:`B`,
+    ``rest`` :math:`R`, ``sampling_var`` :math:`\mathrm{Var}(wz_r)` ``(r,)`` (the finite-:math:`n`
+    variance of the component along :math:`\beta^*_r` is ``sampling_var / n``)."""
 
     k: int
     batch: str
@@ -92,19 +53,13 @@ class PopulationSignal:
 
     @property
     def overlaps(self) -> np.ndarray:
-        r"""Limit of the overlap of :math:`u_k` with each :math:`\beta^*_r`, shape ``(r,)``."""
+        r"""Limit of the overlap with each :math:`\beta^*_r`, ``(r,)``."""
         return np.abs(self.along) / self.norm
 
     def expected_overlaps(self, n: int) -> np.ndarray:
-        r"""Mean overlap with each :math:`\beta^*_r` at batch size ``n``, shape ``(r,)``.
-
-        The component along :math:`\beta^*_r` is :math:`A_r + \delta`,
-        :math:`\delta\sim N(0, \sigma^2)`, :math:`\sigma^2 = \mathrm{Var}(wz_r)/n`, so the mean
-        overlap is the folded-normal mean
-        :math:`\big(\sigma\sqrt{2/\pi}\,e^{-A_r^2/2\sigma^2} + A_r\,\mathrm{erf}(A_r/\sqrt2\sigma)\big)/\|u_k\|`.
-        It tends to :attr:`overlaps` as :math:`n\to\infty`; when :math:`A_r = 0` it is the
-        sampling level :math:`\sigma\sqrt{2/\pi}/\|u_k\|`, of order :math:`n^{-1/2}`.
-        """
+        r"""Mean overlap at batch size ``n``, ``(r,)``: the folded-normal mean
+        :math:`\big(\sigma\sqrt{2/\pi}\,e^{-A_r^2/2\sigma^2} +
+        A_r\,\mathrm{erf}(A_r/\sqrt2\sigma)\big)/\|u_k\|`, :math:`\sigma^2 = \mathrm{Var}(wz_r)/n`."""
         n = check_int(n, "n")
         sd = np.sqrt(np.maximum(self.sampling_var, 0.0) / n)
         A = np.abs(self.along)
@@ -116,40 +71,28 @@ class PopulationSignal:
 
 def population_signal(target, psi: float, k: int, batch: str = "reused", kind: str = "plain",
                       activation=None, points: int = 80) -> PopulationSignal:
-    r"""The large-:math:`n` components of :math:`u_k` along the target directions.
+    r"""The large-:math:`n` components of :math:`u_k` along the target directions (module docstring of
+    :mod:`twostep.analysis.population`), for the weight ``kind``: :math:`w = y s^k` (``"plain"``), the
+    reuse-aware :math:`y\,m_k(s, \rho y/\psi)` (``"reuse"``), or with the neuron-specific part of the
+    first update averaged in (``"corrected"``; both need a polynomial ``activation``).
 
     Parameters
     ----------
-    target : Link, sequence of Link, Teacher, or str
-        See :func:`target_links`; a Teacher's label noise is included.
+    target : Link, sequence of Link, Teacher (with its label noise), or str
     psi : float
         :math:`\psi = n/d > 0`.
-    k : int
-        Order of the term, ``k >= 0``.
+    k : int >= 0
     batch : {"reused", "fresh"}
     kind : {"plain", "reuse", "corrected"}
-        ``"plain"``: :math:`w = y s^k` (the direction :math:`u_k`); ``"reuse"``: the
-        reuse-aware :math:`w = y\,m_k(s, \rho y/\psi)` of :func:`twostep.signal_part`
-        (:func:`~twostep.analysis.decomposition.reuse_weight`); ``"corrected"``: with the
-        neuron-specific part of the first update averaged in
-        (:func:`~twostep.analysis.decomposition.corrected_weight`, :math:`R^2` of
-        :func:`~twostep.analysis.theory.fluctuation_variance_limit`).
     activation : PolynomialActivation or str, optional
-        Needed for ``kind="reuse"`` and ``"corrected"``.
     points : int
-        Gauss--Hermite points per target direction (the :math:`\zeta` and noise axes
-        use the exact rule for their polynomial degree).
-
+        Gauss--Hermite points per target direction.
     Returns
     -------
     PopulationSignal
-
     Examples
     --------
-    The cubic term of a reused batch finds the direction of the odd link, which a fresh batch
-    cannot reach:
-
-    >>> import twostep as ts
+    >>> import twostep as ts   # the cubic term of a reused batch finds what a fresh one cannot
     >>> [float(ts.population_signal("odd", 1.0, 2, b).overlaps[0].round(4)) for b in ts.BATCHES]
     [0.1757, 0.0]
     """
@@ -201,11 +144,8 @@ def population_signal(target, psi: float, k: int, batch: str = "reused", kind: s
 
 
 def cubed_link_moment(target) -> float:
-    r""":math:`\mathbb E[g(z)^3z] = c_1(g^3)`, :math:`z\sim N(0,1)`: the first Hermite coefficient
-    of the cubed link, which sets the reused batch's :math:`A_2 = \mathbb E[g^3z]/\psi^2`.
-
-    ``target`` is a single-index link or its name (:func:`twostep.get_link`).
-    """
+    r""":math:`\mathbb E[g(z)^3z] = c_1(g^3)` of a link or its name (reused :math:`A_2 = \mathbb
+    E[g^3z]/\psi^2`)."""
     link = get_link(target) if isinstance(target, str) else target
     if not isinstance(link, Link):
         raise TypeError(f"target must be a Link or a link name, got {type(target).__name__}")
@@ -213,24 +153,16 @@ def cubed_link_moment(target) -> float:
 
 
 def self_term_moment(activation) -> float:
-    r""":math:`\mathbb E[\sigma'''(z)\sigma'(z)^2]`, :math:`z\sim N(0,1)`.
-
-    Under reuse the self-term of :math:`\Delta_{ij}` carries the neuron's own
-    :math:`\sigma'(P_{ij})`, so the component of :math:`\tilde u_2` along :math:`\beta^\star`
-    is :math:`\mathbb E[\sigma'''\sigma'^2]\,\mathbb E[g^3z]/\psi^2` instead of
-    :math:`\mu_3\mu_1^2\,\mathbb E[g^3z]/\psi^2`.
-    """
+    r""":math:`\mathbb E[\sigma'''(z)\sigma'(z)^2]`, which replaces :math:`\mu_3\mu_1^2` in :math:`\tilde
+    u_2`'s :math:`A_r`."""
     act = as_activation(activation)
     return gaussian_expectation(lambda z: act.derivative(z, 3) * act.derivative(z, 1) ** 2)
 
 
 @dataclass
 class Limits:
-    r"""Large-:math:`n` limits of the signal directions (:func:`population_limits`).
-
-    ``plain[target, batch, k]`` is the :class:`PopulationSignal` of :math:`u_k`,
-    ``aware[target, batch]`` that of the reuse-aware :math:`\tilde u_{k}` at ``aware_order``.
-    """
+    r"""Large-:math:`n` limits (:func:`population_limits`): ``plain[target, batch, k]`` of :math:`u_k`,
+    ``aware[target, batch]`` of :math:`\tilde u_k` at ``aware_order``."""
 
     psi: float
     orders: tuple
@@ -240,23 +172,20 @@ class Limits:
 
     def overlap(self, target: str, batch: str, k: int | None = None, n: int | None = None,
                 index: int = 0, aware: bool = False) -> float:
-        r"""Overlap with :math:`\beta^\star_{\text{index}}`: the limit, or with ``n`` the mean at
-        batch size ``n``; of :math:`u_k`, or with ``aware=True`` of :math:`\tilde u_2`."""
+        r"""Overlap with :math:`\beta^\star_{\text{index}}` of :math:`u_k` (``aware``: :math:`\tilde u`),
+        the limit or the mean at ``n``."""
         sig = self.aware[target, batch] if aware else self.plain[target, batch, k]
         return float((sig.overlaps if n is None else sig.expected_overlaps(int(n)))[index])
 
     def paired_difference(self, target: str, N):
-        r"""The theory's reused-minus-fresh overlap of :math:`T_2`'s top vector at width ``N`` (a
-        number or an array): the limit of :math:`\tilde u_2` minus the fresh batch's chance
-        level :math:`1/\sqrt N`."""
+        r"""Reused-minus-fresh overlap of :math:`T_2`'s top vector at width ``N``: aware limit minus
+        :math:`1/\sqrt N`."""
         return self.overlap(target, "reused", aware=True) - 1 / np.sqrt(N)
 
 
 def population_limits(targets, psi: float, orders, activation, aware_order: int = 2) -> Limits:
-    r"""Large-:math:`n` overlaps of :math:`u_k` (each order in ``orders``) and of the reuse-aware
-    :math:`\tilde u_{\text{aware\_order}}` with the target directions, for both batches
-    (:func:`twostep.population_signal`: the module docstring's limit).
-    """
+    r""":class:`Limits` of :math:`u_k` for each of ``orders`` and of :math:`\tilde u_{\text{aware\_order}}`,
+    both batches."""
     if isinstance(targets, str) or not all(isinstance(t, str) for t in targets):
         raise TypeError(f"targets must be a sequence of target names, got {targets!r}")
     targets = list(targets)

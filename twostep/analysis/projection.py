@@ -1,29 +1,5 @@
-r"""The exact term seen through its predicted left vector: an alignment test that memorised
-inputs cannot fake.
-
-Under reuse the top singular vectors of the exact term :math:`T_k` are often single training
-inputs (memorised (neuron, sample) pieces), and such an input, selected for its large label,
-carries an overlap of a few times :math:`1/\sqrt d` with :math:`\beta^\star` by itself. The
-theory says more than "the top vector is aligned": it says :math:`T_k` contains the spike
-:math:`S_k\propto a^{\circ(k+1)}\tilde u_k^\top`. So look at :math:`T_k` through that left
-vector,
-
-.. math::
-    r_k = T_k^\top a^{\circ(k+1)} = X_2^\top w,\qquad
-    w_j = \frac{\eta_2}{n\,k!}\,y_j\sum_i a_i^{k+2}\,\sigma^{(k+1)}(P_{ij})\,\Delta_{ij}^k ,
-
-a weighted sum of *all* training inputs (:func:`twostep.analysis._core.term_weights`),
-which tends to :math:`\tilde u_k`'s direction when the spike dominates and whose overlap with
-:math:`\beta^\star` is :math:`O(1)`, not :math:`O(1/\sqrt d)`. :func:`projected_alignment`
-measures it with three controls on the same run:
-
-* a left vector with the same entry sizes and random signs, :math:`|a|^{\circ(k+1)}\odot\varepsilon`:
-  it sees the same memorised pieces but not the spike;
-* the memorised-input null: the inputs that dominate :math:`r_k` (largest
-  :math:`|w_j|\,\|x_j\|`), whose span's overlap with :math:`\beta^\star` is the most that
-  those inputs could carry on their own;
-* :math:`r_k` with those inputs' contributions removed.
-"""
+r"""The exact term seen through its predicted left vector, :math:`r_k = T_k^\top a^{\circ(k+1)} = X_2^\top w`:
+a sum over all inputs, aligned :math:`O(1)` when the spike dominates, which memorised inputs cannot fake."""
 
 from __future__ import annotations
 
@@ -42,34 +18,14 @@ PROJECTED_KEYS = ("overlap", "random_sign", "memorised_null", "without_memorised
 
 
 def projected_alignment(run, k: int = 2, *, signs, memorised: int = MEMORISED, pre=None) -> dict:
-    r"""The exact term :math:`T_k` seen through its predicted left vector, with its controls.
+    r""":math:`r_k = T_k^\top a^{\circ(k+1)}` and its controls, for ``run`` (polynomial activation, any
+    array library), order ``k``, random ``signs`` ``(N,)`` on ``run``'s device and ``memorised`` inputs.
 
-    Parameters
-    ----------
-    run : TwoStepRun
-        With a polynomial activation (numpy, CuPy or PyTorch arrays).
-    k : int
-        Order of the term, in :math:`[0, L-1]`.
-    signs : array of shape (N,)
-        Random signs :math:`\varepsilon_i = \pm1` for the control left vector
-        :math:`|a|^{\circ(k+1)}\odot\varepsilon` (draw them from the experiment's generator, the
-        same for the reused and the fresh run of a pair), on ``run``'s device.
-    memorised : int
-        Number :math:`m` of dominant inputs in the memorised-input null, in :math:`[1, n]`.
-    pre : (P, D), optional
-        :func:`twostep.analysis.decomposition.pre_activations` of ``run``, if already computed.
-
-    Returns
-    -------
-    dict
-        ``overlap`` ``(r,)``: :math:`|\cos(T_k^\top a^{\circ(k+1)}, \beta^\star_r)|`;
-        ``random_sign`` ``(r,)``: the same with the random-sign left vector;
-        ``memorised_null`` ``(r,)``: overlap of the span of the :math:`m` inputs with the largest
-        :math:`|w_j|\,\|x_j\|` with :math:`\beta^\star_r` (:func:`twostep.subspace_overlap`);
-        ``without_memorised`` ``(r,)``: overlap of :math:`\sum_{j\notin J}w_jx_j`, the projection
-        without those :math:`m` inputs; ``participation``: :math:`(\sum_jc_j^2)^2/\sum_jc_j^4`
-        with :math:`c_j = |w_j|\|x_j\|`, the effective number of inputs in :math:`r_k`;
-        ``memorisation``: :math:`\max_j|\cos(r_k, x_j)|`.
+    Returns ``overlap`` ``(r,)``: :math:`|\cos(r_k, \beta^\star_r)|`; ``random_sign``: the same with
+    the left vector :math:`|a|^{\circ(k+1)}\odot\varepsilon`; ``memorised_null``: the overlap of the
+    span of the :math:`m` inputs of largest :math:`c_j = |w_j|\|x_j\|` (:func:`subspace_overlap`);
+    ``without_memorised``: that of :math:`\sum_{j\notin J}w_jx_j`; ``participation``:
+    :math:`(\sum_jc_j^2)^2/\sum_jc_j^4`; ``memorisation``: :math:`\max_j|\cos(r_k, x_j)|`.
     """
     run = check_run(run)
     k = check_order(k, run.activation.degree)

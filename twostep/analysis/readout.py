@@ -1,25 +1,6 @@
-r"""What the learned features buy: a ridge readout and its test error.
-
-After training the first layer, freeze :math:`W` and fit the second layer on
-a fresh training set by ridge regression on the features
-:math:`F = \sigma(XW^\top)\in\mathbb{R}^{n\times N}`:
-
-.. math:: \hat a_\lambda = \arg\min_a \frac1n\|y - Fa\|^2 + \lambda\|a\|^2
-          = V\,\operatorname{diag}\!\Big(\frac{s_i}{s_i^2 + n\lambda}\Big)U^\top y,
-
-with :math:`F = U\operatorname{diag}(s)V^\top` the thin SVD, so that a whole
-path of penalties costs one SVD. The penalty is chosen on a validation split
-(a stated rule, the same for every curve), then the readout is refitted on
-the full training set and scored on held-out data.
-
-:func:`paired_readout` scores several first layers on the *same* data (a
-paired comparison), optionally on standardised features, with a penalty grid
-relative to the features' scale. :func:`subspace_error` is the population
-error of the best predictor that sees the input only through a given
-subspace: what a perfect readout of the learned directions would achieve;
-:func:`explained_fraction` and :func:`asymptotic_ideal` are that error for one direction of
-a given overlap and for a first-order spike at its large-:math:`n` overlap.
-"""
+r"""The ridge readout on frozen features :math:`F = \sigma(XW^\top)`,
+:math:`\hat a_\lambda = \arg\min_a \frac1n\|y - Fa\|^2 + \lambda\|a\|^2`, its penalty chosen on a
+validation split, and the population error of the best predictor that sees a subspace."""
 
 from __future__ import annotations
 
@@ -30,7 +11,8 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, eigh, svd
 from scipy.linalg.lapack import dormqr, dptsv, dsytrd, dsytrd_lwork
 
-from .._validation import check_array, check_choice, check_dtype, check_int, check_real, check_rng
+from .._validation import (check_array, check_choice, check_dtype, check_int, check_real,
+                           check_rng, check_type)
 from ..model.activations import Activation, check_activation
 from ..model.targets import Teacher
 
@@ -43,11 +25,9 @@ def features(W, X, activation: Activation) -> np.ndarray:
     W : ndarray, shape (N, d)
     X : ndarray, shape (n, d)
     activation : Activation
-
     Returns
     -------
     ndarray, shape (n, N)
-
     Examples
     --------
     >>> import numpy as np, twostep as ts
@@ -63,10 +43,8 @@ def features(W, X, activation: Activation) -> np.ndarray:
 
 
 def ridge_path(F, y, lambdas) -> np.ndarray:
-    r"""Ridge coefficients :math:`\hat a_\lambda` for every penalty, shape ``(len(lambdas), N)``.
-
-    ``F`` is ``(n, N)``, ``y`` is ``(n,)``; penalties are positive.
-    """
+    r""":math:`\hat a_\lambda = V\operatorname{diag}(s_i/(s_i^2 + n\lambda))U^\top y` (:math:`F = USV^\top`)
+    for every penalty, ``(len(lambdas), N)``."""
     F = check_array(F, "F", ndim=2)
     y = check_array(y, "y", shape=(F.shape[0],))
     lambdas = check_array(lambdas, "lambdas", ndim=1)
@@ -79,23 +57,14 @@ def ridge_path(F, y, lambdas) -> np.ndarray:
     return (shrink * Uy[None, :]) @ Vt
 
 
-#: Solvers of :func:`ridge`: the thin SVD of ``F`` (through :func:`ridge_path`) or a
-#: Cholesky solve of the smaller Gram system (several times cheaper for one penalty).
+#: Solvers of :func:`ridge`: the thin SVD, or Cholesky of the smaller Gram system (cheaper).
 RIDGE_SOLVERS = ("svd", "gram")
 
 
 def ridge(F, y, lam: float, *, solver: str = "svd") -> np.ndarray:
-    r"""Ridge coefficients for one penalty ``lam > 0``, shape ``(N,)``.
-
-    ``solver="gram"`` solves :math:`(F^\top F + n\lambda I)a = F^\top y` (or its dual
-    :math:`a = F^\top(FF^\top + n\lambda I)^{-1}y` when :math:`n < N`) by Cholesky
-    instead of the SVD; the coefficients are the same up to rounding.
-
-    Other groups write the ridge without the :math:`1/n`, on features scaled by
-    :math:`1/\sqrt N`: :math:`\hat w = (A^\top A + \lambda' I)^{-1}A^\top y`,
-    :math:`A = F/\sqrt N`, predicting :math:`A\hat w`. That is this readout with
-    :math:`\lambda = \lambda' N/n` (the predictions :math:`F\hat a = A\hat w` agree).
-    """
+    r""":math:`\hat a_\lambda`, ``(N,)``; ``solver="gram"``: Cholesky of :math:`F^\top F + n\lambda I` (or
+    the dual). Others' ridge on :math:`F/\sqrt N` with penalty :math:`\lambda'` is :math:`\lambda =
+    \lambda'N/n`."""
     lam = check_real(lam, "lam", low=0.0, low_open=True)
     check_choice(solver, "solver", RIDGE_SOLVERS)
     if solver == "gram":
@@ -106,7 +75,7 @@ def ridge(F, y, lam: float, *, solver: str = "svd") -> np.ndarray:
 
 
 def mse(F, y, coef) -> float:
-    r"""Mean squared error :math:`\frac1n\|y - F\hat a\|^2`."""
+    r""":math:`\frac1n\|y - F\hat a\|^2`."""
     F = check_array(F, "F", ndim=2)
     y = check_array(y, "y", shape=(F.shape[0],))
     coef = check_array(coef, "coef", shape=(F.shape[1],))
@@ -115,18 +84,15 @@ def mse(F, y, coef) -> float:
 
 
 def best_linear_error(teacher: Teacher) -> float:
-    r"""Population error of the best affine predictor :math:`c_0 + \sum_r c_1(g_r)\langle\beta^*_r,x\rangle`:
-
-    .. math:: \mathbb{E}[y^2] - \Big(\sum_r c_0(g_r)\Big)^2 - \sum_r c_1(g_r)^2 .
+    r"""Population error :math:`\mathbb{E}[y^2] - (\sum_r c_0(g_r))^2 - \sum_r c_1(g_r)^2` of the best
+    affine predictor.
 
     Parameters
     ----------
     teacher : Teacher
-
     Returns
     -------
     float
-
     Examples
     --------
     >>> import numpy as np, twostep as ts
@@ -134,25 +100,16 @@ def best_linear_error(teacher: Teacher) -> float:
     >>> round(ts.best_linear_error(teacher), 6)   # E[y^2] = 2, minus c_1^2 = 1 of He_1
     1.0
     """
-    if not isinstance(teacher, Teacher):
-        raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
+    check_type(teacher, "teacher", Teacher, "a Teacher")
     c0 = sum(g.coefficients[0] for g in teacher.links)
     c1 = sum(g.coefficients[1] ** 2 for g in teacher.links)
     return float(teacher.second_moment - c0 ** 2 - c1)
 
 
-# ---------------------------------------------------------------------------
-# Paired readouts: several feature maps scored on the same data.
-# ---------------------------------------------------------------------------
-
 @dataclass
 class ReadoutResult:
-    """Test error of a ridge readout on frozen features.
-
-    ``edge`` is ``+1`` when the chosen penalty is the largest of the grid it was
-    chosen from, ``-1`` when it is the smallest (in both cases the best penalty
-    may lie beyond the grid), and ``0`` otherwise.
-    """
+    """Test error of a ridge readout; ``edge`` ``+1`` (``-1``): the penalty is the grid's largest
+    (smallest)."""
 
     test_mse: float
     train_mse: float
@@ -160,11 +117,8 @@ class ReadoutResult:
     edge: int = 0
 
 
-#: Penalty grid *relative to the features' mean square*: the readout tries
-#: :math:`\lambda = \rho\,\overline{F^2}` for every :math:`\rho` here, so that the
-#: same grid means the same thing for features of any overall scale. The top
-#: value shrinks every coefficient by a factor of at least ten (the readout then
-#: predicts almost zero), the bottom one is nearly interpolation.
+#: Penalties relative to the features' mean square, :math:`\lambda = \rho\,\overline{F^2}`: the
+#: same for features of any scale; from nearly interpolation to a readout of almost zero.
 RELATIVE_LAMBDAS = np.logspace(-6, 4, 41)
 
 #: Feature scalings accepted by :func:`paired_readout`.
@@ -172,19 +126,14 @@ SCALINGS = ("standardised", "raw")
 
 
 def feature_scale(F) -> np.ndarray:
-    r"""Root mean square of every column of ``F`` (``(n, N)``), shape ``(N,)``.
-
-    :math:`s_i = (\frac1n\sum_j F_{ji}^2)^{1/2}`; a column that is identically zero
-    gets scale 1, so that dividing by the scale is always defined.
+    r"""Root mean square :math:`s_i = (\frac1n\sum_j F_{ji}^2)^{1/2}` of every column (1 for a zero column).
 
     Parameters
     ----------
     F : ndarray, shape (n, N)
-
     Returns
     -------
     ndarray, shape (N,)
-
     Examples
     --------
     >>> import numpy as np, twostep as ts
@@ -198,11 +147,8 @@ def feature_scale(F) -> np.ndarray:
 
 
 def _gram_ridge_path(F, y, lambdas, gram=None) -> np.ndarray:
-    # The same path as ridge_path, from an eigendecomposition of the smaller
-    # Gram matrix (F^T F, or F F^T and a = F^T (F F^T + n lam)^{-1} y):
-    # about three times cheaper than the SVD. Eigenvalues carry absolute
-    # errors ~ eps * s_max^2, harmless for penalties n*lam >> eps * s_max^2,
-    # which RELATIVE_LAMBDAS guarantees. ``gram``: that Gram matrix, if already formed.
+    # ridge_path from the smaller Gram matrix's eigendecomposition, three times cheaper than the
+    # SVD; its errors ~ eps s_max^2 are harmless for the penalties of RELATIVE_LAMBDAS.
     n, N = F.shape
     shift = n * lambdas[:, None]
     if gram is None:
@@ -217,13 +163,9 @@ def _gram_ridge_path(F, y, lambdas, gram=None) -> np.ndarray:
 
 
 def _validation_path(Fk, yk, Fv, lambdas, Gk, cross=None) -> np.ndarray:
-    # Fv a_lam for every penalty, shape (len(lambdas), len(Fv)), a_lam the ridge of (Fk, yk):
-    # the predictions of _gram_ridge_path's path, from the tridiagonal form Gk = Q T Q^T
-    # (Householder, LAPACK dsytrd) instead of the eigendecomposition, three times its cost:
-    # (Gk + n lam I)^{-1} r = Q (T + n lam I)^{-1} Q^T r is one tridiagonal solve per penalty.
-    # Q = diag(1, Q') with Q' the Q of a QR factorisation stored in the same reflectors
-    # (dsytrd, uplo = "L"), applied by dormqr. ``cross`` = Fk Fv^T, if formed, when Gk is the
-    # dual Gram matrix Fk Fk^T.
+    # Fv a_lam for every penalty, (len(lambdas), len(Fv)), a_lam the ridge of (Fk, yk), from
+    # Gk = Q T Q^T (dsytrd; a third of an eigendecomposition's cost): one tridiagonal solve per
+    # penalty. Q = diag(1, Q'), Q' applied by dormqr from the same reflectors.
     nk, N = Fk.shape
     m = Gk.shape[0]
     if m < 3:
@@ -282,9 +224,8 @@ def _ridge_solve(F, y, lam: float) -> np.ndarray:
 
 
 def _refit(Fk, yk, Fv, yv, Gk, lam: float, cross=None) -> np.ndarray:
-    # _ridge_solve on the rows of Fk and Fv together, its Gram matrix assembled from the
-    # path's Gk = _gram(Fk) and the validation rows' blocks: with 200 of n = N = 1000 rows
-    # held out, a fifth of the product that forms it anew (the same sums up to rounding).
+    # _ridge_solve on all rows, its Gram matrix assembled from Gk and the held-out rows' blocks
+    # (a fifth of the product that forms it anew, for a fifth held out).
     nk, N = Fk.shape
     n = nk + Fv.shape[0]
     if nk >= N:
@@ -299,32 +240,20 @@ def _refit(Fk, yk, Fv, yv, Gk, lam: float, cross=None) -> np.ndarray:
 
 def fit_readout(F, y, F_test, y_test, val_index, standardise: bool = True,
                 relative_lambdas=RELATIVE_LAMBDAS) -> ReadoutResult:
-    r"""Ridge readout with a validation-chosen penalty, scored on test data.
+    r"""Ridge readout with the penalty :math:`\lambda = \rho\,\overline{F^2}` (:math:`\rho` in
+    ``relative_lambdas``) of least error on the rows ``val_index``, refitted on all rows.
 
     Parameters
     ----------
-    F, y : arrays of shape ``(n, N)`` and ``(n,)``
-        Training features and labels.
-    F_test, y_test : arrays of shape ``(m, N)`` and ``(m,)``
-        Test features and labels.
-    val_index : integer array
-        Rows of ``F`` held out to choose the penalty (the rest fit the path).
+    F, y : ndarray, shapes (n, N) and (n,)
+    F_test, y_test : ndarray, shapes (m, N) and (m,)
+    val_index : ndarray of int
     standardise : bool
-        Divide every feature by its training root mean square
-        (:func:`feature_scale`, computed on all ``n`` training rows) before
-        fitting; test features are divided by the same scales.
-    relative_lambdas : 1-d array of positive floats
-        Penalties :math:`\lambda = \rho\,\overline{F^2}` for :math:`\rho` in this
-        grid, :math:`\overline{F^2}` the mean squared entry of the (scaled)
-        training features.
-
+        Divide the features by their training :func:`feature_scale`.
+    relative_lambdas : ndarray, shape (p,)
     Returns
     -------
     ReadoutResult
-        Test and training MSE of the readout refitted on all ``n`` rows with the
-        penalty :math:`\lambda` of smallest validation error; ``edge`` is ``+1``
-        (``-1``) when that penalty is the last (first) of the grid, else ``0``.
-
     Examples
     --------
     >>> import numpy as np, twostep as ts
@@ -360,8 +289,7 @@ def fit_readout(F, y, F_test, y_test, val_index, standardise: bool = True,
     keep[val] = False
     Fk, yk, Fv, yv = F[keep], y[keep], F[val], y[val]
     Gk = _gram(Fk)
-    # The kept rows against the held-out ones: the validation predictions and the refit's
-    # Gram matrix both need it when Gk is the dual Gram Fk Fk^T.
+    # Fk Fv^T: the validation predictions and the refit both need it when Gk is dual.
     cross = Fk @ Fv.T if Fk.shape[0] < N else None
     val_err = np.mean((yv[None, :] - _validation_path(Fk, yk, Fv, lambdas, Gk, cross)) ** 2,
                       axis=1)
@@ -373,13 +301,8 @@ def fit_readout(F, y, F_test, y_test, val_index, standardise: bool = True,
 
 @dataclass(frozen=True)
 class Step:
-    r"""A first layer that is a step from another, :math:`W = B - \eta G`: ``weights`` the
-    ``(N, d)`` matrix itself, ``base`` :math:`B` and ``direction`` :math:`G` of the same shape.
-
-    :func:`paired_readout` computes its pre-activations as :math:`XB^\top - \eta\,XG^\top`,
-    so layers that step from one base along one direction (several step sizes from one point)
-    share two products instead of one each; they agree with :math:`XW^\top` to rounding.
-    """
+    r"""A first layer :math:`W = B - \eta G` (``weights``, ``base``, ``eta``, ``direction``):
+    pre-activations :math:`XB^\top - \eta XG^\top`."""
 
     weights: np.ndarray
     base: np.ndarray
@@ -391,48 +314,27 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
                    n_test: int, rng: np.random.Generator, scalings=("standardised",),
                    relative_lambdas=RELATIVE_LAMBDAS, val_fraction: float = 0.25,
                    linear: bool = True, dtype=np.float64, feature_dtype=None) -> dict:
-    r"""Readouts of several first layers on the *same* training, validation and test data.
-
-    Draws ``n_train`` training and ``n_test`` test samples from ``teacher`` (in
-    that order, from ``rng``), then one random validation split of
-    ``round(val_fraction * n_train)`` rows, and fits :func:`fit_readout` on the
-    features :math:`\sigma(XW^\top)` of every ``W`` in ``weights``. Sharing the
-    data makes differences between first layers *paired*: the sampling noise of
-    the data is common to all of them and cancels in the differences.
+    r""":func:`fit_readout` of the first layers ``weights`` (a name to an ``(N, d)`` array or a
+    :class:`Step`) on the same data: ``n_train`` then ``n_test`` samples of ``teacher`` from ``rng``
+    and a validation split of ``val_fraction``; features in ``feature_dtype`` (default ``dtype``),
+    fits in float64; ``linear`` also reads out the raw inputs.
 
     Parameters
     ----------
-    weights : mapping of str to array of shape ``(N, d)`` or :class:`Step`
-        The first layers to compare, by name (``N`` may differ between them).
+    weights : mapping
     activation : Activation
     teacher : Teacher
     n_train, n_test : int
     rng : numpy.random.Generator
     scalings : sequence of {"standardised", "raw"}
-        Feature scalings to fit (see :func:`fit_readout`), on the same features.
-    relative_lambdas : 1-d array
-        The relative penalty grid (:data:`RELATIVE_LAMBDAS`).
+    relative_lambdas : ndarray
     val_fraction : float in (0, 1)
     linear : bool
-        Also fit the same readout on the raw inputs :math:`x` (name ``"linear"``):
-        an empirical linear-ridge baseline.
-    dtype : float64 or float32
-        Of the drawn data and, unless ``feature_dtype`` is given, of the features (float32
-        halves the cost of :math:`\sigma(XW^\top)`; it draws a different stream from ``rng``).
-        The ridge fits are in float64 either way: near interpolation they need its precision.
-    feature_dtype : float64 or float32, optional
-        Of the products :math:`XW^\top` and the features alone: the data are drawn in
-        ``dtype`` and rounded, so float32 features of float64 draws read out the *same*
-        problem as float64 features, at half the cost of the products.
-
+    dtype, feature_dtype : float64 or float32
     Returns
     -------
     dict
-        ``result[scaling][name]`` is the :class:`ReadoutResult` of that first layer;
-        ``result[scaling]["zero"]`` is the predictor :math:`\hat y = 0` on the same data
-        (test and training mean of :math:`y^2`, penalty ``inf``), the natural unit
-        for test errors.
-
+        ``result[scaling][name]``, a ReadoutResult; ``"zero"`` is the predictor :math:`\hat y = 0`.
     Examples
     --------
     >>> import numpy as np, twostep as ts
@@ -447,8 +349,7 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
 
     if not isinstance(weights, Mapping) or not weights:
         raise TypeError("weights must be a non-empty mapping of names to (N, d) arrays")
-    if not isinstance(teacher, Teacher):
-        raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
+    check_type(teacher, "teacher", Teacher, "a Teacher")
     check_activation(activation)
     checked = {}
     for name, W in weights.items():
@@ -498,8 +399,7 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
             out = product(Z, W.direction) * -W.eta
             out += product(Z, W.base)
             return out
-        # A first layer that is also a Step's base (W0, W1 of payoff_experiment) is multiplied
-        # once: the features apply sigma out of place, so the kept product stays as it is.
+        # A layer that is also a Step's base is multiplied once (sigma applies out of place).
         return product(Z, W)
 
     for name, W in checked.items():
@@ -519,49 +419,28 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
 
 
 def projected_error(teacher: Teacher, M) -> float:
-    r"""Population error of the best predictor that sees :math:`x` only through a subspace.
+    r"""Population error of the best predictor of :math:`y` from :math:`Px`, :math:`M_{rs} =
+    \langle P\beta^*_r, P\beta^*_s\rangle` (Mehler's formula, to degree 12):
 
-    Let :math:`P` project onto a subspace :math:`S` and :math:`M = BPB^\top`
-    (``(r, r)``) be the Gram matrix of the projected target directions,
-    :math:`M_{rs} = \langle P\beta^*_r, P\beta^*_s\rangle`. Given :math:`Px`, each
-    :math:`z_r = \langle\beta^*_r, x\rangle` is Gaussian with mean
-    :math:`\langle P\beta^*_r, x\rangle` and variance :math:`1 - M_{rr}`, so by
-    Mehler's formula
-    :math:`\mathbb{E}[\mathrm{He}_k(z_r)\mid Px] = M_{rr}^{k/2}\mathrm{He}_k(w_r)`,
-    :math:`w_r = \langle P\beta^*_r, x\rangle/\|P\beta^*_r\|`, and
-    :math:`\mathbb{E}[\mathrm{He}_j(w_r)\mathrm{He}_k(w_s)] = \delta_{jk}k!\,C_{rs}^k`.
-    Hence
-
-    .. math:: \min_f \mathbb{E}\big[(y - f(Px))^2\big]
-              = \mathbb{E}[y^2] - \Big(\sum_r c_0(g_r)\Big)^2
-                - \sum_{k\ge 1}\frac{1}{k!}\sum_{r,s} c_k(g_r)\,c_k(g_s)\,M_{rs}^k .
-
-    The sum runs to the tabulated degree 12 (:data:`twostep.model.targets.MAX_DEGREE`).
-    ``M = 0`` gives the error of the best constant, ``M = I`` (the subspace
-    contains every :math:`\beta^*_r`) the noise variance, up to the truncation.
+    .. math:: \mathbb{E}[y^2] - \Big(\sum_r c_0(g_r)\Big)^2
+              - \sum_{k\ge 1}\frac{1}{k!}\sum_{r,s} c_k(g_r)\,c_k(g_s)\,M_{rs}^k .
 
     Parameters
     ----------
     teacher : Teacher
     M : array_like, shape (r, r)
-        Symmetric positive semi-definite, diagonal at most 1.
-
+        Positive semi-definite, diagonal at most 1.
     Returns
     -------
     float
-
     Examples
     --------
-    A direction of overlap :math:`\rho = 1/2` with the direction of :math:`\mathrm{He}_2`
-    explains :math:`\rho^4 = 1/16` of it:
-
     >>> import numpy as np, twostep as ts
     >>> teacher = ts.make_teacher("he2", 10, np.random.default_rng(0))
-    >>> round(ts.projected_error(teacher, [[0.25]]), 6)
+    >>> round(ts.projected_error(teacher, [[0.25]]), 6)   # overlap 1/2 explains 1/16 of He_2
     0.9375
     """
-    if not isinstance(teacher, Teacher):
-        raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
+    check_type(teacher, "teacher", Teacher, "a Teacher")
     r = teacher.rank
     M = check_array(M, "M", shape=(r, r))
     if not np.allclose(M, M.T, atol=1e-10) or np.any(np.linalg.eigvalsh(M) < -1e-10) \
@@ -577,16 +456,9 @@ def projected_error(teacher: Teacher, M) -> float:
 
 
 def explained_fraction(teacher: Teacher, rho):
-    r"""Fraction of :math:`\mathbb{E}[y^2]` an ideal readout of one direction explains.
-
-    For a single-index ``teacher`` and a direction with overlap :math:`\rho` with
-    :math:`\beta^*`, :func:`projected_error` with :math:`M = \rho^2` gives
-    :math:`1 - \mathcal E/\mathbb E[y^2] = \big(c_0^2 + \sum_{k\ge1}c_k^2\rho^{2k}/k!\big)/\mathbb E[y^2]`.
-    ``rho`` is a float in ``[0, 1]`` (returns a float) or a 1-d array of them (returns an
-    array of the same shape).
-    """
-    if not isinstance(teacher, Teacher):
-        raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
+    r""":math:`(c_0^2 + \sum_{k\ge1}c_k^2\rho^{2k}/k!)/\mathbb E[y^2]` of a single-index ``teacher`` for
+    overlaps ``rho`` (a float, or a 1-d array)."""
+    check_type(teacher, "teacher", Teacher, "a Teacher")
     if len(teacher.links) != 1:
         raise ValueError(f"teacher must be single-index, got {len(teacher.links)} directions")
     r = check_array(rho, "rho", ndim=min(np.ndim(rho), 1))
@@ -598,21 +470,10 @@ def explained_fraction(teacher: Teacher, rho):
 
 
 def asymptotic_ideal(teacher: Teacher, psi, weights=(1.0,)):
-    r"""Large-:math:`n` ideal error :math:`\mathcal E/\mathbb E[y^2]` of a first-order spike.
-
-    The spike :math:`\sum_t w_t v_t`, :math:`v_t = X_t^\top y_t/n` on independent batches
-    of size :math:`n = \psi d`, has overlaps with the target directions
-
-    .. math:: \rho_r = \frac{(\sum_t w_t)\,c_1(g_r)}
-              {\sqrt{(\sum_t w_t)^2\sum_s c_1(g_s)^2 + (\sum_t w_t^2)\,\mathbb E[y^2]/\psi}},
-
-    and :func:`projected_error` with :math:`M = \rho\rho^\top` gives the error.
-    ``weights=(1,)`` is one step (:math:`v_1`; for :math:`\mathrm{He}_1` the error is
-    :math:`1/(1+\psi)`), ``(eta1, eta2)`` the merged spike of a fresh second step. ``psi``
-    is a positive float (returns a float) or a 1-d array of them (returns an array).
-    """
-    if not isinstance(teacher, Teacher):
-        raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
+    r"""Large-:math:`n` ideal :math:`\mathcal E/\mathbb E[y^2]` of the spike :math:`\sum_t w_tv_t` (batches
+    of :math:`n = \psi d`): :func:`projected_error` at :math:`M = \rho\rho^\top`, :math:`\rho_r =
+    (\sum_t w_t)c_1(g_r)/\sqrt{(\sum_t w_t)^2\sum_s c_1(g_s)^2 + (\sum_t w_t^2)\mathbb E[y^2]/\psi}`."""
+    check_type(teacher, "teacher", Teacher, "a Teacher")
     w = check_array(weights, "weights", ndim=1)
     if w.size == 0 or np.any(w < 0) or w.sum() <= 0:
         raise ValueError("weights must be a non-empty sequence of non-negative numbers, not all 0")
@@ -628,22 +489,15 @@ def asymptotic_ideal(teacher: Teacher, psi, weights=(1.0,)):
 
 
 def subspace_error(teacher: Teacher, V) -> float:
-    r""":func:`projected_error` for the span of the rows of ``V`` (``(k, d)``, ``k >= 0``).
-
-    The population error of the best predictor of :math:`y` that depends on
-    :math:`x` only through its projection on the span of the rows of ``V``;
-    ``k = 0`` (no direction) gives :math:`\mathbb{E}[y^2] - (\sum_r c_0(g_r))^2`.
+    """:func:`twostep.projected_error` for the span of the rows of ``V``.
 
     Parameters
     ----------
     teacher : Teacher
-    V : ndarray, shape (k, d)
-        Linearly independent rows, ``k >= 0``.
-
+    V : ndarray, shape (k, d), linearly independent rows, k >= 0
     Returns
     -------
     float
-
     Examples
     --------
     >>> import numpy as np, twostep as ts
@@ -651,8 +505,7 @@ def subspace_error(teacher: Teacher, V) -> float:
     >>> [round(abs(ts.subspace_error(teacher, V)), 6) for V in (teacher.directions, np.zeros((0, 10)))]
     [0.0, 1.0]
     """
-    if not isinstance(teacher, Teacher):
-        raise TypeError(f"teacher must be a Teacher, got {type(teacher).__name__}")
+    check_type(teacher, "teacher", Teacher, "a Teacher")
     V = check_array(np.atleast_2d(V), "V", shape=(None, teacher.d))
     if V.shape[0] == 0:
         return projected_error(teacher, np.zeros((teacher.rank, teacher.rank)))

@@ -1,6 +1,5 @@
-r"""How large things get: a spike's size against the width (:func:`fading_width`), an order's
-term weight against the step constant (:func:`matched_constant`), and the largest label of a
-batch (:func:`typical_max_label`)."""
+"""How large things get: a spike against the width, an order's weight against the step constant, a batch's
+largest label."""
 
 from __future__ import annotations
 
@@ -12,8 +11,8 @@ from ..model.targets import get_link
 
 
 def fading_width(exponent: float, N0: int, factor: float = 2.0) -> float:
-    r"""Width at which a spike whose size scales like :math:`N^{e}` has changed by ``factor``
-    relative to width ``N0``: :math:`N_0\,\text{factor}^{1/|e|}`."""
+    r"""Width :math:`N_0\,\text{factor}^{1/|e|}` at which a size :math:`\propto N^{e}` has changed by
+    ``factor`` from ``N0``."""
     e = check_real(exponent, "exponent")
     if e == 0:
         raise ValueError("exponent must be non-zero (a spike of constant size never fades)")
@@ -21,13 +20,8 @@ def fading_width(exponent: float, N0: int, factor: float = 2.0) -> float:
 
 
 def matched_constant(reference, activation, c: float, order: int = 2) -> float:
-    r"""The step constant :math:`c'` at which ``activation`` gives its order-``order`` term the
-    weight ``reference`` gives it at ``c``.
-
-    The order-:math:`k` term of :math:`W_2` carries :math:`\mu_{k+1}\mu_1^k c^{k+1}` (model
-    notes), so :math:`c' = c\,\bigl(|\mu_1^k\mu_{k+1}|_{\rm ref} /
-    |\mu_1^k\mu_{k+1}|\bigr)^{1/(k+1)}`, with :math:`\mu_j = \mathbb E[\sigma(z)\mathrm{He}_j(z)]`.
-    """
+    r"""Step constant :math:`c' = c\,(|\mu_1^k\mu_{k+1}|_{\rm ref}/|\mu_1^k\mu_{k+1}|)^{1/(k+1)}`, ``k =
+    order``, at which ``activation`` weighs its order-``k`` term as ``reference`` does at ``c``."""
     k = check_int(order, "order", 1)
     c = check_real(c, "c", low=0.0, low_open=True)
 
@@ -43,8 +37,7 @@ def matched_constant(reference, activation, c: float, order: int = 2) -> float:
 
 
 def typical_max_label(targets, n: int, rng: np.random.Generator, draws: int = 50) -> dict:
-    r"""Median over ``draws`` samples of :math:`\max_{j\le n}|g(z_j)|`, :math:`z_j\sim N(0,1)`,
-    for each target link name in ``targets`` (drawn in that order, ``draws`` samples each)."""
+    r"""``{target: median over draws of max_j |g(z_j)|}``, :math:`j \le n`, ``draws`` samples per target."""
     n, draws = check_int(n, "n"), check_int(draws, "draws")
     check_rng(rng)
     return {t: float(np.median([np.abs(get_link(t)(rng.standard_normal(n))).max()

@@ -1,16 +1,8 @@
-r"""Spectra: top singular triplets, full singular values, and the Marchenko--Pastur bulk.
-
-:math:`W_0` has i.i.d. :math:`N(0, 1/d)` entries and shape :math:`N\times d`;
-with :math:`\gamma = N/d` the non-zero eigenvalues of :math:`W_0W_0^\top`
-follow the Marchenko--Pastur law on :math:`[\lambda_-,\lambda_+]`,
-:math:`\lambda_\pm = (1\pm\sqrt\gamma)^2`, with density
-
-.. math:: p(\lambda) = \frac{\sqrt{(\lambda_+-\lambda)(\lambda-\lambda_-)}}{2\pi\min(\gamma,1)\,\lambda},
-
-so the non-zero singular values :math:`s=\sqrt\lambda` have density
-:math:`q(s) = 2s\,p(s^2)` on :math:`[|1-\sqrt\gamma|,\,1+\sqrt\gamma]`.
-The bulk edge is :math:`1+\sqrt\gamma`; a singular value beyond it is an outlier.
-"""
+r"""Spectra and the Marchenko--Pastur bulk: the singular values of :math:`W_0` (i.i.d. :math:`N(0, 1/d)`,
+:math:`\gamma = N/d`) have density :math:`q(s) = 2s\,p(s^2)` on :math:`[|1-\sqrt\gamma|,
+1+\sqrt\gamma]`, :math:`p(\lambda) =
+\sqrt{(\lambda_+-\lambda)(\lambda-\lambda_-)}/(2\pi\min(\gamma,1)\lambda)`, :math:`\lambda_\pm =
+(1\pm\sqrt\gamma)^2`."""
 
 from __future__ import annotations
 
@@ -22,41 +14,28 @@ from .._validation import check_array, check_int, check_real
 from ._core import top_singular_core
 
 
-#: Relative accuracy asked of ARPACK where a chapter compares singular values and
-#: cosines at the 1e-3 level; machine precision (``tol=0``) costs several times more
-#: iterations.
+#: ARPACK's tolerance for comparisons at the 1e-3 level (``tol=0`` costs several times more).
 SVDS_TOL = 1e-9
 
 VECTORS = (True, False, "right")
 
 
 def top_singular(M, k: int = 1, *, vectors=True, tol: float = 0.0, seed: int = 0):
-    r"""Top-``k`` singular triplets of ``M`` (shape ``(N, d)``), largest first.
-
-    Uses ``scipy.sparse.linalg.svds`` (ARPACK) with a starting vector drawn
-    from ``seed``, so repeated calls give identical results; ``M`` may also be a
-    ``scipy.sparse.linalg.LinearOperator`` (e.g. a matrix minus a spike, never formed).
+    """Top-``k`` singular triplets of ``M``, largest first (ARPACK, start vector from ``seed``).
 
     Parameters
     ----------
     M : ndarray or LinearOperator, shape (N, d)
-    k : int
-        In ``[1, min(N, d)]``.
+    k : int in [1, min(N, d)]
     vectors : {True, False, "right"}
-        Which singular vectors to return.
     tol : float
-        ARPACK's relative accuracy; 0 is machine precision, :data:`SVDS_TOL` is enough for
-        comparisons at the 1e-3 level.
+        ARPACK's relative accuracy (0: machine precision; :data:`SVDS_TOL` for the 1e-3 level).
     seed : int
-
     Returns
     -------
     s : ndarray, shape (k,)
-    U : ndarray, shape (N, k)
-        Left singular vectors as columns (only for ``vectors=True``).
-    Vt : ndarray, shape (k, d)
-        Right singular vectors as rows (not for ``vectors=False``).
-
+    U : ndarray, shape (N, k), for ``vectors=True``
+    Vt : ndarray, shape (k, d), not for ``vectors=False``
     Examples
     --------
     >>> import numpy as np, twostep as ts
@@ -78,17 +57,14 @@ def top_singular(M, k: int = 1, *, vectors=True, tol: float = 0.0, seed: int = 0
 
 
 def singular_values(M) -> np.ndarray:
-    r"""All ``min(N, d)`` singular values of ``M``, descending, from the eigenvalues of
-    the smaller Gram matrix (:math:`MM^\top` or :math:`M^\top M`).
+    """All singular values of ``M``, descending, from the smaller Gram matrix.
 
     Parameters
     ----------
     M : ndarray, shape (N, d)
-
     Returns
     -------
     ndarray, shape (min(N, d),)
-
     Examples
     --------
     >>> import numpy as np, twostep as ts
@@ -102,7 +78,7 @@ def singular_values(M) -> np.ndarray:
 
 
 def bulk_edges(ratio: float):
-    r"""Support :math:`(|1-\sqrt\gamma|,\ 1+\sqrt\gamma)` of the singular values of :math:`W_0`, :math:`\gamma = N/d`."""
+    r"""Support :math:`(|1-\sqrt\gamma|,\ 1+\sqrt\gamma)` of :math:`W_0`'s singular values."""
     r = np.sqrt(_check_ratio(ratio))
     return abs(1.0 - r), 1.0 + r
 
@@ -112,17 +88,14 @@ def _check_ratio(ratio):
 
 
 def bulk_edge(ratio: float) -> float:
-    r"""Upper bulk edge :math:`1+\sqrt{N/d}` of the singular values of :math:`W_0`.
+    r"""Upper bulk edge :math:`1+\sqrt{\gamma}` of the singular values of :math:`W_0`, :math:`\gamma = N/d`.
 
     Parameters
     ----------
-    ratio : float
-        :math:`\gamma = N/d > 0`.
-
+    ratio : float > 0
     Returns
     -------
     float
-
     Examples
     --------
     >>> import twostep as ts
@@ -133,21 +106,16 @@ def bulk_edge(ratio: float) -> float:
 
 
 def marchenko_pastur_density(s, ratio: float) -> np.ndarray:
-    r"""Density :math:`q(s)` of the non-zero singular values of :math:`W_0` (module docstring),
-    zero outside the support.
+    r"""Density :math:`q(s)` of :math:`W_0`'s non-zero singular values (module docstring), :math:`\gamma` =
+    ``ratio``.
 
     Parameters
     ----------
     s : array_like
-        Singular values.
-    ratio : float
-        :math:`\gamma = N/d > 0`.
-
+    ratio : float > 0
     Returns
     -------
-    ndarray
-        Of ``s``'s shape.
-
+    ndarray of ``s``'s shape
     Examples
     --------
     >>> import numpy as np, twostep as ts
@@ -167,20 +135,16 @@ def marchenko_pastur_density(s, ratio: float) -> np.ndarray:
 
 
 def ks_distance(singular, ratio: float) -> float:
-    r"""Kolmogorov--Smirnov distance between the empirical law of ``singular`` and
-    the Marchenko--Pastur singular-value law with :math:`\gamma` = ``ratio``, whose
-    distribution function is the trapezoidal integral of :func:`marchenko_pastur_density`.
+    r"""Kolmogorov--Smirnov distance of ``singular``'s empirical law from the Marchenko--Pastur law.
 
     Parameters
     ----------
     singular : ndarray, shape (m,)
     ratio : float
         :math:`\gamma = N/d > 0`.
-
     Returns
     -------
     float
-
     Examples
     --------
     >>> import numpy as np, twostep as ts
@@ -201,23 +165,16 @@ def ks_distance(singular, ratio: float) -> float:
 
 
 def count_outliers(singular, edge: float, margin: float = 0.05) -> int:
-    r"""Number of singular values above ``edge * (1 + margin)``.
-
-    The margin absorbs finite-size fluctuations of the largest bulk value
-    (of order :math:`N^{-2/3}`) and the slight widening of the bulk by the update.
+    """Number of singular values above ``edge * (1 + margin)`` (the margin absorbs the edge's fluctuations).
 
     Parameters
     ----------
     singular : ndarray, shape (m,)
-    edge : float
-        The bulk edge, ``> 0`` (:func:`bulk_edge`).
-    margin : float
-        ``>= 0``.
-
+    edge, margin : float
+        The bulk edge ``> 0`` and a margin ``>= 0``.
     Returns
     -------
     int
-
     Examples
     --------
     >>> import numpy as np, twostep as ts

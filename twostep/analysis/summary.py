@@ -1,12 +1,4 @@
-r"""One summary type for every sweep: records grouped by their parameters, averaged over seeds.
-
-A sweep (:func:`twostep.analysis.sweep.sweep`, or a results file's records) returns one dict
-per run. :class:`Summary` groups them by the parameters that name a point, such as
-``("target", "batch", "N")``, and gives each measured value's mean and standard error over
-the seeds at that point, its series along the last parameter (the width, for a figure against
-:math:`N`), every seed's value at a point, or every run's value pooled over the last parameter
-(for a log-log fit). A point is named by keywords, ``s.at("overlap", batch="reused", N=4000)``.
-"""
+"""One summary type for every sweep: records grouped by their parameters, averaged over seeds."""
 
 from __future__ import annotations
 
@@ -23,21 +15,9 @@ def _pick(value, index):
 
 
 class Summary:
-    r"""Records summarised over seeds.
-
-    Parameters
-    ----------
-    records : list of dict
-        One per run: its parameters (``by``), its ``seed`` and its measured values.
-    by : sequence of str
-        The parameters that name a point; the last is the axis of :meth:`series` and
-        :meth:`pooled`.
-    values : sequence of str
-        The measured values to average; each a number or an array of one shape per value.
-
-    Every group holds the mean :math:`\bar x = \frac1m\sum_s x_s` over its :math:`m` runs and
-    the standard error :math:`\mathrm{sd}(x)/\sqrt m` (``ddof=1``; zero for one run).
-    """
+    r"""``records`` grouped by the parameters ``by`` (the last one the axis), with the mean and standard
+    error :math:`\mathrm{sd}(x)/\sqrt m` over each group's :math:`m` runs of each of ``values``; a point
+    is named by keywords: ``s.at("overlap", batch="reused", N=4000)``."""
 
     def __init__(self, records: Iterable[dict], by: Iterable[str], values: Iterable[str]):
         self.records = list(records)
@@ -59,8 +39,7 @@ class Summary:
             raise KeyError(f"name the point: {missing} missing (grouped by {self.by})")
 
     def entry(self, **where) -> dict:
-        """The group at one point (every parameter of ``by`` given): its parameters, the mean and
-        ``<value>_sem`` of each value, and ``count``, the number of runs."""
+        """The group at one point: its parameters, each value's mean and ``<value>_sem``, and ``count``."""
         self._known(where, axis_free=False)
         key = tuple(where[k] for k in self.by)
         if key not in self.groups:
@@ -68,8 +47,7 @@ class Summary:
         return self.groups[key]
 
     def at(self, value: str, index=(), sem: bool = False, **where):
-        """Mean over seeds (or with ``sem=True`` its standard error) of ``value[index]`` at one
-        point: a float, or an array where ``value[index]`` is one."""
+        """Mean (``sem=True``: its standard error) of ``value[index]`` at one point."""
         return _pick(self.entry(**where)[value + ("_sem" if sem else "")], index)
 
     def count(self, **where) -> int:
@@ -77,12 +55,11 @@ class Summary:
         return int(self.entry(**where)["count"])
 
     def axis(self, **where) -> list:
-        """The values of the last parameter of ``by`` at the points matching ``where``, ascending."""
+        """The values of the last parameter at the points matching ``where``, ascending."""
         return sorted({key[-1] for key, e in self.groups.items() if self._matches(e, where)})
 
     def series(self, value: str, index=(), **where) -> tuple:
-        """``(x, mean, sem)`` along the last parameter of ``by``, the others fixed by ``where``:
-        three arrays of shape ``(len(x),)`` (or ``(len(x), ...)`` for an array value)."""
+        """``(x, mean, sem)`` along the last parameter, the others fixed: arrays of ``(len(x), ...)``."""
         self._known(where, axis_free=True)
         x = self.axis(**where)
         rows = [self.entry(**where, **{self.by[-1]: t}) for t in x]
@@ -91,20 +68,19 @@ class Summary:
         return np.array(x), mean, sem
 
     def runs(self, **where) -> list:
-        """The records matching ``where`` (any subset of ``by``), in run order."""
+        """The records matching ``where``, in run order."""
         unknown = sorted(set(where) - set(self.by))
         if unknown:
             raise KeyError(f"{unknown} name no parameter of this summary; it is grouped by {self.by}")
         return [r for r in self.records if self._matches(r, where)]
 
     def seed_values(self, value: str, index=(), **where) -> np.ndarray:
-        """``value[index]`` of every run at one point, in run order: shape ``(count, ...)``."""
+        """``value[index]`` of every run at one point, ``(count, ...)``."""
         self._known(where, axis_free=False)
         return np.array([np.asarray(r[value])[index] for r in self.runs(**where)])
 
     def pooled(self, value: str, index=(), **where) -> tuple:
-        """``(x, y)``: the last parameter of ``by`` and ``value[index]`` of every run matching
-        ``where``, over all points of the axis and all seeds (for a fit against the axis)."""
+        """``(x, y)``: the last parameter and ``value[index]`` of every run matching ``where``."""
         self._known(where, axis_free=True)
         rows = self.runs(**where)
         return (np.array([r[self.by[-1]] for r in rows], dtype=float),

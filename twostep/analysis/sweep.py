@@ -1,9 +1,4 @@
-r"""Running an experiment over seeds and parameter grids, and summarising it.
-
-Each task gets its own ``numpy.random.Generator`` from
-``numpy.random.SeedSequence(seed)``, so results do not depend on the number
-of worker processes or on the order in which tasks finish.
-"""
+"""Running an experiment over seeds (``SeedSequence(seed)`` each) and parameter grids, and summarising it."""
 
 from __future__ import annotations
 
@@ -19,26 +14,21 @@ from .._validation import check_int
 
 
 def _interactive() -> bool:
-    # A progress bar helps a reader at a terminal or in JupyterLab; in the
-    # book build (no TTY, NB execution via nbclient) it would only add noise.
+    # A progress bar at a terminal, not in the book build (no TTY).
     if os.environ.get("TWOSTEP_PROGRESS") in ("0", "1"):
         return os.environ["TWOSTEP_PROGRESS"] == "1"
     return sys.stderr.isatty()
 
 
 def rng_for(seed: int) -> np.random.Generator:
-    """The generator a task with this ``seed`` receives.
+    """The generator ``numpy.random.default_rng(numpy.random.SeedSequence(seed))`` of a task.
 
     Parameters
     ----------
-    seed : int
-        ``>= 0``.
-
+    seed : int >= 0
     Returns
     -------
     numpy.random.Generator
-        Of ``numpy.random.SeedSequence(seed)``.
-
     Examples
     --------
     >>> import twostep as ts
@@ -76,19 +66,9 @@ def _expand(grid) -> list[dict]:
 
 
 def keep_freed_memory() -> bool:
-    """Let this process reuse the memory of freed arrays instead of returning it to the system.
-
-    glibc gives every block over 32 MB its own ``mmap`` and unmaps it when freed, so each new
-    ``(N, N)`` array of an at-scale task starts on fresh pages, and the kernel zeroes and maps
-    them page by page, in system time that grows with the array (``benchmarks/bench_at_scale.py``
-    measures it for the reuse task). Here large blocks come
-    from the heap, which is never trimmed below 2 GiB of free top, so a task's arrays land on
-    pages the task before it used: no page faults after the first task. Returns whether glibc
-    took the settings (False off glibc, where nothing changes). For long runs in one process
-    (``tools/at_scale.py``, ``benchmarks/bench_at_scale.py``) and the worker processes of
-    :func:`sweep` (which end with their sweep, so the memory they keep is returned then), not
-    for a caller's own process: its memory would stay at its peak.
-    """
+    """Let this process reuse freed large blocks (glibc ``mallopt``), so that a task's arrays land on
+    mapped pages, not fresh ones zeroed page by page; for long runs and :func:`sweep`'s workers, not a
+    caller's own process (its memory would stay at its peak). Returns whether glibc took the settings."""
     import ctypes
     import ctypes.util
 
@@ -103,24 +83,16 @@ def keep_freed_memory() -> bool:
 
 
 def _start_worker(parent: int) -> None:
-    # The initializer of every worker process of worker_pool: it dies with the run, and its
-    # tasks' large arrays reuse the pages of the arrays freed before them (no page faults
-    # after a worker's largest task; bench_at_scale.py measures what that saves).
+    # worker_pool's initializer: die with the run, reuse freed pages (no page faults).
     _die_with_parent(parent)
     if keep_freed_memory():
         _memory_kept_is_no_leak()
 
 
 def _memory_kept_is_no_leak() -> None:
-    # loky checks each worker for leaks: when, after a task, the worker's resident memory
-    # (after a garbage collection) exceeds what it held after its first task by 300 MB,
-    # it stops the worker and starts another, warning "A worker stopped while some jobs
-    # were given to the executor" on the parent's stderr. Memory kept by keep_freed_memory
-    # never leaves the process, so the first task larger than the worker's first by 300 MB
-    # set this off: a sweep whose grid grows (the readout chapter's widths) lost its
-    # workers, and their kept pages, mid-run. In this worker the kept memory is by design,
-    # so loky's check is off; loky has no public setting for it, and reads the flag below
-    # (module state of this process) before every check.
+    # loky restarts a worker whose memory grew 300 MB past its first task's, taking memory
+    # kept by keep_freed_memory for a leak: a growing grid lost its workers mid-run. Kept
+    # memory is by design here; loky has no public setting, and reads this flag every check.
     try:
         from joblib.externals.loky import process_executor
     except ImportError:
@@ -130,10 +102,8 @@ def _memory_kept_is_no_leak() -> None:
 
 
 def _die_with_parent(parent: int) -> None:
-    # A worker process (loky) must not outlive the run that started it, even when that run
-    # is killed with SIGKILL and cannot shut its workers down: Linux's PR_SET_PDEATHSIG sends
-    # the worker SIGKILL when its parent dies. Ctrl-C is the parent's to handle (it saves the
-    # finished tasks and stops the workers); a worker ignores it.
+    # A worker must not outlive a run killed with SIGKILL: PR_SET_PDEATHSIG (Linux). Ctrl-C is
+    # the parent's to handle (it saves the finished tasks); a worker ignores it.
     import signal
     global _ARMED
     if _ARMED == parent:
@@ -155,19 +125,9 @@ _ARMED = None
 
 
 def worker_pool(n_jobs: int, **kwargs):
-    """A ``joblib.Parallel`` of ``n_jobs`` whose worker processes die with this process.
-
-    Each worker arms :func:`_die_with_parent` as it starts, and takes
-    :func:`keep_freed_memory` (joblib's ``initializer``, which
-    the loky and multiprocessing backends run in every new worker and the threading and dask
-    backends ignore), not at its first task: a run killed after its workers started but
-    before each had a task (while it writes its first checkpoint, say) would otherwise leave
-    them idling for loky's five-minute timeout. A task never arms its process: on a Dask
-    worker, whose parent is its nanny, the check that the run is alive would end the worker.
-    Every pool of a run is built here with the same ``initializer``, so joblib reuses one
-    executor. ``kwargs`` go to ``Parallel``.
-    """
+    """A ``joblib.Parallel`` of ``n_jobs`` whose workers die with this process and keep freed memory."""
     from joblib import Parallel
+    # Armed by the initializer, not by a task: a Dask worker's parent is its nanny.
     return Parallel(n_jobs=check_int(n_jobs, "n_jobs", 1), initializer=_start_worker,
                     initargs=(os.getpid(),), **kwargs)
 
@@ -186,10 +146,7 @@ def _task(func, params, seed, index):
 def run_tasks(func: Callable, tasks: list[tuple[dict, int]], n_jobs: int = 1,
               progress: bool | None = None, on_record: Callable | None = None,
               cost: Callable | None = None) -> list[dict]:
-    """Run ``func(rng=rng_for(seed), **params)`` for each ``(params, seed)`` of ``tasks``
-    and return the records in the order of ``tasks``; ``n_jobs``, ``progress``,
-    ``on_record`` and ``cost`` as in :func:`sweep` (the backend may be that of an enclosing
-    ``joblib.parallel_config``)."""
+    """:func:`sweep` over ``tasks``, a list of ``(params, seed)``, records in their order."""
     if not callable(func):
         raise TypeError(f"func must be callable, got {type(func).__name__}")
     n_jobs = check_int(n_jobs, "n_jobs", 1)
@@ -209,8 +166,7 @@ def _run_tasks(func, tasks, n_jobs, progress, on_record, cost=None):
     show = _interactive() if progress is None else bool(progress)
     name = getattr(func, "__name__", "sweep")
     out: list = [None] * len(tasks)
-    # Started in decreasing order of cost (a stable sort: ties keep the given order); records
-    # are placed by index, so the list returned is in the given order either way.
+    # Started in decreasing cost (stable); records are placed by index, in the given order.
     order = list(range(len(tasks)))
     if cost is not None:
         order.sort(key=lambda i: -float(cost(tasks[i][0])))
@@ -234,12 +190,10 @@ def _run_tasks(func, tasks, n_jobs, progress, on_record, cost=None):
     try:
         collect(results)
     finally:
-        # An interrupt between two results (e.g. while on_record writes a file) leaves the
-        # generator suspended: closing it lets joblib abort its dispatching before the workers
-        # are stopped (stopping them first deadlocks against joblib's dispatch callback).
+        # Close the suspended generator before stopping the workers (the other order deadlocks
+        # against joblib's dispatch callback).
         import warnings
         with warnings.catch_warnings():
-            # joblib warns that dispatched tasks were cancelled: that is the point here.
             warnings.simplefilter("ignore", UserWarning)
             results.close()
         _stop_workers()
@@ -247,13 +201,9 @@ def _run_tasks(func, tasks, n_jobs, progress, on_record, cost=None):
 
 
 def _stop_workers() -> None:
-    # joblib keeps loky's workers for reuse (they idle for minutes); a run that is over, or
-    # interrupted, stops them now so that none outlives it. The executor that ran the tasks
-    # is shut down itself: loky's get_reusable_executor() with its default arguments would
-    # build a second executor and leave the first to the garbage collector, which could free
-    # a semaphore at exit without telling loky's resource tracker; the tracker then warned
-    # on stderr (3 of 180 Ctrl-C'd CLI runs, three at a time on two cores; 0 of 540 since).
-    # Collecting here frees what the shut-down executor's threads held, in this thread.
+    # loky's workers idle for minutes: a finished or interrupted run stops them. The executor
+    # that ran the tasks itself (get_reusable_executor() would build a second and leave the
+    # first to the garbage collector, whose semaphore then upset loky's resource tracker).
     try:
         from joblib.externals.loky import reusable_executor
     except ImportError:
@@ -273,40 +223,23 @@ def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iter
     Parameters
     ----------
     func : callable
-        Returns a dict of results (numbers or arrays) for one task; a result key may not be
-        the name of a parameter of the task or ``seed`` (it would overwrite it in the record).
+        Returns a dict of results for one task (no key named as a parameter or ``seed``).
     grid : dict of lists, list of dicts, or None
-        A dict ``{"N": [500, 1000], "batch": ["reused", "fresh"]}`` expands to its
-        Cartesian product; a list of dicts is used as given. ``seed`` and ``rng`` are reserved.
-    seeds : iterable of int
-        At least one, each an integer >= 0.
+        A dict expands to its Cartesian product; ``seed`` and ``rng`` are reserved.
+    seeds : iterable of int >= 0
     n_jobs : int
-        Worker processes (joblib, ``loky`` backend); 1 runs in this process. Workers are
-        stopped when the sweep ends, and die with this process if it is killed.
+        Worker processes (joblib, loky); 1 runs in this process.
     progress : bool or None
-        Show a tqdm bar; ``None`` shows it only in an interactive terminal.
+        A tqdm bar; ``None``: only in an interactive terminal.
     on_record : callable, optional
-        Called with each record as soon as its task finishes (in the order they finish),
-        e.g. to checkpoint a results file.
+        Called with each record as its task finishes (e.g. to checkpoint).
     cost : callable, optional
-        ``cost(params)``, a number: tasks are started in decreasing order of it (largest first,
-        ties in the grid's order), so that the last tasks to start are short and no worker
-        idles while another finishes a long one. The records are in the grid's order either
-        way, and the same (see Notes).
-
+        ``cost(params)``: tasks start in decreasing cost; the records keep the grid's order.
     Returns
     -------
     list of dict
-        One record per task: its parameters, ``seed``, and ``func``'s results.
-
-    Notes
-    -----
-    The records do not depend on ``n_jobs`` beyond rounding: joblib gives each of ``n_jobs``
-    workers ``cpu_count // n_jobs`` BLAS threads, and another thread count sums matrix
-    products in another order (relative differences about 1e-15 in float64). On one BLAS
-    thread in every process (``threadpoolctl.threadpool_limits(1)``,
-    ``OPENBLAS_NUM_THREADS=1``) serial and parallel records are identical.
-
+        One record per task: its parameters, ``seed`` and ``func``'s results (any ``n_jobs``, up to
+        the rounding of BLAS threads).
     Examples
     --------
     >>> import twostep as ts
@@ -323,17 +256,13 @@ def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iter
         raise TypeError(f"seeds must be a sequence of integers >= 0, got {seeds!r}")
     seeds = [check_int(s, "seed", 0) for s in seeds]
     if not seeds:
-        # No seed means no task: an empty result would pass for a sweep that ran.
         raise ValueError("seeds must be a non-empty sequence of integers >= 0, got none")
     return _run_tasks(func, [(params, seed) for params in grid for seed in seeds],
                       check_int(n_jobs, "n_jobs", 1), progress, on_record, _check_cost(cost))
 
 
 def split_batches(records: list[dict], order: Iterable[str]) -> list[dict]:
-    """Records of tasks run with ``batch="both"`` (whose results are ``{"reused": {...},
-    "fresh": {...}}``, e.g. :func:`twostep.experiments.spikes.spike_experiment`) as one record
-    per batch with ``batch`` set, every batch of ``order`` in turn, each in the records' order:
-    the records that a grid over ``batch`` (outermost) would have given."""
+    """One record per batch of ``order`` (outermost) from tasks run with ``batch="both"``."""
     order = list(order)
     if not order or any(b not in ("reused", "fresh") for b in order):
         raise ValueError(f"order must name batches among ('reused', 'fresh'), got {order!r}")
@@ -349,34 +278,25 @@ def split_batches(records: list[dict], order: Iterable[str]) -> list[dict]:
 
 
 def split_cases(records: list[dict], key: str, name: str, order=None) -> list[dict]:
-    """Records of tasks that ran several cases on one draw (``record[key]`` the cases,
-    ``record["results"]`` one result each, e.g. :func:`twostep.experiments.reuse.reuse_cases`)
-    as one record per case: the task's other parameters, its seed, the case as ``name`` and
-    its result. Task by task and case by case, or, with ``order`` (a function of a record),
-    sorted by it, ties in that order (tasks of one draw per seed keep their seeds ascending)."""
+    """One record per case (``record[key]``, ``record["results"]``) as ``name``; sorted by ``order`` if
+    given."""
     out = [{**{k: v for k, v in r.items() if k not in (key, "results")}, name: case, **result}
            for r in records for case, result in zip(r[key], r["results"])]
     return out if order is None else sorted(out, key=order)
 
 
 def summarise(records: list[dict], by: Iterable[str], values: Iterable[str]) -> list[dict]:
-    """Mean, standard error and count of ``values`` over seeds, grouped by the keys ``by``.
+    """Mean, standard error (``std(ddof=1)/sqrt(count)``) and count of ``values`` over the records of
+    each group of keys ``by``.
 
     Parameters
     ----------
     records : list of dict
-        One per run.
-    by : sequence of str
-        The keys that name a group.
-    values : sequence of str
-        The keys of the numbers (or arrays) to average.
-
+    by, values : sequence of str
     Returns
     -------
     list of dict
-        One per group: its keys ``by``, ``"<value>"`` (mean), ``"<value>_sem"`` (standard error
-        of the mean, ``std(ddof=1)/sqrt(count)``) and ``"count"``.
-
+        One per group: its keys ``by``, ``"<value>"``, ``"<value>_sem"`` and ``"count"``.
     Examples
     --------
     >>> import twostep as ts
@@ -402,14 +322,8 @@ def summarise(records: list[dict], by: Iterable[str], values: Iterable[str]) -> 
 
 
 def linear_fit(x, y) -> tuple:
-    r"""Least-squares line :math:`y \approx a + b x` over paired values: ``x`` of length
-    :math:`m \ge 2`, ``y`` of shape ``(m,)`` or ``(m, ...)`` (one fit per trailing index).
-
-    Returns the slope :math:`b`, its standard error
-    :math:`\sqrt{\hat\sigma^2 / \sum_i (x_i-\bar x)^2}` with
-    :math:`\hat\sigma^2 = \sum_i r_i^2/(m-2)` (NaN when :math:`m = 2`), and the intercept
-    :math:`a`; floats for a 1-d ``y``, arrays of ``y.shape[1:]`` otherwise. The fit has
-    :math:`m - 2` degrees of freedom."""
+    r"""``(slope, se, intercept)`` of :math:`y \approx a + b x`, ``x`` ``(m,)``, ``y`` ``(m, ...)``:
+    :math:`\mathrm{se} = \sqrt{\sum_i r_i^2/(m-2) / \sum_i (x_i-\bar x)^2}` (NaN for :math:`m = 2`)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.ndim != 1 or x.size < 2 or y.ndim < 1 or y.shape[0] != x.size:
         raise ValueError(f"x must be 1-d of length >= 2 and y of shape (len(x), ...), got "
@@ -432,17 +346,14 @@ def linear_fit(x, y) -> tuple:
 
 
 def linear_slope(x, y) -> tuple[float, float]:
-    r"""Slope and standard error of :func:`linear_fit` (least squares) for 1-d ``x`` and ``y``.
+    """Least-squares slope and standard error of :func:`linear_fit`.
 
     Parameters
     ----------
-    x, y : array_like, shape (m,)
-        ``m >= 2``; the standard error is NaN for ``m = 2``.
-
+    x, y : array_like, shape (m,), m >= 2
     Returns
     -------
     slope, se : float
-
     Examples
     --------
     >>> import twostep as ts
@@ -458,18 +369,14 @@ def linear_slope(x, y) -> tuple[float, float]:
 
 
 def loglog_slope(x, y) -> tuple[float, float]:
-    r"""Least-squares slope of :math:`\log y` against :math:`\log x`, and its standard error
-    (:func:`linear_slope` on the logarithms).
+    r""":func:`linear_slope` of :math:`\log y` against :math:`\log x`.
 
     Parameters
     ----------
-    x, y : array_like, shape (m,)
-        Positive.
-
+    x, y : array_like, shape (m,), positive
     Returns
     -------
     slope, se : float
-
     Examples
     --------
     >>> import twostep as ts

@@ -1,11 +1,4 @@
-r"""The theory's predictions, as functions of the step-size exponents and the model: the
-number of outliers the second step adds, :math:`\Lambda(\alpha_1,\alpha_2)` (:func:`n_spikes`;
-:math:`\Lambda = 0` for :math:`\alpha_1+\alpha_2<1/2`, where the two steps act like one step
-of size :math:`\eta_1+\eta_2`), the size of each term of the second update
-(:func:`spike_exponent`), the overlap of the first step's :math:`v = X^\top y/n` with
-:math:`\beta^*` (:func:`one_step_overlap`, :func:`finite_size_overlap`), the first spike's
-strength (:func:`spike_strength`) and the spikes of the features (:func:`feature_spike_count`).
-"""
+"""The theory's predictions from the step-size exponents and the model."""
 
 from __future__ import annotations
 
@@ -21,15 +14,11 @@ def spike_exponent(k: int, alpha1: float, alpha2: float) -> float:
 
     Parameters
     ----------
-    k : int
-        The order, ``>= 0``.
-    alpha1, alpha2 : float
-        Step-size exponents in ``[0, 1/2)``.
-
+    k : int >= 0
+    alpha1, alpha2 : float in [0, 1/2)
     Returns
     -------
     float
-
     Examples
     --------
     >>> import twostep as ts
@@ -45,15 +34,12 @@ def n_spikes(alpha1: float, alpha2: float, L: int | None = None) -> int:
 
     Parameters
     ----------
-    alpha1, alpha2 : float
-        Step-size exponents in ``[0, 1/2)``.
+    alpha1, alpha2 : float in [0, 1/2)
     L : int, optional
-        The degree of a polynomial activation; ``None`` means no cap.
-
+        The degree of a polynomial activation; ``None``: no cap.
     Returns
     -------
     int
-
     Examples
     --------
     >>> import twostep as ts
@@ -65,20 +51,15 @@ def n_spikes(alpha1: float, alpha2: float, L: int | None = None) -> int:
 
 
 def spike_terms(alpha1: float, alpha2: float, mu) -> list[int]:
-    r"""The orders :math:`k = 1..\Lambda` whose term exists, i.e. :math:`\mu_{k+1}\ne 0`.
+    r"""The orders :math:`k = 1..\Lambda` with :math:`\mu_{k+1}\ne 0` (``L = len(mu) - 1``).
 
     Parameters
     ----------
-    alpha1, alpha2 : float
-        Step-size exponents in ``[0, 1/2)``.
-    mu : array_like
-        :math:`\mu_0, \mu_1, \dots` (for a polynomial, up to :math:`\mu_L`; for tanh the
-        even ones vanish, removing :math:`k = 1, 3, \dots`).
-
+    alpha1, alpha2 : float in [0, 1/2)
+    mu : array_like, shape (L + 1,)
     Returns
     -------
     list of int
-
     Examples
     --------
     >>> import twostep as ts
@@ -93,21 +74,15 @@ def spike_terms(alpha1: float, alpha2: float, mu) -> list[int]:
 
 
 def one_step_overlap(c1: float, second_moment: float, psi: float) -> float:
-    r"""Limit of :math:`|\langle v/\|v\|, \beta^*\rangle|`: :math:`|c_1|/\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}`.
+    r"""Limit :math:`|c_1|/\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}` of :math:`|\langle v/\|v\|, \beta^*\rangle|`,
+    :math:`c_1 = \mathbb{E}[g(z)z]`, :math:`\psi = n/d`.
 
     Parameters
     ----------
-    c1 : float
-        :math:`c_1(g) = \mathbb{E}[g(z)z]`.
-    second_moment : float
-        :math:`\mathbb{E}[y^2] > 0`.
-    psi : float
-        :math:`n/d > 0`.
-
+    c1, second_moment, psi : float
     Returns
     -------
     float
-
     Examples
     --------
     >>> import twostep as ts
@@ -125,16 +100,11 @@ def phase_boundaries(alpha1, k: int) -> np.ndarray:
 
     Parameters
     ----------
-    alpha1 : float or array_like
-        In ``[0, 1/2)``.
-    k : int
-        ``>= 1``.
-
+    alpha1 : float or array_like in [0, 1/2)
+    k : int >= 1
     Returns
     -------
     ndarray
-        Of ``alpha1``'s shape.
-
     Examples
     --------
     >>> import twostep as ts
@@ -149,24 +119,17 @@ def phase_boundaries(alpha1, k: int) -> np.ndarray:
 
 
 def spike_strength(eta: float, mu1: float, c1: float, second_moment: float, psi: float) -> float:
-    r"""Predicted singular value of the spike :math:`\eta\mu_1 av^\top`:
-    :math:`\theta = \eta\,|\mu_1|\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}`.
-
-    Uses :math:`\|a\|\to1` and :math:`\|v\|^2\to c_1^2+\mathbb{E}[y^2]/\psi`, :math:`\psi=n/d`.
+    r"""Singular value :math:`\theta = \eta\,|\mu_1|\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}` of the spike
+    :math:`\eta\mu_1 av^\top`.
 
     Parameters
     ----------
-    eta : float
-        The step size, ``>= 0``.
-    mu1 : float
-        :math:`\mu_1` of the activation.
+    eta, mu1 : float
     c1, second_moment, psi : float
         As in :func:`one_step_overlap`.
-
     Returns
     -------
     float
-
     Examples
     --------
     >>> import twostep as ts
@@ -183,34 +146,19 @@ def spike_strength(eta: float, mu1: float, c1: float, second_moment: float, psi:
 
 def finite_size_overlap(c1: float, second_moment: float, cross_moment: float, n: int,
                         d: int) -> float:
-    r"""Root-mean-square overlap of :math:`v = X^\top y/n` with :math:`\beta^*` at finite ``n``, ``d``.
-
-    Along :math:`\beta^*`, :math:`v` has mean :math:`c_1` and variance
-    :math:`(\mathbb{E}[y^2z^2]-c_1^2)/n` (:math:`z=\langle\beta^*,x\rangle`); orthogonally
-    it has squared norm close to :math:`(d-1)\mathbb{E}[y^2]/n`. Hence
-
-    .. math::
-        \mathbb{E}\big[\langle v/\|v\|,\beta^*\rangle^2\big] \approx \frac{q}{q + (d-1)\mathbb{E}[y^2]/n},
-        \qquad q = c_1^2 + \frac{\mathbb{E}[y^2z^2]-c_1^2}{n},
-
-    which tends to :func:`twostep.one_step_overlap` as :math:`n, d\to\infty`,
-    :math:`n/d=\psi`, and for :math:`c_1 = 0` is
-    :math:`\approx\sqrt{\mathbb{E}[y^2z^2]/(d\,\mathbb{E}[y^2])}`, of order :math:`d^{-1/2}`.
+    r"""Root-mean-square overlap of :math:`v = X^\top y/n` with :math:`\beta^*` at finite ``n``, ``d``:
+    :math:`\sqrt{q/(q + (d-1)\mathbb{E}[y^2]/n)}`, :math:`q = c_1^2 + (\mathbb{E}[y^2z^2]-c_1^2)/n`.
 
     Parameters
     ----------
-    c1 : float
-        :math:`c_1(g) = \mathbb{E}[g(z)z]`.
-    second_moment : float
-        :math:`\mathbb{E}[y^2] > 0`.
+    c1, second_moment : float
+        As in :func:`one_step_overlap`.
     cross_moment : float
-        :math:`\mathbb{E}[y^2z^2] \ge c_1^2` (e.g. ``link.moment(lambda z, g: g**2 * z**2)``).
+        :math:`\mathbb{E}[y^2z^2] \ge c_1^2`.
     n, d : int
-
     Returns
     -------
     float
-
     Examples
     --------
     >>> import twostep as ts
@@ -230,20 +178,9 @@ def finite_size_overlap(c1: float, second_moment: float, cross_moment: float, n:
 
 
 def fluctuation_variance_limit(mu, second_moment: float, psi: float) -> float:
-    r"""Limit of :math:`\|r_i\|^2`, the neuron-specific part of the first update:
-    :math:`R^2 = \mathbb E[y^2]\,\mathrm{Var}\,\sigma'(z)/\psi` with
-    :math:`\mathrm{Var}\,\sigma'(z) = \sum_{m\ge1}\mu_{m+1}^2/m!` (the book's derivation; e.g.
-    :math:`5/3` for :math:`\sigma_4`, :math:`\mathrm{He}_1` and :math:`\psi = 1`).
-
-    Parameters
-    ----------
-    mu : array_like, shape (L + 1,)
-        Hermite coefficients :math:`\mu_0..\mu_L` of :math:`\sigma`.
-    second_moment : float
-        :math:`\mathbb E[y^2] \ge 0`.
-    psi : float
-        :math:`n/d > 0`.
-    """
+    r""":math:`R^2 = \mathbb E[y^2]\,\mathrm{Var}\,\sigma'(z)/\psi`, :math:`\mathrm{Var}\,\sigma' =
+    \sum_{m\ge1}\mu_{m+1}^2/m!` (``mu`` :math:`= \mu_0..\mu_L`): the limit of the neuron-specific
+    :math:`\|r_i\|^2`."""
     mu = check_array(mu, "mu", ndim=1)
     m2 = check_real(second_moment, "second_moment", low=0.0)
     psi = check_real(psi, "psi", low=0.0, low_open=True)
@@ -252,18 +189,8 @@ def fluctuation_variance_limit(mu, second_moment: float, psi: float) -> float:
 
 
 def feature_spike_count(alpha: float, L: int | None = None) -> int:
-    r"""Spikes of the feature matrix :math:`\sigma(XW_1^\top)` after one step :math:`\eta = N^{\alpha}`.
-
-    The book's reading of Moniri, Lee, Hassani and Dobriban (2024): the :math:`k`-th term of
-    :math:`\sigma(XW_1^\top) = \sum_k \sigma^{(k)}(XW_0^\top)\odot(s\theta^\top)^{\circ k}/k!`
-    (:math:`s = Xv`, :math:`\theta = \eta\mu_1 a`) is close to the rank-one
-    :math:`\mu_k\,s^{\circ k}(\theta^{\circ k})^\top/k!` of size
-    :math:`N^{1 + k\alpha - k/2}`, against a bulk of size :math:`N^{1/2}`; it stands out when
-    :math:`k\alpha > (k-1)/2`, i.e. :math:`\alpha > (k-1)/(2k)`. So
-    :math:`\ell = \#\{k\ge1 : \alpha > (k-1)/(2k)\} = \lceil 1/(1-2\alpha)\rceil - 1`
-    spikes, :math:`\ell` on :math:`((\ell-1)/(2\ell), \ell/(2\ell+2)]`, at most the degree ``L``
-    of a polynomial :math:`\sigma` (``None``: no cap). ``alpha`` lies in ``[0, 1/2)``.
-    """
+    r"""Spikes of :math:`\sigma(XW_1^\top)` after one step :math:`\eta = N^{\alpha}` (Moniri et al. 2024):
+    :math:`\#\{k\ge1 : \alpha > (k-1)/(2k)\} = \lceil 1/(1-2\alpha)\rceil - 1`, at most ``L``."""
     a = check_alpha(alpha, "alpha")
     count = 0
     while (count + 1) * (1 - 2 * a) < 1 * (1 - FLOOR_TOL):

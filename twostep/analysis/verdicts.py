@@ -1,45 +1,7 @@
-r"""The book's verdict rule: one vocabulary, computed, never typed.
-
-Every label in the book comes from one of four judgements of a quantity measured on
-independent draws (a draw: one seed at one width; quantities computed from one draw share it
-and count once). With :math:`m`, :math:`\mathrm{se}` the mean over :math:`n` draws and its
-standard error, the rule uses one interval,
-
-.. math::
-    I = m \pm t_{n-1}\,\mathrm{se}, \qquad t_{n-1} = \text{the } (1+\gamma)/2
-    \text{ quantile of Student's } t_{n-1},\ \gamma = \texttt{CONFIDENCE} = 0.95,
-
-and one constant, :data:`MARGIN` :math:`= 0.1`. The degrees of freedom always come from the
-draws; a quantity with fewer than :data:`MIN_DRAWS` draws, or with a spread below
-:data:`NO_SPREAD` of its mean, gets **not judged**.
-
-* :func:`effect`: *the paper's claim of an effect and its sign* against a null :math:`z`
-  (chance, a control, the fresh batch). **confirmed** when :math:`I` (of the paired difference,
-  when the null is paired) excludes :math:`z` on the claimed side; **contradicted** when it
-  excludes it on the other side; **consistent, not resolved** otherwise.
-* :func:`no_effect`: *a claim that there is no effect* (a cosine at its finite-size level
-  :math:`z`). The margin is the book's constant on the cosine's scale,
-  :math:`\delta = \texttt{MARGIN}`: **confirmed** when :math:`I \subset z \pm \delta`;
-  **contradicted** when :math:`I` lies above :math:`z + \delta` (an effect where none is
-  claimed); **differs from the prediction** when it lies below :math:`z - \delta` (the null
-  level itself is off); **consistent, not resolved** otherwise.
-* :func:`size`: *the book's own prediction of a size* :math:`p` (a heuristic spike size, a
-  slope), with :math:`\delta = \texttt{MARGIN}\,|p - z|`: **confirmed** when
-  :math:`I \subset p \pm \delta`; **differs from the prediction** when :math:`I` misses
-  :math:`p \pm \delta` on either side (an overshoot as much as a shortfall); **consistent, not
-  resolved** otherwise. A missed size never labels the paper's claim: the two are judged on
-  lines of their own.
-* :func:`share`: *a claim that holds draw by draw* (a count of outliers). Items of one draw are
-  pooled into one outcome, the draw passes when every item passes, and the share of passing
-  draws gets its Clopper--Pearson interval :math:`[\ell, h]`: **confirmed** when
-  :math:`\ell \ge 1 - \texttt{MARGIN}`; the claim's failure label (**differs from the
-  prediction** for the book's predictions, **contradicted** for a bound the paper's claim
-  sets) when :math:`h < 1 - \texttt{MARGIN}`; **consistent, not resolved** otherwise; **not
-  reached at these widths** when no draw is at a width where the claim applies.
-
-Each label means the same for every kind of claim (:data:`RULES`). With :math:`k` labels at
-95 % each, about :math:`k/20` of the intervals miss by chance (:func:`multiplicity`).
-"""
+r"""The book's verdict rule, computed, never typed: labels (:data:`LABELS`, :data:`RULES`) from the
+interval :math:`I = m \pm t_{n-1}\,\mathrm{se}` over :math:`n` independent draws (:data:`CONFIDENCE`)
+and one :data:`MARGIN`, for an effect (:func:`effect`), no effect (:func:`no_effect`), a predicted
+size (:func:`size`) and a claim that holds draw by draw (:func:`share`)."""
 
 from __future__ import annotations
 
@@ -96,11 +58,8 @@ RULES = {
 
 @dataclass(frozen=True)
 class Verdict:
-    r"""A judged measurement: its ``label`` (one of :data:`LABELS`) and ``kind`` (one of
-    :data:`KINDS`); the estimate ``mean`` with standard error ``sem`` (for a share: the share
-    of passing draws, ``sem`` nan); the interval ``(low, high)``; the ``prediction``, the
-    ``null`` and the ``margin``; the number of independent ``draws`` (``passed`` of them for a
-    share); and ``t_null``, the gap to the null over its standard error."""
+    """A judged measurement: ``label``, ``kind``, ``mean``, ``sem``, the interval ``(low, high)``,
+    ``prediction``, ``null``, ``margin``, ``draws`` (``passed`` for a share) and ``t_null``."""
 
     label: str
     kind: str
@@ -135,8 +94,7 @@ def _values(x, name: str) -> np.ndarray:
 
 
 def mean_sem(x) -> tuple:
-    """Mean and standard error (``ddof=1``; 0 for one value) of the values ``x``, one per draw
-    (``nan`` propagates: a quantity a run did not measure stays unmeasured)."""
+    """Mean and standard error (``ddof=1``; 0 for one value) of ``x``; ``nan`` propagates."""
     x = np.atleast_1d(np.asarray(x, dtype=float))
     return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else 0.0
 
@@ -149,7 +107,7 @@ def t_interval(mean: float, sem: float, draws: int, confidence: float = CONFIDEN
 
 
 def binomial_interval(hits: int, total: int, confidence: float = CONFIDENCE) -> tuple:
-    """Clopper--Pearson interval ``(low, high)`` of a share ``hits / total``."""
+    """Clopper--Pearson interval ``(low, high)`` of the share ``hits / total``."""
     result = stats.binomtest(hits, total).proportion_ci(confidence, method="exact")
     return float(result.low), float(result.high)
 
@@ -176,27 +134,9 @@ def _unjudgeable(n, m, se, gap, gap_se) -> bool:
 
 
 def effect(measured, null, *, sign: int = 1) -> Verdict:
-    r"""Judge the paper's claim of an effect of sign ``sign`` (+1: the quantity exceeds its
-    null; -1: falls below it) from ``measured``, one value per independent draw, against
-    ``null`` (a number, or one value per draw for a paired null).
-
-    Parameters
-    ----------
-    measured : sequence of float, shape (draws,)
-    null : float or sequence of float, shape (draws,)
-    sign : {1, -1}
-
-    Returns
-    -------
-    Verdict
-        ``confirmed`` when the 95 % interval of the gap excludes 0 on the claimed side,
-        ``contradicted`` on the other, else ``consistent, not resolved``.
-
-    Examples
-    --------
-    >>> effect([0.30, 0.28, 0.33, 0.31], 0.05).label
-    'confirmed'
-    """
+    """The paper's claim of an effect of ``sign`` (+1: above the null, -1: below) from ``measured`` (one
+    value per draw) against ``null`` (a number, or paired values): **confirmed** when the interval of
+    the gap excludes 0 on the claimed side, **contradicted** on the other, else **consistent**."""
     if isinstance(sign, bool) or sign not in (1, -1):
         raise ValueError(f"sign must be 1 or -1, got {sign!r}")
     x, m, se, z, gap, gap_se = _measure(measured, null)
@@ -211,23 +151,8 @@ def effect(measured, null, *, sign: int = 1) -> Verdict:
 
 
 def no_effect(measured, null) -> Verdict:
-    r"""Judge a claim of no effect on a cosine: ``measured`` (one value per draw) at its
-    finite-size level ``null`` (a number, or paired values), within :math:`\pm` :data:`MARGIN`.
-
-    Returns
-    -------
-    Verdict
-        ``confirmed`` when the 95 % interval lies inside ``null`` :math:`\pm` MARGIN,
-        ``contradicted`` when above it, ``differs from the prediction`` when below it, else
-        ``consistent, not resolved``.
-
-    Examples
-    --------
-    >>> no_effect([0.020, 0.031, 0.025, 0.028], 0.025).label
-    'confirmed'
-    >>> no_effect([0.5, 0.6, 0.55], 0.0).label
-    'contradicted'
-    """
+    r"""A claim of no effect on a cosine at its level ``null``: **confirmed** when :math:`I \subset z\pm`
+    :data:`MARGIN`, **contradicted** above it, **differs** below it, else **consistent**."""
     x, m, se, z, gap, gap_se = _measure(measured, null)
     if _unjudgeable(x.size, m, se, gap, gap_se):
         return Verdict(NOT_JUDGED, "no effect", m, se, _NAN, _NAN, z, z, MARGIN, x.size)
@@ -240,24 +165,9 @@ def no_effect(measured, null) -> Verdict:
 
 
 def size(measured, prediction: float, null: float = 0.0) -> Verdict:
-    r"""Judge the book's prediction of a size: ``measured`` (one value per draw) against
-    ``prediction`` :math:`p`, within :math:`\delta` = :data:`MARGIN` :math:`\cdot|p - z|` of it,
-    :math:`z` = ``null`` (the value without the effect).
-
-    Returns
-    -------
-    Verdict
-        ``confirmed`` when the 95 % interval lies inside :math:`p \pm \delta`, ``differs from
-        the prediction`` when it lies wholly outside it (either side), else ``consistent, not
-        resolved``.
-
-    Examples
-    --------
-    >>> size([0.98, 1.01, 1.00, 0.99, 1.02], 1.0).label
-    'confirmed'
-    >>> size([10.0, 10.1, 9.9], 1.0).label
-    'differs from the prediction'
-    """
+    r"""The book's prediction :math:`p` of a size, ``null`` :math:`z`: **confirmed** when
+    :math:`I \subset p \pm \delta`, :math:`\delta` = :data:`MARGIN` :math:`|p - z|`, **differs** when
+    :math:`I` misses it, else **consistent**."""
     p, z = check_real(prediction, "prediction"), check_real(null, "null")
     if p == z:
         raise ValueError(f"prediction must differ from null (a size without an effect is a "
@@ -274,9 +184,8 @@ def size(measured, prediction: float, null: float = 0.0) -> Verdict:
 
 
 def summary(mean: float, sem: float, draws: int) -> np.ndarray:
-    r"""``draws`` values with exactly this ``mean`` and standard error ``sem``, for judging a
-    summary by the functions above (the degrees of freedom are then ``draws - 1``, as for the
-    draws themselves)."""
+    """``draws`` values with exactly this ``mean`` and standard error ``sem`` (``draws - 1`` degrees of
+    freedom)."""
     m, se = check_real(mean, "mean"), check_real(sem, "sem", low=0.0)
     n = check_int(draws, "draws", 1)
     if n == 1:
@@ -286,31 +195,10 @@ def summary(mean: float, sem: float, draws: int) -> np.ndarray:
 
 
 def share(passed, draws=None, *, fails: str = DIFFERS) -> Verdict:
-    r"""Judge a claim that holds draw by draw, from one outcome per item.
-
-    Parameters
-    ----------
-    passed : sequence of bool, shape (items,)
-        Whether each item (a setting, an outlier, at one draw) meets the claim.
-    draws : sequence, shape (items,), optional
-        The draw each item belongs to (any hashable labels); items of one draw are one outcome,
-        passing when all of them pass. Default: every item its own draw.
-    fails : {"differs from the prediction", "contradicted"}
-        The label when the share of passing draws is shown below ``1 - MARGIN``.
-
-    Returns
-    -------
-    Verdict
-        ``mean`` the share of passing draws, ``(low, high)`` its Clopper--Pearson interval,
-        ``draws`` and ``passed`` the counts; ``not reached at these widths`` for no item.
-
-    Examples
-    --------
-    >>> share([True] * 36, draws=[0] * 12 + [1] * 12 + [2] * 12).label   # three draws
-    'consistent, not resolved'
-    >>> share([True] * 40).label
-    'confirmed'
-    """
+    r"""A claim that holds draw by draw, from ``passed`` ``(items,)``, the items of one draw (``draws``)
+    one outcome: **confirmed** when the Clopper--Pearson interval of the share of passing draws has
+    :math:`\ell \ge 1 -` :data:`MARGIN`, ``fails`` when :math:`h < 1 -` :data:`MARGIN`, **not reached**
+    without items, else **consistent**."""
     ok = np.asarray(passed, dtype=object).ravel()
     if not all(isinstance(v, (bool, np.bool_)) for v in ok):
         raise TypeError(f"passed must be a sequence of booleans, got {passed!r}")
@@ -340,8 +228,7 @@ def draws_to_confirm() -> int:
 
 
 def worst(verdicts) -> str:
-    """The least favourable label among ``verdicts`` (:class:`Verdict` objects or labels), in
-    the order of :data:`LABELS`."""
+    """The least favourable label among ``verdicts`` (in :data:`LABELS`' order)."""
     labels = [str(v) for v in verdicts]
     if not labels or any(label not in LABELS for label in labels):
         raise ValueError(f"verdicts must be a non-empty sequence of labels in {LABELS}, "
@@ -359,8 +246,7 @@ def multiplicity(labels: int) -> str:
 
 
 def rule_rows() -> list:
-    """The rule table's rows ``[label, meaning]``, from the constants above, and the interval's
-    definition as a last row."""
+    """The rule table's rows ``[label, meaning]``, and the interval's definition last."""
     return ([[label, RULES[label]] for label in LABELS]
             + [["the interval", f"mean ± t × standard error over independent draws, t the "
                                 f"{(1 + CONFIDENCE) / 2:.3f} quantile of Student's t with draws "

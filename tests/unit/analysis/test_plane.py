@@ -143,7 +143,7 @@ def test_count_test_judges_only_beyond_the_predicted_width():
             recs.append(r)
     t = count_test(recs, "fresh", 0.2, settings, 4)
     assert t.lam.tolist() == [0, 3] and t.Ns == [80, 160, 320]
-    ns = t.nstar_count()
+    ns = t.nstar[np.arange(len(t.lam)), t.lam]   # N* of the full count
     assert np.all(ns[:, 0] <= ns[:, 1]) and np.all(ns[:, 1] <= ns[:, 2])
     assert np.isnan(t.nstar[0, 1:]).all() and not np.isnan(t.nstar[1]).any()
     for j in range(2):
