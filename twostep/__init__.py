@@ -1,24 +1,8 @@
 """twostep: two steps of gradient descent in linear-width two-layer networks.
 
-The package behind the book *Two steps of gradient descent*, in five layers; each
-imports only from the layers above it in this list (pages and scale side by side,
-neither importing the other) (``tests/unit/test_layers.py``):
-
-model      ``twostep.model``: Hermite tools, activations, targets, the network and its
-           gradient, one and two gradient steps.
-analysis   ``twostep.analysis``: spectra and the Marchenko--Pastur bulk, the BBP spiked
-           model, alignments, the theory and its phase diagram, the exact decomposition
-           of the second update, the step-size rescaling, the population limits, the
-           gradient check, the ridge readout, seeds and sweeps.
-experiments ``twostep.experiments``: the single-run experiments (numpy only), which
-           the chapters sweep and the scale-out side runs by name.
-pages      ``twostep.pages``: one page module per chapter (its sweeps, figures and
-           tables), and the figure and report helpers the chapters share.
-scale      ``twostep.scale``: the experiment registry, results files, the command line
-           (``python -m twostep``), memory checks and array backends (CuPy, PyTorch).
-
-This namespace holds the names the chapters call; everything else is imported from
-its module.
+The package behind the book *Two steps of gradient descent*: layers ``model``, ``analysis``,
+``experiments``, then ``pages`` and ``scale`` side by side, each importing only from those
+before it (``tests/unit/test_layers.py``). This namespace holds the names the chapters call.
 """
 
 from .model.activations import Tanh, get_activation

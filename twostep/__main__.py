@@ -1,4 +1,4 @@
-"""``python -m twostep``: see :mod:`twostep.cli`."""
+"""``python -m twostep``: see :mod:`twostep.scale.cli`."""
 
 import sys
 

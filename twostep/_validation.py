@@ -1,14 +1,6 @@
-"""Argument checks shared by the public functions.
-
-Every public function of the package validates its input through these helpers, once, where
-it enters (an experiment, or a model or analysis function a reader calls), so that bad input
-fails early with a message that names the argument and the accepted range instead of a numpy
-broadcasting error three calls deeper. What it calls inside the package trusts it: the
-package's own callers call public functions (whose checks cost a pass over their arrays and
-no copy), and the few cores that must skip the checks (the blocked gradient, the steps on a
-drawn problem, the exact terms' kernels) live in their layer's internal module,
-``twostep/model/_core.py`` and ``twostep/analysis/_core.py``.
-"""
+"""Argument checks shared by the public functions: each validates its input here once, where
+it enters, with a message naming the argument and the accepted range; the cores it calls
+(``twostep/model/_core.py``, ``twostep/analysis/_core.py``) trust it."""
 
 from __future__ import annotations
 
@@ -18,19 +10,17 @@ import os
 
 import numpy as np
 
-
 def check_int(value, name: str, minimum: int = 1) -> int:
-    """Return ``value`` as ``int`` if it is an integer ``>= minimum``."""
+    """``value`` as ``int`` if it is an integer ``>= minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
     return int(value)
 
-
 def check_real(value, name: str, *, low=None, high=None, low_open=False,
                high_open=False) -> float:
-    """Return ``value`` as ``float`` if it is a finite real in the given range."""
+    """``value`` as ``float`` if it is a finite real in the given range."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}")
     value = float(value)
@@ -45,18 +35,13 @@ def check_real(value, name: str, *, low=None, high=None, low_open=False,
         raise ValueError(f"{name} must be in {accepted}, got {value}")
     return value
 
-
 def check_alpha(value, name: str = "alpha") -> float:
     """A step-size exponent: a real in ``[0, 1/2)``."""
     return check_real(value, name, low=0.0, high=0.5, high_open=True)
 
-
 def check_array(value, name: str, ndim: int | None = None, shape=None,
                 dtype=None) -> np.ndarray:
-    """Return ``value`` as a finite float ndarray of the expected rank and shape.
-
-    ``shape`` may contain ``None`` for a free dimension.
-    """
+    """``value`` as a finite float ndarray of rank ``ndim`` and ``shape`` (``None``: free)."""
     if not isinstance(value, (np.ndarray, list, tuple, numbers.Real)) or isinstance(value, bool):
         raise TypeError(f"{name} must be a numpy array, got {type(value).__name__}")
     arr = np.asarray(value)
@@ -77,19 +62,14 @@ def check_array(value, name: str, ndim: int | None = None, shape=None,
         raise ValueError(f"{name} must contain only finite values")
     return arr
 
-
-#: Entries checked for finiteness at a time (1 MB of booleans, whatever the array's size).
 _FINITE_BLOCK = 1 << 20
 
-
 def _all_finite(arr: np.ndarray) -> bool:
-    # By blocks of rows (views, no copy): a check never holds a boolean array of the whole's
-    # size (256 MB for a float32 (16000, 16000) matrix).
+    # By blocks of rows: never a boolean array of the whole's size (256 MB at N = 16000).
     if arr.ndim == 0:
         return bool(np.isfinite(arr))
     rows = max(1, _FINITE_BLOCK // max(1, arr[:1].size))
     return all(np.isfinite(arr[i:i + rows]).all() for i in range(0, arr.shape[0], rows))
-
 
 def check_rng(rng, name: str = "rng") -> np.random.Generator:
     """Seeds go through an explicit ``numpy.random.Generator``, never global state."""
@@ -99,11 +79,8 @@ def check_rng(rng, name: str = "rng") -> np.random.Generator:
             f"got {type(rng).__name__}")
     return rng
 
-
 def check_pairs(values, name: str, pair: str) -> list[tuple]:
-    """The items of ``values`` unpacked as 2-tuples; a string, a non-iterable or an item
-    that is not a pair raises a ``TypeError`` naming ``name`` (or ``name[i]``) and ``pair``
-    (a noun phrase such as ``"a (c, alpha) pair"``)."""
+    """The items of ``values`` as 2-tuples (``pair``, e.g. ``"a (c, alpha) pair"``, in errors)."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{name} must be a sequence, {pair} each, got {values!r}")
     out = []
@@ -115,7 +92,6 @@ def check_pairs(values, name: str, pair: str) -> list[tuple]:
         out.append((first, second))
     return out
 
-
 def check_choice(value, name: str, choices) -> str:
     """A string among ``choices``."""
     if not isinstance(value, str):
@@ -124,25 +100,20 @@ def check_choice(value, name: str, choices) -> str:
         raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
     return value
 
-
 def check_type(value, name: str, types, what: str):
-    """``value`` if it is an instance of ``types``, else a ``TypeError``: ``name must be what``."""
+    """``value`` if it is an instance of ``types``, else ``TypeError``: ``name must be what``."""
     if not isinstance(value, types):
         raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
     return value
-
 
 def check_bool(value, name: str) -> bool:
     """``value`` if it is a ``bool``."""
     return check_type(value, name, bool, "a bool")
 
-
 def check_alpha_pairs(values, name: str) -> list[tuple[float, float]]:
-    """Pairs ``(alpha1, alpha2)`` of step-size exponents, each in ``[0, 1/2)``
-    (``name[i][0]``, ``name[i][1]`` in messages)."""
+    """Pairs ``(alpha1, alpha2)`` of step-size exponents, each in ``[0, 1/2)``."""
     return [(check_alpha(a1, f"{name}[{i}][0]"), check_alpha(a2, f"{name}[{i}][1]"))
             for i, (a1, a2) in enumerate(check_pairs(values, name, "an (alpha1, alpha2) pair"))]
-
 
 def check_dtype(dtype, name: str = "dtype") -> np.dtype:
     """A floating dtype of the simulations: float64 or float32."""
@@ -154,16 +125,13 @@ def check_dtype(dtype, name: str = "dtype") -> np.dtype:
         raise ValueError(f"{name} must be float64 or float32, got {dt}")
     return dt
 
-
 def check_dtype_name(dtype) -> np.dtype:
-    """:func:`check_dtype` for the experiments: its name or a numpy dtype, and the message
-    lists the names."""
+    """:func:`check_dtype` of a name or dtype, whose message lists the names."""
     try:
         name = np.dtype(dtype).name
     except TypeError:
         raise ValueError(f"dtype must be one of ['float32', 'float64'], got {dtype!r}") from None
     return np.dtype(check_choice(name, "dtype", ("float32", "float64")))
-
 
 def check_steps(steps) -> tuple:
     """Two step sizes ``((c1, alpha1), (c2, alpha2))``: ``c_t > 0``, ``alpha_t`` in ``[0, 1/2)``."""
@@ -175,34 +143,20 @@ def check_steps(steps) -> tuple:
     c2 = check_real(c2, "c2", low=0.0, low_open=True)
     return (c1, check_alpha(a1, "alpha1")), (c2, check_alpha(a2, "alpha2"))
 
-
-# --- step sizes, checked before the steps ---------------------------------------------------
-
 def step_growth_limit(dtype) -> float:
-    """The largest growth :func:`check_step_growth` accepts in ``dtype``: the eighth root of
-    its largest number (``6.6e4`` in float32, ``3.4e38`` in float64)."""
+    """The largest growth :func:`check_step_growth` accepts: the eighth root of ``dtype``'s largest
+    number."""
     return float(np.finfo(check_dtype(dtype)).max) ** 0.125
-
 
 def check_step_growth(c1: float, c2: float, degree, dtype, power: int = 1,
                       names=("c1", "c2")) -> float:
-    r"""Refuse step constants whose two steps would leave ``dtype``'s finite numbers.
-
-    The first step moves the pre-activations by about :math:`\max(1, c_1)` (:math:`\eta_1 =
-    c_1N^{\alpha_1}` times the gradient's :math:`N^{-1/2}`, with :math:`\alpha_1 < 1/2`); a
-    derivative of degree :math:`D` (``degree - 1`` for a polynomial activation, 1 otherwise)
-    makes the second update grow like :math:`G = \max(1, c_2)\max(1, c_1)^D`, and what is
-    measured on it (``power``: 1 for the weights, the degree for features
-    :math:`\sigma(XW^\top)`) like :math:`G^{\text{power}}`. It must stay below
-    :func:`step_growth_limit`, the eighth root of the largest number, which leaves room for
-    the squares and the sums over the width that the spectra take: in float32, ``c1 <= 40``
-    for poly4 at ``c2 <= 1``. The bound is sufficient, not tight: at it every experiment stays
-    finite with no overflow on the way (tests/unit/scale/test_probes.py runs each at it in
-    both dtypes). Returns the growth; a ``ValueError`` names the constants and both bounds.
-    """
+    r"""The growth :math:`G^{\text{power}}`, :math:`G = \max(1, c_2)\max(1, c_1)^D` (:math:`D`:
+    ``degree - 1`` for a polynomial, else 1), of the two steps, or a ``ValueError`` beyond
+    :func:`step_growth_limit`: a sufficient bound for every experiment to stay finite in
+    ``dtype`` (``power``: the degree for features :math:`\sigma(XW^\top)`)."""
     dt = check_dtype(dtype)
     D = max(degree - 1, 1) if degree else 1
-    # In logarithms: c = 1e300 overflows the power itself.
+    # In logarithms: c = 1e300 overflows the power itself
     log_growth = power * (math.log10(max(1.0, c2)) + D * math.log10(max(1.0, c1)))
     limit = step_growth_limit(dt)
     if log_growth > math.log10(limit):
@@ -218,11 +172,8 @@ def check_step_growth(c1: float, c2: float, degree, dtype, power: int = 1,
             f"; give smaller step sizes" + (" or dtype=float64" if dt == np.float32 else ""))
     return 10 ** log_growth
 
-
-# --- memory, checked before allocating ------------------------------------------------------
-
 def available_memory() -> int:
-    """Bytes of memory available now: ``MemAvailable`` of /proc/meminfo, else free pages."""
+    """Bytes of memory available now (``MemAvailable``, else free pages)."""
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
@@ -235,7 +186,6 @@ def available_memory() -> int:
     except (ValueError, OSError, AttributeError):
         return 0
 
-
 def _read(path: str) -> str | None:
     try:
         with open(path, encoding="ascii") as fh:
@@ -243,10 +193,8 @@ def _read(path: str) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
 
-
 def _cgroup_room(proc: str, root: str) -> int | None:
-    # The least room (limit - usage + reclaimable page cache) over the process's memory cgroup
-    # and its ancestors, v2 (memory.max) or v1 (memory.limit_in_bytes); None without a limit.
+    # The least room (limit - usage + page cache) over the memory cgroup and its ancestors.
     rooms = []
     for line in (_read(f"{proc}/self/cgroup") or "").splitlines():
         _, controllers, path = line.split(":", 2) if line.count(":") >= 2 else ("", "", "")
@@ -272,11 +220,9 @@ def _cgroup_room(proc: str, root: str) -> int | None:
             rooms.append(limit - usage + int(stat.get("inactive_file", 0)))
     return max(min(rooms), 0) if rooms else None
 
-
 def hard_memory_limits(proc: str = "/proc", cgroup: str = "/sys/fs/cgroup") -> list:
-    """The limits no budget can exceed, as ``(bytes, what)`` pairs: the address space left
-    under ``RLIMIT_AS`` (``ulimit -v``) beyond this process's, and the room left in its memory
-    cgroup (v1 or v2, the least over its ancestors). Empty where neither is set."""
+    """``(bytes, what)`` pairs no budget can exceed: the room under ``ulimit -v`` and under the
+    memory cgroup's limit, where set."""
     out = []
     try:
         import resource
@@ -293,12 +239,9 @@ def hard_memory_limits(proc: str = "/proc", cgroup: str = "/sys/fs/cgroup") -> l
         out.append((room, "the room left under the memory cgroup's limit"))
     return out
 
-
 def memory_limit() -> tuple[int, str]:
-    """``(bytes, what)``: the most memory a computation may plan for now, the least of the
-    memory available (:func:`available_memory`) and :func:`hard_memory_limits`."""
+    """``(bytes, what)``: the most memory a computation may plan for now."""
     return min([(available_memory(), "the memory available now")] + hard_memory_limits())
-
 
 def format_bytes(n: float) -> str:
     """``n`` bytes as a human-readable string (binary units)."""
@@ -307,18 +250,14 @@ def format_bytes(n: float) -> str:
             return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
         n /= 1024
 
-
-#: Environment variable that caps the memory the API may plan for (e.g. ``16G``).
+#: Caps the memory the API may plan for (e.g. ``16G``).
 LIMIT_ENV = "TWOSTEP_MAX_MEMORY"
-
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
-
 def parse_size(text, name: str) -> float:
-    """``"16G"`` -> ``17179869184.0``: a positive size in bytes, with an optional binary suffix
-    K, M, G or T (``"800MiB"`` and ``"800MB"`` read as ``"800M"``); ``name`` (the option or
-    variable it came from) is named in the errors."""
+    """``"16G"`` -> ``17179869184.0`` (binary suffixes K, M, G, T; ``"800MiB"``, ``"800MB"``:
+    ``"800M"``); ``name`` is named in the errors."""
     t = str(text).strip().lower().rstrip("ib").rstrip("b") if text else ""
     unit = t[-1:] if t[-1:] in _UNITS else ""
     try:
@@ -326,16 +265,13 @@ def parse_size(text, name: str) -> float:
     except ValueError:
         raise ValueError(f"{name} must be a size such as 800M or 16G, got {text!r}") from None
     if not 0 < value < float("inf"):
-        raise ValueError(f"{name} must be a positive finite size such as 800M or 16G, "
-                         f"got {text!r}")
+        raise ValueError(f"{name} must be a positive finite size such as 800M or 16G, got {text!r}")
     return value
 
-
 def check_fits(nbytes: float, what: str, budget=None, advice: str = "") -> int:
-    """Raise ``MemoryError`` before allocating if ``what`` (e.g. ``"two steps at N=60000,
-    ..."``) needs about ``nbytes`` and that exceeds ``budget``: a pair (bytes, what they are;
-    0 bytes: no check), by default ``$TWOSTEP_MAX_MEMORY`` if set (within the hard limits),
-    else :func:`memory_limit`. ``advice`` ends the message."""
+    """``MemoryError`` before allocating if ``what`` needs ``nbytes`` beyond ``budget``, a
+    ``(bytes, what)`` pair (default: ``$TWOSTEP_MAX_MEMORY`` within the hard limits, else
+    :func:`memory_limit`; 0: no check)."""
     if budget is None:
         text = os.environ.get(LIMIT_ENV)
         budget = (min([(int(parse_size(text, f"${LIMIT_ENV}")), f"${LIMIT_ENV}")]

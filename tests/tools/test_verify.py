@@ -128,16 +128,6 @@ def test_verify_says_what_it_needs(tmp_path, capsys):
     assert "not a twostep snapshot" in capsys.readouterr().err
 
 
-def test_verify_is_a_subcommand_parser():
-    import argparse
-
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(dest="command")
-    verify.add_parser(sub)
-    args = parser.parse_args(["verify", PAGE, "--snapshot", "s.json"])
-    assert args.func is verify._run and args.page == PAGE and args.snapshot == "s.json"
-
-
 def test_the_published_snapshot_of_0_1_0_reads():
     doc = verify.read_snapshot(ROOT / "releases" / "0.1.0.json")
     assert doc["version"] == "0.1.0" and PAGE in doc["pages"]

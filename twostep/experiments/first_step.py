@@ -23,9 +23,8 @@ from ..model.network import gaussian_inputs, initialise
 from ..model.steps import one_step
 from ..model.targets import Link, Teacher, check_links, target_links
 
-
 def _residual_top(G, spike, seed):
-    # Top singular value and right vector of G - spike, applied matrix-free.
+    # Top singular value and right vector of G - spike, matrix-free.
     N, d = G.shape
     lv = G.dtype.type(spike.value) * spike.left.astype(G.dtype, copy=False)
     right = spike.right.astype(G.dtype, copy=False)
@@ -42,16 +41,12 @@ def _residual_top(G, spike, seed):
     s, Vt = top_singular_core(R, 1, "right", SVDS_TOL, seed)
     return float(s[0]), Vt[0].astype(float)
 
-
 def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = None,
                            d: int | None = None, activation="poly4", target="he1",
                            steps: Sequence = (), top: int = 1, noise: float = 0.0,
                            dtype="float64") -> dict:
-    r"""Draw a problem, take the first gradient, and measure how close it is to a spike.
-
-    The problem is drawn by :func:`twostep.model.steps.draw_problem` (teacher directions,
-    ``W0``, ``a``, ``X``, label noise), so for the same generator state
-    :math:`W_0+\eta G` is :func:`twostep.run_two_steps`'s ``W1``.
+    r"""Draw a problem (as :func:`twostep.run_two_steps`), take the first gradient :math:`G`, and
+    measure how close it is to a spike.
 
     Parameters
     ----------
@@ -72,18 +67,14 @@ def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = 
     Returns
     -------
     dict
-        ``residual``: :math:`\|G-\mu_1av^\top\|_{op}/\|G\|_{op}`;
-        ``remainder_sample_overlap``: cosine between the top right singular vector of
-        :math:`G-\mu_1av^\top` and the input :math:`x_{j^*}` with the largest label,
-        :math:`j^* = \arg\max_j|y_j|` (near 1 when single extreme labels dominate the remainder);
-        ``max_label``: :math:`\max_j|y_j|`;
-        ``best_residual``: :math:`s_2(G)/s_1(G)` (what the best rank-one approximation leaves);
-        ``update_norm``: :math:`\|G\|_{op}`; ``spike``: :math:`|\mu_1|\|a\|\|v\|`;
-        ``v_overlap``: :math:`|\langle v/\|v\|,\beta^*\rangle|`;
-        ``eta``: shape ``(len(steps),)``;
-        ``top``: shape ``(len(steps), top)``, the largest singular values of each :math:`W_1`;
-        ``right_overlap``: shape ``(len(steps),)``, cosine of the top right singular vector of
-        :math:`W_1` with :math:`\beta^*`; ``right_v_overlap``: the same with :math:`v`.
+        ``residual`` :math:`\|G-\mu_1av^\top\|_{op}/\|G\|_{op}`; ``remainder_sample_overlap``:
+        cosine of the top right vector of :math:`G-\mu_1av^\top` with :math:`x_{j^*}`,
+        :math:`j^* = \arg\max_j|y_j|`; ``max_label`` :math:`\max_j|y_j|`; ``best_residual``
+        :math:`s_2(G)/s_1(G)`; ``update_norm`` :math:`\|G\|_{op}`; ``spike``
+        :math:`|\mu_1|\|a\|\|v\|`; ``v_overlap`` :math:`|\langle v/\|v\|,\beta^*\rangle|`;
+        ``eta`` ``(len(steps),)``; ``top`` ``(len(steps), top)`` of each :math:`W_1`;
+        ``right_overlap`` ``(len(steps),)``, cosines of :math:`W_1`'s top right vector with
+        :math:`\beta^*`; ``right_v_overlap``: the same with :math:`v`.
 
     Examples
     --------
@@ -96,8 +87,6 @@ def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = 
     N = check_int(N, "N")
     n, d = check_int(N if n is None else n, "n"), check_int(N if d is None else d, "d")
     activation = as_activation(activation)
-    if min(N, d) < 3:
-        raise ValueError(f"top must be in [1, min(N, d) - 2] = [1, {min(N, d) - 2}], got {top}")
     steps, top = _checked_steps_top(steps, top, N, d, "")
     dt = check_dtype(dtype)
     problem = draw_problem_core(N, n, d, target, "reused", rng, noise, dt)
@@ -106,10 +95,7 @@ def first_step_diagnostics(rng: np.random.Generator, *, N: int, n: int | None = 
     return _first_step_measures(problem.W0, problem.a, problem.X1, problem.y1,
                                 problem.teacher.directions[0], G, activation, steps, top)
 
-
 def _checked_case(case, i, N, d):
-    # One case of first_step_cases: (activation, target, steps, top) checked as
-    # first_step_diagnostics checks them.
     if not isinstance(case, Sequence) or isinstance(case, str) or len(case) != 4:
         raise TypeError(f"cases[{i}] must be an (activation, target, steps, top) tuple, "
                         f"got {case!r}")
@@ -118,10 +104,8 @@ def _checked_case(case, i, N, d):
     links, _ = target_links(target)
     return as_activation(activation), links, steps, top
 
-
 def _checked_steps_top(steps, top, N, d, prefix):
-    # The steps (c, alpha) and the count top of first_step_diagnostics, checked; ``prefix``
-    # names where they came from in the error ("" or "cases[i] ").
+    # ``prefix`` names where they came from: "" or "cases[i] ".
     steps = [(check_real(c, f"{prefix}steps[{j}] c", low=0.0, low_open=True),
               check_alpha(alpha, f"{prefix}steps[{j}] alpha"))
              for j, (c, alpha) in enumerate(check_pairs(steps, f"{prefix}steps",
@@ -132,20 +116,11 @@ def _checked_steps_top(steps, top, N, d, prefix):
                          f"got {top}")
     return steps, top
 
-
 def first_step_cases(rng: np.random.Generator, *, N: int, cases, n: int | None = None,
                      d: int | None = None, dtype="float64") -> dict:
-    r""":func:`first_step_diagnostics` of several activations and targets on one draw.
-
-    Every case ``(activation, target, steps, top)`` gets the result that
-    :func:`first_step_diagnostics` gives from a generator in ``rng``'s state (no label noise),
-    bit for bit: the targets have the same number of directions, so the teacher's directions,
-    :math:`W_0`, :math:`a` and :math:`X` are the same draws for all of them and only the labels
-    differ. The draw and the pre-activations :math:`W_0X^\top` are computed once, which saves
-    one :math:`N\times n\times d` product (and a draw) per case after the first.
-
-    Returns ``{"results": [result, ...]}``, one :func:`first_step_diagnostics` dict per case.
-    """
+    r"""``{"results": [...]}``: :func:`first_step_diagnostics` of each case ``(activation,
+    target, steps, top)`` (targets of one rank, no noise) from ``rng``'s state, bit for bit, on
+    one draw and one :math:`W_0X^\top`."""
     check_rng(rng)
     N = check_int(N, "N")
     n, d = check_int(N if n is None else n, "n"), check_int(N if d is None else d, "d")
@@ -169,9 +144,7 @@ def first_step_cases(rng: np.random.Generator, *, N: int, cases, n: int | None =
         out.append(_first_step_measures(W0, a, X, y, B[0], G, activation, steps, top))
     return {"results": out}
 
-
 def _first_step_measures(W0, a, X, y, beta, G, activation, steps, top) -> dict:
-    # first_step_diagnostics' measurements of the negative gradient G of one draw.
     dt = W0.dtype
     etas = np.array([c * W0.shape[0] ** alpha for c, alpha in steps], dtype=float)  # c N^alpha
     spike = first_step_spike_core(a, X, y, activation)
@@ -199,19 +172,14 @@ def _first_step_measures(W0, a, X, y, beta, G, activation, steps, top) -> dict:
         out["top"][i] = s
         out["right_overlap"][i] = overlap_core(Vt[0].astype(float), beta)
         if spike.value > 0:
-            out["right_v_overlap"][i] = overlap_core(Vt[0].astype(float),
-                                                     spike.right.astype(float))
+            out["right_v_overlap"][i] = overlap_core(Vt[0].astype(float), spike.right.astype(float))
     return out
-
 
 def learned_direction_overlaps(n: int, d: int, links, rng: np.random.Generator,
                                noise: float = 0.0, dtype=np.float64) -> np.ndarray:
-    r"""Overlaps :math:`|\langle v_k/\|v_k\|,\beta^*\rangle|`, shape ``(len(links),)``, of the
-    one-step directions :math:`v_k = X^\top y_k/n` of several single-index targets sharing one
-    batch: the data's own first-step direction, no network involved.
-
-    Draws :math:`\beta^*` (uniform on the sphere), then :math:`X` (``n x d``), then the
-    label noise of each link in turn; :math:`y_k = g_k(X\beta^*) + \varepsilon_k`.
+    r"""Overlaps :math:`|\langle v_k/\|v_k\|,\beta^*\rangle|` of the data directions
+    :math:`v_k = X^\top y_k/n`, :math:`y_k = g_k(X\beta^*) + \varepsilon_k`, of several links
+    on one batch; draws :math:`\beta^*`, :math:`X`, then each link's noise.
 
     Parameters
     ----------
@@ -254,52 +222,35 @@ def learned_direction_overlaps(n: int, d: int, links, rng: np.random.Generator,
         out[k] = abs(float(v @ beta)) / nv if nv > 0 else 0.0
     return out
 
-
 def first_update(rng: np.random.Generator, N: int, activation: Activation, target: Link):
-    r"""One draw at :math:`N = n = d` (a teacher of the link ``target``, :math:`(W_0, a)`,
-    :math:`X`, the labels; float64) and its update per unit step: ``(W0, G)``, :math:`G` =
-    ``one_step(..., eta=1) - W0`` so that :math:`W_1 = W_0 + \eta_1G`. The model checks the
-    arguments."""
+    r"""``(W0, G)`` of one draw at :math:`N = n = d` (float64): :math:`W_1 = W_0 + \eta_1G`."""
     teacher = Teacher(target, N, rng)
     W0, a = initialise(N, N, rng)
     X = gaussian_inputs(N, N, rng)
     return W0, one_step(W0, a, X, teacher.labels(X, rng), activation, 1.0) - W0
 
-
 def _unit(x):
     x = np.asarray(x, dtype=np.float64)
     return x / np.linalg.norm(x)
 
-
 def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activation,
                    link: Link, margin: float = 0.05, top: int = 8, kmax: int = 4,
                    dtype=np.float64) -> dict:
-    r"""The spikes of the feature matrix :math:`F_1 = \sigma(\tilde XW_1^\top)` after one step
-    :math:`\eta_1 = N^{\alpha_1}`, for every :math:`\alpha_1` of ``alphas`` on one draw.
+    r"""The spikes of :math:`F_1 = \sigma(\tilde XW_1^\top)` after one step
+    :math:`\eta_1 = N^{\alpha_1}`, for each of ``alphas`` on one draw (:math:`N = n = d`;
+    a teacher, :math:`W_0, a`, :math:`(X, y)`, a fresh :math:`\tilde X`, a random unit :math:`u`).
 
-    :math:`N = n = d`. Draws (from ``rng``) a teacher, :math:`W_0` and :math:`a` (the book's
-    initialisation), a batch :math:`(X, y)` for the step, a fresh batch :math:`\tilde X` for
-    the features and a random unit direction :math:`u`; only the step size changes between
-    the :math:`\alpha_1`. The bulk edge is the top singular value of what is left of
-    :math:`F_1` once the rank-one terms :math:`\mu_k s^{\circ k}(\theta^{\circ k})^\top/k!`,
-    :math:`s = \tilde Xv`, :math:`\theta = \eta_1\mu_1 a`, of its Taylor expansion are taken
-    out (every order :math:`k` with :math:`\mu_k\ne0`, up to the degree of a polynomial
-    :math:`\sigma`, else ``kmax``); a spike is a singular value of :math:`F_1` above
-    :math:`(1 + \text{margin})` times that edge. (:math:`F_0 = \sigma(\tilde XW_0^\top)` has
-    no spike: the step widens the bulk too, so its edge :math:`s_1(F_0)` would count the
-    widened bulk.) For every :math:`k\le` ``kmax`` it records the norm of
-    the projection of :math:`m_k = (\tilde X\beta^\star)^{\circ k}/\|\cdot\|` on the span of the
-    spikes' left singular vectors (``proj_beta``), and the same for :math:`(\tilde Xu)^{\circ k}`
-    (``proj_chance``, the chance level).
-
-    Returns a dict of arrays: ``count`` ``(A,)``, ``top`` singular values ``(A, top)``,
-    ``proj_beta``, ``proj_chance`` ``(A, kmax)``, the bulk ``edge`` ``(A,)``, ``edge0``
-    (:math:`s_1(F_0)`), and ``v_overlap`` :math:`|\langle\hat v,\beta^\star\rangle|`.
-    """
+    The bulk edge is :math:`s_1` of :math:`F_1` less the rank-one terms
+    :math:`\mu_k s^{\circ k}(\theta^{\circ k})^\top/k!`, :math:`s = \tilde Xv`,
+    :math:`\theta = \eta_1\mu_1 a` (orders :math:`\mu_k\ne0` up to the degree, else ``kmax``);
+    spikes lie above :math:`(1 + \text{margin})` times it. Returns ``count`` ``(A,)``, ``top``
+    ``(A, top)``, ``edge`` ``(A,)``, ``proj_beta`` and ``proj_chance`` ``(A, kmax)`` (norms of
+    the projections of :math:`(\tilde X\beta^\star)^{\circ k}` and :math:`(\tilde Xu)^{\circ k}`,
+    normalised, on the spikes' left span), ``edge0`` :math:`s_1(F_0)` and ``v_overlap``
+    :math:`|\langle\hat v,\beta^\star\rangle|`."""
     check_rng(rng)
     N = check_int(N, "N", 8)
-    alphas = [check_real(a, f"alphas[{i}]", low=0.0, high=0.5, high_open=True)
-              for i, a in enumerate(alphas)]
+    alphas = [check_alpha(a, f"alphas[{i}]") for i, a in enumerate(alphas)]
     if not alphas:
         raise ValueError("alphas must be a non-empty sequence in [0, 1/2)")
     check_activation(activation)
@@ -347,15 +298,11 @@ def feature_spikes(rng: np.random.Generator, N: int, alphas, activation: Activat
     res["v_overlap"] = float(abs(_unit(v) @ beta))
     return res
 
-
 def cui_experiment(rng: np.random.Generator, setting: dict, d: int, alphas,
                    dtype=np.float32) -> dict:
-    r"""One seed of Cui et al.'s experiment at their ``setting``
-    (:data:`twostep.analysis.peer.CUI_SETTING_1` or ``_2``) with size ``d = p``: the first layer
-    (:func:`~twostep.analysis.peer.peer_first_layer`), one test set, and a fresh training set of
-    :math:`\alpha d` samples for every ``alpha`` of ``alphas``, drawn in this order. Returns the
-    test ``errors`` (:func:`~twostep.analysis.peer.peer_test_error`, shape ``(len(alphas),)``)
-    and the measured ``gamma``, ``r``, ``c``."""
+    r"""One seed of Cui et al.'s experiment at ``setting`` (:mod:`twostep.analysis.peer`), d = p:
+    test ``errors`` ``(len(alphas),)`` of readouts on :math:`\alpha d` fresh samples, and the
+    measured ``gamma``, ``r``, ``c``."""
     check_rng(rng)
     d, act = check_int(d, "d"), Tanh()
     W1, teacher, measured = peer_first_layer(rng, d, peer_link(setting["teacher"]), act,

@@ -1,20 +1,6 @@
-r"""Single runs of the readout comparison (chapter *What the features buy*).
-
-One problem is a teacher, an initialisation :math:`(W_0, a)` and two batches
-:math:`(X_1, y_1)`, :math:`(X_2, y_2)`; with :math:`\eta_t = cN^{\alpha_t}`,
-:func:`train_schemes` builds five first layers from it:
-
-============  ================================================================
-``W0``        the initialisation (random features, a kernel-like baseline)
-``W1``        one step of size :math:`\eta_1` on batch 1
-``W1_total``  one step of size :math:`\eta_1+\eta_2` on batch 1 (same total step)
-``W2_reused`` a second step of size :math:`\eta_2` on batch 1 again
-``W2_fresh``  a second step of size :math:`\eta_2` on batch 2
-============  ================================================================
-
-:func:`payoff_experiment` scores each by a ridge readout on shared data, next to the ideal
-readout of the directions it learned (:func:`learned_directions`).
-"""
+"""Single runs of the readout comparison (chapter *What the features buy*): five first layers of
+one problem (:func:`train_schemes`), each scored by a ridge readout and by the ideal readout of
+the directions it learned (:func:`payoff_experiment`)."""
 
 from __future__ import annotations
 
@@ -23,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_alpha, check_dtype, check_int
+from .._validation import check_alpha, check_dtype, check_int, check_type
 from ..model.activations import Activation, as_activation
 from ..analysis.alignment import overlaps
 from ..analysis.decomposition import weighted_direction
@@ -33,23 +19,16 @@ from ..model.targets import Teacher
 from ..analysis.theory import spike_terms
 from ..model.steps import draw_problem, step_size, steps_along
 
-
 SCHEMES = ("W0", "W1", "W1_total", "W2_reused", "W2_fresh")
 
 #: The schemes whose weights depend on :math:`\alpha_2`.
 SECOND_STEP_SCHEMES = ("W1_total", "W2_reused", "W2_fresh")
 
-
 @dataclass
 class TrainedSchemes:
-    r"""The five first layers of one problem (see the module docstring).
-
-    ``W0, W1`` are ``(N, d)``; ``W1_total, W2_reused, W2_fresh`` are lists with one
-    ``(N, d)`` matrix per entry of ``alpha2s``. ``X1, X2`` are ``(n, d)``. ``gradients`` holds
-    the three gradients every layer is a step along: :math:`\nabla L(W_0; X_1)`,
-    :math:`\nabla L(W_1; X_1)` and :math:`\nabla L(W_1; X_2)` (keys ``"W0"``, ``"reused"``,
-    ``"fresh"``).
-    """
+    r"""The five first layers of one problem: ``W0, W1`` ``(N, d)``; ``W1_total, W2_reused,
+    W2_fresh``, one ``(N, d)`` per ``alpha2s``; ``gradients``: :math:`\nabla L(W_0; X_1)`,
+    :math:`\nabla L(W_1; X_1)`, :math:`\nabla L(W_1; X_2)` (``"W0"``, ``"reused"``, ``"fresh"``)."""
 
     W0: np.ndarray
     a: np.ndarray
@@ -77,33 +56,24 @@ class TrainedSchemes:
         return {"W0": self.W0, "W1": self.W1, "W1_total": self.W1_total[i],
                 "W2_reused": self.W2_reused[i], "W2_fresh": self.W2_fresh[i]}
 
-
 def _alpha2s(alpha2s) -> tuple:
     alpha2s = (alpha2s,) if isinstance(alpha2s, (int, float)) else alpha2s
     if not isinstance(alpha2s, (Sequence, np.ndarray)) or len(alpha2s) == 0:
         raise TypeError("alpha2s must be a non-empty sequence of exponents in [0, 1/2)")
     return tuple(check_alpha(float(a), "alpha2") for a in alpha2s)
 
-
 def train_schemes(rng: np.random.Generator, *, N: int, n: int | None = None,
                   d: int | None = None, activation="poly4", target="he1", c: float = 0.5,
                   alpha1: float = 0.4, alpha2s=(0.25,), dtype="float64") -> TrainedSchemes:
-    r"""Draw one problem and build the five first layers.
-
-    The problem is drawn by :func:`twostep.model.steps.draw_problem` with a fresh second
-    batch: the teacher's directions (unless ``target`` is a Teacher), ``W0``, ``a``,
-    ``X1``, ``y1``'s noise, ``X2``, ``y2``'s noise, from ``rng`` in that order, so that
-    all schemes and all ``alpha2s`` share every draw. ``n`` and ``d`` default to ``N``.
-    The step sizes are :math:`\eta_1 = cN^{\alpha_1}` and :math:`\eta_2 = cN^{\alpha_2}`
-    for every :math:`\alpha_2` in ``alpha2s`` (the same ``c`` for both steps).
-    Cost: three gradients (:func:`twostep.model.steps.steps_along`), whatever the number of
-    :math:`\alpha_2`.
+    r"""Draw one problem (fresh second batch) and build, with :math:`\eta_t = cN^{\alpha_t}`, the
+    first layers ``W0``, ``W1`` (step :math:`\eta_1`), ``W1_total`` (step :math:`\eta_1+\eta_2`),
+    ``W2_reused`` and ``W2_fresh`` (a second step on batch 1 or 2), for each of ``alpha2s``.
 
     Parameters
     ----------
     rng : numpy.random.Generator
     N, n, d : int
-        Width, batch size and dimension.
+        Width, batch size and dimension (``n``, ``d`` default to ``N``).
     activation, target
         As in :func:`twostep.run_two_steps` (names or objects).
     c, alpha1 : float
@@ -111,7 +81,6 @@ def train_schemes(rng: np.random.Generator, *, N: int, n: int | None = None,
     alpha2s : sequence of float
         The second step's exponents, each in ``[0, 1/2)``.
     dtype : {"float64", "float32"}
-        Of the draws and of the steps.
 
     Returns
     -------
@@ -130,7 +99,6 @@ def train_schemes(rng: np.random.Generator, *, N: int, n: int | None = None,
     p = draw_problem(N, n, d, target, "fresh", rng, dtype=check_dtype(dtype))
     eta1 = step_size(c, alpha1, N)
     eta2s = tuple(step_size(c, a2, N) for a2 in alpha2s)
-    # Three gradients, each shared by every step size taken from its point.
     G0, (W1, *W1_total) = steps_along(p.W0, p.a, p.X1, p.y1, activation,
                                       [eta1] + [eta1 + e2 for e2 in eta2s])
     G_reused, W2_reused = steps_along(W1, p.a, p.X1, p.y1, activation, eta2s)
@@ -139,19 +107,12 @@ def train_schemes(rng: np.random.Generator, *, N: int, n: int | None = None,
                           p.y2, eta1, eta2s, alpha1, alpha2s, activation, p.teacher,
                           {"W0": G0, "reused": G_reused, "fresh": G_fresh})
 
-
 def learned_directions(schemes: TrainedSchemes, i: int) -> dict:
-    r"""The directions each first layer has learned according to the spectral picture.
-
-    With :math:`v_t = X_t^\top y_t/n` and :math:`u_k = X_2^\top(y_2\odot(X_2v_1)^{\circ k})/n`
-    (:math:`X_2 = X_1` under reuse), for ``alpha2s[i]`` and
-    :math:`k\in` :func:`twostep.spike_terms` (:math:`1\le k\le\Lambda`, :math:`\mu_{k+1}\ne0`):
-
-    * ``W0``: none (shape ``(0, d)``);
-    * ``W1``, ``W1_total``: :math:`v_1` (one spike, left vector :math:`a`);
-    * ``W2_reused``: :math:`v_1` and :math:`u_k` (left vectors :math:`a^{\circ(k+1)}`);
-    * ``W2_fresh``: :math:`\eta_1v_1+\eta_2v_2` (both first-order terms have left
-      vector :math:`a`, so they add into one spike) and the fresh :math:`u_k`.
+    r"""The directions each first layer learned by the spectral picture: with
+    :math:`v_t = X_t^\top y_t/n`, :math:`u_k = X_2^\top(y_2\odot(X_2v_1)^{\circ k})/n`
+    (:math:`X_2 = X_1` when reused), :math:`k\in` :func:`twostep.spike_terms`: none for ``W0``,
+    :math:`v_1` for ``W1`` and ``W1_total``, :math:`v_1, u_k` for ``W2_reused``,
+    :math:`\eta_1v_1+\eta_2v_2, u_k` for ``W2_fresh``.
 
     Parameters
     ----------
@@ -172,8 +133,7 @@ def learned_directions(schemes: TrainedSchemes, i: int) -> dict:
     >>> {name: u.shape[0] for name, u in ts.learned_directions(sch, 0).items()}
     {'W0': 0, 'W1': 1, 'W1_total': 1, 'W2_reused': 4, 'W2_fresh': 4}
     """
-    if not isinstance(schemes, TrainedSchemes):
-        raise TypeError(f"schemes must be a TrainedSchemes, got {type(schemes).__name__}")
+    check_type(schemes, "schemes", TrainedSchemes, "a TrainedSchemes")
     i = check_int(i, "i", 0)
     if i >= len(schemes.alpha2s):
         raise ValueError(f"i must be < len(alpha2s) = {len(schemes.alpha2s)}, got {i}")
@@ -190,22 +150,14 @@ def learned_directions(schemes: TrainedSchemes, i: int) -> dict:
     return {"W0": np.zeros((0, d)), "W1": v1[None, :], "W1_total": v1[None, :],
             "W2_reused": np.array(reused), "W2_fresh": np.array(fresh)}
 
-
 def measured_directions(schemes: TrainedSchemes, i: int) -> dict:
-    r"""The measured counterpart of :func:`learned_directions`: for every first layer, as many
-    top right singular vectors of its weights :math:`W` (not of the update) as
-    :func:`learned_directions` lists, so that both ideal readouts see subspaces of the same
-    dimension (``W0`` gets none).
-
-    Returns a dict of arrays of shape ``(k, d)``, the vectors by decreasing singular value
-    (:func:`twostep.top_singular`).
-    """
+    r"""For each first layer, as many top right singular vectors of its weights as
+    :func:`learned_directions` lists, ``(k, d)`` by scheme."""
     learned = learned_directions(schemes, i)
     W = schemes.weights(i)
     return {s: v if v.shape[0] == 0 else top_singular(np.asarray(W[s], dtype=np.float64),
                                                       v.shape[0], vectors="right", tol=SVDS_TOL)[1]
             for s, v in learned.items()}
-
 
 def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
                       d: int | None = None, activation="poly4", target="he1", c: float = 0.5,
@@ -218,40 +170,27 @@ def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
     Parameters
     ----------
     rng : numpy.random.Generator
-        Drawn in this order: :func:`train_schemes` (the teacher's directions unless
-        ``target`` is a Teacher, the network, both batches), then
-        :func:`twostep.paired_readout`.
+        Drawn by :func:`train_schemes`, then :func:`twostep.paired_readout`.
     N, n, d, activation, target, c, alpha1, alpha2s, dtype
-        The problem and its first layers, as in :func:`train_schemes` (``target``: a Teacher,
-        Link(s) or a name such as ``"he1+odd"``; ``dtype``, float64 or float32, also that of
-        the features; the ridge solves are in float64 either way).
+        As in :func:`train_schemes` (``dtype`` also of the features; ridge solves in float64).
     n_train, n_test : int, optional
         Sizes of the readout's fresh training and test sets (default ``d`` and ``2d``).
     scalings : sequence of {"standardised", "raw"}
     feature_dtype : {"float64", "float32"}, optional
-        Of the readout's products and features alone (default ``dtype``): float32 features of
-        float64 draws read out the same problem, at half the cost of the products
-        (:func:`twostep.paired_readout`).
+        Of the readout's products and features alone (default ``dtype``).
     measured_ideal : bool
-        Also the ideal readout of each first layer's *measured* top right singular
-        vectors (:func:`measured_directions`), as ``ideal_svd_<scheme>``.
+        Also ``ideal_svd_<scheme>``, of the measured directions (:func:`measured_directions`).
 
     Returns
     -------
     dict
-        Test errors are divided by the test error of the zero predictor on the
-        same test set (the test mean of :math:`y^2`), so 1 means "no better than
-        predicting 0"; population quantities (``best_linear``, ``ideal_*``) are
-        divided by :math:`\mathbb{E}[y^2]`. For scaling ``s`` (suffix ``""`` for standardised, ``"_raw"``
-        for raw): ``err_<scheme><suffix>`` and ``edge_<scheme><suffix>`` (+1.0 or -1.0 if
-        the chosen penalty is the largest or smallest of the grid, else 0.0), a float for ``W0``, ``W1`` and
-        ``linear`` (ridge on the raw inputs) and an array over ``alpha2s`` for the
-        other schemes; ``ideal_<scheme>``: normalised :func:`twostep.subspace_error`
-        of :func:`learned_directions`; ``max_row_<scheme>``: largest row norm of the
-        weights; ``best_linear``: normalised :func:`twostep.best_linear_error`;
-        ``overlap_v``: overlaps of :math:`v_1` with each :math:`\beta^*_r`, shape ``(r,)``;
-        ``overlap_u_reused``, ``overlap_u_fresh``: overlaps of :math:`u_k`,
-        :math:`k = 1..L-1`, with each :math:`\beta^*_r`, shape ``(L-1, r)``.
+        Test errors over the zero predictor's, population errors over :math:`\mathbb{E}[y^2]`:
+        ``err_<scheme><suffix>`` and ``edge_<scheme><suffix>`` (+1.0 or -1.0: the penalty at
+        the grid's end; suffix ``""`` standardised, ``"_raw"`` raw), a float for ``W0``,
+        ``W1``, ``linear``, an array over ``alpha2s`` for the others; ``ideal_<scheme>``
+        (:func:`twostep.subspace_error` of :func:`learned_directions`); ``max_row_<scheme>``;
+        ``best_linear``; ``overlap_v`` ``(r,)``; ``overlap_u_reused``, ``overlap_u_fresh``
+        ``(L-1, r)``, of :math:`u_1..u_{L-1}`.
 
     Examples
     --------
@@ -262,13 +201,11 @@ def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
     """
     if not isinstance(measured_ideal, (bool, np.bool_)):
         raise TypeError(f"measured_ideal must be True or False, got {measured_ideal!r}")
-    # train_schemes and paired_readout check the arguments they are given.
     sch = train_schemes(rng, N=N, n=n, d=d, activation=activation, target=target, c=c,
                         alpha1=alpha1, alpha2s=alpha2s, dtype=dtype)
     teacher, activation, (n, d) = sch.teacher, sch.activation, sch.X1.shape
     m = len(sch.alpha2s)
-    # Every second-step layer is a step along one of three gradients: the readout shares
-    # their products with the data (paired_readout's Step).
+    # Each later layer is a step along one of three gradients: the readout shares its products.
     start = {"W1_total": (sch.W0, "W0"), "W2_reused": (sch.W1, "reused"),
              "W2_fresh": (sch.W1, "fresh")}
     etas = {"W1_total": [sch.eta1 + e for e in sch.eta2s], "W2_reused": sch.eta2s,
@@ -313,15 +250,9 @@ def payoff_experiment(rng: np.random.Generator, *, N: int, n: int | None = None,
     out["overlap_u_fresh"] = overlaps(np.array([weighted_direction(sch.X2, sch.y2, (sch.X2 @ v1) ** k) for k in ks]), B)
     return out
 
-
 def neuron_memorisation(D, X) -> np.ndarray:
-    r"""For every row :math:`d_i` of ``D`` (``(N, d)``), :math:`\max_j |\cos(d_i, x_j)|`
-    over the rows of ``X`` (``(n, d)``); shape ``(N,)``.
-
-    The row-wise version of :func:`twostep.memorisation`: applied to a per-neuron
-    update :math:`w^{(2)}_i - w^{(1)}_i` it is close to 1 when the update is one
-    training input, and about :math:`\sqrt{2\log n/d}` for a direction unrelated
-    to the inputs. Zero rows get 0.
+    r""":math:`\max_j |\cos(d_i, x_j)|` for every row :math:`d_i` of ``D`` (zero rows: 0): the
+    row-wise :func:`twostep.memorisation`.
 
     Parameters
     ----------

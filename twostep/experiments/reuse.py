@@ -1,9 +1,5 @@
 r"""Single runs of the reuse experiments (chapter *Reuse*): where the learned directions point
-with a reused or a fresh second batch.
-
-Each experiment checks its arguments once, where it is called; the helpers it calls with them
-trust them.
-"""
+with a reused or a fresh second batch."""
 
 from __future__ import annotations
 
@@ -13,7 +9,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .._validation import check_alpha, check_choice, check_fits, check_int, check_rng, check_steps
+from .._validation import (check_alpha, check_choice, check_dtype_name, check_fits, check_int,
+                           check_rng, check_steps)
 from ..analysis.alignment import (memorisation, memorisations, nested_unmemorised_overlaps,
                                   overlaps, subspace_overlap, unmemorised_overlap)
 from ..analysis.decomposition import (pre_activations, second_step_term_operator,
@@ -28,11 +25,9 @@ from ..model.activations import as_activation
 from ..model.steps import BATCHES, draw_problem, step_size
 from ..model.targets import make_teacher
 
-
 def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, batch: str,
                               ks=(0, 1, 2, 3), activation=None) -> dict:
-    r"""Draw a teacher and data and measure the overlaps of :math:`u_k` with the target directions
-    (no network: :math:`u_k` depends on the data only).
+    r"""Draw a teacher and data; the overlaps of :math:`u_k` (data only) with its directions.
 
     Parameters
     ----------
@@ -42,8 +37,7 @@ def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, 
         Batch size and dimension.
     target : see :func:`twostep.make_teacher`
     batch : {"reused", "fresh", "both"}
-        ``"both"``: the draws of a fresh batch serve both schemes (a reused draw is the same
-        without :math:`X_2`), each result bit for bit that batch's own.
+        ``"both"``: one fresh draw serves both (each bit for bit its own).
     ks : sequence of int
         The orders :math:`k`.
     activation : PolynomialActivation or str, optional
@@ -65,24 +59,16 @@ def signal_overlap_experiment(rng: np.random.Generator, n: int, d: int, target, 
     """
     return signal_overlap_cases(rng, n, d, [target], batch, ks, activation)["results"][0]
 
-
 def signal_overlap_cases(rng: np.random.Generator, n: int, d: int, targets, batch: str,
                          ks=(0, 1, 2, 3), activation=None) -> dict:
-    r""":func:`signal_overlap_experiment` of several targets on one draw of the data.
-
-    The targets have the same number of directions, so the teacher's directions and the
-    inputs are the same draws for all of them and only the labels differ (no label noise):
-    each result is, bit for bit, :func:`signal_overlap_experiment` of that target from a
-    generator in ``rng``'s state, and the inputs (the cost at large ``n`` and ``d``) are drawn
-    once. Returns ``{"results": [result, ...]}``, one per target.
-    """
+    r"""``{"results": [...]}``: :func:`signal_overlap_experiment` of each target (one rank, no
+    noise) from ``rng``'s state, bit for bit, on one draw of the inputs."""
     check_rng(rng)
     n, d = check_int(n, "n"), check_int(d, "d")
     batch = check_choice(batch, "batch", (*BATCHES, "both"))
     targets = _check_targets(targets)
     check_fits(8 * (1 if batch == "reused" else 2) * n * d,
                f"signal overlaps at n={n}, d={d} ({batch} batch)")
-    # The first target draws the teacher (or is one) and the data, as the experiment alone.
     teacher = make_teacher(targets[0], d, rng)
     X1, y1 = teacher.sample(n, rng)
     X2, y2 = teacher.sample(n, rng) if batch != "reused" else (None, None)
@@ -95,16 +81,14 @@ def signal_overlap_cases(rng: np.random.Generator, n: int, d: int, targets, batc
     return {"results": [{"reused": measure(y1, None, None), "fresh": measure(y1, X2, y2)}
                         if batch == "both" else measure(y1, X2, y2) for y1, y2 in labels]}
 
-
 def _signal_measures(X1, y1, X2, y2, ks, B, activation):
-    # signal_overlap_experiment's measurements of one batch scheme (X2 None: reused).
+    # One batch scheme (X2 None: reused).
     U = signal_directions(X1, y1, ks, X2, y2)
     out = {"overlaps": overlaps(U, B), "norms": np.linalg.norm(U, axis=1)}
     if activation is not None:
         Ur = signal_directions(X1, y1, ks, X2, y2, activation=activation)
         out["overlaps_reuse"] = overlaps(Ur, B)
     return out
-
 
 def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: str = "reused",
                      activation="poly4", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
@@ -119,42 +103,31 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
         Width, batch size and dimension.
     target : see :func:`target_links`
     batch : {"reused", "fresh", "both"}
-        ``"both"``: the two runs of one draw (the reused run is the fresh problem without its
-        second batch, so each is, bit for bit, the run that batch gives alone), the first step
-        taken once; the result is then ``{"reused": {...}, "fresh": {...}}``.
+        ``"both"``: the two runs of one draw (each bit for bit its own), as
+        ``{"reused": {...}, "fresh": {...}}``.
     c1, alpha1, c2, alpha2 : float
         Step sizes :math:`\eta_t = c_tN^{\alpha_t}`.
     activation : PolynomialActivation or str
     term : int or None
-        Order :math:`k` of the exact term :math:`T_k` whose top right singular vector is
-        measured, and of the reuse-aware direction :math:`\tilde u_k`; ``None`` skips both
-        (:math:`T_k` is applied, never formed, but a fresh batch needs one more
-        :math:`N\times n\times d` product for it, :math:`W_0X_2^\top`).
+        Order :math:`k` of the exact term :math:`T_k` and of :math:`\tilde u_k` measured
+        (``None``: neither).
     top : int
         Number of top right singular vectors of :math:`W_2` to measure.
     alpha2s : sequence of float
-        Other second-step exponents :math:`\alpha_2'` (same :math:`c_2` and :math:`\alpha_1`)
-        at which to measure the learned subspace of the *same draw*: the second update scales
-        with :math:`\eta_2` at fixed :math:`\eta_1` (:mod:`twostep.analysis.rescaling`), so
+        Other exponents :math:`\alpha_2'` of the same draw:
         :math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)` exactly.
     dtype : {"float64", "float32"}
-        Of the draws and the two steps (float32: half the cost, another stream of draws, and
-        overlaps within far less than their spread over seeds of float64's).
 
     Returns
     -------
     dict
-        ``signal``: overlaps of :math:`u_0..u_{L-1}` with the directions, ``(L, r)``;
-        ``top_values``: top singular values of :math:`W_2`, ``(top,)``;
-        ``top_overlap``: their right vectors' overlaps, ``(top, r)``;
-        ``top_memorisation``: their :func:`twostep.memorisation`, ``(top,)``;
-        ``subspace`` and ``subspace_unmemorised``: overlap of the span of the first
-        :math:`K` vectors, :math:`K = 1..top`, without and with memorised inputs set
-        aside (:func:`unmemorised_overlap`), ``(top, r)``; if ``term`` is given
-        ``signal_reuse`` (``(r,)``), ``term_value``, ``term_overlap`` (``(r,)``),
-        ``term_memorisation``; if ``alpha2s`` is given, ``rescaled_subspace`` and
-        ``rescaled_subspace_unmemorised``, ``(len(alpha2s), top, r)``, the same two
-        quantities for :math:`W_2'` at each :math:`\alpha_2'`.
+        ``signal`` ``(L, r)``: overlaps of :math:`u_0..u_{L-1}`; ``top_values`` ``(top,)``,
+        ``top_overlap`` ``(top, r)`` and ``top_memorisation`` ``(top,)`` of :math:`W_2`'s top
+        pairs; ``subspace``, ``subspace_unmemorised`` ``(top, r)``: overlaps of the spans of the
+        first :math:`K` vectors, raw and without memorised inputs; with ``term``:
+        ``signal_reuse``, ``term_value``, ``term_overlap``, ``term_memorisation``; with
+        ``alpha2s``: ``rescaled_subspace``, ``rescaled_subspace_unmemorised``
+        ``(len(alpha2s), top, r)``.
 
     Examples
     --------
@@ -167,23 +140,13 @@ def reuse_experiment(rng: np.random.Generator, *, N: int, target="he1", batch: s
                        alpha1=alpha1, c2=c2, alpha2=alpha2, term=term, top=top,
                        alpha2s=alpha2s, dtype=dtype)["results"][0]
 
-
 def reuse_cases(rng: np.random.Generator, *, N: int, targets, batch: str = "both",
                 activation="poly4", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
                 alpha2: float = 0.25, term: int | None = 2, top: int = 8, alpha2s=(),
                 dtype="float64") -> dict:
-    r""":func:`reuse_experiment` of several targets on one draw.
-
-    The targets have the same number of directions, so the teacher's directions,
-    :math:`W_0`, :math:`a` and the batches are the same draws for all of them and only the
-    labels differ (no label noise): each result is, bit for bit, :func:`reuse_experiment` of
-    that target from a generator in ``rng``'s state. The draw is made once, and with
-    ``batch="both"`` and a ``term`` the pre-activations :math:`W_0X_1^\top` and
-    :math:`W_0X_2^\top` too, which saves two :math:`N\times n\times d` products (and the draw)
-    per target after the first. ``alpha2s`` is one sequence of exponents for every target or a
-    list of them, one per target; the other arguments are :func:`reuse_experiment`'s, and only
-    the first target may be a Teacher. Returns ``{"results": [result, ...]}``, one per target.
-    """
+    r"""``{"results": [...]}``: :func:`reuse_experiment` of each target (one rank, no noise)
+    from ``rng``'s state, bit for bit, on one draw (and one :math:`W_0X_t^\top`); ``alpha2s``:
+    one sequence for all, or one per target."""
     check_rng(rng)
     N = check_int(N, "N")
     top = check_int(top, "top")
@@ -202,7 +165,7 @@ def reuse_cases(rng: np.random.Generator, *, N: int, targets, batch: str = "both
         raise ValueError(f"activation must be a polynomial (e.g. 'poly4'): reuse_experiment "
                          f"measures the exact terms T_k, got {activation.name!r} (for tanh use "
                          "paired_reuse_experiment, which measures W_2 only)")
-    dt = np.dtype(check_choice(dtype, "dtype", ("float32", "float64")))
+    dt = check_dtype_name(dtype)
     term = None if term is None else check_int(term, "term", 0)
     if term is not None and term > activation.degree - 1:
         raise ValueError(f"term must be in [0, L-1] = [0, {activation.degree - 1}] for a "
@@ -212,10 +175,7 @@ def reuse_cases(rng: np.random.Generator, *, N: int, targets, batch: str = "both
     return {"results": _reuse_cases(rng, N, targets, batch, activation, steps, term, top,
                                     alpha2s, dt)}
 
-
 def _reuse_cases(rng, N, targets, batch, activation, steps, term, top, alpha2s, dt):
-    # reuse_cases on checked arguments: a list of results.
-    # The teacher first, then W0, a and the batches: the draws of run_two_steps.
     problem = draw_problem(N, N, N, targets[0], "fresh" if batch == "both" else batch, rng,
                            dtype=dt)
     problems = [problem] + [_relabelled(problem, target, f"targets[{i}]")
@@ -229,17 +189,13 @@ def _reuse_cases(rng, N, targets, batch, activation, steps, term, top, alpha2s, 
                 for p, m in zip(problems, measures)]
     return [m(two_steps_core(p, activation, steps, keep)) for p, m in zip(problems, measures)]
 
-
 def _relabelled(problem, target, name):
-    # The problem of the same draw with the labels of ``target`` (same rank, no noise).
     other = problem.teacher.relabelled(target, name)
     y1 = labels_core(other, problem.X1)
     y2 = y1 if problem.X2 is problem.X1 else labels_core(other, problem.X2)
     return replace(problem, teacher=other, y1=y1, y2=y2)
 
-
 def _reuse_measures(run, term, top, alpha2s, c2) -> dict:
-    # reuse_experiment's measurements of one run, on checked arguments.
     activation, N, B = run.activation, run.N, run.teacher.directions
     second = (None, None) if run.batch == "reused" else (run.X2, run.y2)
     out = {"signal": overlaps(signal_directions(run.X1, run.y1, range(activation.degree),
@@ -261,62 +217,26 @@ def _reuse_measures(run, term, top, alpha2s, c2) -> dict:
         out["rescaled_subspace"], out["rescaled_subspace_unmemorised"] = map(np.array, zip(*spans))
     return out
 
-
 #: The per-scheme quantities of the exact term in :func:`paired_reuse_experiment`.
 TERM_KEYS = ("term_overlap", "term_memorisation", "term_input_overlap", "signal_reuse",
              *(f"projected_{k}" for k in PROJECTED_KEYS))
 #: The per-scheme quantities of :math:`W_2'`, one per second-step exponent.
 EXPONENT_KEYS = ("subspace", "subspace_unmemorised", "top_memorisation", "row_ratio")
 
-
 def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
                             activation="poly4", c1: float = 0.5, alpha1: float = 0.4,
                             c2: float = 0.5, alpha2: float = 0.25, alpha2s=(),
                             term: int | None = 2, dtype="float32") -> dict:
-    r"""Reused and fresh second batches on the *same* draw of :math:`W_0, a, X_1`: paired runs.
+    r"""Reused and fresh second batches on the *same* draw (:math:`N = n = d`): paired runs, then
+    a random :math:`K`-dimensional subspace (drawn last) as the memorisation null.
 
-    One problem is drawn by :func:`twostep.model.steps.draw_problem` (teacher, ``W0``, ``a``,
-    ``X1``, ``X2``); the reused run takes its second step on :math:`X_1`, the fresh run on
-    :math:`X_2`, so the difference of any quantity between the two schemes carries no
-    variation of the network or of the first batch. Then a random :math:`K`-dimensional
-    subspace, drawn last, gives the memorisation correction's null.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    N : int
-        Width, batch size and dimension (:math:`N = n = d`).
-    target, activation : names or objects
-        A polynomial activation also gives the exact term :math:`T_{\rm term}`; any other
-        (``"tanh"``) gives the :math:`W_2` quantities only.
-    c1, alpha1, c2, alpha2 : float
-        Step sizes :math:`\eta_t = c_tN^{\alpha_t}`.
-    alpha2s : sequence of float
-        Second-step exponents at which :math:`W_2' = W_1 + (\eta_2'/\eta_2)(W_2 - W_1)` is
-        also measured (exact, :mod:`twostep.analysis.rescaling`); ``alpha2`` is always first.
-    term : int or None
-        The order :math:`k` of the exact term measured (polynomial activations only).
-    dtype : {"float32", "float64"}
-
-    Returns
-    -------
-    dict
-        For ``s`` in ``reused``, ``fresh`` (NaN without a polynomial activation):
-        ``term_overlap_s`` and ``term_memorisation_s`` (:math:`|\langle v_1(T_k),\beta^*\rangle|`
-        and its memorisation), ``term_input_overlap_s`` (the overlap of the input it memorises
-        most), ``signal_reuse_s`` (of the reuse-aware :math:`\tilde u_k` of the same run), and
-        ``projected_<key>_s`` for each key of
-        :func:`twostep.analysis.projection.projected_alignment` (:math:`T_k` seen through
-        :math:`a^{\circ(k+1)}`, its random-sign control drawn once per pair, the
-        memorised-input null); per exponent of ``(alpha2, *alpha2s)`` (leading axis) with
-        :math:`K = 1 + \Lambda(\alpha_1, \alpha_2')`: ``subspace_s`` and
-        ``subspace_unmemorised_s`` (overlap of the span of :math:`W_2'`'s top :math:`K` right
-        vectors with :math:`\beta^*`, raw and with memorised inputs set aside),
-        ``top_memorisation_s`` (of the top right vector), ``row_ratio_s``
-        (:math:`\max_i\|w_i\|/\operatorname{median}_i\|w_i\|`: runaway neurons);
-        ``null_subspace`` and ``null_unmemorised``: the same two overlaps for a uniformly random
-        :math:`K`-dimensional subspace, memorisation measured against :math:`X_1`; ``K``, shape
-        ``(len(alpha2s)+1,)``.
+    Step sizes :math:`\eta_t = c_tN^{\alpha_t}`, also rescaled to each of ``alpha2s``; a
+    polynomial activation adds the exact term :math:`T_{\rm term}`. Returns, for ``s`` in
+    ``reused``, ``fresh``: ``<key>_s`` for each of :data:`TERM_KEYS` (NaN without a polynomial);
+    per exponent of ``(alpha2, *alpha2s)``, with :math:`K = 1 + \Lambda(\alpha_1, \alpha_2')`,
+    ``<key>_s`` for each of :data:`EXPONENT_KEYS` (``row_ratio``:
+    :math:`\max_i\|w_i\|/\operatorname{median}_i\|w_i\|`); ``null_subspace``,
+    ``null_unmemorised`` and ``K`` ``(len(alpha2s) + 1,)``.
     """
     N = check_int(N, "N", 8)
     steps = check_steps(((c1, alpha1), (c2, alpha2)))
@@ -324,7 +244,7 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
     a2s = [alpha2] + [check_alpha(a, "alpha2s") for a in _check_sequence(alpha2s, "alpha2s")]
     Ks = [1 + n_spikes(alpha1, a2, activation.degree) for a2 in a2s]
     etas = [step_size(c2, a2, N) for a2 in a2s]
-    dt = np.dtype(check_choice(dtype, "dtype", ("float32", "float64")))
+    dt = check_dtype_name(dtype)
     exact = term is not None and activation.degree is not None
     term = check_int(term, "term", 0) if exact else None
     problem = draw_problem(N, N, N, target, "fresh", rng, dtype=dt)
@@ -336,13 +256,12 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
         null_raw.append(subspace_overlap(R, B)[0])
         null_clean.append(unmemorised_overlap(R, B, problem.X1)[0])
     out["null_subspace"], out["null_unmemorised"] = np.array(null_raw), np.array(null_clean)
-    # Drawn after everything else, so adding them left every earlier number unchanged.
+    # Drawn last, so adding them left every earlier number unchanged.
     signs = rng.choice(np.array([-1.0, 1.0], dtype=dt), size=N)
     for run in take_both_batches(problem, activation, steps, exact):
         batch = run.batch
         if exact:
-            out.update({f"{k}_{batch}": v for k, v in
-                        _term_evidence(run, term, signs).items()})
+            out.update({f"{k}_{batch}": v for k, v in _term_evidence(run, term, signs).items()})
         else:
             out.update({f"{k}_{batch}": float("nan") for k in TERM_KEYS})
         update = run.W2 - run.W1
@@ -358,17 +277,12 @@ def paired_reuse_experiment(rng: np.random.Generator, *, N: int, target="odd",
         out.update({f"{k}_{batch}": np.array(v, dtype=float) for k, v in rows.items()})
     return out
 
-
 def _top_term(run, k: int, pre=None) -> tuple:
-    # T_k's top singular value and right vector (T_k applied, never formed), and the
-    # reuse-aware direction of the same run.
+    # T_k's top singular value and right vector (applied, never formed), and u~_k.
     s, Vt = top_singular_core(second_step_term_operator(run, k, pre=pre), 1, "right")
     return float(s[0]), Vt, signal_part(run, k, "auto").right
 
-
 def _term_evidence(run, k: int, signs) -> dict:
-    # T_k's top right vector (overlap, memorisation, and the memorised input's own overlap),
-    # the reuse-aware direction of the same run, and T_k seen through a^(k+1) with its controls.
     B = run.teacher.directions
     pre = pre_activations(run)
     _, Vt, right = _top_term(run, k, pre)
@@ -380,28 +294,21 @@ def _term_evidence(run, k: int, signs) -> dict:
     out.update({f"projected_{key}": float(np.asarray(v).ravel()[0]) for key, v in proj.items()})
     return out
 
-
 def _rescaled_second_step(run, update, eta2):
-    # W2' = W1 + (eta2'/eta2)(W2 - W1), update = W2 - W1: exactly the same draw trained with
-    # the second step eta2' (same eta1; twostep.analysis.rescaling).
+    # W2' = W1 + (eta2'/eta2)(W2 - W1): exactly the draw trained with eta2'.
     return run.W1 + (eta2 / run.eta2) * update
 
-
 def _check_targets(targets) -> list:
-    # The targets of a *_cases experiment: a non-empty sequence (not one name).
     if isinstance(targets, (str, bytes)) or not isinstance(targets, Sequence) or not targets:
         raise TypeError(f"targets must be a non-empty sequence of targets, got {targets!r}")
     return list(targets)
-
 
 def _check_sequence(values, name: str) -> list:
     if isinstance(values, (str, bytes, int, float)) or not isinstance(values, Sequence):
         raise TypeError(f"{name} must be a sequence of exponents in [0, 1/2), got {values!r}")
     return list(values)
 
-
 def _learned_subspace(Vt, B, X):
-    # Overlaps of the spans of the first K rows of Vt, K = 1..len(Vt): raw and with memorised
-    # inputs set aside; each (len(Vt), r).
+    # Overlaps of the spans of Vt's first K rows, raw and without memorised inputs.
     raw = np.array([subspace_overlap(Vt[:K], B) for K in range(1, len(Vt) + 1)])
     return raw, nested_unmemorised_overlaps(Vt, B, X)

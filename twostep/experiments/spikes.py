@@ -1,8 +1,5 @@
-r"""Single runs of two steps (chapter *Two steps*): the exact terms against their spikes and the
-spectrum of W2 at many step sizes of one draw (:func:`spike_experiment`, swept over widths and
-seeds by the chapter and run at scale), and the chapter's single draws: how exact the
-decomposition is, the pair a reused draw memorises, the spectra at several step sizes and the
-components along the powers of :math:`a`."""
+r"""Single runs of two steps (chapter *Two steps*): the exact terms against their spikes and
+:math:`W_2`'s spectrum at many step sizes of one draw, and the chapter's single draws."""
 
 from __future__ import annotations
 
@@ -27,63 +24,35 @@ from ..model._core import draw_problem_core, measure_both_batches, two_steps_cor
 from ..model.activations import as_activation
 from ..model.steps import BATCHES
 
-
 def _polynomial(activation, name="activation"):
     act = as_activation(activation)
     if not getattr(act, "degree", None):
         raise ValueError(f"{name} must be a polynomial activation (e.g. 'poly4'), got {act!r}")
     return act
 
-
 def _entry(rng, N, activation, c1, alpha1, c2, alpha2):
-    # The arguments every run of the chapter checks on entry: N, a polynomial activation and
-    # the step sizes ((c1, alpha1), (c2, alpha2)).
     check_rng(rng)
     return check_int(N, "N", 8), _polynomial(activation), check_steps(((c1, alpha1), (c2, alpha2)))
 
-
 def _run(rng, N, batch, activation, target, steps, dtype="float32", keep_pre=True, second=True):
-    # One draw at N = n = d and its two steps, on checked arguments (second: as two_steps_core).
+    # One draw at N = n = d and its two steps.
     problem = draw_problem_core(N, N, N, target, batch, rng, 0.0, np.dtype(dtype))
     return two_steps_core(problem, activation, steps, keep_pre, second=second)
 
-
 def _spike_parts(first, parts, eta_ref, eta1, eta2):
-    # The predicted spike part at step sizes (eta1, eta2) as rank-one parts: the first spike
-    # (per unit eta1) and the signal parts measured at the reference steps eta_ref, rescaled.
+    # The predicted spike part at (eta1, eta2): the first spike (per unit eta1) and the signal
+    # parts measured at eta_ref, rescaled.
     return [first.scaled(eta1)] + [p.scaled(eta2 * eta1 ** k / (eta_ref[1] * eta_ref[0] ** k))
                                    for k, p in enumerate(parts)]
-
-
-# --------------------------------------------------------------------------- the experiment
 
 def two_step_spectrum(rng: np.random.Generator, *, N: int, n: int | None = None,
                       d: int | None = None, activation="poly4", target="he1",
                       batch: str = "reused", c1: float = 0.2, alpha1: float = 0.4,
                       c2: float = 0.2, alpha2: float = 0.25, top: int = 4,
                       dtype="float64") -> dict:
-    r"""Two steps, then the top of :math:`W_2`'s spectrum and where its right vectors point.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    N, n, d : int
-        Width, batch size and dimension (``n`` and ``d`` default to ``N``).
-    activation, target : names or objects (see :func:`twostep.run_two_steps`)
-    batch : {"reused", "fresh"}
-    c1, alpha1, c2, alpha2 : float
-        Step sizes :math:`\eta_t = \kappa_tN^{\alpha_t}`.
-    top : int
-        Number of singular values, ``1 <= top < min(N, d)``.
-    dtype : {"float64", "float32"}
-
-    Returns
-    -------
-    dict
-        ``top``: :math:`s_1 \ge \dots \ge s_{\rm top}` of :math:`W_2`, ``(top,)``;
-        ``overlap``: :math:`|\langle v_i, \beta_j^*\rangle|` of their right vectors,
-        ``(top, r)``; ``eta1``, ``eta2``.
-    """
+    r"""Two steps (:math:`\eta_t = c_tN^{\alpha_t}`; ``n``, ``d`` default to ``N``), then ``top``
+    ``(top,)``, :math:`W_2`'s top singular values, ``overlap`` ``(top, r)``,
+    :math:`|\langle v_i, \beta_j^*\rangle|` of their right vectors, ``eta1`` and ``eta2``."""
     check_rng(rng)
     N = check_int(N, "N")
     n, d = check_int(N if n is None else n, "n"), check_int(N if d is None else d, "d")
@@ -99,68 +68,44 @@ def two_step_spectrum(rng: np.random.Generator, *, N: int, n: int | None = None,
     return {"top": s.astype(float), "overlap": overlaps(Vt.astype(float), run.teacher.directions),
             "eta1": run.eta1, "eta2": run.eta2}
 
-
 def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
                      activation="poly4", target="he1", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
                      alpha2: float = 0.25, settings=(), grid=(), n_top: int = 6,
                      margin: float = 0.05, dtype="float32", corrected: bool = False) -> dict:
-    r"""One draw, :math:`N = n = d`: the term diagnostics and the spectrum of :math:`W_2` at many step sizes.
-
-    Runs two steps with :math:`\eta_t = \kappa_tN^{\alpha_t}` (reference exponents ``alpha1``,
-    ``alpha2``), measures :func:`term_diagnostics`, and then, using the exact step-size
-    rescaling of :class:`~twostep.analysis.rescaling.StepFamily` on the same draw (same
-    constants :math:`c_1, c_2`):
-
-    * for every :math:`(\alpha_1,\alpha_2)` in ``settings``: the top ``n_top`` singular values
-      and the raw outlier counts of :math:`W_2` and :math:`W_1`; the singular values of the
-      predicted spike part :math:`\eta_1\mu_1av^\top + \sum_kS_k` (:func:`rank_one_sum_singular_values`;
-      reuse-aware :math:`\tilde S_k` for a reused batch); and the comparison of :math:`W_2` with
-      :math:`W_{\rm lin} = W_1 + T_0` (one step of size :math:`\eta_1+\eta_2` when reused):
-      :math:`\|W_2 - W_{\rm lin}\|_{op} = \|\sum_{k\ge1}T_k\|_{op}` and cosines of top right
-      singular vectors with each other and with :math:`\beta^*`;
-    * for every point of ``grid``: the raw outlier count of :math:`W_2` only.
-
-    Per setting it also counts :math:`W_2`'s outliers against its own bulk edge
-    (:func:`twostep.analysis.spikes.own_bulk_edge`: the predicted spikes' left span projected
-    out) instead of :math:`W_0`'s edge 2. With ``corrected`` the term diagnostics also compare
-    with :math:`S_k^{\rm corr}` and the predicted spike strengths are recomputed with it.
+    r"""One draw, :math:`N = n = d`: the term diagnostics and :math:`W_2`'s spectrum at many step
+    sizes :math:`\eta_t = \kappa_tN^{\alpha_t}`, rebuilt by the exact rescaling
+    (:class:`~twostep.analysis.rescaling.StepFamily`).
 
     Parameters
     ----------
     rng : numpy.random.Generator
     N : int
-        Width, batch size and dimension (:math:`\psi = \phi = 1`).
+        Width, batch size and dimension.
     batch : {"reused", "fresh", "both"}
-        ``"both"``: the two runs of one draw, the first step taken once (each run bit for bit
-        the one its batch gives alone); the result is then ``{"reused": {...}, "fresh": {...}}``.
-    activation : str or PolynomialActivation
-    target : str, Link, sequence of Link or Teacher
-        The target (e.g. ``"he1"``); :math:`\beta^*` is its first direction.
+        ``"both"``: the two runs of one draw (each bit for bit its own), as
+        ``{"reused": {...}, "fresh": {...}}``.
+    activation, target : names or objects
+        A polynomial activation; :math:`\beta^*` is the target's first direction.
     c1, alpha1, c2, alpha2 : float
         Reference step sizes :math:`\kappa_t N^{\alpha_t}`.
     settings, grid : sequence of (alpha1, alpha2)
+        Where all the measures are taken, and where only :math:`W_2`'s outliers are counted.
     n_top : int
-        Number of top singular values computed per matrix (a count equal to ``n_top`` means
-        "at least").
+        Top singular values per matrix (a count of ``n_top`` means "at least").
     margin : float
-        Passed to :func:`twostep.count_outliers` (edge :math:`2(1+\text{margin})`).
+        Outliers lie above :math:`2(1+\text{margin})`.
     dtype : {"float32", "float64"}
     corrected : bool
-        Also measure against the corrected signal parts :math:`S_k^{\rm corr}`.
+        Also against the corrected signal parts :math:`S_k^{\rm corr}`.
 
     Returns
     -------
     dict
-        The arrays of :func:`term_diagnostics` (shape ``(L,)``) and the step-free size
-        ``top_free`` (``top`` divided by ``scale``); per setting
-        (leading axis ``len(settings)``): ``settings_top`` ``(., n_top)``, ``settings_count``,
-        ``settings_count_W1``, ``settings_spikes`` ``(., L + 1)``, ``settings_higher``,
-        ``settings_lin_overlap``, ``settings_beta_two``, ``settings_beta_lin``,
-        ``settings_edge_own``, ``settings_count_own`` (and ``settings_spikes_corrected`` with
-        ``corrected``); per grid point: ``grid_count``; and the spike sum's
-        step-free core (:func:`~twostep.analysis.spikes.spike_core` of the first spike per unit
-        :math:`\eta_1` and each :math:`S_k` per unit :math:`\eta_2\eta_1^k`, corrected with
-        ``corrected``): ``core_left``, ``core_right`` ``(L + 1, L + 1)``, ``core_free`` ``(L + 1,)``.
+        :func:`term_diagnostics`' arrays ``(L,)`` and ``top_free`` (``top / scale``); per setting,
+        ``settings_<key>`` for ``top`` ``(., n_top)``, ``count``, ``count_W1``, ``spikes``
+        ``(., L + 1)`` (and ``spikes_corrected``), ``higher``, ``lin_overlap``, ``beta_two``,
+        ``beta_lin``, ``edge_own``, ``count_own``; ``grid_count``; the spike sum's step-free core
+        ``core_left``, ``core_right`` ``(L + 1, L + 1)``, ``core_free`` ``(L + 1,)``.
 
     Examples
     --------
@@ -186,12 +131,9 @@ def spike_experiment(rng: np.random.Generator, *, N: int, batch: str = "reused",
         return measure_both_batches(problem, activation, steps, True, measure, second=False)
     return measure(_run(rng, N, batch, activation, target, steps, dt, second=False))
 
-
 def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2, shared) -> dict:
-    # spike_experiment's measurements of one run, on checked arguments. The run has no W2
-    # (second=False): every W2 measured is rebuilt from the exact terms (StepFamily). ``shared``
-    # holds what the two runs of batch="both" have in common (their W1 at every setting, the
-    # same first step): measured on the first run, taken as it is by the second.
+    # Every W2 is rebuilt from the exact terms (the run has none). ``shared``: what the runs of
+    # batch="both" have in common (W1's counts), measured on the first.
     N = run.N
     terms = second_step_terms_core(run, reuse_first=True)
     out = term_diagnostics_core(run, "auto", terms, False, corrected)
@@ -200,8 +142,7 @@ def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2, share
     first = first_step_spike_core(run.a, run.X1, run.y1, run.activation)  # per unit eta1
     parts_free = [signal_part_core(run, k, "auto", False) for k in range(L)]  # at the reference steps
     parts_corr = [signal_part_core(run, k, "auto", True) for k in range(L)] if corrected else []
-    # The spike sum's core per unit step sizes: its singular values at any (eta1, eta2) cost a
-    # (L+1) x (L+1) SVD (the map over the (alpha1, alpha2) plane, twostep.analysis.plane).
+    # The spike sum's core per unit step sizes: an (L+1) x (L+1) SVD at any (eta1, eta2).
     eta_ref = (run.eta1, run.eta2)
     out["core_left"], out["core_right"], out["core_free"] = spike_core(
         _spike_parts(first, parts_corr or parts_free, eta_ref, 1.0, 1.0))
@@ -211,8 +152,7 @@ def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2, share
     del run, terms
     edge = bulk_edge(1.0)
 
-    # Spectra by block Lanczos, as at scale: ARPACK's single-vector iterations were about a
-    # third of this function's time.
+    # Block Lanczos, as at scale: ARPACK took a third of this function's time.
     def right_vector(M):
         return block_lanczos(M, 1)[2][:, 0].astype(float)
 
@@ -222,11 +162,8 @@ def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2, share
     threshold = (1 + margin) * edge
 
     def count(M, start=None):
-        # Outliers among the top n_top, decided by block Lanczos's count test (a Ritz value
-        # above the threshold is final at once, one below it once its interval lies below):
-        # the values are not needed, and a count of values at a bulk's edge costs ARPACK ten
-        # times more. Returns the count and the top Ritz
-        # vectors, which warm-start the next matrix of a sweep.
+        # Outliers among the top n_top by Lanczos's count test (values at a bulk's edge cost
+        # ARPACK ten times more), and the Ritz vectors that warm-start the next matrix.
         s, _, _, Q, _ = block_lanczos(M, n_top, vectors=False, above=threshold, start=start)
         return int(np.sum(s > threshold)), Q.T
 
@@ -263,22 +200,14 @@ def _spike_measures(run, settings, grid, n_top, margin, corrected, c1, c2, share
         out["grid_count"][i], start = count(family.W2(c1 * N ** a1, c2 * N ** a2), start)
     return out
 
-
-# --------------------------------------------------------------------------- single draws
-
 def decomposition_check(rng: np.random.Generator, *, N: int, activation="poly4", target="he1",
                         c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
                         alpha2: float = 0.25, other=((1.0, 0.1), (0.5, 0.45))) -> dict:
-    r"""How exact the decomposition :math:`W_2 - W_1 = \sum_kT_k` and the step-size rescaling are.
-
-    Trains one draw (float64, :math:`N = n = d`, each run from a copy of ``rng``) with both
-    batch schemes at :math:`\eta_t = \kappa_tN^{\alpha_t}`, and the same reused draw at the
-    step sizes ``other`` :math:`= ((\kappa_1,\alpha_1), (\kappa_2,\alpha_2))`. Returns
-    ``sum_error`` (by batch) :math:`\|\sum_kT_k - (W_2-W_1)\|_F/\|W_2-W_1\|_F`;
-    ``scale_error`` :math:`\max_k\|T_k' - \eta_2'\eta_1'^k\hat T_k\|_F/\|T_k'\|_F`, the terms
-    at ``other`` rebuilt from the reference run (:class:`StepFamily`); ``w2_error``, the same
-    for :math:`W_2'`.
-    """
+    r"""How exact :math:`W_2 - W_1 = \sum_kT_k` and the step-size rescaling are, on one draw
+    (float64, :math:`N = n = d`, each run from a copy of ``rng``): ``sum_error`` (by batch)
+    :math:`\|\sum_kT_k - (W_2-W_1)\|_F/\|W_2-W_1\|_F`; ``scale_error``
+    :math:`\max_k\|T_k' - \eta_2'\eta_1'^k\hat T_k\|_F/\|T_k'\|_F` of the reused run at the steps
+    ``other`` rebuilt from the reference run; ``w2_error``, the same for :math:`W_2'`."""
     N, activation, steps = _entry(rng, N, activation, c1, alpha1, c2, alpha2)
     other = check_steps(other)
     runs = {b: _run(copy.deepcopy(rng), N, b, activation, target, steps, "float64", False)
@@ -295,31 +224,21 @@ def decomposition_check(rng: np.random.Generator, *, N: int, activation="poly4",
                                 for k, T in enumerate(second_step_terms_core(moved))),
                 w2_error=error(family.W2(moved.eta1, moved.eta2), moved.W2))
 
-
 def one_draw(rng: np.random.Generator, *, N: int, batch: str = "fresh", activation="poly4",
              target="he1", c1: float = 0.2, alpha1: float = 0.4, c2: float = 0.2,
              alpha2: float = 0.25, settings=((0.4, 0.25),)) -> dict:
     r"""One draw (float32, :math:`N = n = d`) rescaled to each :math:`(\alpha_1,\alpha_2)` of
-    ``settings`` (:class:`StepFamily`, the constants :math:`\kappa_1, \kappa_2` kept): its
-    spectra and predicted spikes there, the top vectors of its terms, and the neuron and
-    sample that carry the top singular pair of the highest term.
+    ``settings``: its spectra and predicted spikes, its terms' top vectors, and the neuron and
+    sample carrying :math:`T_{L-1}`'s top pair.
 
-    Returns ``spec``, per setting a dict: ``a1``, ``a2``, ``lam`` (:math:`\Lambda`), ``sv2``
-    and ``sv_lin`` (the spectra of :math:`W_2` and of :math:`W_{\rm lin} = W_1 + T_0`, one step
-    of size :math:`\eta_1+\eta_2` for a reused batch, ``(N,)``), ``sv1`` (top 6 of :math:`W_1`),
-    ``learned`` (top 8 of :math:`W_2-W_0`), ``sizes`` :math:`\|S_k\|` and ``strengths`` (the top
-    ``L`` singular values of the predicted spike part :math:`\eta_1\mu_1av^\top + \sum_kS_k`,
-    :func:`rank_one_sum_singular_values`), ``(L,)``, and the outlier counts ``n2``, ``n1``
-    beyond :math:`2(1.05)`; ``W0`` (the spectrum of :math:`W_0`), ``a`` ``(N,)``; ``U``
-    ``(L, N)``, the top left vectors of the :math:`T_k` at the reference steps, ``left`` their
-    cosines with :math:`a^{\circ(k+1)}`; ``second_cos_a2``, the cosine of :math:`W_2`'s second
-    left singular vector at the last setting with :math:`a^{\circ2}`. For
-    :math:`i^\star = \arg\max_i|U_i|` (the top left vector :math:`U` of :math:`T_{L-1}`) and
-    :math:`j^\star = \arg\max_j|\langle x_j, V\rangle|/\|x_j\|` (its top right vector
-    :math:`V`, the second batch's inputs): ``loc`` :math:`= |U_{i^\star}|`, ``cos`` (that
-    largest cosine), ``P`` :math:`= P_{i^\star j^\star}`, ``dsigma``
-    :math:`= \sigma'(P_{i^\star j^\star})`, ``rank_P`` (the fraction of the neuron's
-    :math:`|P_{i^\star j}|` below it), ``y`` :math:`= y_{j^\star}`, ``rank_y``.
+    ``spec``: per setting ``a1``, ``a2``, ``lam`` (:math:`\Lambda`), ``sv2`` and ``sv_lin``
+    (spectra of :math:`W_2` and :math:`W_1 + T_0`), ``sv1`` (top 6 of :math:`W_1`), ``learned``
+    (top 8 of :math:`W_2-W_0`), ``sizes`` :math:`\|S_k\|`, ``strengths`` (top ``L`` of the
+    predicted spike part), counts ``n2``, ``n1`` beyond :math:`2`; ``W0`` (spectrum), ``a``;
+    ``U`` ``(L, N)`` (the :math:`T_k`'s top left vectors), ``left`` (their cosines with
+    :math:`a^{\circ(k+1)}`); ``second_cos_a2``; for :math:`i^\star = \arg\max_i|U_i|`,
+    :math:`j^\star = \arg\max_j|\langle x_j, V\rangle|/\|x_j\|`: ``loc``, ``cos``, ``P``
+    :math:`= P_{i^\star j^\star}`, ``dsigma`` :math:`= \sigma'(P)`, ``rank_P``, ``y``, ``rank_y``.
     """
     N, activation, steps = _entry(rng, N, activation, c1, alpha1, c2, alpha2)
     batch = check_choice(batch, "batch", BATCHES)
@@ -360,21 +279,14 @@ def one_draw(rng: np.random.Generator, *, N: int, batch: str = "fresh", activati
     out["second_cos_a2"] = float(abs(U2[:, 1].astype(float) @ parts_ref[1].left))
     return out
 
-
 def power_components(rng: np.random.Generator, *, N: int, activation="poly4", target="he1",
                      c1: float = 0.2, alpha1: float = 0.45, c2: float = 0.2, alpha2: float = 0.3,
                      powers: int = 6, null_seed: int = 1) -> dict:
-    r"""Components of :math:`W_2-W_1` along the orthonormalised powers :math:`q_m` of :math:`a`.
-
-    One fresh draw (float32, :math:`N = n = d`, :math:`\eta_t = \kappa_tN^{\alpha_t}`, any
-    activation with Hermite coefficients, e.g. ``"tanh"``): ``measured``
-    :math:`\|q_m^\top(W_2-W_1)\|` (:func:`~twostep.analysis.spikes.power_projections`),
-    ``predicted`` (the same for :math:`\sum_kS_k`, :func:`predicted_spikes`), ``null``
-    (random-sign directions, ``default_rng(null_seed)``) and ``ratio`` (measured / null), each
-    ``(powers,)``; ``mu``, :math:`\mu_0..\mu_8` (0 below :math:`10^{-12}`); ``terms``, the
-    orders :math:`1\le k\le\Lambda` with :math:`\mu_{k+1}\ne0` (:func:`twostep.spike_terms`);
-    ``degree``.
-    """
+    r"""Components of :math:`W_2-W_1` along the orthonormalised powers :math:`q_m` of :math:`a`,
+    one fresh draw (float32, :math:`N = n = d`, any activation): ``measured``
+    :math:`\|q_m^\top(W_2-W_1)\|`, ``predicted`` (of :math:`\sum_kS_k`), ``null`` (random signs,
+    ``default_rng(null_seed)``), ``ratio`` (measured / null), each ``(powers,)``; ``mu``
+    (:math:`\mu_0..\mu_8`), ``terms`` (:func:`twostep.spike_terms`), ``degree``."""
     check_rng(rng)
     N, activation = check_int(N, "N", 8), as_activation(activation)
     steps = check_steps(((c1, alpha1), (c2, alpha2)))

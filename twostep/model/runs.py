@@ -1,6 +1,4 @@
-r"""What a two-step experiment draws and what it produces: a :class:`Problem` (the teacher, the
-initial network and the two batches) and a :class:`TwoStepRun` (the problem, both steps and
-their sizes), built by :mod:`twostep.model.steps`."""
+r"""What a two-step experiment draws (:class:`Problem`) and produces (:class:`TwoStepRun`)."""
 
 from __future__ import annotations
 
@@ -11,16 +9,11 @@ import numpy as np
 from .activations import Activation
 from .targets import Teacher
 
-
 @dataclass
 class TwoStepRun:
-    r"""Everything a two-step experiment produced.
-
-    Shapes: ``W0, W1, W2`` are ``(N, d)``; ``a`` is ``(N,)``; ``X1, X2`` are
-    ``(n, d)``; ``y1, y2`` are ``(n,)``. With ``batch == "reused"``, ``X2 is X1``. ``W2`` is
-    None in the package's own runs whose measurements rebuild it from the exact terms
-    (:func:`twostep.experiments.spikes.spike_experiment`), which skip the second step's product.
-    """
+    r"""Everything a two-step experiment produced: ``W0, W1, W2`` ``(N, d)`` (``W2`` None
+    where the measurements rebuild it from the exact terms), ``a`` ``(N,)``, ``X1, X2``
+    ``(n, d)`` (``X2 is X1`` when reused), ``y1, y2`` ``(n,)``."""
 
     W0: np.ndarray
     a: np.ndarray
@@ -36,8 +29,7 @@ class TwoStepRun:
     activation: Activation
     teacher: Teacher
     params: dict = field(default_factory=dict)
-    #: ``(P, D)`` with :math:`P = W_0X_2^\top`, :math:`D = (W_1 - W_0)X_2^\top` (``(N, n)``),
-    #: kept by :func:`~twostep.model.steps.two_steps` with ``keep_pre=True``; None otherwise.
+    #: ``(P, D)``, :math:`P = W_0X_2^\top`, :math:`D = (W_1 - W_0)X_2^\top`, with ``keep_pre``.
     pre: tuple | None = None
 
     @property
@@ -57,14 +49,10 @@ class TwoStepRun:
         r"""First-step direction :math:`v = X_1^\top y_1/n`, shape ``(d,)``."""
         return self.X1.T @ self.y1 / self.n
 
-
 @dataclass
 class Problem:
-    """A drawn problem: the teacher, the initial network and the two batches.
-
-    Shapes: ``W0`` ``(N, d)``, ``a`` ``(N,)``, ``X1, X2`` ``(n, d)``, ``y1, y2`` ``(n,)``;
-    with a reused batch ``X2 is X1`` and ``y2 is y1``.
-    """
+    """A drawn problem: the teacher, ``W0`` ``(N, d)``, ``a`` ``(N,)``, ``X1, X2`` ``(n, d)``
+    and ``y1, y2`` ``(n,)`` (``X2 is X1``, ``y2 is y1`` for a reused batch)."""
 
     teacher: Teacher
     W0: np.ndarray

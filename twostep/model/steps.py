@@ -1,13 +1,11 @@
-r"""One and two steps of gradient descent on the first layer.
-
-Only :math:`W` is trained; :math:`a` stays at its initial value.
+r"""One and two gradient steps on the first layer (:math:`a` stays fixed):
 
 .. math::
     W_1 = W_0 - \eta_1\nabla L(W_0; X_1, y_1),\qquad
     W_2 = W_1 - \eta_2\nabla L(W_1; X_2, y_2),\qquad \eta_t = c_t N^{\alpha_t},
 
-with :math:`(X_2, y_2) = (X_1, y_1)` for a *reused* batch and an
-independent batch of the same size for a *fresh* one (:data:`BATCHES`).
+with :math:`(X_2, y_2) = (X_1, y_1)` for a *reused* batch, an independent one for a *fresh*
+batch (:data:`BATCHES`).
 
 >>> import twostep as ts
 >>> ts.BATCHES
@@ -18,18 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from array_api_compat import is_array_api_obj
-
 from .._validation import (check_alpha, check_bool, check_choice, check_dtype,
                            check_int, check_real, check_rng, check_steps, check_type)
 from ._core import draw_problem_core, gradient_core, one_step_core, two_steps_core
 from .activations import Activation, check_activation
-from .network import LOSSES, check_network, residuals
+from .network import host_checked, loss_labels
 from .runs import Problem, TwoStepRun
 
 #: The second batch: the first batch again (``"reused"``) or an independent one (``"fresh"``).
 BATCHES = ("reused", "fresh")
-
 
 def step_size(c: float, alpha: float, N: int) -> float:
     r"""Learning rate :math:`\eta = c\,N^{\alpha}`.
@@ -58,21 +53,17 @@ def step_size(c: float, alpha: float, N: int) -> float:
     N = check_int(N, "N")
     return c * N ** alpha
 
-
 def one_step(W, a, X, y, activation: Activation, eta: float, *, loss: str = "correlation"):
-    r"""One gradient step :math:`W - \eta\nabla L(W; X, y)`.
-
-    Like :func:`twostep.gradient`, it runs on numpy (validated input) and on CuPy or PyTorch
-    arrays, on their device.
+    r"""One gradient step :math:`W - \eta\nabla L(W; X, y)`, on numpy (validated) or device
+    arrays, like :func:`twostep.gradient`.
 
     Parameters
     ----------
     W, a, X, y, activation
         As in :func:`twostep.gradient`: ``(N, d)``, ``(N,)``, ``(n, d)``, ``(n,)``.
     eta : float
-        The step size, any real :math:`\ge 0` (not only :math:`cN^{\alpha}`).
+        The step size, any real :math:`\ge 0`.
     loss : {"correlation", "squared"}
-        The book's correlation loss, or :math:`\frac1{2n}\sum_j(y_j - a^\top\sigma(Wx_j))^2`.
 
     Returns
     -------
@@ -89,53 +80,34 @@ def one_step(W, a, X, y, activation: Activation, eta: float, *, loss: str = "cor
     >>> np.allclose(W1, W0 - 0.5 * ts.gradient(W0, a, X, y, act))
     True
     """
-    W, a, X, y = _host_checked(W, a, X, y)
+    W, a, X, y = host_checked(W, a, X, y)
     check_activation(activation)
     eta = check_real(eta, "eta", low=0.0)
-    check_choice(loss, "loss", LOSSES)
-    if loss == "squared":
-        y = residuals(W, a, X, y, activation)
-    return one_step_core(W, a, X, y, activation, eta)
-
+    return one_step_core(W, a, X, loss_labels(W, a, X, y, activation, loss), activation, eta)
 
 def steps_along(W, a, X, y, activation: Activation, etas) -> tuple:
-    r"""The gradient :math:`G = \nabla L(W; X, y)` (``(N, d)``) and the steps :math:`W - \eta G`
-    for every :math:`\eta` of ``etas`` (a list of ``(N, d)`` arrays, each equal bit for bit to
-    :func:`one_step` with that :math:`\eta`; correlation loss, numpy arrays). Several step
-    sizes from one point cost one gradient, where :func:`one_step` would compute it once per
-    step size."""
-    W, a, X, y = _host_checked(W, a, X, y)
+    r"""``(G, [W - eta G for eta in etas])``, :math:`G = \nabla L(W; X, y)` ``(N, d)``: one
+    gradient for several step sizes, each step bit for bit :func:`one_step`'s."""
+    W, a, X, y = host_checked(W, a, X, y)
     check_activation(activation)
     etas = [check_real(eta, "etas[i]", low=0.0) for eta in etas]
     G = gradient_core(W, a, X, y, activation)
     out = []
     for eta in etas:
-        step = G * -eta     # as one_step_core does it, so the values are the same bit for bit
+        step = G * -eta     # as one_step_core does it: the same bits
         step += W
         out.append(step)
     return G, out
 
-
-def _host_checked(W, a, X, y):
-    # numpy input is validated (check_network); device arrays are used as they are.
-    if not is_array_api_obj(W) or isinstance(W, np.ndarray):
-        return check_network(W, a, X, y)
-    return W, a, X, y
-
-
 def draw_problem(N: int, n: int, d: int, target, batch: str, rng: np.random.Generator,
                  noise: float = 0.0, dtype=np.float64) -> Problem:
-    r"""Draw the teacher (unless ``target`` is one), ``W0``, ``a``, the first batch and,
-    for ``batch="fresh"``, an independent second batch, from ``rng`` in that order.
-
-    Every routine that simulates the two steps draws through here, so the same
-    generator state gives the same network and data everywhere in the package.
-    """
+    r"""Draw the teacher (unless ``target`` is one), ``W0``, ``a``, the first batch and, for
+    ``batch="fresh"``, a second one, from ``rng`` in that order: every simulation of the
+    package draws through here."""
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_choice(batch, "batch", BATCHES)
     check_rng(rng)
     return draw_problem_core(N, n, d, target, batch, rng, noise, check_dtype(dtype))
-
 
 def run_two_steps(N: int, n: int, d: int, activation: Activation, target, steps,
                   batch: str, rng: np.random.Generator, noise: float = 0.0,
@@ -153,8 +125,8 @@ def run_two_steps(N: int, n: int, d: int, activation: Activation, target, steps,
         Step sizes :math:`\eta_t = c_t N^{\alpha_t}`.
     batch : {"reused", "fresh"}
     rng : numpy.random.Generator
-        Drawn in this order: teacher directions (if not given), ``W0``, ``a``,
-        ``X1``, label noise of batch 1, then ``X2`` and its noise if fresh.
+        Draws, in order: teacher directions (if not given), ``W0``, ``a``, ``X1`` and its
+        label noise, then ``X2`` and its noise if fresh.
     noise : float
         Label-noise standard deviation (ignored when a Teacher is given).
     dtype : float64 or float32
@@ -183,27 +155,16 @@ def run_two_steps(N: int, n: int, d: int, activation: Activation, target, steps,
     return two_steps_core(draw_problem_core(N, n, d, target, batch, rng, noise, dt), activation,
                           steps, keep_pre)
 
-
 def two_steps(problem: Problem, activation: Activation, steps,
               keep_pre: bool = False) -> TwoStepRun:
-    r"""The two gradient steps on a drawn :class:`Problem`, whatever array library holds it.
-
-    :math:`\eta_t = c_tN^{\alpha_t}` for ``steps = ((c1, alpha1), (c2, alpha2))``; the batch
-    is reused when ``problem.X2 is problem.X1``. With the arrays on a GPU (CuPy, PyTorch;
-    see :mod:`twostep.scale.device`) the steps run there, through the same gradient.
-
-    With ``keep_pre`` (numpy arrays only) the run also keeps ``pre = (P, D)``,
-    :math:`P = W_0X_2^\top` and :math:`D = (W_1 - W_0)X_2^\top = W_1X_2^\top - P`, which every
-    exact term :math:`T_k` needs (:func:`twostep.analysis.decomposition.pre_activations`): the
-    steps compute :math:`W_1X_2^\top`, and :math:`W_0X_1^\top`, which is :math:`P` for a
-    reused batch, so the terms then cost no product for a reused batch and one for a fresh one
-    (two without). It holds two more ``(N, n)`` arrays.
-    """
+    r"""The two steps :math:`\eta_t = c_tN^{\alpha_t}` on a drawn :class:`Problem`, on any array
+    library (reused: ``problem.X2 is problem.X1``); ``keep_pre`` (numpy) keeps ``run.pre = (P, D)``,
+    :math:`P = W_0X_2^\top`, :math:`D = (W_1 - W_0)X_2^\top`, for the exact terms."""
     p = check_type(problem, "problem", Problem, "a Problem (from draw_problem)")
     check_activation(activation)
     steps = check_steps(steps)
     if check_bool(keep_pre, "keep_pre") and not isinstance(p.W0, np.ndarray):
         raise ValueError("keep_pre=True needs numpy arrays (the pre-activations stay on the host)")
-    W0, a, X1, y1 = _host_checked(p.W0, p.a, p.X1, p.y1)
-    X2, y2 = (X1, y1) if p.X2 is p.X1 else _host_checked(W0, a, p.X2, p.y2)[2:]
+    W0, a, X1, y1 = host_checked(p.W0, p.a, p.X1, p.y1)
+    X2, y2 = (X1, y1) if p.X2 is p.X1 else host_checked(W0, a, p.X2, p.y2)[2:]
     return two_steps_core(p, activation, steps, keep_pre, (W0, a, X1, y1, X2, y2))

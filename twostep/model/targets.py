@@ -1,14 +1,5 @@
-r"""Target functions: link functions and the single- and multi-index teachers.
-
-A *link* :math:`g:\mathbb{R}\to\mathbb{R}` is described by its Hermite
-coefficients :math:`c_k(g) = \mathbb{E}[g(z)\mathrm{He}_k(z)]` and its
-information exponent, the smallest :math:`k\ge 1` with :math:`c_k(g)\ne 0`.
-A teacher draws orthonormal directions :math:`\beta^*_1,\dots,\beta^*_r` and
-labels
-
-.. math:: y = \sum_{r} g_r(\langle\beta^*_r, x\rangle) + \varepsilon,
-          \qquad \varepsilon\sim N(0, s^2).
-"""
+r"""Links :math:`g` (Hermite coefficients, information exponent) and teachers
+:math:`y = \sum_r g_r(\langle\beta^*_r, x\rangle) + \varepsilon`, orthonormal :math:`\beta^*_r`."""
 
 from __future__ import annotations
 
@@ -21,20 +12,10 @@ from .._validation import check_array, check_choice, check_dtype, check_int, che
 from . import hermite
 from .hermite import DEFAULT_POINTS, gaussian_expectation, hermite_coefficients, hermite_polynomial
 
-#: Hermite degree up to which a link's coefficients are tabulated.
 MAX_DEGREE = 12
 
-
 class Link:
-    r"""A link function :math:`g` with its Hermite description.
-
-    Parameters
-    ----------
-    func : callable
-        Vectorised :math:`g`, mapping an array to an array of the same shape.
-    name : str
-        Label used in tables and legends.
-    """
+    r"""A link :math:`g`: ``func`` (vectorised) and a ``name`` for tables and legends."""
 
     def __init__(self, func: Callable[[np.ndarray], np.ndarray], name: str):
         if not callable(func):
@@ -51,8 +32,7 @@ class Link:
         r""":math:`c_0, \dots, c_{12}`, shape ``(13,)``, by quadrature."""
         if self._coef is None:
             c = hermite_coefficients(self.func, MAX_DEGREE)
-            # Quadrature noise on coefficients that vanish by symmetry is
-            # ~1e-15; zero it so that the information exponent is exact.
+            # zero the ~1e-15 quadrature noise, so the information exponent is exact
             c[np.abs(c) < 1e-10] = 0.0
             self._coef = c
         return self._coef
@@ -87,14 +67,13 @@ class Link:
     def __repr__(self) -> str:
         return f"Link({self.name})"
 
-
 def hermite_link(k: int) -> Link:
     r"""Normalised :math:`\mathrm{He}_k/\sqrt{k!}`: unit variance, information exponent ``k``.
 
     Parameters
     ----------
     k : int
-        Degree, ``k >= 1``.
+        ``k >= 1``.
 
     Returns
     -------
@@ -111,15 +90,11 @@ def hermite_link(k: int) -> Link:
     norm = math.sqrt(math.factorial(k))
     return Link(lambda z: hermite_polynomial(k, z) / norm, f"He_{k}")
 
-
 def odd_bounded_link(frequency: float = 2.0) -> Link:
-    r"""A bounded odd link with no linear part, normalised to unit variance:
+    r"""A bounded odd link, information exponent 3, unit variance:
 
     .. math:: g(z) = \frac{\sin(\omega z) - c_1 z}{\sqrt{\mathbb{E}[\sin^2(\omega z)] - c_1^2}},
               \qquad c_1 = \mathbb{E}[z\sin(\omega z)] = \omega e^{-\omega^2/2}.
-
-    Odd, so :math:`c_2 = 0`; :math:`c_3 = -\omega^3 e^{-\omega^2/2} \ne 0`:
-    information exponent 3, with tails no heavier than linear (unlike He_3).
 
     Parameters
     ----------
@@ -143,10 +118,7 @@ def odd_bounded_link(frequency: float = 2.0) -> Link:
     scale = 1.0 / math.sqrt(var)
     return Link(lambda z: scale * (np.sin(w * z) - c1 * z), f"odd sin({w:g}z)")
 
-
-#: Names accepted by :func:`get_link`.
 LINKS = ("he1", "he2", "he3", "he4", "odd")
-
 
 def get_link(name: str) -> Link:
     """A link by name.
@@ -154,7 +126,6 @@ def get_link(name: str) -> Link:
     Parameters
     ----------
     name : {"he1", "he2", "he3", "he4", "odd"}
-        :func:`hermite_link` of that degree, or :func:`odd_bounded_link`.
 
     Returns
     -------
@@ -169,25 +140,18 @@ def get_link(name: str) -> Link:
     check_choice(name, "link name", LINKS)
     return odd_bounded_link() if name == "odd" else hermite_link(int(name[2:]))
 
-
 class Teacher:
     r"""A multi-index teacher :math:`y = \sum_r g_r(\langle\beta^*_r, x\rangle) + \varepsilon`.
 
     Parameters
     ----------
     links : Link or sequence of Link
-        One link per direction.
+        One link per direction; ``directions`` ``(r, d)`` holds the :math:`\beta^*_r`.
     d : int
-        Input dimension.
     rng : numpy.random.Generator
         Draws the directions (orthonormalised Gaussian vectors).
     noise : float, optional
-        Standard deviation ``s >= 0`` of the label noise.
-
-    Attributes
-    ----------
-    directions : ndarray, shape (r, d)
-        Orthonormal rows :math:`\beta^*_r`.
+        Standard deviation of the label noise.
 
     Examples
     --------
@@ -207,15 +171,13 @@ class Teacher:
         self._draw(links, d, check_real(noise, "noise", low=0.0), rng)
 
     def _draw(self, links, d, noise, rng):
-        # The teacher of checked arguments: orthonormalised Gaussian directions from rng.
         self.links, self.d, self.noise = list(links), d, noise
         q, r = np.linalg.qr(rng.standard_normal((d, len(links))))
         self.directions = (q * np.sign(np.diag(r))).T.copy()
 
     @classmethod
     def from_directions(cls, links, directions, noise: float = 0.0) -> "Teacher":
-        r"""A teacher with given orthonormal directions (rows of ``directions``, ``(r, d)``),
-        e.g. drawn on a GPU by :func:`twostep.scale.device.draw_problem_on`."""
+        r"""A teacher with given orthonormal directions (rows of ``directions``, ``(r, d)``)."""
         links = [links] if isinstance(links, Link) else list(links)
         B = check_array(directions, "directions", ndim=2)
         if B.shape[0] != len(links):
@@ -232,8 +194,7 @@ class Teacher:
         return len(self.links)
 
     def labels(self, X, rng: np.random.Generator | None = None) -> np.ndarray:
-        r"""Labels :math:`y_j`, shape ``(n,)``, for inputs ``X`` of shape ``(n, d)``; ``rng``
-        draws the label noise (not needed without it)."""
+        r"""Labels ``(n,)`` of inputs ``X`` ``(n, d)``; ``rng`` draws the label noise, if any."""
         X = check_array(X, "X", ndim=2, shape=(None, self.d))
         return self._labels(X, check_rng(rng) if self.noise > 0 else rng)
 
@@ -247,8 +208,7 @@ class Teacher:
         return y
 
     def sample(self, n: int, rng: np.random.Generator, dtype=np.float64):
-        r"""A batch: inputs :math:`x_j\sim N(0, I_d)` (``(n, d)``), then their labels (``(n,)``),
-        drawn from ``rng`` in that order."""
+        r"""Inputs :math:`x_j\sim N(0, I_d)` ``(n, d)``, then their labels ``(n,)``."""
         n = check_int(n, "n")
         return self._sample(n, check_rng(rng), check_dtype(dtype))
 
@@ -257,10 +217,8 @@ class Teacher:
         return X, self._labels(X, rng)
 
     def relabelled(self, target, name: str = "target") -> "Teacher":
-        """The teacher of ``target`` on this teacher's directions. A teacher's directions are
-        drawn by its rank alone, so its labels of the same inputs are those of a draw of
-        ``target`` from the same generator state (the experiments' ``*_cases`` share one draw
-        between targets). ``name`` names ``target`` in the errors."""
+        """The teacher of ``target`` (same rank, named ``name`` in errors) on these directions:
+        the draw of ``target`` from the same generator state."""
         if isinstance(target, Teacher) or self.noise > 0:
             raise ValueError(f"{name}: only the first target may be a Teacher or have label "
                              "noise (the others relabel its draws)")
@@ -273,7 +231,7 @@ class Teacher:
 
     @property
     def second_moment(self) -> float:
-        r""":math:`\mathbb{E}[y^2]` (directions orthonormal, so cross terms factorise)."""
+        r""":math:`\mathbb{E}[y^2]` (orthonormal directions: cross terms factorise)."""
         means = [g.coefficients[0] for g in self.links]
         total = sum(g.second_moment for g in self.links) + self.noise ** 2
         total += sum(means) ** 2 - sum(m * m for m in means)
@@ -282,14 +240,10 @@ class Teacher:
     def __repr__(self) -> str:
         return f"Teacher([{', '.join(g.name for g in self.links)}], d={self.d}, noise={self.noise:g})"
 
-
-#: Rows of a float32 batch cast to float64 at a time in :func:`_projections` (2 MB blocks).
 _ROW_BLOCK = 1 << 18
 
-
 def _projections(X, directions):
-    # X @ directions.T in float64. For a float32 X, numpy would cast all of X to float64 first
-    # (an (n, d) copy, one more pass over memory); blocks of rows keep the copy in cache.
+    # X @ directions.T in float64, by blocks of rows: numpy would copy a float32 X whole.
     if X.dtype == directions.dtype:
         return X @ directions.T
     rows = max(1, _ROW_BLOCK // X.shape[1])
@@ -298,15 +252,9 @@ def _projections(X, directions):
         Z[i:i + rows] = X[i:i + rows] @ directions.T
     return Z
 
-
 def target_links(target):
-    r"""The links and label-noise level of a target.
-
-    ``target`` is a :class:`Link`, a sequence of links, a :class:`Teacher`, or a
-    name understood by :func:`twostep.get_link`; names joined by ``"+"`` (e.g.
-    ``"he1+odd"``) give a multi-index target, one direction per name.
-    Returns ``(links, noise)``.
-    """
+    r"""``(links, noise)`` of a :class:`Link`, links, a :class:`Teacher`, or link names joined by
+    ``"+"`` (``"he1+odd"``: one direction per name)."""
     if isinstance(target, Teacher):
         return list(target.links), target.noise
     if isinstance(target, Link):
@@ -322,21 +270,17 @@ def target_links(target):
     raise TypeError("target must be a Link, a sequence of Link, a Teacher, or a link name "
                     f"such as 'odd' or 'he1+odd', got {target!r}")
 
-
 def make_teacher(target, d: int, rng: np.random.Generator, noise: float = 0.0) -> Teacher:
-    r"""A :class:`Teacher` from a Teacher (returned as is) or any target of
-    :func:`target_links`.
+    r"""A :class:`Teacher` from a Teacher (returned as is) or any target of :func:`target_links`.
 
     Parameters
     ----------
     target : Link, sequence of Link, Teacher or str
         A link name, or names joined by ``"+"`` (``"he1+odd"``): one direction per link.
     d : int
-        Input dimension.
     rng : numpy.random.Generator
         Draws the directions (not used for a Teacher).
     noise : float
-        Label-noise standard deviation.
 
     Returns
     -------
@@ -352,12 +296,11 @@ def make_teacher(target, d: int, rng: np.random.Generator, noise: float = 0.0) -
     d = check_int(d, "d")
     if not isinstance(target, Teacher):
         check_rng(rng)
-    from ._core import make_teacher_core   # the model's core module builds on this one
+    from ._core import make_teacher_core   # _core imports this module
     return make_teacher_core(target, d, rng, noise)
 
-
 def check_links(links) -> list:
-    """``links``, a :class:`Link` or a non-empty sequence of them, as a list."""
+    """A :class:`Link` or a non-empty sequence of them, as a list."""
     if isinstance(links, Link):
         return [links]
     if isinstance(links, (str, bytes)) or not isinstance(links, Sequence) or not links \
@@ -365,8 +308,7 @@ def check_links(links) -> list:
         raise TypeError("links must be a Link or a non-empty sequence of Link")
     return list(links)
 
-
 def check_rank(links, d):
-    """A teacher of ``links`` fits in dimension ``d``: at most ``d`` directions."""
+    """At most ``d`` directions."""
     if len(links) > d:
         raise ValueError(f"the number of links ({len(links)}) must be <= d ({d})")

@@ -21,41 +21,9 @@ wheel installed, ``python -m twostep at-scale`` runs the same from any folder)::
     python -m twostep at-scale --backend numpy --widths 40 --seeds spike=40:1 \
         --seeds reuse=40:1 --only spike --only reuse --force         # a check, in artifacts/
 
-(``python tools/at_scale.py`` with the same arguments is the same program.) The files, each
-written by :class:`~twostep.scale.results.ResultsWriter` with the command, backend, device,
-library versions, date, and every task's wall time and peak memory (``EXPERIMENTS`` holds
-their parameters; the functions' docstrings say what a record holds):
-
-* ``spike.json``: :func:`~twostep.scale.device.spike_on`, the exact terms against their spikes
-  and W2's outlier count over the phase diagram's grid (chapter *Two steps*);
-* ``reuse.json``, ``reuse_he2.json``: :func:`~twostep.scale.device.reuse_on`, where the learned
-  directions point, odd target and even control (chapter *Reuse*); a seed draws the same
-  beta*, W0, a and X1 for both batches, so their differences are paired;
-* ``count.json``: :func:`~twostep.scale.device.count_on`, W2's outliers against its own bulk
-  edge at the twelve count settings (exploratory, seeds 0-9);
-* ``count_confirm.json``: the registered confirmatory run of the count
-  (:mod:`twostep.analysis.confirmatory`), its widths, seeds and parameters from the committed
-  registry ``results/registry.json`` (``--register`` writes it, once), never from the command
-  line; it runs only from a clean checkout in which the registry is committed::
-
-      OPENBLAS_NUM_THREADS=2 python -m twostep at-scale --backend numpy \
-          --only count_confirm --out results/at_scale
-
-Every file records the commit it ran at (``commit``; ``dirty``: whether tracked files differed)
-and the SHA-256 of the registry present then (``registry_sha256``), read, never typed. The
-checkout is the repository holding this package, else the current folder (a wheel).
-
-Files go to ``artifacts/at_scale/`` (git-ignored) unless ``--out`` names another folder.
-Before any task and any file, every task of every width is checked (arguments, step sizes,
-memory: ``check_only``), then each file is locked against a second writer. An existing file is
-refused unless ``--resume`` (continue it: it must be this run's file, the fields that differ
-are named; every record is kept, a duplicated one once, and only missing tasks run) or
-``--force`` (overwrite it). The widths run in increasing order, each for every file; a file is
-written at its first record and rewritten atomically after every task, so a killed run loses
-the task in progress only. Ctrl-C or SIGTERM stops with one line saying what is on disk; every
-error is one line, exit status 2. Seeds per width: ``--seeds NAME=N:COUNT,...`` (0 ..
-COUNT-1; default ``SEEDS``). tests/unit/scale/test_at_scale.py recomputes the smallest width
-through :func:`measure`, so code that no longer reproduces the files fails CI.
+(``python tools/at_scale.py`` is the same program.) Files: ``spike.json``, ``reuse.json``,
+``reuse_he2.json``, ``count.json`` and ``count_confirm.json`` (the registered confirmatory
+count: widths, seeds and parameters from the committed ``results/registry.json``).
 """
 
 from __future__ import annotations
@@ -75,28 +43,22 @@ from .cli import PROG, USER_ERRORS, stopped_by_signals
 from .device import count_on, reuse_on, spike_on
 from .results import ResultsWriter, read_results
 
-
 def checkout() -> Path:
-    """The repository holding this package (a checkout, an editable install), else the
-    current folder (a wheel)."""
+    """The repository holding this package, else the current folder (a wheel)."""
     here = Path(__file__).resolve().parents[2]
     return here if (here / ".git").exists() else Path.cwd()
 
-
 ROOT = checkout()
-#: Where a run writes unless told: a scratch folder (git-ignored). The committed files are
-#: written only by an explicit ``--out results/at_scale``.
+#: Where a run writes unless told (git-ignored); the committed files need ``--out``.
 OUT = ROOT / "artifacts" / "at_scale"
 KEY = ("N", "batch", "seed")
 WIDTHS = (1000, 2000, 4000, 8000, 16000, 32000, 45000)
-#: The smallest width (the spike experiment's) and the most seeds per width and file.
 MIN_WIDTH, MAX_SEEDS = 8, 10_000
 DTYPE = "float32"
-#: The phase-diagram grid of the chapter *Two steps* (ALPHAS on both axes, no point on a boundary).
+#: The phase-diagram grid of the chapter *Two steps* (no point on a boundary).
 ALPHAS = (0.05, 0.14, 0.23, 0.32, 0.41)
 GRID = [[a1, a2] for a1 in ALPHAS for a2 in ALPHAS]
-#: The settings of the count test (chapter *Two steps*, "The count where it can be seen"),
-#: fixed before any count was measured (twostep.analysis.confirmatory.SETTINGS).
+#: The count test's settings, fixed before any count was measured.
 COUNT_SETTINGS = confirmatory.SETTINGS
 REGISTRY = ROOT / confirmatory.REGISTRY_PATH
 #: name -> (function, batches, fixed keywords): the chapters' parameters.
@@ -107,43 +69,35 @@ EXPERIMENTS = {
     "reuse": (reuse_on, ("reused", "fresh"),
               dict(c1=0.5, alpha1=0.4, c2=0.5, alpha2=0.25, activation="poly4", target="odd",
                    term=2, top=4)),
-    # The even-link control of the reuse test: the same runs with He_2 (no spike aligns).
+    # The even-link control of the reuse test (no spike aligns).
     "reuse_he2": (reuse_on, ("reused", "fresh"),
                   dict(c1=0.5, alpha1=0.4, c2=0.5, alpha2=0.25, activation="poly4", target="he2",
                        term=2, top=4)),
-    # W2's own outliers at the settings above (kappa = 0.2; also 0.1 and 0.5 up to N = 2000).
     "count": (count_on, ("fresh", "reused"),
               dict(activation="poly4", target="he1", c=0.2, ref=[0.4, 0.25],
                    settings=COUNT_SETTINGS, kappas=[0.2], extra_kappas=[0.1, 0.5],
                    extra_max_N=2000)),
-    # The registered confirmatory run: parameters, widths and seeds from the registry.
     "count_confirm": (count_on, ("fresh", "reused"), confirmatory.PARAMS),
 }
-#: Seeds per width on a GPU: name -> {N: count}; widths not listed get the last count below them.
+#: Seeds per width on a GPU: name -> {N: count} (from that width up).
 SEEDS = {"spike": {1000: 3, 16000: 3, 32000: 1},
          "reuse": {1000: 10, 16000: 10, 32000: 2},
          "reuse_he2": {1000: 10, 16000: 3, 32000: 1},
          "count": {1000: 3}}
 
-
 def git(*args) -> str:
     return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
                           check=True).stdout.strip()
 
-
 def git_state() -> tuple:
-    """``(commit, dirty)`` of the checkout this runs from: HEAD's hash and whether tracked
-    files differ from it (``(None, None)`` outside a git checkout)."""
+    """``(HEAD's hash, whether tracked files differ)``, ``(None, None)`` outside a checkout."""
     try:
-        return git("rev-parse", "HEAD"), bool(git("status", "--porcelain",
-                                                  "--untracked-files=no"))
+        return git("rev-parse", "HEAD"), bool(git("status", "--porcelain", "--untracked-files=no"))
     except (OSError, subprocess.CalledProcessError):
         return None, None
 
-
 def registered_plan() -> dict:
-    """``{N: [seeds]}`` of the confirmatory run, from the committed registry; refuses a run
-    that could not show which registry and code it followed."""
+    """``{N: [seeds]}`` of the confirmatory run, from the registry committed in a clean checkout."""
     if not REGISTRY.is_file():
         raise ValueError(f"count_confirm needs the registry {confirmatory.REGISTRY_PATH}")
     commit, dirty = git_state()
@@ -159,11 +113,9 @@ def registered_plan() -> dict:
         raise ValueError("the registry's parameters differ from confirmatory.PARAMS")
     return {int(N): list(seeds) for N, seeds in reg["draws"].items()}
 
-
 def seeds_for(name: str, N: int, table: dict | None = None) -> list[int]:
-    """Seeds ``0 .. count-1`` of experiment ``name`` at width ``N``: the count of the largest
-    listed width ``<= N`` in ``table`` (default ``SEEDS[name]``); for ``count_confirm``, the
-    registry's seeds of that width."""
+    """Seeds ``0 .. count-1`` of ``name`` at width ``N``, by ``table`` (default ``SEEDS[name]``);
+    ``count_confirm``'s from the registry."""
     if name == "count_confirm":
         plan = registered_plan()
         if N not in plan:
@@ -176,11 +128,8 @@ def seeds_for(name: str, N: int, table: dict | None = None) -> list[int]:
         raise ValueError(f"no seed count for {name} at N = {N} (listed: {sorted(table)})")
     return list(range(table[max(below)]))
 
-
 def parse_seeds(items) -> dict:
-    """``["spike=1000:3,8000:1", ...]`` -> ``{"spike": {1000: 3, 8000: 1}, ...}``: widths
-    ``>= MIN_WIDTH``, each once, counts in ``[1, MAX_SEEDS]``; a ``ValueError`` names the
-    item."""
+    """``["spike=1000:3,8000:1", ...]`` -> ``{"spike": {1000: 3, 8000: 1}, ...}``."""
     out = {}
     for item in items or ():
         name, _, spec = item.partition("=")
@@ -202,16 +151,14 @@ def parse_seeds(items) -> dict:
             table[N] = count
     return out
 
-
 def host() -> dict:
     """Where the host part ran: cores, BLAS threads asked for, niceness, processor."""
     return {"cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine(),
             "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
             "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"), "nice": os.nice(0)}
 
-
 def peak_rss_gb() -> float:
-    """The process's peak resident memory so far, in GB (0.0 where the OS does not say)."""
+    """The process's peak resident memory so far, in GB (0.0 where unknown)."""
     try:
         import resource
     except ImportError:        # not on Windows
@@ -219,12 +166,8 @@ def peak_rss_gb() -> float:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 2 ** (30 if sys.platform == "darwin" else 20)   # bytes on macOS, KiB on Linux
 
-
 def measure(name: str, bk, N: int, batch: str, seed: int, dtype: str = DTYPE) -> dict:
-    """One record of experiment ``name``: what the file stores for (N, batch, seed), with its
-    wall time and the process's peak resident memory up to its end (the widths run in
-    increasing order, so at the last task of a width that is the width's peak).
-    tests/unit/scale/test_at_scale.py recomputes the committed records through this function."""
+    """The record of ``name`` for ``(N, batch, seed)``, with its wall time and peak memory."""
     func, _, extra = EXPERIMENTS[name]
     t0 = time.perf_counter()
     out = func(bk, N=N, batch=batch, seed=seed, dtype=dtype, **extra)
@@ -232,10 +175,8 @@ def measure(name: str, bk, N: int, batch: str, seed: int, dtype: str = DTYPE) ->
     return {"N": N, "batch": batch, "seed": seed, "wall_s": time.perf_counter() - t0,
             "peak_rss_gb": peak_rss_gb(), **out}
 
-
 def provenance(name: str, writer: ResultsWriter, widths, seeds: dict, bk, complete: bool) -> dict:
-    """The file-level fields of ``name``'s file: the grid and seeds of all its records, the
-    seeds and widths planned (by every run that wrote it), the command(s), where it ran."""
+    """The file-level fields of ``name``'s file: grid, seeds, plans, commands, where it ran."""
     func, batches, extra = EXPERIMENTS[name]
     records, old = writer.records, writer.previous
     commit, dirty = git_state()
@@ -256,10 +197,8 @@ def provenance(name: str, writer: ResultsWriter, widths, seeds: dict, bk, comple
                 registry_sha256=(confirmatory.file_sha256(REGISTRY) if REGISTRY.is_file()
                                  else None))
 
-
 def register() -> str:
-    """Write the registry of the confirmatory run (twostep.analysis.confirmatory) from the
-    exploratory ``count.json``; returns its line of output."""
+    """Write the confirmatory run's registry from the exploratory ``count.json``."""
     from datetime import datetime, timezone
 
     source = ROOT / confirmatory.EXPLORATORY_PATH
@@ -268,7 +207,6 @@ def register() -> str:
         datetime.now(timezone.utc).isoformat(timespec="seconds"))
     confirmatory.write_registry(doc, REGISTRY)
     return f"wrote {REGISTRY.relative_to(ROOT)} ({confirmatory.file_sha256(REGISTRY)})"
-
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(  # the commands that wrote results/at_scale/ in the help
@@ -298,11 +236,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                         "refused)")
     return p
 
-
 def plan(args) -> tuple:
-    """The checked plan of a run: ``(names, widths, seeds, backend)``, every task of every
-    width checked (arguments, step sizes, memory) before any work; a ``ValueError``,
-    ``MemoryError`` or ``ImportError`` names what is wrong."""
+    """``(names, widths, seeds, backend)``, every task checked before any work."""
     if args.resume and args.force:
         raise ValueError("--resume keeps a file's records and --force overwrites them: give one")
     seeds = parse_seeds(args.seeds)
@@ -323,7 +258,7 @@ def plan(args) -> tuple:
     widths = sorted(widths)
     table = {name: {N: seeds_for(name, N, seeds.get(name)) for N in widths} for name in names}
     bk = get_backend(args.backend)
-    for name in names:                # every task's checks, the largest width's memory too
+    for name in names:
         func, batches, extra = EXPERIMENTS[name]
         for N in widths:
             for batch in batches:
@@ -339,13 +274,11 @@ def plan(args) -> tuple:
                          f"({err.strerror or err})") from None
     return names, widths, seeds, bk
 
-
 def run(args, writers: dict) -> None:
-    """Run the checked plan of ``args``, the files' writers added to ``writers`` (locked,
-    each checked: exists? belongs?) before the first task."""
+    """Run the plan of ``args``, every file's writer in ``writers`` before the first task."""
     names, widths, seeds, bk = plan(args)
     if bk.name == "numpy":
-        keep_freed_memory()   # every task's arrays on the pages of the task before: no page faults
+        keep_freed_memory()   # each task's arrays on the last task's pages: no page faults
     for name in names:
         func, _, extra = EXPERIMENTS[name]
         writers[name] = w = ResultsWriter(
@@ -364,8 +297,6 @@ def run(args, writers: dict) -> None:
         w.save(order=lambda r: (r["N"], r["seed"], order.index(r["batch"])),
                **provenance(name, w, widths, seeds, bk, complete))
 
-    # No file is written before its first record: a run stopped earlier leaves nothing to
-    # resume for that file (an empty file of an older version still resumes).
     for N in widths:
         for name in names:
             have = writers[name].done()
@@ -383,9 +314,8 @@ def run(args, writers: dict) -> None:
         if writers[name].records:
             save(name, complete=True)
 
-
 def main(argv=None, prog: str = f"{PROG} at-scale") -> int:
-    """The command line (``prog`` names it in messages and in the files' ``command``)."""
+    """The command line (``prog`` names it in messages and in the files)."""
     p = build_parser(prog)
     argv = sys.argv[1:] if argv is None else list(argv)
     args = p.parse_args(argv)

@@ -1,18 +1,4 @@
-r"""Array backends: which library and device the simulations run on, and moving arrays there.
-
-:func:`get_backend` returns a :class:`Backend`, a thin wrapper of an array namespace
-(``numpy``, ``cupy`` or ``torch``): moving arrays to and from the device, a QR and a small
-SVD, synchronisation for timing, and the device's free memory. ``"auto"`` takes CuPy, then
-PyTorch, when an NVIDIA GPU is usable and numpy otherwise; asking for a backend that is not
-installed, or has no GPU, raises :class:`BackendUnavailable` (an ``ImportError``) saying how
-to install it. :func:`device_bytes` sizes a run before it allocates; on the host,
-:func:`keep_freed_memory` lets a long run reuse the memory of its freed arrays.
-
-The simulations themselves are not here: the gradient and the steps
-(:mod:`twostep.model.network`, :mod:`twostep.model.steps`) and the exact terms
-(:mod:`twostep.analysis.decomposition`) are written once against the array API standard, and
-:mod:`twostep.scale.device` draws a problem on the device and runs them there.
-"""
+"""Array backends (numpy, CuPy, PyTorch): where the array-API simulations run, and their memory."""
 
 from __future__ import annotations
 
@@ -33,15 +19,12 @@ INSTALL = {
     "torch": "pip install torch (a CUDA build; see https://pytorch.org/get-started/locally/)",
 }
 
-
 class BackendUnavailable(ImportError):
     """A requested array backend is not installed or has no usable GPU."""
 
-
 @dataclass
 class Backend:
-    """An array namespace ``xp`` (the module ``numpy``, ``cupy`` or ``torch``, by ``name``)
-    and its device, ``"cpu"`` or ``"cuda"``."""
+    """An array namespace ``xp`` (``numpy``, ``cupy`` or ``torch``) and its device."""
 
     name: str
     xp: object
@@ -87,12 +70,8 @@ class Backend:
         return 0
 
     def memory_free(self) -> int:
-        """Bytes the device can still hand out: free device memory plus what its pool caches.
-
-        On the host (numpy, or torch on the CPU) this is the most it may plan for now
-        (:func:`twostep._validation.memory_limit`: the memory available, ``ulimit -v``, the
-        memory cgroup's limit).
-        """
+        """Bytes the device can still hand out (its free memory and its pool's cache; on the
+        host :func:`~twostep._validation.memory_limit`)."""
         if self.name == "cupy":
             pool = self.xp.get_default_memory_pool()
             return int(self.xp.cuda.runtime.memGetInfo()[0] + pool.free_bytes())
@@ -100,7 +79,6 @@ class Backend:
             cuda = self.xp.cuda
             return int(cuda.mem_get_info()[0] + cuda.memory_reserved() - cuda.memory_allocated())
         return memory_limit()[0]
-
 
 def _gpu_backend(name) -> Backend:
     try:
@@ -111,7 +89,7 @@ def _gpu_backend(name) -> Backend:
             f"or use backend='numpy'") from None
     try:
         ok = xp.cuda.runtime.getDeviceCount() > 0 if name == "cupy" else xp.cuda.is_available()
-    except Exception as err:  # a CUDA runtime error means: no usable device
+    except Exception as err:  # a CUDA runtime error: no usable device
         raise BackendUnavailable(f"backend {name!r} is installed but finds no usable NVIDIA GPU "
                                  f"({err}); use backend='numpy' or 'auto'") from None
     if not ok:
@@ -119,14 +97,9 @@ def _gpu_backend(name) -> Backend:
                                  f"use backend='numpy' or 'auto'")
     return Backend(name, xp, "cuda")
 
-
 def get_backend(name: str = "auto") -> Backend:
-    """The array backend ``name``: ``"numpy"``, ``"cupy"``, ``"torch"`` or ``"auto"``.
-
-    ``"auto"`` returns the first of CuPy and PyTorch that is installed and sees an NVIDIA
-    GPU, else numpy. ``"cupy"`` and ``"torch"`` run on the GPU and raise
-    :class:`BackendUnavailable` (an ``ImportError``) when the package or the GPU is absent.
-    """
+    """The array backend ``name``; ``"auto"``: CuPy, else PyTorch, with a GPU, else numpy. A GPU
+    backend without its package or GPU raises :class:`BackendUnavailable`."""
     check_choice(name, "backend", BACKENDS)
     if name != "auto":
         return Backend("numpy", np, "cpu") if name == "numpy" else _gpu_backend(name)
@@ -135,19 +108,10 @@ def get_backend(name: str = "auto") -> Backend:
             return _gpu_backend(candidate)
     return Backend("numpy", np, "cpu")
 
-
 def device_bytes(N: int, n: int, d: int, batch: str, dtype=np.float64, terms: int = 0) -> int:
-    r"""Bytes two steps (and, with ``terms = L``, their measurement) hold on the device at the peak.
-
-    :math:`b\,(3Nd + m\,nd + 3B)` for the steps: the weights :math:`W_0, W_1, W_2`,
-    :math:`m = 1` batch (reused) or :math:`m = 2` (fresh), and per block
-    of neurons the pre-activations, :math:`\sigma'` of them and the block's gradient, each
-    of :math:`B` entries (:func:`twostep.model.network.block_elements`); :math:`b` is 4
-    (float32) or 8 (float64).
-    The measurement (:func:`twostep.scale.device.measure_on`) adds the ``terms`` exact terms
-    :math:`T_k` (each :math:`N\times d`), the two :math:`N\times n` matrices :math:`W_0X_2^\top`
-    and :math:`(W_1-W_0)X_2^\top`, and two :math:`N\times d` temporaries.
-    """
+    r"""Peak bytes of two steps on the device, :math:`b\,(3Nd + m\,nd + 3B)` (:math:`W_0, W_1,
+    W_2`, :math:`m` batches, three block temporaries of :math:`B` entries), plus for ``terms``
+    exact terms :math:`b\,((\text{terms} + 2)Nd + 2Nn)`."""
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_choice(batch, "batch", ("reused", "fresh"))
     dt, terms = check_dtype(dtype), check_int(terms, "terms", 0)

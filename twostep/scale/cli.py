@@ -1,41 +1,7 @@
-r"""``python -m twostep``: run the book's experiments by name, at any size, on any scheduler.
-
-Examples
---------
-List the experiments and their defaults::
-
-    python -m twostep --list
-
-Two steps at N = n = d = 8000, five seeds, both batches, two worker processes::
-
-    python -m twostep two_steps -N 8000 -g batch=reused,fresh --seeds 0:5 -j 2 \
-        -p dtype=float32 -o results/two_steps_8000.json
-
-The same sweep on a Dask cluster (joblib's ``dask`` backend; the experiment code is
-unchanged)::
-
-    python -m twostep two_steps -N 8000 -g batch=reused,fresh --seeds 0:5 \
-        --backend dask --scheduler tcp://scheduler:8786
-
-``-p KEY=VALUE`` fixes a parameter, ``-g KEY=V1,V2,...`` sweeps it (the Cartesian product
-of all ``-g`` and ``-N`` runs for every seed); values are read as JSON when they parse
-(``0.25``, ``[[0.4, 0.25]]``, ``null``), else as strings; a grid of lists is one JSON list:
-``-g 'settings=[[[0.4,0.25]],[[0.3,0.2]]]'``. ``python -m twostep at-scale ...`` runs the
-measurements at widths beyond the build (:mod:`twostep.scale.at_scale`).
-
-The output (``-o``, default ``results/<experiment>.json``) holds the parameters, the seeds,
-the package version, the BLAS threads and one record per task (a result named like a
-parameter under another name: ``top_values``); :func:`twostep.read_results` reads it. Every
-argument, grid value, seed range, step size, the output path and the memory are checked
-before the first task and before the file exists; one process writes a file (a second is
-refused, naming the first). The file is written after the first task and rewritten
-atomically after every task; Ctrl-C or SIGTERM stop with one line saying what is on disk;
-``--resume`` runs only the tasks it lacks, ``--force`` overwrites it. Every error is one line
-and exit status 2.
-
-Serial and ``-j`` runs agree to rounding: joblib gives each worker ``cpu_count // jobs`` BLAS
-threads, and another thread count sums products in another order (about 1e-15 relative);
-with ``OPENBLAS_NUM_THREADS=1`` they are identical. The file records the threads used.
+"""``python -m twostep``: run the book's experiments by name over sizes, seeds and grids, e.g.
+``python -m twostep two_steps -N 8000 -g batch=reused,fresh --seeds 0:5 -j 2``; every argument
+is checked before the first task, the file saved atomically after each, every error one line
+(exit status 2). ``at-scale`` and ``verify`` are subcommands of their own modules.
 """
 
 from __future__ import annotations
@@ -60,14 +26,11 @@ from ..analysis.sweep import RESERVED, run_tasks
 
 PROG = "python -m twostep"
 SCHEDULER_ENV = "TWOSTEP_DASK_SCHEDULER"
-#: What a user's command can run into: each is reported as one line and exit status 2
-#: (OSError: a full disk, a read-only or forbidden folder, mid-run or before).
+#: What a user's command can run into: each is one line and exit status 2.
 USER_ERRORS = (ValueError, TypeError, MemoryError, ImportError, OSError)
-#: loky and dask run tasks in CPU worker processes, on this machine or on a Dask cluster.
 BACKENDS = ("loky", "dask")
 #: The most tasks (grid points times seeds) one command runs: a larger count is a typo.
 MAX_TASKS = 1_000_000
-
 
 def _value(text: str):
     try:
@@ -75,21 +38,18 @@ def _value(text: str):
     except json.JSONDecodeError:
         return text
 
-
 def _split(item: str, option: str):
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
         raise ValueError(f"{option} must look like KEY=VALUE, got {item!r}")
     return key.strip(), value.strip()
 
-
 def parse_params(items) -> dict:
     """``["c1=0.3", "batch=fresh"]`` -> ``{"c1": 0.3, "batch": "fresh"}``."""
     return {k: _value(v) for k, v in (_split(i, "--param") for i in items or [])}
 
-
 def parse_grid(items) -> dict:
-    """``["batch=reused,fresh", "alpha2=[0.1,0.2]"]`` -> dict of lists (JSON list or comma list)."""
+    """``["batch=reused,fresh", "alpha2=[0.1,0.2]"]`` -> dict of lists."""
     grid = {}
     for item in items or []:
         key, text = _split(item, "--grid")
@@ -100,10 +60,8 @@ def parse_grid(items) -> dict:
             raise ValueError(f"--grid {key} must list at least one value, got {text!r}")
     return grid
 
-
 def parse_seeds(items) -> list[int]:
-    """``["0:5"]`` -> ``[0, 1, 2, 3, 4]``; ``["3", "7"]`` -> ``[3, 7]``; seeds are integers in
-    ``[0, 2**63)``, at most :data:`MAX_TASKS` of them, each once."""
+    """``["0:5"]`` -> ``[0, 1, 2, 3, 4]``; ``["3", "7"]`` -> ``[3, 7]``, each in ``[0, 2**63)``."""
     ranges = []
     for part in (p.strip() for item in items or ["0"] for p in str(item).split(",") if p.strip()):
         try:
@@ -127,7 +85,6 @@ def parse_seeds(items) -> list[int]:
         raise ValueError(f"--seeds lists a seed twice: {items!r}")
     return seeds
 
-
 def _describe() -> str:
     lines = []
     for name, exp in EXPERIMENTS.items():
@@ -135,7 +92,6 @@ def _describe() -> str:
         params = ", ".join(f"{k}={json.dumps(v)}" for k, v in exp.parameters().items())
         lines.append(f"  {'':<11} parameters: {params}")
     return "\n".join(lines)
-
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -182,10 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"twostep {__version__}")
     return p
 
-
 def _on_dask(address) -> contextlib.ExitStack:
-    """A context in which joblib runs tasks on the Dask cluster at ``address`` (``"local"``: a
-    LocalCluster of two workers on this machine), closed with it."""
+    """A context in which joblib runs on the Dask cluster at ``address`` (or ``"local"``)."""
     import joblib
     try:
         from distributed import Client, LocalCluster
@@ -200,7 +154,6 @@ def _on_dask(address) -> contextlib.ExitStack:
     stack.enter_context(joblib.parallel_config(backend="dask"))
     return stack
 
-
 def _merged(old: dict, new: dict) -> dict:
     # The grid of a resumed file: its values, then this run's new ones, per key.
     out = {k: list(v) for k, v in old.items()}
@@ -208,20 +161,16 @@ def _merged(old: dict, new: dict) -> dict:
         out[k] = out.get(k, []) + [v for v in values if v not in out.get(k, [])]
     return out
 
-
 def _worker_threads(jobs: int) -> dict | None:
-    # joblib gives each loky worker cpu_count // jobs BLAS threads: ask one worker.
+    # joblib gives each loky worker cpu_count // jobs BLAS threads: ask one.
     if jobs == 1:
         return None
     from joblib import delayed
     from ..analysis.sweep import worker_pool
     return worker_pool(jobs)(delayed(blas_threads)() for _ in range(1))[0]
 
-
 def plan(args):
-    """Everything a run needs, checked before any task: the experiment, fixed parameters,
-    grid, tasks, seeds, output path and memory. Raises ``ValueError`` / ``MemoryError``
-    naming the argument."""
+    """Everything a run needs, checked before any task."""
     exp = get_experiment(args.experiment)
     params = parse_params(args.param)
     grid = parse_grid(args.grid)
@@ -253,7 +202,7 @@ def plan(args):
     for task, p in zip(tasks, full):
         check_task(exp.name, p, given=task)
     if args.backend == "dask":
-        # The tasks run on the cluster's workers: check one task against the budget given.
+        # The tasks run on the cluster's workers: one task against the budget given.
         need = check_memory(exp.name, full, 1, max_memory, here=False) if max_memory else None
         if not (args.scheduler or os.environ.get(SCHEDULER_ENV)):
             raise ValueError(f"--backend dask needs --scheduler ADDRESS (or ${SCHEDULER_ENV}); "
@@ -262,16 +211,14 @@ def plan(args):
         need = check_memory(exp.name, full, min(args.jobs, len(full) * len(seeds)), max_memory)
     out = args.output or os.path.join("results", f"{exp.name}.json")
     if not args.output:
-        # Only the default folder is created: a typo in -o should not make a new tree.
+        # Only the default folder is created: a typo in -o makes no new tree.
         os.makedirs(os.path.dirname(out), exist_ok=True)
     check_output_path(out)
     effective = {k: v for k, v in full[0].items() if k not in grid}
     return exp, params, grid, tasks, seeds, out, effective, need
 
-
 def run(args) -> dict:
-    """Run the sweep described by parsed ``args``, checkpointing the results file after every
-    task; returns the written document's summary."""
+    """Run the sweep of ``args``, saving the file after every task; returns a summary."""
     exp, params, grid, tasks, seeds, out, effective, need = plan(args)
     writer = args.writer = ResultsWriter(
         out, exp.name, effective, key=list(grid) + ["seed"], resume=args.resume,
@@ -281,11 +228,10 @@ def run(args) -> dict:
         print(f"{PROG}: note: {writer.note}", file=sys.stderr)
     old = writer.previous
     done = writer.done()
-    remaining = [(t, s) for t in tasks for s in seeds
-                 if writer.task({**t, "seed": s}) not in done]
+    remaining = [(t, s) for t in tasks for s in seeds if writer.task({**t, "seed": s}) not in done]
     grid_all = _merged(old.get("grid", {}), grid)
     seeds_all = sorted(set(old.get("seeds", [])) | set(seeds))
-    # Records in the order of an uninterrupted run over the file's whole grid and seeds.
+    # Records in the order of an uninterrupted run.
     from itertools import product
     index = {writer.task({**dict(zip(grid_all, values)), "seed": s}): i
              for i, (values, s) in enumerate(product(product(*grid_all.values()), seeds_all))}
@@ -316,11 +262,8 @@ def run(args) -> dict:
     return {"path": out, "tasks": len(remaining), "records": len(writer.records),
             "elapsed": time.perf_counter() - start}
 
-
-#: Options whose value may start with "-" (a negative number is then reported as out of range,
-#: not as argparse's "expected one argument").
+#: Options whose value may be negative (reported as out of range, not as argparse's error).
 _VALUED = ("-s", "--seeds", "--max-memory", "-j", "--jobs", "-N", "--N")
-
 
 def _join_negative(argv: list[str]) -> list[str]:
     out = []
@@ -330,7 +273,6 @@ def _join_negative(argv: list[str]) -> list[str]:
         else:
             out.append(a)
     return out
-
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -367,12 +309,9 @@ def main(argv=None) -> int:
           f"{summary['path']} in {summary['elapsed']:.1f} s", file=sys.stderr)
     return 0
 
-
-
 @contextlib.contextmanager
 def stopped_by_signals():
-    """SIGTERM (a scheduler's stop, kill) handled as Ctrl-C while the block runs: the
-    finished tasks are in the file."""
+    """SIGTERM handled as Ctrl-C while the block runs."""
     previous = (signal.signal(signal.SIGTERM, signal.default_int_handler)
                 if threading.current_thread() is threading.main_thread() else None)
     try:

@@ -1,27 +1,6 @@
-r"""The book's two-step measurements on a GPU: draws, steps, exact terms and spectra on the device.
-
-Nothing here is a second copy of a formula. The problem is drawn on the device by the
-device's own seeded generator (:func:`draw_problem_on`, a fixed order: :math:`\beta^*`,
-:math:`W_0`, :math:`a`, :math:`X_1`, the label noise of batch 1, then :math:`X_2` and its
-noise for a fresh batch); the steps are :func:`twostep.model.steps.two_steps`, the exact
-terms :math:`T_k` and the signal parts :math:`S_k` are the formulas of
-:mod:`twostep.analysis.decomposition`, all written against the array API standard, so they
-run unchanged on numpy, CuPy and PyTorch arrays. Only the top of a spectrum needs a device
-algorithm of its own: ARPACK runs on the host, so :func:`top_singular_on` is block Lanczos
-with thick restarts (:mod:`twostep.analysis.lanczos`: thin matrix products on the device, the
-small eigenproblems on the host), stopped by a residual test and warm-started where
-successive spectra share a subspace.
-
-:func:`measure_on` gives, for one draw, what the chapter *Two steps, several spikes* and the
-appendix *At scale* read (the exact terms against their spikes, and the outlier count of
-:math:`W_2` over a grid of step sizes from the exact rescaling, without running the steps
-again); :func:`count_on` the outlier counts against :math:`W_2`'s own bulk edge, and
-:func:`reuse_on` where the learned directions point, drawn and measured the same way.
-
-:func:`to_host` copies a device problem to numpy, where the same steps give the same weights
-to float32 rounding (``tests/unit/scale/test_device.py``, on the CPU with PyTorch or the array
-API's reference library). Every function checks its arguments, its step sizes and its memory
-before it allocates; ``check_only`` stops there (a run checks every task before the first).
+"""The book's two-step measurements on a GPU: draws, steps, exact terms (the array-API code of
+the model and the analysis) and block-Lanczos spectra on the device. Every function checks its
+arguments, step sizes and memory before it allocates; ``check_only`` stops there.
 """
 
 from __future__ import annotations
@@ -42,13 +21,11 @@ from ..model.targets import Teacher, target_links
 from .backend import Backend, device_bytes, get_backend
 from ..analysis.lanczos import array_dtype, block_lanczos, top_singular_on  # noqa: F401 (its API)
 
-
 def _backend(backend) -> Backend:
     return backend if isinstance(backend, Backend) else get_backend(backend)
 
-
 def _normal(bk: Backend, seed: int, dtype):
-    """A function ``shape -> standard normals`` on the device, from its own generator."""
+    """``shape -> standard normals`` on the device, from its own generator."""
     if bk.name == "torch":
         torch = bk.xp
         gen = torch.Generator(device=bk.device).manual_seed(seed)
@@ -57,30 +34,20 @@ def _normal(bk: Backend, seed: int, dtype):
     gen = bk.xp.random.default_rng(seed)     # CuPy's generator
     return lambda shape: gen.standard_normal(shape, dtype=dtype)
 
-
 def draw_problem_on(backend, N: int, n: int, d: int, target, batch: str, seed: int,
                     noise: float = 0.0, dtype="float32") -> Problem:
-    r"""A problem drawn on the device: :math:`\beta^*` (orthonormalised Gaussian, ``(r, d)``),
-    :math:`W_0` (:math:`N(0, 1/d)`), :math:`a` (:math:`N(0, 1/N)`), :math:`X_1` and the noise of
-    :math:`y_1`, then :math:`X_2` and its noise if ``batch == "fresh"``, in that order, from the
-    device's generator seeded with ``seed``.
-
-    With ``backend="numpy"`` this is :func:`twostep.model.steps.draw_problem` with
-    ``numpy.random.default_rng(seed)``. Only :math:`X\beta^*` (``(n, r)``) visits the host, where
-    the links are evaluated; the labels go back to the device.
-    """
+    r"""A problem drawn on the device as :func:`twostep.model.steps.draw_problem` draws it (that,
+    on numpy), from the device's generator seeded with ``seed``; only :math:`X\beta^*` visits
+    the host."""
     return _draw_problem_on(_backend(backend), *_checked_draw(N, n, d, target, batch, seed, noise,
                                                               dtype))
 
-
 def _checked_draw(N, n, d, target, batch, seed, noise, dtype):
-    # The arguments of draw_problem_on after the backend, checked (the target as it is drawn).
     N, n, d = check_int(N, "N"), check_int(n, "n"), check_int(d, "d")
     check_choice(batch, "batch", BATCHES)
     seed = check_int(seed, "seed", 0)
     noise = check_real(noise, "noise", low=0.0)
     return N, n, d, target, batch, seed, noise, check_dtype_name(dtype)
-
 
 def _draw_problem_on(bk, N, n, d, target, batch, seed, noise, dt):
     if bk.name == "numpy":
@@ -107,7 +74,6 @@ def _draw_problem_on(bk, N, n, d, target, batch, seed, noise, dt):
     teacher = Teacher.from_directions(links, bk.to_numpy(B).astype(np.float64), noise)
     return Problem(teacher, W0, a, X1, y1, X2, y2)
 
-
 def to_host(problem: Problem, backend) -> Problem:
     """The same problem with every array copied to numpy (the reused batch stays shared)."""
     bk = _backend(backend)
@@ -116,10 +82,8 @@ def to_host(problem: Problem, backend) -> Problem:
     X2, y2 = (X1, y1) if reused else (bk.to_numpy(problem.X2), bk.to_numpy(problem.y2))
     return Problem(problem.teacher, W0, a, X1, y1, X2, y2)
 
-
 def _scaled_into(out, x, c: float):
-    """``out[...] = c * x`` without a temporary: numpy's ``out=`` (one read, one write), else
-    a copy and an in-place product (the array API has no ``out=``)."""
+    """``out[...] = c * x`` without a temporary (the array API has no ``out=``)."""
     if isinstance(out, np.ndarray):
         np.multiply(x, c, out=out)
     else:
@@ -127,73 +91,44 @@ def _scaled_into(out, x, c: float):
         if c != 1.0:
             out *= c
 
-
 def _like(xp, x: np.ndarray, W):
     """The host array ``x`` in ``W``'s library and dtype, on ``W``'s device."""
     x = xp.asarray(x.astype(array_dtype(W)))
     device = getattr(W, "device", None)
     return x if xp is np or device is None else xp.asarray(x, device=device)
 
-
 def _cos(xp, x, y) -> float:
     nx, ny = float(xp.linalg.vector_norm(x)), float(xp.linalg.vector_norm(y))
     return abs(float(xp.sum(x * y))) / (nx * ny) if nx > 0 and ny > 0 else 0.0
 
-
-#: Columns beyond ``n_top`` in the blocks of a grid's spectra (:func:`measure_on`,
-#: :func:`count_on`); the terms' top-1 spectra run single-vector Lanczos, whose passes over
-#: ``M`` are matrix-vector products, far cheaper than a block's.
+#: Columns beyond ``n_top`` in the Lanczos blocks of a grid's spectra.
 GRID_OVERSAMPLE = 2
-#: The most Lanczos blocks per spectrum of :func:`count_on` (elsewhere top_singular_on's 100).
+#: The most Lanczos blocks per spectrum of :func:`count_on`.
 COUNT_ITERATIONS = 200
-
 
 def measure_on(run: TwoStepRun, grid=(), margin: float = 0.05, n_top: int = 6) -> dict:
     r"""The exact terms of one draw and the outlier count over a step-size grid, on ``run``'s device.
 
-    Parameters
-    ----------
-    run : TwoStepRun
-        From :func:`twostep.model.steps.two_steps` on a problem of :func:`draw_problem_on`
-        (any array library), with a :class:`~twostep.model.activations.PolynomialActivation`.
-    grid : sequence of (alpha1, alpha2)
-        Step-size exponents at which :math:`W_2 = W_0 + \eta_1G_1 + \eta_2\sum_k\eta_1^k\hat T_k`
-        (same constants :math:`c_1, c_2` as ``run``) is rebuilt and its outliers counted.
-    margin : float
-        Outliers are singular values above :math:`(1+\text{margin})(1+\sqrt{N/d})`.
-    n_top : int
-        Singular values computed per grid point (a count equal to ``n_top`` means "at least"),
-        by :func:`top_singular_on` with :data:`GRID_OVERSAMPLE` more columns. The remainder
-        :math:`T_k - S_k` starts from the block of :math:`T_k`, and each grid point from the
-        block of the one before (the points share :math:`W_0` and the terms, so their top
-        subspaces are close); a grid point stops by the count's test (``above``).
-
-    Returns
-    -------
-    dict of numpy arrays
-        Shape ``(L,)``, indexed by :math:`k`, with :math:`S_k` the corrected signal part
-        :math:`S_k^{\rm corr}` (:func:`~twostep.analysis.decomposition.signal_part` with
-        ``kind="auto", corrected=True``: for a reused batch the reuse-aware corrected part; the
-        uncorrected one for :math:`k \le 1`, where the two coincide): ``top`` :math:`s_1(T_k)`,
-        ``signal`` :math:`\|S_k\|`, ``residual`` :math:`\|T_k-S_k\|_{op}`, ``left``
-        :math:`|\cos(\hat\ell_k, a^{\circ(k+1)})|`, ``right`` :math:`|\cos(\hat r_k, r(S_k))|` with
-        :math:`r(S_k)` the right vector of :math:`S_k`, ``beta`` :math:`|\cos(\hat r_k, \beta^*)|`,
-        ``scale`` :math:`\eta_2\eta_1^k`, for :math:`T_k`'s top singular vectors
-        :math:`\hat\ell_k, \hat r_k`; ``grid_count`` ``(len(grid),)``.
+    ``run`` (polynomial activation, any array library); :math:`W_2` is rebuilt at each
+    :math:`(\alpha_1, \alpha_2)` of ``grid`` (same :math:`c_1, c_2`) and its singular values above
+    :math:`(1+\text{margin})(1+\sqrt{N/d})` among its top ``n_top`` counted (``grid_count``).
+    With :math:`S_k = S_k^{\rm corr}` (``signal_part(kind="auto", corrected=True)``) and
+    :math:`T_k`'s top vectors :math:`\hat\ell_k, \hat r_k`, arrays ``(L,)``: ``top``
+    :math:`s_1(T_k)`, ``signal`` :math:`\|S_k\|`, ``residual`` :math:`\|T_k-S_k\|_{op}`, ``left``
+    :math:`|\cos(\hat\ell_k, a^{\circ(k+1)})|`, ``right`` :math:`|\cos(\hat r_k, r(S_k))|`,
+    ``beta`` :math:`|\cos(\hat r_k, \beta^*)|`, ``scale`` :math:`\eta_2\eta_1^k`.
     """
     check_type(run, "run", TwoStepRun, "a TwoStepRun")
     if not isinstance(run.activation, PolynomialActivation):
         raise TypeError("measure_on needs a PolynomialActivation (exact terms)")
     return _measure_on(run, *_measure_options(min(run.W0.shape), grid, margin, n_top))
 
-
 def _measure_options(m, grid=(), margin=0.05, n_top=6):
-    # measure_on's options, checked; m = min(N, d) bounds n_top.
+    # m = min(N, d) bounds n_top.
     n_top = check_int(n_top, "n_top")
     if n_top > m:
         raise ValueError(f"n_top must be in [1, min(N, d)] = [1, {m}], got {n_top}")
     return check_alpha_pairs(grid, "grid"), check_real(margin, "margin", low=0.0), n_top
-
 
 def _measure_on(run, grid, margin, n_top):
     xp, W0 = namespace(run.W0)
@@ -203,8 +138,6 @@ def _measure_on(run, grid, margin, n_top):
     out = {key: np.zeros(run.activation.degree) for key in keys}
     terms = second_step_terms_core(run)     # T_0 .. T_{L-1} at the run's steps eta1, eta2
     for k, T in enumerate(terms):
-        # The book's corrected spike S_k^corr (chapter *Two steps*): for a reused batch "auto"
-        # is the reuse-aware kind, so this is its corrected part; orders 0 and 1 are unchanged.
         S = signal_part_core(run, k, "auto", True)
         sv, U, V, block, _ = block_lanczos(T, 1)
         out["top"][k], out["signal"][k] = sv[0], S.value
@@ -225,19 +158,10 @@ def _measure_on(run, grid, margin, n_top):
     out["grid_count"] = np.array(counts, dtype=int)
     return out
 
-
 def _rescaled_W2(run: TwoStepRun, terms, etas):
-    r"""Yield :math:`W_2` at each step-size pair ``(e1, e2)`` of ``etas``, rebuilt from ``run``'s
-    own terms (:mod:`twostep.analysis.rescaling`), in one buffer that the next point overwrites.
-
-    With :math:`T_k = \eta_2\eta_1^k\hat T_k`:
-    :math:`W_2(e_1, e_2) = B + (e_2/\eta_2)H`, :math:`B = W_0 + x(W_1 - W_0)`,
-    :math:`H = \sum_kx^kT_k`, :math:`x = e_1/\eta_1`, :math:`H` by Horner's rule. ``B`` and
-    ``H`` are rebuilt only when ``e1`` changes (points of one :math:`\alpha_1` share them), then
-    one scaled sum per point: a fifth of the memory passes of rebuilding :math:`W_2` term by
-    term. All three live in buffers allocated once and filled in place: on the CPU a fresh
-    ``(N, d)`` array costs its page faults, more than the pass that fills it.
-    """
+    r"""Yield :math:`W_2(e_1, e_2) = B + (e_2/\eta_2)H` for each of ``etas``, in one buffer:
+    :math:`B = W_0 + x(W_1 - W_0)`, :math:`H = \sum_kx^kT_k`, :math:`x = e_1/\eta_1`, both
+    rebuilt only when :math:`e_1` changes (buffers allocated once: fresh pages cost more)."""
     if not etas:
         return
     xp, W0 = namespace(run.W0)
@@ -259,17 +183,11 @@ def _rescaled_W2(run: TwoStepRun, terms, etas):
         yield W2
     del B, H, W2
 
-
 def run_two_steps_on(backend, N: int, n: int, d: int, activation, target, steps, batch: str,
                      seed: int = 0, noise: float = 0.0, dtype="float32", terms: int = 0,
                      check_only: bool = False) -> TwoStepRun | None:
-    r"""Draw a problem on the device (:func:`draw_problem_on`) and take the two steps there.
-
-    Raises ``MemoryError`` before any allocation if :func:`twostep.scale.backend.device_bytes`
-    (with ``terms`` exact terms to be measured afterwards) exceeds the device's free memory,
-    and ``ValueError`` if the steps would leave ``dtype``'s finite numbers
-    (:func:`twostep._validation.check_step_growth`); ``check_only``: that, and ``None``.
-    """
+    r"""Draw a problem on the device (:func:`draw_problem_on`) and take the two steps there,
+    once :func:`~twostep.scale.backend.device_bytes` (``terms`` to measure) fits its memory."""
     bk = _backend(backend)
     activation = as_activation(activation)
     if not isinstance(activation, PolynomialActivation):
@@ -289,7 +207,6 @@ def run_two_steps_on(backend, N: int, n: int, d: int, activation, target, steps,
     return two_steps_core(_draw_problem_on(bk, N, n, d, target, batch, seed, noise, dt),
                           activation, steps, False)
 
-
 def spike_on(backend, N: int, batch: str, activation="poly4", target="he1", c1: float = 0.2,
              alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25, grid=(),
              seed: int = 0, dtype="float32", check_only: bool = False, **options) -> dict | None:
@@ -300,45 +217,27 @@ def spike_on(backend, N: int, batch: str, activation="poly4", target="he1", c1: 
                            batch, seed, dtype=dtype, terms=L, check_only=check_only)
     return None if check_only else _measure_on(run, *options)
 
-
 def count_points(N: int, settings, kappas=(0.2,), extra_kappas=(), extra_max_N: int = 0) -> np.ndarray:
-    r"""The step sizes :func:`count_on` measures at width ``N``: every setting
-    :math:`(\alpha_1, \alpha_2)` at every :math:`\kappa` of ``kappas``, and, while
-    ``N <= extra_max_N``, at every :math:`\kappa` of ``extra_kappas`` too; rows
-    :math:`(\kappa, \alpha_1, \alpha_2)`, shape ``(P, 3)``, in the order
-    kappa-major, settings as given."""
+    r"""Rows :math:`(\kappa, \alpha_1, \alpha_2)` ``(P, 3)``: every setting at every ``kappas``
+    (and ``extra_kappas`` while ``N <= extra_max_N``), kappa-major."""
     ks = list(kappas) + (list(extra_kappas) if N <= extra_max_N else [])
     return np.array([[float(k), float(a1), float(a2)] for k in ks for a1, a2 in settings],
                     dtype=float).reshape(-1, 3)
-
 
 def count_on(backend, N: int, batch: str, activation="poly4", target="he1", c: float = 0.2,
              ref=(0.4, 0.25), settings=(), kappas=(0.2,), extra_kappas=(), extra_max_N: int = 0,
              margin: float = 0.05, n_top: int = 8, seed: int = 0, dtype="float32",
              check_only: bool = False) -> dict | None:
-    r"""The outliers of :math:`W_2` against its own bulk edge at chosen step sizes, one draw
-    (:math:`N = n = d`), on the device.
+    r"""The outliers of :math:`W_2` against its own bulk edge, one draw (:math:`N = n = d`).
 
-    Two steps at the reference :math:`\eta_t = cN^{\alpha_t}`, ``ref`` :math:`= (\alpha_1,
-    \alpha_2)`, give the exact terms; :math:`W_2` at every point of :func:`count_points`
-    (:math:`\eta_t = \kappa N^{\alpha_t}`) is rebuilt from them by the rescaling identity.
-    At each point: :math:`W_2`'s own bulk edge, the top singular value of
-    :math:`(I - QQ^\top)W_2` with :math:`Q` the orthonormalised :math:`a, a^{\circ2}, \dots,
-    a^{\circ L}` (:func:`twostep.analysis.spikes.own_bulk_edge`: every predicted spike's left
-    vector lies in their span, a memorised neuron--sample pair's does not); its top ``n_top``
-    singular values; the count beyond ``(1 + margin)`` times that edge and beyond ``(1 + margin)``
-    times :math:`W_0`'s edge 2 (``n_top`` means "at least"); and the singular values of the
-    spike sum :math:`\eta_1\mu_1av^\top + \sum_kS_k^{\rm corr}` (reuse-aware for a reused
-    batch) from its core (:func:`twostep.analysis.spikes.spike_core`).
-
-    Returns
-    -------
-    dict
-        ``points`` ``(P, 3)``; ``edge_own``, ``count_own``, ``count_raw`` ``(P,)``; ``top``
-        ``(P, n_top)``, the Ritz values at which the solver had settled the own-edge count
-        (lower bounds of the top singular values: their side of the threshold is final, their
-        value is not); ``spike_sum`` ``(P, L + 1)``; the core ``core_left``, ``core_right``
-        ``(L + 1, L + 1)`` and ``core_free`` ``(L + 1,)`` (per unit step sizes).
+    :math:`W_2` is rebuilt from the exact terms at the reference :math:`\eta_t = cN^{\alpha_t}`
+    (``ref``) at every point of :func:`count_points` (:math:`\eta_t = \kappa N^{\alpha_t}`).
+    Returns ``points`` ``(P, 3)``; ``edge_own`` ``(P,)``, :math:`s_1((I - QQ^\top)W_2)`,
+    :math:`Q` spanning :math:`a, \dots, a^{\circ L}`; ``count_own`` and ``count_raw`` ``(P,)``
+    beyond ``1 + margin`` times that edge and :math:`W_0`'s edge 2; ``top`` ``(P, n_top)``, the
+    Ritz values that settled ``count_own``; ``spike_sum`` ``(P, L + 1)``, of
+    :math:`\eta_1\mu_1av^\top + \sum_kS_k^{\rm corr}`; its core ``core_left``, ``core_right``
+    ``(L + 1, L + 1)``, ``core_free`` ``(L + 1,)``.
     """
     from ..analysis.spikes import core_singular_values, power_basis, spike_core, spike_sum_factors
 
@@ -373,7 +272,7 @@ def count_on(backend, N: int, batch: str, activation="poly4", target="he1", c: f
            "core_left": R_L, "core_right": R_R, "core_free": theta}
     block = edge_block = None
     for i, W2 in enumerate(_rescaled_W2(run, terms, etas)):
-        # The own edge is a value inside a bulk: its value test, not the residual's.
+        # The own edge lies inside a bulk: the value test, not the residual's.
         edge, _, _, edge_block, _ = block_lanczos(
             W2, 1, COUNT_ITERATIONS, vectors=False, tol=1e-5, project=Q,
             start=None if edge_block is None else edge_block.T)
@@ -389,33 +288,20 @@ def count_on(backend, N: int, batch: str, activation="poly4", target="he1", c: f
     del terms
     return out
 
-
 def _memorised(xp, X, Vt):
-    """(max_j |cos(v_i, x_j)| for each row v_i of the device matrix ``Vt``, the argmax j's)."""
+    """(max_j |cos(v_i, x_j)| for each row v_i of ``Vt``, the argmax j's)."""
     C = xp.abs(X @ Vt.T) / (xp.linalg.vector_norm(X, axis=1)[:, None]
                             * xp.linalg.vector_norm(Vt, axis=1)[None, :])
     C = host_array(C)
     return C.max(axis=0), C.argmax(axis=0)
 
-
 def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float = 0.2,
              alpha1: float = 0.4, c2: float = 0.2, alpha2: float = 0.25, term: int = 2,
              top: int = 8, seed: int = 0, dtype="float32", check_only: bool = False) -> dict | None:
-    r"""The reuse experiment on the device (:math:`N = n = d`): where the learned directions point.
-
-    The same quantities as :func:`twostep.experiments.reuse.reuse_experiment` (without its
-    ``alpha2s`` rescaling), from a problem drawn on the device: ``signal`` (overlaps of
-    :math:`u_0..u_{L-1}` with the target directions, ``(L, r)``), ``signal_reuse``,
-    ``term_value``, ``term_overlap``, ``term_memorisation`` and ``term_input_overlap`` (the
-    overlap of the input its top vector memorises) of :math:`T_{\text{term}}`, and
-    ``projected_<key>`` for every key of :func:`twostep.analysis.projection.projected_alignment`
-    (:math:`T_{\text{term}}` seen through :math:`a^{\circ(\text{term}+1)}`, random signs from
-    ``numpy.random.default_rng([seed, 1])``, the same for both batches),
-    ``top_values``, ``top_overlap``, ``top_memorisation``, ``subspace`` and
-    ``subspace_unmemorised`` of :math:`W_2`'s top ``top`` right singular vectors. Only
-    ``(k, d)`` blocks of vectors and the memorised inputs' rows come back to the host, where the
-    overlaps of :mod:`twostep.analysis.alignment` are taken.
-    """
+    r""":func:`twostep.experiments.reuse.reuse_experiment` on the device (:math:`N = n = d`, no
+    ``alpha2s``), plus ``term_input_overlap`` and ``projected_<key>``
+    (:func:`~twostep.analysis.projection.projected_alignment`, signs from
+    ``default_rng([seed, 1])``); only blocks of vectors and memorised rows visit the host."""
     from ..analysis.alignment import overlaps, subspace_overlap, unmemorised_overlap
     from ..analysis.projection import projected_alignment
 
@@ -440,7 +326,7 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
     out = {"signal": overlaps(np.array(U, dtype=float), B)}
     out["signal_reuse"] = overlaps(bk.to_numpy(signal_part_core(run, term, "auto", False).right)
                                    .astype(float), B)[0]
-    pre = run_pre_activations(run)      # P and Delta once, for T_k and its projection
+    pre = run_pre_activations(run)      # once, for T_k and its projection
     T = exact_term(run, term, *pre)
     sv, _, V, _, _ = block_lanczos(T, 1)
     Vt = V.T
@@ -450,7 +336,7 @@ def reuse_on(backend, N: int, target, batch: str, activation="poly4", c1: float 
     memo, J = _memorised(xp, run.X2, Vt)
     out["term_memorisation"] = float(memo[0])
     out["term_input_overlap"] = overlaps(bk.to_numpy(run.X2[int(J[0])]).astype(float), B)[0]
-    # One sign vector per seed, from its own stream: the same for both batches of a pair.
+    # One sign vector per seed, the same for both batches.
     signs = np.random.default_rng([seed, 1]).choice([-1.0, 1.0], size=N)
     proj = projected_alignment(run, term, signs=bk.asarray(signs.astype(np.dtype(dtype))), pre=pre)
     del pre

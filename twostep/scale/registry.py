@@ -1,31 +1,8 @@
-r"""The book's experiments by name, their defaults, and a memory check before they run.
-
-:data:`EXPERIMENTS` maps a name (``two_steps``, ``first_step``, ``spike``, ``reuse``,
-``payoff``) to an existing experiment routine of the package, with a one-line summary, so
-that ``python -m twostep`` (:mod:`twostep.scale.cli`) and a chapter run the same code.
-
-Every experiment has one signature, ``func(rng, *, N, ..., activation, target, batch,
-c1, alpha1, c2, alpha2, ...)``: a generator, then keywords only, with activations and links
-given by name (``"poly4"``, ``"he1"``, ``"he1+odd"``) or as objects. It returns one run as a
-dict of named columns (scalars and arrays), so a sweep is a table with one row per run.
-``run_task(name, rng, **params)`` calls it with the registered defaults filled in.
-
-Memory. Before anything is allocated, :func:`estimate_bytes` bounds the peak memory
-of one task by
-
-.. math:: \text{bytes} \approx b\,\big(c_W\,N d + c_X\,n d + 2B\big),
-
-where :math:`b` is 8 (float64) or 4 (float32), :math:`c_W, c_X` count the
-:math:`N\times d` and :math:`n\times d` arrays the routine holds at once (e.g. 6 and 2
-for two steps: :math:`W_0, W_1, W_2`, the gradient, a copy and a singular-vector
-workspace; :math:`X_1, X_2`), and :math:`B` elements is the gradient's block
-temporary (:func:`twostep.model.network.block_elements`: whole rows of the :math:`N\times n`
-pre-activation, about :data:`~twostep.model.network.BLOCK_ELEMENTS` at most).
-:math:`c_W, c_X` are per experiment; the payoff's readout adds its fresh sets,
-:math:`b\,(n_{\rm train} + n_{\rm test})(d + 2N)` (inputs and the features of a layer).
-:func:`check_memory` compares it, times the number of concurrent tasks, with
-:func:`twostep._validation.memory_limit` (the memory available, ``ulimit -v`` and the memory
-cgroup's limit) or a given budget.
+r"""The book's experiments by name (``func(rng, *, N, ...)`` returning a dict of columns), their
+defaults, and their memory: :func:`estimate_bytes` bounds a task's peak by
+:math:`b\,(c_W\,N d + c_X\,n d + 2B)` (:math:`b` bytes per float, ``wide`` and ``tall``
+arrays, the gradient's block :math:`B`), plus :math:`b\,(n_{\rm train} + n_{\rm test})(d + 2N)`
+for the payoff's readout.
 """
 
 from __future__ import annotations
@@ -44,27 +21,23 @@ from ..experiments.readout import payoff_experiment
 from ..experiments.reuse import reuse_experiment
 from ..experiments.spikes import spike_experiment, two_step_spectrum
 from ..model.activations import as_activation
+from ..model.network import block_elements
 from ..model.targets import target_links
-
 
 @dataclass(frozen=True)
 class Experiment:
-    """A registered experiment: the routine (of the one experiment signature, called as it
-    is), its defaults and its memory footprint."""
+    """A registered experiment: the routine, its defaults and its memory footprint."""
 
     name: str
     func: Callable
     defaults: dict = field(default_factory=dict)
     summary: str = ""
-    #: Number of N x d arrays and of n x d arrays held at the peak (see the module docstring).
+    #: N x d and n x d arrays held at the peak.
     wide: float = 6.0
     tall: float = 2.0
-    #: Result keys stored under another name, because the routine returns a column named
-    #: like one of its parameters (``top``: the count asked for, and the values found). A
-    #: record holds a task's parameters and results side by side, so no result may take a
-    #: parameter's name (checked here at registration and on every run).
+    #: Results stored under another name: a record holds parameters and results side by side.
     renames: dict = field(default_factory=dict)
-    #: Whether the activation must be a polynomial (the exact terms T_k need its degree).
+    #: Whether the activation must be a polynomial (the exact terms need its degree).
     polynomial: bool = False
 
     def __post_init__(self):
@@ -74,13 +47,10 @@ class Experiment:
                              f"a parameter's name")
 
     def parameters(self) -> dict:
-        """Every keyword the experiment accepts, with its effective default: the routine's,
-        updated with the registered ones (which give the width ``N``, the one without)."""
+        """Every keyword the experiment accepts, with its default (the registered one first)."""
         out = {name: par.default for name, par in inspect.signature(self.func).parameters.items()
                if par.kind == par.KEYWORD_ONLY}
         return {**out, **self.defaults}
-
-
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     Experiment("two_steps", two_step_spectrum, {"N": 500},
@@ -102,17 +72,14 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                wide=16, tall=6),
 )}
 
-
 def get_experiment(name: str) -> Experiment:
-    """The registered experiment ``name``; an unknown name lists the accepted ones."""
+    """The registered experiment ``name``."""
     if not isinstance(name, str) or name not in EXPERIMENTS:
         raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}")
     return EXPERIMENTS[name]
 
-
 def experiment_params(name: str, params: dict | None = None) -> dict:
-    """Every effective parameter of experiment ``name``: its defaults updated with ``params``;
-    an unknown key raises a ``ValueError`` that lists the accepted ones."""
+    """Every parameter of experiment ``name``: its defaults updated with ``params``."""
     accepted = get_experiment(name).parameters()
     unknown = sorted(set(params or {}) - set(accepted))
     if unknown:
@@ -120,14 +87,9 @@ def experiment_params(name: str, params: dict | None = None) -> dict:
                          f"it accepts {', '.join(sorted(accepted))}")
     return {**accepted, **(params or {})}
 
-
 def run_task(name: str, rng: np.random.Generator, **params) -> dict:
-    """Run experiment ``name`` once, ``func(rng, **(defaults | params))``, and return its
-    result with the keys a record stores beside the parameters: those named like a parameter
-    are renamed (:attr:`Experiment.renames`, e.g. two_steps' ``top`` values as
-    ``top_values``), so a record's parameters are never overwritten. ``python -m twostep``
-    runs this; a module-level function, so ``functools.partial(run_task, name)`` can be sent
-    to joblib's worker processes or to Dask workers."""
+    """``func(rng, **(defaults | params))`` of experiment ``name``, its results renamed
+    (:attr:`Experiment.renames`); module-level, so joblib and Dask workers can run it."""
     exp = get_experiment(name)
     full = experiment_params(name, params)
     out = {exp.renames.get(k, k): v for k, v in exp.func(rng, **full).items()}
@@ -137,9 +99,7 @@ def run_task(name: str, rng: np.random.Generator, **params) -> dict:
                          f"parameters; register a rename for them (Experiment.renames)")
     return out
 
-
-#: How :func:`check_task` checks each parameter it knows: ``check(value, name)``, raising a
-#: ``ValueError`` or ``TypeError`` that names it.
+#: How :func:`check_task` checks each parameter it knows: ``check(value, name)``.
 _CHECKS = {
     **dict.fromkeys(("c", "c1", "c2"), lambda v, k: check_real(v, k, low=0.0, low_open=True)),
     **dict.fromkeys(("noise", "margin"), lambda v, k: check_real(v, k, low=0.0)),
@@ -155,15 +115,9 @@ _CHECKS = {
     **dict.fromkeys(("n_train", "n_test"), lambda v, k: v is None or check_int(v, k, 1)),
 }
 
-
 def check_task(name: str, params: dict, given: dict | None = None) -> None:
-    """Check one task's effective parameters before any task runs.
-
-    The routines check their arguments where they enter, but only once their task runs; here
-    every task's values are checked against their accepted ranges first, so a bad grid value
-    stops the sweep before the first task. The message names the parameter, the range and
-    the task (``given``: the parameters the command set).
-    """
+    """Check one task's parameters before any task runs (the routines check theirs only once
+    their task runs); the message names the parameter, the range and the task (``given``)."""
     where = f" (experiment {name!r}, task {given})" if given else f" (experiment {name!r})"
     p = params
     try:
@@ -194,10 +148,9 @@ def check_task(name: str, params: dict, given: dict | None = None) -> None:
     except (TypeError, ValueError) as err:
         raise type(err)(f"{err}{where}") from None
 
-
 def _check_steps(name, p, L):
-    # The step constants against the dtype's finite numbers (check_step_growth): the first
-    # step's alone for first_step, both (and the features' degree) for the payoff.
+    # The step constants against the dtype's finite numbers (both, and the features', for the
+    # payoff).
     dtypes = [p.get("dtype", "float64"), p.get("feature_dtype") or p.get("dtype", "float64")]
     dtype = min(dtypes, key=lambda t: check_dtype_name(t).itemsize)
     if "steps" in p:
@@ -208,10 +161,8 @@ def _check_steps(name, p, L):
     elif "c1" in p:
         check_step_growth(p["c1"], p["c2"], L, dtype)
 
-
 def estimate_bytes(name: str, params: dict) -> int:
-    r"""Approximate peak bytes of one task: :math:`b(c_W Nd + c_X nd + 2B)` (module docstring)."""
-    from ..model.network import block_elements
+    r"""Approximate peak bytes of one task (module docstring)."""
     exp = get_experiment(name)
     p = experiment_params(name, params)
     N = check_int(p.get("N"), "N")
@@ -219,17 +170,15 @@ def estimate_bytes(name: str, params: dict) -> int:
     d = check_int(p.get("d") or N, "d")
     b = check_dtype_name(p.get("dtype", "float32" if name == "spike" else "float64")).itemsize
     sets = sum(check_int(p.get(k) or m * d, k) for k, m in (("n_train", 1), ("n_test", 2))
-               if k in p)     # the payoff's readout sets (default d and 2d)
+               if k in p)     # the payoff's readout sets
     return int(b * (exp.wide * N * d + exp.tall * n * d + 2 * block_elements(N, n)
                     + sets * (d + 2 * N)))
 
-
 def check_memory(name: str, grid: list[dict], concurrent: int = 1,
                  max_memory: float | None = None, here: bool = True) -> int:
-    """The estimated peak bytes of experiment ``name``'s largest task of ``grid`` (parameter
-    sets) times ``concurrent`` (tasks at once), or a ``MemoryError`` if that exceeds
-    ``max_memory`` bytes (default: :func:`twostep._validation.memory_limit`); with ``here``
-    (the tasks run on this machine) no budget exceeds ``ulimit -v`` or the memory cgroup."""
+    """Peak bytes of ``name``'s largest task of ``grid`` times ``concurrent``, or a
+    ``MemoryError`` beyond ``max_memory`` (default :func:`~twostep._validation.memory_limit`;
+    ``here``: also within ``ulimit -v`` and the memory cgroup)."""
     concurrent = check_int(concurrent, "concurrent", 1)
     need = max(estimate_bytes(name, p) for p in (grid or [{}])) * concurrent
     budget = (memory_limit() if max_memory is None else

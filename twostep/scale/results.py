@@ -1,34 +1,8 @@
-r"""Results files: a sweep's records with its parameters and the package version, and the one
-writer of ``python -m twostep`` and ``python -m twostep at-scale``.
-
-A results file is JSON: ``{"format": "twostep-results", "schema": 1, "version", "experiment",
-"params", "grid", "seeds", "backend", "created", "elapsed", "environment", "records"}``, one
-record per task of :func:`twostep.sweep` (its parameters, ``seed`` and results). Values
-round-trip with their types: arrays as ``{"__ndarray__": nested list, "dtype", "shape"}``,
-float32 (and other non-default) numpy scalars as ``{"__scalar__": value, "dtype"}``,
-integer-keyed dicts as ``{"__items__": [[key, value], ...]}``, infinities and NaN as
-``{"__float__": "inf"}`` (never JSON's non-standard ``NaN``/``Infinity`` literals, nor an
-overflowing ``1e999``: refused on both sides); float64 exactly; tuples come back as lists.
-
-One schema: :func:`read_results` checks a file (:func:`check_document`, naming the file and
-the field); :func:`write_results` runs the same checks on the text it is about to write, so it
-refuses, before writing a byte, what the reader would refuse. Files of twostep 0.1.0 without
-a ``schema`` field (e.g. the committed ``results/at_scale/*.json``) read as schema 1.
-
-One writer per file (:class:`ResultsWriter`): an exclusive ``fcntl.flock`` on
-``<file>.lock``, from before the existence check until the writer closes (or its process
-ends: the kernel releases a dead process's lock). The lock file names its holder (pid and
-command); a second writer is refused at once with that name; a lock no one holds is stale and
-taken over.
-
-Crash safety: every write is a temporary file beside the target, flushed, renamed over it,
-the folder flushed, so a file on disk is always one the writer finished, which ``--resume``
-continues. A new file gets the mode ``open(path, "w")`` would give; a rewritten one keeps its.
-
-Test hooks (private): ``TWOSTEP_FAULT_AT="K:before"`` (``"K:after"``) kills the process with
-SIGKILL right before (after) the rename of its K-th write (tests/unit/scale/test_crash_safety.py);
-``TWOSTEP_HOLD_LOCK=PATH`` makes a writer that took its lock wait until PATH exists
-(tests/unit/scale/test_races.py). Unset, each costs one look-up.
+"""Results files (JSON, ``"format": "twostep-results"``): a sweep's records with its parameters
+and the package version, tagged objects for arrays and non-JSON values; one writer per file
+(``<file>.lock``), every write atomic. Test hooks: ``TWOSTEP_FAULT_AT="K:before"`` (or
+``"K:after"``) SIGKILLs at the K-th write's rename; ``TWOSTEP_HOLD_LOCK=PATH`` holds a
+writer's lock until PATH exists.
 """
 
 from __future__ import annotations
@@ -54,21 +28,19 @@ except ImportError:   # not on Windows: no lock there
 
 import numpy as np
 
+from .._version import __version__
+
 FORMAT = "twostep-results"
-#: The layout of a results file; a reader refuses files of a newer schema.
 SCHEMA = 1
-#: Top-level fields every results file has, with their JSON types.
+#: Top-level fields with their JSON types: required, and checked when present.
 REQUIRED = {"format": str, "version": str, "experiment": str, "params": dict, "grid": dict,
             "seeds": list, "records": list}
-#: Optional top-level fields, checked when present.
 OPTIONAL = {"schema": int, "created": str, "environment": dict, "elapsed": numbers.Real,
             "complete": bool, "command": (str, type(None)), "commands": list,
             "backend": str, "jobs": int}
 _TAGS = ("__ndarray__", "__scalar__", "__float__", "__items__")
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?([.+-]?[0-9A-Za-z.+-]*)$")
-#: Array and scalar dtypes a file may hold: booleans, integers and floats.
 _KINDS = "biuf"
-
 
 def _encode(value, where="value"):
     if isinstance(value, np.ndarray):
@@ -81,8 +53,7 @@ def _encode(value, where="value"):
         if value.dtype.kind not in _KINDS:
             raise TypeError(f"cannot store {where}, a numpy {value.dtype} scalar, in a results file")
         item = value.item()
-        # float64, int64 and bool_ come back as Python float / int / bool, which compare and
-        # compute the same; other dtypes (float32 ...) keep theirs.
+        # float64, int64 and bool_ come back as float / int / bool; others keep their dtype
         if value.dtype in (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)):
             return _encode(item, where)
         return {"__scalar__": _encode(item, where), "dtype": value.dtype.name}
@@ -106,10 +77,8 @@ def _encode(value, where="value"):
         return value
     raise TypeError(f"cannot store {where}, a {type(value).__name__}, in a results file")
 
-
 class ResultsFileError(ValueError):
-    """A results file that does not follow the schema; the message names the file and field."""
-
+    """A results file that does not follow the schema (the message names the file and field)."""
 
 def _decode(value, where, path):
     def fail(message):
@@ -164,10 +133,8 @@ def _decode(value, where, path):
         return [_decode(v, f"{where}[{i}]", path) for i, v in enumerate(value)]
     return value
 
-
 def blas_threads() -> dict:
-    """Threads of each BLAS/OpenMP library loaded here (threadpoolctl; ``{}`` without it), e.g.
-    ``{"openblas": 2}``: their number changes the summation order, hence a result's last bits."""
+    """Threads of each BLAS/OpenMP library loaded (``{"openblas": 2}``): they set the last bits."""
     try:
         from threadpoolctl import threadpool_info
     except ImportError:
@@ -175,10 +142,8 @@ def blas_threads() -> dict:
     return {info.get("internal_api", info.get("prefix", "?")): int(info.get("num_threads", 0))
             for info in threadpool_info()}
 
-
 def environment(device: str | None = None) -> dict:
-    """Where a run ran: Python, numpy, scipy and (if loaded) CuPy / PyTorch versions, the machine,
-    the BLAS threads (:func:`blas_threads`), and ``device`` (e.g. the GPU's name) if given."""
+    """Where a run ran: library versions, the machine, the BLAS threads and ``device``."""
     import platform
 
     import scipy
@@ -193,11 +158,8 @@ def environment(device: str | None = None) -> dict:
         env["device"] = device
     return env
 
-
-#: The test hook's environment variable (see the module docstring).
 FAULT_ENV = "TWOSTEP_FAULT_AT"
 _writes = 0   # atomic writes so far in this process (the hook's K)
-
 
 def _die_at(when: str) -> None:
     text = os.environ.get(FAULT_ENV)
@@ -205,25 +167,19 @@ def _die_at(when: str) -> None:
         return
     k, _, at = text.partition(":")
     if not k.isdigit() or int(k) < 1 or at not in ("before", "after"):
-        # A malformed hook must not pass for a run that survived every fault.
         raise ValueError(f"{FAULT_ENV} must be K:before or K:after with an integer K >= 1, "
                          f"got {text!r}")
     if (int(k), at) == (_writes, when):
-        # SIGKILL, not an exception: no finally block, buffer flush or atexit handler runs,
-        # as in a crash, an out-of-memory kill or a scheduler's hard stop.
+        # SIGKILL: no finally, flush or atexit runs, as in a crash or an out-of-memory kill
         if hasattr(signal, "SIGKILL"):
             os.kill(os.getpid(), signal.SIGKILL)
         os._exit(137)
 
-
 def _atomic_write(path: str, text: str) -> None:
-    # A unique temporary file beside the target, flushed to disk, then renamed over it: a
-    # reader (or a run killed at any instant) sees the old file or the new one, never half.
-    # The one place a results file is written, hence the one place of the test hook.
+    # A reader, or a run killed at any instant, sees the old file or the new one, never half.
     global _writes
     folder = os.path.dirname(path) or "."
-    # A rewritten file keeps its mode; a new one gets what open(path, "w") would give it (the
-    # kernel applies the umask to the 0o666 asked for here, as it does there).
+    # A rewritten file keeps its mode; a new one gets open(path, "w")'s (0o666 less the umask).
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
@@ -244,8 +200,7 @@ def _atomic_write(path: str, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    # The rename reaches the disk with the folder's entry: without this flush a power cut
-    # could bring back the old file after the new one was reported written (POSIX only).
+    # Flush the folder's entry too, or a power cut could bring back the old file.
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
         try:
@@ -254,38 +209,12 @@ def _atomic_write(path: str, text: str) -> None:
             os.close(fd)
     _die_at("after")
 
-
 def write_results(path, experiment: str, records: list[dict], params: dict | None = None,
                   grid: dict | None = None, seeds=(), **meta) -> str:
-    """Write ``records`` of ``experiment`` with their parameters and the package version.
-
-    Parameters
-    ----------
-    path : str or path-like
-        Destination, conventionally ``*.json`` (its folder is created if needed), replaced
-        atomically; the file also records :func:`environment`.
-    experiment : str
-    records : list of dict
-        As returned by :func:`twostep.sweep`.
-    params, grid : dict, optional
-        Fixed parameters and the swept grid (dict of lists).
-    seeds : sequence of int
-    **meta
-        Further JSON-serialisable entries (e.g. ``backend``, ``elapsed``, ``device``).
-
-    Returns
-    -------
-    str
-        The path written.
-
-    Raises
-    ------
-    TypeError, ResultsFileError
-        Before anything is written: a value the format cannot hold, or a document that
-        :func:`read_results` would refuse (its checks, on the text about to be written).
-    """
-    from .._version import __version__
-
+    """Write ``records`` (of :func:`twostep.sweep`) of ``experiment`` to ``path`` atomically,
+    with the fixed ``params``, the swept ``grid``, ``seeds``, the :func:`environment` and
+    ``meta``; returns the path. A value the format cannot hold, or a document
+    :func:`read_results` would refuse, raises before anything is written."""
     if not isinstance(experiment, str) or not experiment:
         raise ValueError(f"experiment must be a non-empty string, got {experiment!r}")
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
@@ -300,7 +229,7 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
     path = os.fspath(path)
     try:
         text = json.dumps(_encode(doc, "document"), indent=1, allow_nan=False)
-        parse_document(text, path)     # what read_results would refuse is never written
+        parse_document(text, path)
     except RecursionError:
         raise TypeError(f"cannot store the records of {path}: nested too deeply") from None
     except ResultsFileError as err:
@@ -309,30 +238,24 @@ def write_results(path, experiment: str, records: list[dict], params: dict | Non
     _atomic_write(path, text)
     return path
 
-
 def _type_name(types) -> str:
     names = {str: "a string", dict: "an object", list: "a list", int: "an integer",
              bool: "true or false", numbers.Real: "a number", type(None): "null"}
     types = types if isinstance(types, tuple) else (types,)
     return " or ".join(names.get(t, t.__name__) for t in types)
 
-
 def _is(value, types) -> bool:
     types = types if isinstance(types, tuple) else (types,)
     return bool in types if isinstance(value, bool) else isinstance(value, types)
-
 
 def _shown(value):
     # A value as a message shows it: a non-finite float tag as its float.
     return float(value["__float__"]) if isinstance(value, dict) and value.get("__float__") in (
         "inf", "-inf", "nan") else value
 
-
 def check_document(doc, path="<document>") -> None:
-    """Raise :class:`ResultsFileError` (a ``ValueError``) naming ``path`` and the field if the
-    raw JSON ``doc`` is not a results file of a schema this package reads."""
-    from .._version import __version__
-
+    """Raise :class:`ResultsFileError` naming ``path`` and the field unless the raw JSON ``doc``
+    is a results file of a schema this package reads."""
     def fail(message):
         raise ResultsFileError(f"{path}: {message}")
 
@@ -364,8 +287,7 @@ def check_document(doc, path="<document>") -> None:
     if not doc["experiment"]:
         fail("field 'experiment' must be a non-empty string")
     for key, values in doc["grid"].items():
-        # A file with no record yet sweeps nothing so far: its grid lists may be empty (an
-        # older tools/at_scale.py wrote such a file before its first task; it resumes).
+        # A file with no record yet may sweep nothing so far (an older at_scale wrote such)
         if not isinstance(values, list) or (not values and doc["records"]):
             fail(f"field grid.{key} must be a non-empty list"
                  f"{' (the file has records)' if values == [] else ''}, got {_shown(values)!r}")
@@ -386,11 +308,9 @@ def check_document(doc, path="<document>") -> None:
                 fail(f"field records[{i}].{key} must be an integer >= {low}, got "
                      f"{_shown(rec[key])!r}")
 
-
 def _no_literal(text):
     raise ValueError(f"a bare {text} (twostep writes a non-finite value as "
                      f'{{"__float__": "nan"}}, "inf" or "-inf")')
-
 
 def _finite_number(text):
     value = float(text)
@@ -398,11 +318,8 @@ def _finite_number(text):
         raise ValueError(f"the number {text[:30]} overflows a float (it reads as {value})")
     return value
 
-
 def parse_document(text: str, path="<document>") -> dict:
-    """The results document in the JSON ``text``, checked (:func:`check_document`) and
-    decoded: what :func:`read_results` returns for a file holding ``text``, and the check
-    :func:`write_results` runs before it writes."""
+    """The results document in the JSON ``text``, checked (:func:`check_document`) and decoded."""
     try:
         doc = json.loads(text, parse_constant=_no_literal, parse_float=_finite_number)
         check_document(doc, path)
@@ -414,23 +331,10 @@ def parse_document(text: str, path="<document>") -> dict:
     except ValueError as err:    # JSONDecodeError, or a literal refused above
         raise ResultsFileError(f"{path}: not a twostep results file (invalid JSON: {err})") from None
 
-
 def read_results(path) -> dict:
-    """Read a file written by :func:`write_results` (or ``python -m twostep``), checked
-    against the schema (:func:`check_document`).
-
-    Returns
-    -------
-    dict
-        The stored document: ``experiment``, ``version``, ``params``, ``grid``, ``seeds``,
-        ``records`` (list of dicts, arrays restored as numpy arrays), and any metadata.
-
-    Raises
-    ------
-    ResultsFileError
-        (a ``ValueError``) naming the file and the field, when the file is not JSON, not a
-        results file, of a newer schema or version, or a field has the wrong type.
-    """
+    """The document of a file of :func:`write_results`, checked (:func:`check_document`):
+    ``experiment``, ``version``, ``params``, ``grid``, ``seeds``, ``records`` (arrays as numpy
+    arrays) and any metadata; else a :class:`ResultsFileError` naming the file and field."""
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -440,20 +344,13 @@ def read_results(path) -> dict:
                                f"{err})") from None
     return parse_document(text, path)
 
-
-# --- one writer per file ------------------------------------------------------------------
-
-#: The test hook that holds a writer once it has its lock (see the module docstring).
 HOLD_ENV = "TWOSTEP_HOLD_LOCK"
-
 
 class ResultsLockedError(ValueError):
     """Another process is writing the results file; the message names it (pid and command)."""
 
-
 def _holder(fd: int, lock: str) -> str:
-    # The holder writes its name right after taking the lock, over what a dead process left:
-    # wait (a little) for the name of a live process.
+    # The holder names itself right after taking the lock: wait a little for a live one.
     for _ in range(200):
         os.lseek(fd, 0, os.SEEK_SET)
         pid, _, command = os.read(fd, 4096).decode("utf-8", "replace").strip().partition(" ")
@@ -468,23 +365,14 @@ def _holder(fd: int, lock: str) -> str:
         time.sleep(0.01)
     return f"one that has not named itself in {lock}"
 
-
 def lock_results(path, command: str | None = None) -> int | None:
-    """Take the one-writer lock of the results file ``path`` (``<path>.lock``, module
-    docstring) for this process, writing ``"<pid> <command>"`` in it; returns its descriptor,
-    to hold until :func:`unlock_results`. A lock that no live process holds is taken over.
-
-    Raises
-    ------
-    ResultsLockedError
-        At once, naming the holder, when another process holds the lock.
-    """
+    """Take ``<path>.lock`` for this process (writing ``"<pid> <command>"`` in it) and return
+    its descriptor; a stale lock is taken over, a held one raises :class:`ResultsLockedError`."""
     if fcntl is None:
         return None
     lock = os.fspath(path) + ".lock"
     while True:
-        # Held read-only (flock needs no write access): an open writable file would stop the
-        # file system from being remounted read-only under the run.
+        # Read-only: an open writable file would stop a read-only remount under the run.
         fd = os.open(lock, os.O_RDONLY | os.O_CREAT, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -510,23 +398,20 @@ def lock_results(path, command: str | None = None) -> int | None:
         time.sleep(0.01)
     return fd
 
-
 def unlock_results(path, fd: int | None) -> None:
-    """Release the lock :func:`lock_results` took (its file is removed first, while held)."""
+    """Release :func:`lock_results`' lock (its file removed first, while held)."""
     if fd is not None:
         with contextlib.suppress(OSError):
             os.unlink(os.fspath(path) + ".lock")
         os.close(fd)
 
-
 def _canonical(value):
     # Parameters as JSON sees them: tuples and lists alike, numpy scalars as numbers.
     return json.loads(json.dumps(_encode(value), sort_keys=True))
 
-
 def differences(found: dict, wanted: dict, prefix: str = "") -> list[str]:
-    """The fields where ``found`` (a file) and ``wanted`` (this run) differ, as phrases
-    ``"params.c1 is 0.3 in the file, 0.2 here"``."""
+    """Phrases such as ``"params.c1 is 0.3 in the file, 0.2 here"``: where ``found`` and
+    ``wanted`` differ."""
     out = []
     for key in sorted(set(found) | set(wanted)):
         name = f"{prefix}{key}"
@@ -542,65 +427,27 @@ def differences(found: dict, wanted: dict, prefix: str = "") -> list[str]:
                 out.append(f"{name} is {_short(a)} in the file, {_short(b)} here")
     return out
 
-
 def _short(value) -> str:
     text = json.dumps(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
-
 class ResultsWriteError(OSError):
-    """A results file could not be written mid-run (disk full, read-only, no permission);
-    the message names the file and what it holds."""
-
+    """A results file could not be written mid-run; the message names it and what it holds."""
 
 class ResultsWriter:
-    """One results file, held by this writer alone and rewritten atomically after every task.
+    """One results file, locked (:func:`lock_results`) until :meth:`close` and rewritten
+    atomically after every task; ``key``: the record fields that identify a task.
 
-    Parameters
-    ----------
-    path : str or path-like
-        The results file; its folder must exist and be writable (checked here, before work).
-    experiment : str
-    params : dict
-        The fixed parameters; a resumed file must have the same.
-    key : sequence of str
-        The record fields that identify a task (e.g. ``("N", "batch", "seed")``).
-    resume : bool
-        Continue the file at ``path`` if it exists: its records are kept (the first of each
-        task: :attr:`note` says how many duplicates were left out) and :meth:`done` tells
-        which tasks need no recomputation. A file of another experiment, schema, package
-        version, parameters, ``identity`` or ``grid_keys`` is refused, naming the fields.
-    force : bool
-        Overwrite an existing file instead of refusing (ignored with ``resume``).
-    identity : dict, optional
-        Further top-level fields that must match a resumed file (e.g. ``backend``).
-    grid_keys : sequence of str, optional
-        The swept parameters; a resumed file must sweep the same ones.
-    command : str, optional
-        This run's command: in the lock file, and last in :attr:`commands` (the file's earlier
-        commands first).
-
-    Raises
-    ------
-    ResultsLockedError
-        At once, when another process writes ``path`` (:func:`lock_results`).
-    FileExistsError
-        When ``path`` exists and neither ``resume`` nor ``force`` is given.
-    ValueError
-        When the path is a folder or not writable, or the file to resume does not belong.
-
-    Notes
-    -----
-    The lock is held from before the existence check until :meth:`close` (or the process's
-    end). Taking a file over removes the temporary files a killed write left beside it.
-    :attr:`saved` counts the records on disk, :attr:`elapsed` the seconds of earlier runs.
+    An existing file is refused unless ``force`` (overwrite) or ``resume``: continue it, keeping
+    the first record of each task (:attr:`note` counts the duplicates), if its experiment,
+    schema, version, ``params``, ``identity`` fields and ``grid_keys`` match (else a
+    ``ValueError`` naming them). :attr:`saved` counts the records on disk, :attr:`elapsed` the
+    seconds of earlier runs, :attr:`commands` their commands then ``command``.
     """
 
     def __init__(self, path, experiment: str, params: dict, *, key, resume: bool = False,
                  force: bool = False, identity: dict | None = None, grid_keys=None,
                  command: str | None = None):
-        from .._version import __version__
-
         self.path = check_output_path(path)
         self.experiment, self.params = experiment, dict(params)
         self.key = tuple(key)
@@ -670,10 +517,8 @@ class ResultsWriter:
         self.records = [r for r in self.records if self.task(r) != t] + [record]
 
     def save(self, *, grid: dict, seeds, order=None, **meta) -> str:
-        """Write every record (sorted by ``order``, a key function, if given) atomically.
-
-        Raises :class:`ResultsWriteError` naming the file and the records it still holds when
-        the system refuses the write (a full disk, a read-only or forbidden folder)."""
+        """Write every record (sorted by the key function ``order``) atomically; a refused write
+        raises :class:`ResultsWriteError`."""
         if order is not None:
             self.records.sort(key=order)
         try:
@@ -687,11 +532,9 @@ class ResultsWriter:
         self.saved = len(self.records)
         return self.path
 
-
 def _remove_temporaries(path: str) -> None:
-    # A run killed between writing a temporary file and renaming it leaves the temporary
-    # (_atomic_write's: the file's name, 8 characters, .tmp); it holds nothing the file lacks
-    # but the record of the task that was being saved.
+    # A run killed before a rename leaves _atomic_write's temporary: nothing the file lacks
+    # but the task being saved.
     folder = os.path.dirname(os.path.abspath(path))
     pattern = re.compile(re.escape(os.path.basename(path)) + r"\.[a-z0-9_]{8}\.tmp")
     with contextlib.suppress(OSError):
@@ -700,11 +543,9 @@ def _remove_temporaries(path: str) -> None:
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(folder, name))
 
-
 def check_output_path(path) -> str:
-    """``path`` (str or path-like) as a string; a ``ValueError`` unless it can be written as a
-    results file: not a folder, in an existing folder that can hold a new file (one byte is
-    written there and removed), and writable if it exists. Checked before any work."""
+    """``path`` as a string, if it can be written as a results file (not a folder, in an
+    existing folder that holds a new byte, writable if it exists), else a ``ValueError``."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or path-like, got {type(path).__name__}")
     path = os.fspath(path)
@@ -718,13 +559,11 @@ def check_output_path(path) -> str:
         raise ValueError(f"output folder {folder} does not exist; create it first")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise ValueError(f"output {path} exists and is not writable")
-    # Only a byte written there proves the folder holds a file (os.access says yes to root
-    # everywhere, also in /proc or on a read-only mount; a full disk still creates an empty
-    # file). The probe is named like a temporary file: one a kill leaves is removed as one.
+    # Only a written byte proves it (os.access says yes to root everywhere); the probe is
+    # named like a temporary file, so one a kill leaves is removed as one.
     probe = None
     try:
-        fd, probe = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
-                                     dir=folder)
+        fd, probe = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
         with os.fdopen(fd, "wb") as fh:
             fh.write(b"\n")
             fh.flush()

@@ -1,32 +1,8 @@
-r"""``python -m twostep verify PAGE``: check a rerun of a page against the published numbers.
+"""``python -m twostep verify PAGE``: check a rerun of a page against the published numbers.
 
-A page's numbers are the values it glues (myst-nb's ``glue``) and the tables it shows. A
-release publishes every one of them in a *snapshot* (``releases/X.Y.Z.json``, made by
-``tools/glue_snapshot.py``; the release's wheel carries its own as package data). This
-module re-executes a page, or reads a notebook the reader executed, and compares:
-
-* a value ``X`` whose page also glues ``X_sem`` (its standard error over seeds), or whose text
-  carries its own (``"0.246 ± 0.012"``), is *seed-dependent*: each of its numbers must lie
-  within :data:`SEM_FACTOR` published standard errors of the published one;
-* every other value is *deterministic*: each number must match the published one to a
-  relative :data:`RTOL`, or to one unit of its last printed digit, whichever is larger
-  (``"0.246"`` admits 0.245 to 0.247: a value on a rounding boundary may print either way;
-  an integer, a count, must be the same);
-* words must be the same (a verdict label that flips is a mismatch); a figure is not compared.
-
-It prints a table of what matched, what moved and by how many standard errors, and exits 1
-on a mismatch. Texts are read as the pages write them: a true minus sign (U+2212),
-``"< 0.005"`` bounds, ``"1.1 × 10⁻¹⁰"``, thousands written plainly.
-
-Examples
---------
-In a checkout (re-executes ``book/setting.md``; needs jupytext and nbclient)::
-
-    python -m twostep verify setting
-
-With a notebook the reader executed (a downloaded page, run in Jupyter or Colab)::
-
-    python -m twostep verify setting --notebook setting.ipynb
+The rerun must match the release's snapshot of the page's glued values and tables: a
+seed-dependent value (glued with ``X_sem``, or holding ``±``) within :data:`SEM_FACTOR`
+standard errors, other numbers to :data:`RTOL` or their last printed digit, words exactly.
 """
 
 from __future__ import annotations
@@ -34,7 +10,6 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import math
 import re
 import sys
 from importlib import resources
@@ -42,25 +17,19 @@ from pathlib import Path
 
 from .._version import __version__
 
-#: Relative tolerance of a deterministic number (the same draws through another BLAS or
-#: thread count differ by rounding far below what a page prints).
+#: Relative tolerance of a deterministic number; standard errors a seed-dependent one may move.
 RTOL = 1e-4
-#: A seed-dependent number may move this many published standard errors.
 SEM_FACTOR = 3.0
-#: The snapshot file's format name and schema.
 FORMAT, SCHEMA = "twostep-glue-snapshot", 1
 FIGURE = "<figure>"
 
 _SUPERSCRIPT = str.maketrans("⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹", "-+0123456789")
-# A number: an optional sign (hyphen-minus or U+2212), digits with an optional decimal part
-# or a leading ".", an optional e-exponent, then an optional "× 10ⁿ" (or a bare "10ⁿ").
+# A number: optional sign (- or U+2212), digits, e-exponent and "× 10ⁿ", or a bare "10ⁿ".
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>[-+\u2212])?"
     r"(?:10(?P<bare>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
     r"|(?P<mant>\d+(?:\.\d*)?|\.\d+)(?:[eE](?P<exp>[-+]?\d+))?"
     r"(?:\s*×\s*10(?P<pow>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?)")
-_PM = re.compile(r"±\s*(<\s*)?")
-
 
 def unquote(text: str) -> str:
     """A glued string's text: ``text/plain`` holds the repr of a ``str`` (``"'0.246'"``)."""
@@ -74,19 +43,15 @@ def unquote(text: str) -> str:
             return value
     return text
 
-
 def _unit(mantissa: str, scaled: bool) -> float:
-    # One unit of the last printed digit of a rounded number: "0.246" -> 0.001, "2.4 × 10³"
-    # -> 100. A plain integer ("12", a count) is exact: 0.
+    # One unit of the last printed digit: "0.246" -> 0.001; a plain integer (a count) is exact.
     if "." not in mantissa:
         return 1.0 if scaled else 0.0
     return 10.0 ** -len(mantissa.split(".")[1])
 
-
 def parse_numbers(text: str) -> list[dict]:
-    """The numbers in ``text``, each ``{"value", "unit", "bound", "pm"}``: its value, one unit
-    of its last printed digit (scaled by its power of ten), whether a ``<`` or ``>`` precedes
-    it (a bound), and whether it follows a ``±`` (a standard error)."""
+    """The numbers in ``text``, each ``{"value", "unit", "bound", "pm"}``: value, one unit of its
+    last printed digit, whether ``<`` or ``>`` precedes it, whether it follows a ``±``."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
     found = []
@@ -108,32 +73,25 @@ def parse_numbers(text: str) -> list[dict]:
                       "pm": bool(re.search(r"±\s*<?\s*$", before))})
     return found
 
-
 def words(text: str) -> str:
     """``text`` with every number replaced by ``#``: what must not change at all."""
     return re.sub(r"\s+", " ", _NUMBER.sub("#", text)).strip()
 
-
-# --- reading pages -----------------------------------------------------------------------
-
 _TABLE_LABEL = re.compile(r"^:name:\s*(\S+)", re.MULTILINE)
 
-
 def _output_text(output: dict) -> str:
-    # In a notebook, glue's MIME types carry scrapbook's prefix; myst-nb's .glue.json strips it.
+    # In a notebook glue's MIME types carry scrapbook's prefix (not in myst-nb's .glue.json).
     prefix = output.get("metadata", {}).get("scrapbook", {}).get("mime_prefix", "")
     data = {k[len(prefix):] if prefix and k.startswith(prefix) else k: v
             for k, v in output.get("data", {}).items()}
     if any(k.startswith("image/") for k in data):
         return FIGURE
     text = data.get("text/markdown", data.get("text/plain", ""))
-    # nbformat stores a multi-line output as a list of lines.
     return unquote("".join(text) if isinstance(text, list) else text)
 
-
 def notebook_values(notebook: dict) -> tuple[dict, dict]:
-    """``(values, tables)`` of an executed notebook (a dict as in the ``.ipynb`` file): each
-    glued value's text by name, and each ``{table}`` a cell shows, by its label."""
+    """``(values, tables)`` of an executed notebook (a dict): glued texts by name, ``{table}``
+    outputs by label."""
     values, tables = {}, {}
     for cell in notebook.get("cells", []):
         for output in cell.get("outputs", []):
@@ -148,23 +106,20 @@ def notebook_values(notebook: dict) -> tuple[dict, dict]:
                     tables[label] = text
     return values, tables
 
-
 def glue_file_values(glue: dict) -> dict:
     """Each value's text of a myst-nb ``<page>.glue.json`` (its outputs by name)."""
     return {name: _output_text(output) for name, output in glue.items()}
 
-
 def classify(values: dict) -> dict:
-    """The snapshot entries of a page's glued ``values`` (text by name): each value's text, its
-    numbers, and its kind: ``figure``, ``seed`` (the page glues ``<name>_sem`` too, named by
-    ``sem``; or its text holds a ``±``) or ``deterministic``."""
+    """Snapshot entries of a page's glued ``values``: text, numbers, and kind (``figure``,
+    ``table``, ``seed`` (with ``sem``: the name of its ``<name>_sem``) or ``deterministic``)."""
     out = {}
     for name, text in sorted(values.items()):
         entry = {"text": text, "numbers": [n["value"] for n in parse_numbers(text)]}
         if text == FIGURE:
             entry["kind"] = "figure"
         elif "{table}" in text:
-            entry["kind"] = "table"      # a table glued as a value: compared cell by cell
+            entry["kind"] = "table"
         elif f"{name}_sem" in values:
             entry.update(kind="seed", sem=f"{name}_sem")
         elif "±" in text:
@@ -174,26 +129,22 @@ def classify(values: dict) -> dict:
         out[name] = entry
     return out
 
-
 def page_snapshot(values: dict, tables: dict) -> dict:
-    """One page of a snapshot: its classified values and its tables (text by label)."""
+    """One page of a snapshot: its classified values and its tables."""
     return {"values": classify(values), "tables": dict(sorted(tables.items()))}
 
-
 def snapshot_document(pages: dict, version: str, commit: str = "") -> dict:
-    """A snapshot: ``pages`` (name to :func:`page_snapshot`) with its format and version."""
+    """A snapshot of ``pages`` (name to :func:`page_snapshot`)."""
     return {"format": FORMAT, "schema": SCHEMA, "version": version, "commit": commit,
             "pages": dict(sorted(pages.items()))}
 
-
 def read_snapshot(source) -> dict:
-    """A snapshot from a path or an ``http(s)://`` URL, checked for its format."""
+    """A snapshot from a path or an ``http(s)://`` URL."""
     text = _read_text(source)
     doc = json.loads(text)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("schema") != SCHEMA:
         raise ValueError(f"{source}: not a twostep snapshot of schema {SCHEMA}")
     return doc
-
 
 def _read_text(source) -> str:
     source = str(source)
@@ -204,24 +155,17 @@ def _read_text(source) -> str:
             return response.read().decode("utf8")
     return Path(source).read_text(encoding="utf8")
 
-
 def published_snapshot(version: str = __version__) -> Path | None:
-    """The snapshot of ``version`` that ships with the package (its release's wheel), or that
-    of the checkout holding it (``releases/<version>.json``); None if neither exists."""
+    """The snapshot of ``version`` shipped with the package, else the checkout's, else None."""
     shipped = resources.files("twostep.scale").joinpath("snapshots", f"{version}.json")
     if shipped.is_file():
         return Path(str(shipped))
     checkout = Path(__file__).resolve().parents[2] / "releases" / f"{version}.json"
     return checkout if checkout.is_file() else None
 
-
-# --- comparing ----------------------------------------------------------------------------
-
-
 def sem_of(entry: dict, values: dict) -> list[float] | None:
-    """A seed-dependent snapshot ``entry``'s standard error (a one-item list), with ``values``
-    its page's entries: the first number of its ``<name>_sem``, or the number after its own
-    ``±`` (a bound, ``"± < 0.0005"``, counts as its value); None if it has neither."""
+    """``[standard error]`` of a seed-dependent ``entry`` (``values``: its page's entries): of its
+    ``<name>_sem``, or after its own ``±``; None without."""
     if entry.get("sem") and entry["sem"] in values:
         nums = parse_numbers(values[entry["sem"]]["text"])
         return [abs(nums[0]["value"])] if nums else None
@@ -229,13 +173,14 @@ def sem_of(entry: dict, values: dict) -> list[float] | None:
     sems = [abs(n["value"]) for n in nums if n["pm"]]
     return sems or None
 
+def _row(name, kind, published, rerun, status="match") -> dict:
+    return {"name": name, "kind": kind, "published": published, "rerun": rerun,
+            "status": status, "z": None, "rel": None}
 
 def compare_value(name: str, ref: dict, ref_values: dict, text: str) -> dict:
-    """One row of the comparison of published value ``ref`` (a snapshot entry) with the
-    rerun's ``text``: ``status`` (``match``, ``moved``, ``mismatch`` or ``figure``), the
-    largest move in standard errors (``z``, seed-dependent values) or relative (``rel``)."""
-    row = {"name": name, "kind": ref["kind"], "published": ref["text"], "rerun": text,
-           "status": "match", "z": None, "rel": None}
+    """One row comparing the published ``ref`` with the rerun's ``text``: ``status`` (``match``,
+    ``moved``, ``mismatch``, ``figure``), the largest move in standard errors ``z`` and ``rel``."""
+    row = _row(name, ref["kind"], ref["text"], text)
     if ref["kind"] == "figure":
         row["status"] = "figure" if text == FIGURE else "mismatch"
         return row
@@ -254,7 +199,7 @@ def compare_value(name: str, ref: dict, ref_values: dict, text: str) -> dict:
         scale = max(abs(a["value"]), abs(b["value"]))
         worst_rel = max(worst_rel, diff / scale if scale else 0.0)
         if a["bound"] or (a["pm"] and ref["kind"] == "seed"):
-            continue        # a bound, or a standard error: judged with its mean
+            continue        # a bound, or a standard error (judged with its mean)
         if sem:
             s = max(sem[0], a["unit"] / 2)
             worst_z = max(worst_z, diff / s)
@@ -268,12 +213,9 @@ def compare_value(name: str, ref: dict, ref_values: dict, text: str) -> dict:
     row["z"] = worst_z if sem else None
     return row
 
-
 def compare_table(label: str, published: str, text: str) -> dict:
-    """A table compared cell by cell: a cell with a ``±`` within :data:`SEM_FACTOR` of its
-    own standard error, every other number as a deterministic value."""
-    row = {"name": f"table:{label}", "kind": "table", "published": label, "rerun": label,
-           "status": "match", "z": None, "rel": None}
+    """A table compared cell by cell (a cell with ``±`` as seed-dependent)."""
+    row = _row(f"table:{label}", "table", label, label)
     old_cells = [c.strip() for c in re.split(r"(?<!\\)\||\n", published)]
     new_cells = [c.strip() for c in re.split(r"(?<!\\)\||\n", text)]
     if len(old_cells) != len(new_cells):
@@ -291,37 +233,29 @@ def compare_table(label: str, published: str, text: str) -> dict:
     row["z"] = worst
     return row
 
-
 def compare_page(published: dict, values: dict, tables: dict) -> list[dict]:
-    """Rows of the comparison of one page's published snapshot with a rerun's ``values`` and
-    ``tables``: every published value and table (``missing`` where the rerun lacks it), then
-    the rerun's values the snapshot does not have (``new``)."""
+    """Rows comparing a page's snapshot with a rerun's ``values`` and ``tables`` (``missing``
+    where the rerun lacks one), then the rerun's values the snapshot lacks (``new``)."""
     ref = published["values"]
     rows = []
     for name, entry in ref.items():
         if name not in values:
-            rows.append({"name": name, "kind": entry["kind"], "published": entry["text"],
-                         "rerun": "", "status": "missing", "z": None, "rel": None})
+            rows.append(_row(name, entry["kind"], entry["text"], "", "missing"))
         else:
             rows.append(compare_value(name, entry, ref, values[name]))
     for label, text in published.get("tables", {}).items():
         if label not in tables:
-            rows.append({"name": f"table:{label}", "kind": "table", "published": label,
-                         "rerun": "", "status": "missing", "z": None, "rel": None})
+            rows.append(_row(f"table:{label}", "table", label, "", "missing"))
         else:
             rows.append(compare_table(label, text, tables[label]))
     for name in sorted(set(values) - set(ref)):
-        rows.append({"name": name, "kind": "?", "published": "", "rerun": values[name],
-                     "status": "new", "z": None, "rel": None})
+        rows.append(_row(name, "?", "", values[name], "new"))
     return rows
 
-
-#: Statuses that make ``verify`` exit 1.
 FAILING = ("mismatch", "missing")
 
-
 def report(rows: list[dict], out=None) -> None:
-    """Print the comparison as a table and a one-line summary (to ``out``, default stdout)."""
+    """Print the comparison as a table and a one-line summary."""
     out = out or sys.stdout
     def short(text: str) -> str:
         text = " ".join(str(text).split())
@@ -337,12 +271,7 @@ def report(rows: list[dict], out=None) -> None:
             print(f"{'':34} {r['why']}", file=out)
     counts = {s: sum(r["status"] == s for r in rows) for s in
               ("match", "moved", "figure", "mismatch", "missing", "new")}
-    print(", ".join(f"{n} {s}" for s, n in counts.items() if n) or "nothing to compare",
-          file=out)
-
-
-# --- re-executing a page -----------------------------------------------------------------
-
+    print(", ".join(f"{n} {s}" for s, n in counts.items() if n) or "nothing to compare", file=out)
 
 def _missing_runtime() -> list[str]:
     import importlib.util
@@ -350,14 +279,12 @@ def _missing_runtime() -> list[str]:
     return [name for name in ("jupytext", "nbclient", "nbformat", "ipykernel")
             if importlib.util.find_spec(name) is None]
 
-
 INSTALL_HINT = ("re-executing a page needs jupytext, nbclient and a kernel: "
                 "pip install jupytext nbclient ipykernel (or give an executed notebook with "
                 "--notebook)")
 
-
 def execute(source: Path, timeout: int = 1800) -> dict:
-    """``source`` (a MyST page or a notebook) executed in a fresh kernel, in its folder."""
+    """``source`` (a MyST page or a notebook) executed in a fresh kernel in its folder."""
     missing = _missing_runtime()
     if missing:
         raise RuntimeError(f"{INSTALL_HINT}; missing: {', '.join(missing)}")
@@ -370,16 +297,13 @@ def execute(source: Path, timeout: int = 1800) -> dict:
                    resources={"metadata": {"path": str(source.parent)}}).execute()
     return json.loads(nbformat.writes(notebook))
 
-
 def _executed(notebook: dict) -> bool:
     return any(cell.get("outputs") for cell in notebook.get("cells", [])
                if cell.get("cell_type") == "code")
 
-
 def find_page(page: str, book: Path | None = None) -> Path:
-    """The source of ``page`` (``setting`` or ``book/setting.md``): a path as given, or
-    ``<book>/<page>.md`` with ``book`` the checkout's ``book/`` (default: of the current
-    folder, then of the checkout holding this package)."""
+    """The source of ``page``: a path as given, or ``<book>/<page>.md`` (default ``book``: the
+    current folder's, then the package's checkout's)."""
     given = Path(page)
     if given.suffix in (".md", ".ipynb") and given.is_file():
         return given
@@ -392,21 +316,9 @@ def find_page(page: str, book: Path | None = None) -> Path:
     raise FileNotFoundError(f"no page {page!r} in {', '.join(map(str, folders))}: give the "
                             "page's notebook with --notebook, or run this in a checkout")
 
-
-# --- the command line --------------------------------------------------------------------
-
-
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    """Add ``verify`` to ``python -m twostep``'s subcommands (an ``argparse`` subparsers)."""
-    parser = subparsers.add_parser(
-        "verify", help="check a rerun of a page against the published numbers",
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    _arguments(parser)
-    parser.set_defaults(func=_run)
-    return parser
-
-
-def _arguments(parser: argparse.ArgumentParser) -> None:
+def main(argv=None) -> int:
+    """``verify PAGE [options]``."""
+    parser = argparse.ArgumentParser(prog="twostep verify", description=__doc__.split("\n\n")[0])
     parser.add_argument("page", help="the page: its name (setting), or a path to its .md")
     parser.add_argument("--notebook", type=Path,
                         help="a notebook of the page: read as it is if executed, else executed")
@@ -415,7 +327,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--book", type=Path, help="the folder of the pages (a checkout's book/)")
     parser.add_argument("--timeout", type=int, default=1800,
                         help="seconds a cell may run when re-executing (default 1800)")
-
+    return _run(parser.parse_args(argv))
 
 def _run(args) -> int:
     try:
@@ -446,14 +358,6 @@ def _run(args) -> int:
           f"within {SEM_FACTOR:g} standard errors)")
     report(rows)
     return 1 if any(r["status"] in FAILING for r in rows) else 0
-
-
-def main(argv=None) -> int:
-    """``verify PAGE [options]`` on its own (``python -m twostep.scale.verify``)."""
-    parser = argparse.ArgumentParser(prog="twostep verify", description=__doc__.split("\n\n")[0])
-    _arguments(parser)
-    return _run(parser.parse_args(argv))
-
 
 if __name__ == "__main__":
     sys.exit(main())
