@@ -17,7 +17,6 @@ from twostep.analysis.confirmatory import REACH
 from twostep.analysis.spikes import outlier_strength, width_to_reach
 from twostep.pages import spikes as sp, two_steps as ch
 from twostep.pages.figures import DATA_ATTR
-from twostep.pages.report import VERDICT_SYMBOLS, VERDICT_WIDTHS
 
 C, REF = 0.2, (0.4, 0.25)
 SETTINGS = [(0.2, 0.2), (0.3, 0.3), (0.4, 0.25), (0.45, 0.3)]
@@ -161,13 +160,6 @@ def test_terms_verdict_follows_the_size_rule(scaling):
         labels = [verdicts.size(s.seed_values(key, k, batch="fresh", N=N), 1.0).label
                   for k in (2, 3)]
         assert sp.terms_verdict(s, N, size_key=key) == verdicts.worst(labels)
-    # the test's widths are not the landing table's: every cell "—"
-    widths = sp.terms_width_verdicts(s, "vw_terms", size_key="size_corr")
-    assert set(widths.values()) == {"—"} and len(widths) == len(VERDICT_WIDTHS)
-    # on stand-in records at a table width, the rule's symbol
-    fake = sp.terms_summary([{**r, "N": 500} for r in s.records if r["N"] == N])
-    got = sp.terms_width_verdicts(fake, "vw_x")
-    assert got["vw_x_500"] == VERDICT_SYMBOLS[sp.terms_verdict(fake, 500)]
 
 
 def test_nstar_range_and_extrapolation(scaling):

@@ -50,13 +50,6 @@ def test_plot_spectrum_outlier_color():
     plt.close(fig)
 
 
-def test_theory_power_law_passes_through_anchor():
-    fig, ax = plt.subplots()
-    (line,) = plotting.theory_power_law(ax, [500, 1000, 2000], -0.5, 1000, 2.0)
-    np.testing.assert_allclose(line.get_ydata(), [2 * np.sqrt(2), 2.0, 2 / np.sqrt(2)])
-    plt.close(fig)
-
-
 def test_book_style_draws_text_at_9_pt_or_more_in_reproducible_svg():
     import io
     import re

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from twostep.pages import report
-from twostep.pages.report import glue_numbers, markdown_table, minus_sign, num, quoted, sci
+from twostep.pages.report import glue_numbers, markdown_table, minus_sign, num, sci
 
 MINUS = "\u2212"
 
@@ -88,16 +88,6 @@ def test_markdown_table_bars_do_not_split_cells():
     assert html.count("<td>") == 2 and html.count("<th>") == 2, html
     assert "<th>x|y</th>" in html
     assert r"\vert \cdot\vert" in html and r"\Vert T_2\Vert" in html
-
-
-def test_quoted_picks_and_renames_the_values_a_page_inserts():
-    values = {"a": 1, "b": 2.5, "c": "x"}
-    assert quoted(values, "c", "a") == {"c": "x", "a": 1}
-    assert quoted(values, "b", prefix="at_") == {"at_b": 2.5}
-    with pytest.raises(KeyError, match="names not among the values: d"):
-        quoted(values, "a", "d")
-    with pytest.raises(TypeError, match="values must be a dict"):
-        quoted([1], "a")
 
 
 def test_spreads_and_mean_pm_sem_for_tables():

@@ -13,7 +13,7 @@ the page and counts as used.
 
 When this test was written, 543 of the 1192 values the chapters glued were referenced by
 no page; they were deleted at their source (the page modules' ``*_numbers`` functions) or
-left out where a page glues them (``report.quoted``), and no list of exceptions remains.
+left out where a page glues them, and no list of exceptions remains.
 The parser is tested at the bottom without a build.
 
 **Every glued name appears literally in its chapter's code** (issue 52): as a string
@@ -133,7 +133,7 @@ def test_every_glued_value_is_referenced_by_a_page(built_site, book_summary):
     assert total >= 100, f"only {total} glued values found in the executed chapters"
     problems = dead_values(glued, referenced)
     assert not problems, ("glued values that no page inserts (delete them at their source, "
-                          "or leave them out with report.quoted):\n" + "\n".join(problems))
+                          "or leave them out where a page glues them):\n" + "\n".join(problems))
     book_summary.append(f"glue: {total} values glued, every one referenced by a page")
 
 

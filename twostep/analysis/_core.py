@@ -1,6 +1,4 @@
-"""The analysis' trusted cores: ``f_core`` is the public ``f`` on checked arguments, for the
-experiments and the scale-out's device runs; the decomposition's types and weights, public
-through :mod:`twostep.analysis.decomposition`."""
+"""The analysis' trusted cores: ``f_core`` is the public ``f`` on checked arguments."""
 
 from __future__ import annotations
 
@@ -20,13 +18,11 @@ from .lanczos import block_lanczos
 # 0.1 / (0.5 - 0.4) is 0.99999... in floating point: the floor needs a relative tolerance.
 FLOOR_TOL = 1e-9
 
-
 def spike_count(a1, a2, L):
     r""":math:`\Lambda = \min(L-1, \lfloor\alpha_2/(1/2-\alpha_1)\rfloor)` on checked exponents,
     elementwise over numpy arrays as on floats (``L`` None: no cap)."""
     count = np.floor(np.divide(a2, 0.5 - np.asarray(a1)) * (1 + FLOOR_TOL))
     return count if L is None else np.minimum(L - 1, count)
-
 
 def check_run(run) -> TwoStepRun:
     """``run``, a TwoStepRun with a polynomial activation (the exact decomposition needs one)."""
@@ -36,7 +32,6 @@ def check_run(run) -> TwoStepRun:
             f"the exact decomposition needs a PolynomialActivation, got {run.activation.name}")
     return run
 
-
 def check_order(k, L) -> int:
     """An order ``0 <= k <= L - 1`` of a degree-``L`` activation's terms."""
     k = check_int(k, "k", 0)
@@ -44,13 +39,11 @@ def check_order(k, L) -> int:
         raise ValueError(f"k must be in [0, L-1] = [0, {L - 1}] for a degree-{L} activation, got {k}")
     return k
 
-
 def run_pre_activations(run) -> tuple:
     r""":math:`(P, \Delta)` of a checked run: kept by its steps, or computed (two products)."""
     if run.pre is not None:   # kept by the steps (twostep.model.steps.two_steps, keep_pre)
         return run.pre
     return run.W0 @ run.X2.T, (run.W1 - run.W0) @ run.X2.T
-
 
 def check_pre(run, pre) -> tuple:
     """``pre``, the pair ``(P, D)`` of ``run``'s pre-activations (computed if None)."""
@@ -62,14 +55,12 @@ def check_pre(run, pre) -> tuple:
                          f"{run.n}) arrays, got {type(pre).__name__}")
     return pre
 
-
 def neuron_sample_factor(run, k, P, D):
     r""":math:`\sigma^{(k+1)}(P)\odot\Delta^{\circ k}`, ``(N, n)``."""
     M = run.activation.derivative(P, k + 1)
     for _ in range(k):      # not D ** k: numpy's float32 pow is far slower than products
         M *= D
     return M
-
 
 def term_weights(run, k, left, P, D):
     r""":math:`w`, ``(n,)``, with :math:`\ell^\top T_k = w^\top X_2` (:math:`T_k` never formed):
@@ -79,7 +70,6 @@ def term_weights(run, k, left, P, D):
     w *= run.eta2 / (run.n * math.factorial(k))
     return w
 
-
 def term_parts(run, k, P, D):
     # T_k = c M X2 with M = diag(a) [factor * 1 y2^T] (N, n) and c = eta2/(n k!).
     M = neuron_sample_factor(run, k, P, D)
@@ -87,13 +77,11 @@ def term_parts(run, k, P, D):
     M *= run.a[:, None]
     return M, run.eta2 / (run.n * math.factorial(k))
 
-
 def exact_term(run, k, P, D):
     M, c = term_parts(run, k, P, D)
     T = M @ run.X2
     T *= c
     return T
-
 
 def term_operator(run, k, P, D) -> LinearOperator:
     # A product passes over M and X2 once each; forming T_k is an N x n x d product.
@@ -108,7 +96,6 @@ def term_operator(run, k, P, D) -> LinearOperator:
         return c * (X2.T @ (M.T @ np.ravel(u).astype(dt, copy=False)))
 
     return LinearOperator((run.N, run.d), matvec=matvec, rmatvec=rmatvec, dtype=dt)
-
 
 @dataclass
 class RankOne:
@@ -156,7 +143,6 @@ class RankOne:
         """The dense ``(N, d)`` matrix."""
         return self.value * np.outer(self.left, self.right)
 
-
 def weighted_direction(X, y, weights) -> np.ndarray:
     r""":math:`X^\top(y\odot w)/n`, ``(d,)`` (``(m, d)`` for ``w`` ``(n, m)``): :math:`v` for
     :math:`w = 1`, :math:`u_k` for :math:`w = s^{\circ k}`, :math:`\tilde u_k` for :math:`w = m_k`."""
@@ -165,7 +151,6 @@ def weighted_direction(X, y, weights) -> np.ndarray:
     if getattr(weights, "ndim", 0) == 2:
         return ((y[:, None] * weights).T @ X) / X.shape[0]
     return (y * weights) @ X / X.shape[0]
-
 
 def _weight_arguments(run, reused):
     # (mu_1 s, r) of the reuse-aware weights, r = y_j |x_j|^2 / n with the self-term and 0
@@ -178,13 +163,11 @@ def _weight_arguments(run, reused):
     mu1 = run.activation.mu[1] if on_host else float(run.activation.mu[1])
     return mu1 * (run.X2 @ run.v), r
 
-
 def self_term(X, y):
     # r_j = y_j |x_j|^2 / n: sample j's own contribution to <x_j, v> under reuse.
     xp = namespace(X)[0]
     sq = np.einsum("ij,ij->i", X, X) if xp is np else xp.sum(X * X, axis=1)
     return y * sq / X.shape[0]
-
 
 def reuse_weight(activation, k: int, mu1_s, r, power: int | None = None) -> np.ndarray:
     r""":math:`m_k(s, r) = \mathbb{E}_z[\sigma^{(k+1)}(z)(\mu_1 s + (\sigma'(z)-\mu_1)r)^p]`, :math:`p` =
@@ -199,10 +182,8 @@ def reuse_weight(activation, k: int, mu1_s, r, power: int | None = None) -> np.n
         e = [float(x) for x in e]  # device arrays take Python scalars
     return sum(math.comb(p, m) * mu1_s ** (p - m) * r ** m * e[m] for m in range(p + 1))
 
-
 # Entries of one float64 block of rows in _fluctuation_variance (2 MB: in cache).
 _ROW_BLOCK = 1 << 18
-
 
 def _fluctuation_variance(run, k):
     # R^2: row i of W1 - W0 is eta1 a_i (mu1 v + r_i); the mean of |r_i|^2 weighted by
@@ -222,14 +203,12 @@ def _fluctuation_variance(run, k):
         total += float(xp.sum(weights[i:j] * xp.sum(R * R, axis=1)))
     return total / float(xp.sum(weights))
 
-
 def corrected_weight(activation, k: int, mu1_s, r, R2: float) -> np.ndarray:
     r""":math:`m^{\rm corr}_k = \mathbb E_{z,g}[\sigma^{(k+1)}(z)(\mu_1s + (\sigma'(z)-\mu_1)r + Rg)^k]`,
     elementwise: :math:`\sum_{m\ \rm even}\binom km(m-1)!!R^m` times :func:`reuse_weight` of power
     :math:`k-m`."""
     return sum(math.comb(k, m) * math.prod(range(m - 1, 0, -2)) * R2 ** (m // 2)
                * reuse_weight(activation, k, mu1_s, r, power=k - m) for m in range(0, k + 1, 2))
-
 
 def second_step_terms_core(run, reuse_first=False) -> list:
     """:func:`twostep.second_step_terms` of a checked run (numpy, CuPy or PyTorch arrays)."""
@@ -241,7 +220,6 @@ def second_step_terms_core(run, reuse_first=False) -> list:
         T0 *= T0.dtype.type(run.eta2 / run.eta1)
         terms.insert(0, T0)
     return terms
-
 
 def signal_part_core(run, k, kind, corrected) -> RankOne:
     """:func:`twostep.signal_part` of checked arguments (numpy, CuPy or PyTorch arrays)."""
@@ -258,19 +236,16 @@ def signal_part_core(run, k, kind, corrected) -> RankOne:
     u = weighted_direction(run.X2, run.y2, weights)
     return RankOne.from_vectors(run.eta2 * run.eta1 ** k / math.factorial(k), run.a ** (k + 1), u)
 
-
 def mean_signal_part(run, k, mu) -> RankOne:
     r""":math:`S_k = \eta_2\mu_{k+1}(\eta_1\mu_1)^k/k!\;a^{\circ(k+1)}u_k^\top` for the given ``mu``."""
     scale = run.eta2 * mu[k + 1] * (run.eta1 * mu[1]) ** k / math.factorial(k)
     return RankOne.from_vectors(scale, run.a ** (k + 1),
                                 weighted_direction(run.X2, run.y2, (run.X2 @ run.v) ** k))
 
-
 def first_step_spike_core(a, X, y, activation) -> RankOne:
     """:func:`twostep.first_step_spike` of checked arrays, on any array library."""
     mu1 = float(activation.hermite_coefficients(1)[1])
     return RankOne.from_vectors(mu1, a, weighted_direction(X, y, 1.0))
-
 
 def top_singular_core(M, k, vectors=True, tol=0.0, seed=0):
     """:func:`twostep.top_singular` of a checked float matrix or LinearOperator, ``1 <= k <= m``."""
@@ -295,7 +270,6 @@ def top_singular_core(M, k, vectors=True, tol=0.0, seed=0):
         return s
     return (s, U, Vt) if vectors is True else (s, Vt)
 
-
 def overlap_core(u, beta) -> float:
     """:func:`~twostep.analysis.alignment.overlap` of two checked vectors of one shape."""
     nu, nb = np.linalg.norm(u), np.linalg.norm(beta)
@@ -303,13 +277,11 @@ def overlap_core(u, beta) -> float:
         raise ValueError("u and beta must be non-zero vectors")
     return float(abs(u @ beta) / (nu * nb))
 
-
 def memorisations_core(V, X) -> tuple:
     """:func:`~twostep.analysis.alignment.memorisations` of checked arrays."""
     c = np.abs(X @ V.T) / (np.linalg.norm(X, axis=1)[:, None] * np.linalg.norm(V, axis=1)[None, :])
     j = np.argmax(c, axis=0)
     return c[j, np.arange(V.shape[0])], j
-
 
 def power_basis(a, K: int) -> np.ndarray:
     r"""Orthonormal columns ``(N, K)``: Gram--Schmidt of :math:`a, a^{\circ2}, \dots, a^{\circ K}`,
@@ -317,14 +289,12 @@ def power_basis(a, K: int) -> np.ndarray:
     A = np.stack([a ** (m + 1) / np.linalg.norm(a ** (m + 1)) for m in range(K)], axis=1)
     return np.linalg.qr(A)[0]
 
-
 def own_bulk_edge_core(W, a, K) -> float:
     """:func:`~twostep.analysis.spikes.own_bulk_edge` of checked arrays (``a`` as float64)."""
     Q = power_basis(a, K).astype(W.dtype)
     # The bulk's top has no gap below it: tol = 1e-5 stopped on the second value; at 1e-7
     # it agrees with a dense SVD to 1e-6.
     return float(block_lanczos(W, 1, vectors=False, tol=1e-7, project=Q)[0][0])
-
 
 def term_diagnostics_core(run, kind, terms, vectors, corrected) -> dict:
     """:func:`~twostep.analysis.spikes.term_diagnostics` of checked arguments."""

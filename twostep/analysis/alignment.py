@@ -7,12 +7,10 @@ import numpy as np
 from .._validation import check_array, check_int
 from ._core import memorisations_core, overlap_core
 
-
 def overlap(u, beta) -> float:
     r""":math:`|\langle u,\beta\rangle|/(\|u\|\|\beta\|)` for vectors of shape ``(d,)``."""
     u = check_array(u, "u", ndim=1)
     return overlap_core(u, check_array(beta, "beta", shape=u.shape))
-
 
 def overlaps(V, B) -> np.ndarray:
     """``overlap(V[i], B[j])`` for the rows of ``V`` ``(k, d)`` and ``B`` ``(r, d)``: shape ``(k, r)``."""
@@ -25,7 +23,6 @@ def overlaps(V, B) -> np.ndarray:
         raise ValueError("rows of V and B must be non-zero")
     return np.abs(V @ B.T) / np.outer(nv, nb)
 
-
 def subspace_overlap(V, B) -> np.ndarray:
     r""":math:`\|Q^\top\hat\beta_j\|` for each row :math:`\beta_j` of ``B`` ``(r, d)``, :math:`Q` an
     orthonormal basis of the rows of ``V`` ``(k, d)``: shape ``(r,)``; chance about :math:`\sqrt{k/d}`."""
@@ -33,7 +30,6 @@ def subspace_overlap(V, B) -> np.ndarray:
     Q, _ = np.linalg.qr(V.T)
     Bn = B / np.linalg.norm(B, axis=1, keepdims=True)
     return np.linalg.norm(Bn @ Q, axis=1)
-
 
 def _check_subspace(V, B):
     V = np.atleast_2d(check_array(V, "V"))
@@ -43,7 +39,6 @@ def _check_subspace(V, B):
     if V.shape[0] > V.shape[1]:
         raise ValueError(f"V must have at most d rows, got shape {V.shape}")
     return V, B
-
 
 def chance_overlap(d: int, k: int = 1) -> float:
     r"""Typical overlap :math:`\sqrt{k/d}` of a fixed direction with a random ``k``-dimensional subspace.
@@ -63,7 +58,6 @@ def chance_overlap(d: int, k: int = 1) -> float:
     d = check_int(d, "d")
     k = check_int(k, "k")
     return float(np.sqrt(k / d))
-
 
 def chance_maximum(count, d):
     r"""Typical largest of ``count`` chance cosines in :math:`\mathbb R^d`,
@@ -90,7 +84,6 @@ def chance_maximum(count, d):
     out = np.sqrt(2 * np.log(count_a) / d_a)
     return float(out) if out.ndim == 0 else out
 
-
 def memorisation(u, X):
     r"""Largest overlap with a single input, :math:`\max_j |\cos(u, x_j)|`: near 1, ``u`` is a memorised
     input.
@@ -115,14 +108,12 @@ def memorisation(u, X):
     value, j = memorisations_core(u[None, :], X)
     return float(value[0]), int(j[0])
 
-
 def memorisations(V, X) -> tuple:
     """:func:`memorisation` of every row of ``V`` ``(K, d)`` in one product: ``(values, indices)``, each
     ``(K,)``."""
     V = np.atleast_2d(check_array(V, "V"))
     X = check_array(X, "X", ndim=2, shape=(None, V.shape[1]))
     return memorisations_core(V, X)
-
 
 def unmemorised_overlap(V, B, X) -> np.ndarray:
     r""":func:`subspace_overlap` of ``V`` with each :math:`\beta_r` projected off the inputs that ``V``'s
@@ -146,11 +137,9 @@ def unmemorised_overlap(V, B, X) -> np.ndarray:
     """
     return _unmemorised(V, B, X, nested=False)[-1]
 
-
 def nested_unmemorised_overlaps(V, B, X) -> np.ndarray:
     """:func:`unmemorised_overlap` of the first ``K`` rows of ``V`` for ``K = 1..len(V)``: ``(len(V), r)``."""
     return _unmemorised(V, B, X, nested=True)
-
 
 def _unmemorised(V, B, X, nested: bool):
     V, B = _check_subspace(V, B)

@@ -1,8 +1,5 @@
-r"""The BBP transition of :math:`W_0 + \theta uw^\top` (:math:`W_0` i.i.d. :math:`N(0, 1/d)`, unit
-:math:`u, w`, :math:`\gamma = N/d`): above :math:`\theta_c = \gamma^{1/4}` the top singular value tends
-to :math:`s_\star = \sqrt{(1+\theta^2)(\gamma+\theta^2)}/\theta` (below, :math:`1+\sqrt\gamma`) and the
-squared cosines to :math:`1 - \frac{\gamma(1+\theta^2)}{\theta^2(\gamma+\theta^2)}` (left) and
-:math:`1 - \frac{\gamma+\theta^2}{\theta^2(1+\theta^2)}` (right) (below, 0)."""
+r"""The BBP transition of :math:`W_0 + \theta uw^\top` (:math:`\gamma = N/d`): threshold
+:math:`\theta_c = \gamma^{1/4}`, the outlier :math:`s_\star` and the squared cosines above it."""
 
 from __future__ import annotations
 
@@ -10,7 +7,6 @@ import numpy as np
 
 from .._validation import check_real
 from .theory import spike_strength
-
 
 def _check_theta(theta):
     if isinstance(theta, bool) or not isinstance(theta, (int, float, np.number, np.ndarray, list, tuple)):
@@ -20,10 +16,8 @@ def _check_theta(theta):
         raise ValueError("theta must be finite and in [0, inf)")
     return t
 
-
 def _out(t, value):
     return float(value) if t.ndim == 0 else value
-
 
 def bbp_threshold(ratio: float) -> float:
     r"""Critical spike strength :math:`\theta_c = \gamma^{1/4}`, :math:`\gamma` = ``ratio`` :math:`= N/d`.
@@ -41,7 +35,6 @@ def bbp_threshold(ratio: float) -> float:
     (1.0, 2.0)
     """
     return float(check_real(ratio, "ratio", low=0.0, low_open=True) ** 0.25)
-
 
 def spiked_outlier(theta, ratio: float):
     r"""Limit :math:`s_\star(\theta)` (module docstring) of the top singular value of :math:`W_0 + \theta
@@ -68,7 +61,6 @@ def spiked_outlier(theta, ratio: float):
     safe = np.where(above, t, 1.0)
     value = np.where(above, np.sqrt((1 + safe ** 2) * (g + safe ** 2)) / safe, edge)
     return _out(t, value)
-
 
 def spiked_overlaps(theta, ratio: float):
     r"""Limits (module docstring) of the cosines :math:`|\langle\tilde u,u\rangle|` and
@@ -97,7 +89,6 @@ def spiked_overlaps(theta, ratio: float):
     left = np.where(above, np.sqrt(np.clip(left2, 0.0, None)), 0.0)
     right = np.where(above, np.sqrt(np.clip(right2, 0.0, None)), 0.0)
     return _out(t, left), _out(t, right)
-
 
 def critical_step(mu1: float, c1: float, second_moment: float, psi: float, ratio: float) -> float:
     r"""First step where :func:`twostep.spike_strength` reaches :math:`\gamma^{1/4}`:

@@ -1,6 +1,4 @@
-"""The registered confirmatory run of the count: its registry (``results/registry.json``, written
-once before the run), its per-draw tests (:data:`TESTS`, the items of a draw, one seed at one
-width, pooled into one outcome), and the check that a results file names the registry's SHA-256."""
+"""The registered confirmatory run of the count: its registry, per-draw tests and SHA-256 check."""
 
 from __future__ import annotations
 
@@ -57,7 +55,6 @@ TESTS = {
     "finite_n": ("c = the draw's predicted count", "every width, every Λ", verdicts.DIFFERS),
 }
 
-
 def plan_seeds() -> dict:
     """``{N: [seeds]}``: consecutive seeds from :data:`SEED_BASE`, distinct across widths."""
     out, nxt = {}, SEED_BASE
@@ -66,17 +63,14 @@ def plan_seeds() -> dict:
         nxt += k
     return out
 
-
 def exploratory_nstar(records) -> dict:
     r"""``{batch: (S, L, 3)}``: :math:`N^\star_j` (low, median, high) from the exploratory records."""
     return {b: count_test(records, b, KAPPA, SETTINGS, L, margins=NSTAR_MARGINS).nstar
             for b in BATCHES}
 
-
 def _json_number(x: float):
     # JSON has no infinity: an N* that is never reached is stored as null.
     return None if not math.isfinite(x) else float(x)
-
 
 def build_registry(exploratory: dict, exploratory_sha256: str, created: str) -> dict:
     """The registry document, from the exploratory results document ``exploratory``."""
@@ -124,7 +118,6 @@ def build_registry(exploratory: dict, exploratory_sha256: str, created: str) -> 
         "results": RESULTS_PATH,
     }
 
-
 def write_registry(doc: dict, path) -> None:
     """Write the registry ``doc`` to ``path``; an existing registry is never overwritten."""
     path = Path(path)
@@ -134,11 +127,9 @@ def write_registry(doc: dict, path) -> None:
         json.dump(doc, fh, indent=1, ensure_ascii=False)
         fh.write("\n")
 
-
 def file_sha256(path) -> str:
     """SHA-256 of a file's bytes."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
 
 def read_registry(path) -> dict:
     """The registry at ``path``, checked for its format and the fields the run reads."""
@@ -150,7 +141,6 @@ def read_registry(path) -> dict:
             raise ValueError(f"{path}: the registry has no {key!r}")
     return doc
 
-
 def check_registered(results: dict, registry_path) -> None:
     """Refuse a results document whose ``registry_sha256`` is not that of ``registry_path``."""
     want = file_sha256(registry_path)
@@ -158,7 +148,6 @@ def check_registered(results: dict, registry_path) -> None:
     if have != want:
         raise ValueError(f"the results file names registry {have!r}, the registry at "
                          f"{registry_path} is {want}: not this registered run")
-
 
 def nstar_array(registry: dict, batch: str) -> np.ndarray:
     r"""``(S, L, 3)`` :math:`N^\star` of the registry (``inf``: never reached; ``nan``: beyond
@@ -169,7 +158,6 @@ def nstar_array(registry: dict, batch: str) -> np.ndarray:
         for j, vals in enumerate(per_j):
             out[s, j] = [np.inf if v is None else v for v in vals]
     return out
-
 
 def draw_items(records, registry: dict, batch: str) -> dict:
     """``{test: {lam: (passed, draws, widths)}}`` for one batch, for
@@ -204,7 +192,6 @@ def draw_items(records, registry: dict, batch: str) -> dict:
                 widths.append(N)
     return out
 
-
 def judge_rows(records, registry: dict, batch: str) -> dict:
     r"""``{row: label}`` for one batch: each row the worst label of its tests over every :math:`\Lambda`."""
     tests = judge_tests(records, registry, batch)
@@ -214,7 +201,6 @@ def judge_rows(records, registry: dict, batch: str) -> dict:
         reached = any(v.draws for v in tests[names[0]].values())
         out[row] = verdicts.worst(judged) if reached else verdicts.NOT_REACHED
     return out
-
 
 def judge_tests(records, registry: dict, batch: str) -> dict:
     """``{test: {lam: Verdict}}`` for one batch (:func:`twostep.analysis.verdicts.share`)."""

@@ -1,18 +1,7 @@
-r"""The exact decomposition of the second update into Hermite-order terms. With :math:`P = W_0X_2^\top`,
-:math:`\Delta = (W_1 - W_0)X_2^\top` and a polynomial :math:`\sigma` of degree :math:`L`,
-:math:`W_2 - W_1 = \sum_{k=0}^{L-1} T_k` exactly, and :math:`T_k` has the signal part :math:`S_k`
-(:math:`s = X_2v`, :math:`v = X_1^\top y_1/n`):
-
-.. math::
-    T_k = \frac{\eta_2}{n\,k!}\operatorname{diag}(a)\big[\sigma^{(k+1)}(P)\odot\Delta^{\circ k}\odot
-    \mathbf 1y_2^\top\big]X_2,\qquad
-    S_k = \frac{\eta_2\mu_{k+1}(\eta_1\mu_1)^k}{k!}\,a^{\circ(k+1)}u_k^\top,\quad
-    u_k = \frac1n X_2^\top\big(y_2\odot s^{\circ k}\big).
-
-The reuse-aware :math:`\tilde S_k = \frac{\eta_2\eta_1^k}{k!}a^{\circ(k+1)}\tilde u_k^\top` has
-:math:`\tilde u_k = X_2^\top(y_2\odot m_k)/n` (:func:`reuse_weight`, :math:`r_j = y_j\|x_j\|^2/n` reused,
-0 fresh).
-"""
+r"""The exact decomposition of the second update into Hermite-order terms:
+:math:`W_2 - W_1 = \sum_{k=0}^{L-1} T_k` for a polynomial :math:`\sigma` of degree :math:`L`,
+:math:`T_k` with the signal part :math:`S_k\propto a^{\circ(k+1)}u_k^\top`,
+:math:`u_k = X_2^\top(y_2\odot s^{\circ k})/n`, and the reuse-aware :math:`\tilde S_k`."""
 
 from __future__ import annotations
 
@@ -31,12 +20,10 @@ from ._core import (RankOne, check_order, check_pre, check_run, corrected_weight
 
 SIGNALS = ("auto", "mean", "reuse")
 
-
 def pre_activations(run: TwoStepRun) -> tuple:
     r""":math:`P = W_0X_2^\top` and :math:`\Delta = (W_1 - W_0)X_2^\top`, both ``(N, n)``: the ``pre`` of
     the functions below."""
     return run_pre_activations(check_run(run))
-
 
 def second_step_term(run: TwoStepRun, k: int, pre=None) -> np.ndarray:
     """The exact term :math:`T_k`, ``(N, d)``."""
@@ -44,13 +31,11 @@ def second_step_term(run: TwoStepRun, k: int, pre=None) -> np.ndarray:
     k = check_order(k, run.activation.degree)
     return exact_term(run, k, *check_pre(run, pre))
 
-
 def second_step_term_operator(run: TwoStepRun, k: int, pre=None) -> LinearOperator:
     """:math:`T_k` as a never-formed ``LinearOperator`` ``(N, d)``, for :func:`twostep.top_singular`."""
     run = check_run(run)
     k = check_order(k, run.activation.degree)
     return term_operator(run, k, *check_pre(run, pre))
-
 
 def second_step_terms(run: TwoStepRun, *, reuse_first: bool = False) -> list[np.ndarray]:
     r"""All exact terms :math:`T_0, \dots, T_{L-1}` (module docstring); they sum to :math:`W_2 - W_1`.
@@ -74,7 +59,6 @@ def second_step_terms(run: TwoStepRun, *, reuse_first: bool = False) -> list[np.
     (4, True)
     """
     return second_step_terms_core(check_run(run), check_bool(reuse_first, "reuse_first"))
-
 
 def signal_part(run: TwoStepRun, k: int, kind: str = "auto", corrected: bool = False) -> RankOne:
     r"""The rank-one signal part of :math:`T_k`: :math:`S_k` (``kind="mean"``) or :math:`\tilde S_k`
@@ -108,7 +92,6 @@ def signal_part(run: TwoStepRun, k: int, kind: str = "auto", corrected: bool = F
     return signal_part_core(run, k, check_choice(kind, "kind", SIGNALS),
                             check_bool(corrected, "corrected"))
 
-
 def signal_directions(X1, y1, ks, X2=None, y2=None, activation=None) -> np.ndarray:
     r""":math:`u_k = X_2^\top(y_2\odot (X_2v)^{\circ k})/n_2`, :math:`v = X_1^\top y_1/n_1`, for ``k`` in
     ``ks`` (with ``activation``, :math:`\tilde u_k`): ``(len(ks), d)``; no ``X2, y2``: the batch is
@@ -136,7 +119,6 @@ def signal_directions(X1, y1, ks, X2=None, y2=None, activation=None) -> np.ndarr
     return weighted_direction(X2, y2, np.stack(
         [reuse_weight(activation, k, activation.mu[1] * s, r) for k in ks], axis=1))
 
-
 def polynomial_activation(activation) -> PolynomialActivation:
     """A :class:`PolynomialActivation` from itself or its name."""
     activation = as_activation(activation)
@@ -144,7 +126,6 @@ def polynomial_activation(activation) -> PolynomialActivation:
         raise TypeError("activation must be a PolynomialActivation or its name (e.g. 'poly4'), "
                         f"got {activation!r}")
     return activation
-
 
 def first_step_spike(a, X, y, activation: Activation) -> RankOne:
     r"""The rank-one part :math:`\mu_1\,a v^\top` of :math:`G=-\nabla L(W_0)`, :math:`v = X^\top y/n`.

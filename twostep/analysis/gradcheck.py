@@ -13,7 +13,6 @@ from ..model.network import check_network
 #: Largest N * d for which the entrywise check is allowed (2 N d loss evaluations).
 MAX_ENTRIES = 20_000
 
-
 def gradient_check(W, a, X, y, activation: Activation, h: float = 1e-5) -> float:
     r""":math:`\max_{ik}|\nabla_{ik}-\widehat\nabla_{ik}| / \max_{ik}|\nabla_{ik}|` for the central
     differences :math:`\widehat\nabla`; :math:`2Nd` loss evaluations (``N * d <= MAX_ENTRIES``).

@@ -13,15 +13,11 @@ from ..model.activations import host_array, namespace
 #: Most blocks in the basis before a thick restart (20 vectors for single-vector Lanczos).
 DEPTH = 20
 
-
 def top_singular_on(M, k: int = 1, iterations: int = 100, oversample: int = 0, seed: int = 0,
                     vectors: bool = True, minus=None, tol: float | None = None, start=None,
                     above: float | None = None, depth: int = DEPTH):
-    r"""Top-``k`` singular triplets of ``M`` ``(N, d)``, or of :math:`M - c\,lr^\top` for ``minus = (c, l,
-    r)``, on its device: ``s`` (numpy) and with ``vectors`` ``U`` ``(N, k)``, ``Vt`` ``(k, d)``. Stops when
-    each Ritz residual :math:`\rho_i \le \text{tol}\cdot\theta_1` (``vectors=False``: or the values'
-    geometric extrapolation; ``above``: once each value is settled above or below ``above``), else
-    after ``iterations`` blocks with a ``RuntimeWarning``. ``start`` ``(m, d)``: a warm start."""
+    r"""Top-``k`` singular triplets of ``M`` (or of :math:`M - c\,lr^\top`, ``minus = (c, l, r)``)
+    on its device, by block Lanczos: ``s`` and with ``vectors`` ``U``, ``Vt``."""
     M = namespace(M)[1]
     k = check_int(k, "k")
     m = min(M.shape)
@@ -36,7 +32,6 @@ def top_singular_on(M, k: int = 1, iterations: int = 100, oversample: int = 0, s
         None if tol is None else check_real(tol, "tol", low=0.0), start,
         None if above is None else check_real(above, "above"), check_int(depth, "depth", 2))
     return (s, U, V.T) if vectors else s
-
 
 def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minus=None,
                   tol=None, start=None, above=None, depth=DEPTH, project=None):
@@ -159,13 +154,11 @@ def block_lanczos(M, k, iterations=100, oversample=0, seed=0, vectors=True, minu
     safe = on_device(np.where(s > 0, s, 1.0))
     return s, YW / safe[None, :], Q[:, :k], Q, done
 
-
 def _like(xp, a: np.ndarray, x):
     if xp is np:
         return a
     dev = getattr(x, "device", None)
     return xp.asarray(a, device=dev) if dev is not None else xp.asarray(a)
-
 
 def array_dtype(x) -> np.dtype:
     """The numpy dtype of a numpy, CuPy, PyTorch or array-API array."""

@@ -40,11 +40,9 @@ CUI_THEORY = {0.2: 0.048595388918455905, 0.8999999999999999: 0.04311805329862696
               1.5999999999999999: 0.038072437563481894, 2.3: 0.03511150660016416,
               3.0: 0.033340014535464826}
 
-
 def peer_link(name: str) -> Link:
     """The peer's teacher link ``"tanh"`` or ``"sin"`` (their student is :class:`twostep.Tanh`)."""
     return Link({"tanh": np.tanh, "sin": np.sin}[name], name)
-
 
 def cui_parameters(link: Link, activation: Activation, alpha0: float, eta_tilde: float,
                    degree: int = 140) -> dict:
@@ -57,12 +55,9 @@ def cui_parameters(link: Link, activation: Activation, alpha0: float, eta_tilde:
             "r": spike_strength(eta_tilde, mu[1], c1, m2, alpha0),
             "c": 1.0 + eta_tilde ** 2 * fluctuation_variance_limit(mu, m2, alpha0)}
 
-
 def cui_cell7_parameters(teacher, student, student_derivative, alpha0: float,
                          eta_tilde: float) -> dict:
-    r"""The peer's own :math:`\gamma = \tilde\mu_1/\sqrt{\tilde\mu_2/\alpha_0+\tilde\mu_1^2}`, :math:`r =
-    \tilde\eta\sqrt{\tilde\mu_2/\alpha_0+\tilde\mu_1^2}\,\mu_1`, :math:`c = 1 +
-    \tilde\eta^2\tilde\mu_2\check h\, \mu_1^2/\alpha_0` (``theory.ipynb`` cell 7: a factor
+    r"""The peer's own :math:`\gamma`, :math:`r`, :math:`c` (``theory.ipynb`` cell 7: a factor
     :math:`\mu_1^2` more than the book's), by ``quad``."""
     from scipy.integrate import quad
 
@@ -77,7 +72,6 @@ def cui_cell7_parameters(teacher, student, student_derivative, alpha0: float,
     return {"gamma": float(mu1t / norm), "r": float(eta_tilde * norm * mu1),
             "c": float(1 + eta_tilde ** 2 / alpha0 * mu2t * check * mu1 ** 2),
             "mu1": float(mu1), "check_h": float(check)}
-
 
 def peer_first_layer(rng: np.random.Generator, d: int, link: Link, activation: Activation,
                      alpha0: float, eta_tilde: float, dtype=np.float32):
@@ -100,7 +94,6 @@ def peer_first_layer(rng: np.random.Generator, d: int, link: Link, activation: A
     measured = {"gamma": float(abs(teacher.directions[0] @ v_hat)), "r": float(np.mean(shift)),
                 "c": float(np.mean(rows))}
     return W1, teacher, measured
-
 
 def peer_test_error(W1, teacher, activation: Activation, n: int, lam: float, F_test, y_test,
                     rng: np.random.Generator) -> float:

@@ -1,6 +1,5 @@
-r"""The :math:`(\alpha_1, \alpha_2)` plane: the theory's count :math:`\Lambda`, the empirical count
-:math:`\hat\Lambda = \#\{k: T_k\text{ a spike}, \alpha_2 + k\alpha_1 + \hat e_k \ge 0\}` (:math:`\hat e_k`
-the exponent of :math:`s_1(\hat T_k)`), the map of growth exponents over the plane, and :math:`N^\star`."""
+r"""The :math:`(\alpha_1, \alpha_2)` plane: the theory's count :math:`\Lambda`, the empirical
+count :math:`\hat\Lambda`, the map of growth exponents and :math:`N^\star`."""
 
 from __future__ import annotations
 
@@ -20,13 +19,11 @@ from .theory import n_spikes, spike_exponent
 #: A cosine above 1/sqrt(2): the predicted vector carries over half of the squared norm.
 ALIGNED = 1.0 / math.sqrt(2.0)
 
-
 def _alphas(alpha, name):
     a = np.asarray(alpha, dtype=float)
     if not np.all(np.isfinite(a)) or np.any((a < 0) | (a >= 0.5)):
         raise ValueError(f"{name} must lie in [0, 1/2)")
     return a
-
 
 def theory_count(alpha1, alpha2, L: int | None = None) -> np.ndarray:
     r""":math:`\Lambda(\alpha_1,\alpha_2)` elementwise over broadcast arrays (integer array)."""
@@ -35,24 +32,19 @@ def theory_count(alpha1, alpha2, L: int | None = None) -> np.ndarray:
     # n_spikes' formula on whole arrays: a Python call per point would dominate a fine shading.
     return np.asarray(spike_count(a1, a2, L), dtype=int)
 
-
 def is_spike(left, right, ratio_slope, threshold: float = ALIGNED) -> np.ndarray:
-    r"""``left >= threshold``, ``right >= threshold`` and ``ratio_slope > 0``, all ``(K,)``: the cosines of
-    :math:`T_k`'s top singular vectors with :math:`a^{\circ(k+1)}` and :math:`u_k`, and the exponent of
-    :math:`\|S_k\|/\|T_k-S_k\|_{op}`."""
+    r"""``left >= threshold``, ``right >= threshold`` and ``ratio_slope > 0``, all ``(K,)``."""
     left = check_array(left, "left", ndim=1)
     right = check_array(right, "right", shape=left.shape)
     ratio_slope = check_array(ratio_slope, "ratio_slope", shape=left.shape)
     t = check_real(threshold, "threshold", low=0.0, high=1.0, low_open=True)
     return (left >= t) & (right >= t) & (ratio_slope > 0)
 
-
 def empirical_boundary(alpha1, k: int, exponent: float) -> np.ndarray:
     r"""The line :math:`\alpha_2 = -\hat e_k - k\alpha_1` (``exponent`` :math:`= \hat e_k`)."""
     k = check_int(k, "k", 1)
     e = check_real(exponent, "exponent")
     return -e - k * _alphas(alpha1, "alpha1")
-
 
 def empirical_count(alpha1, alpha2, exponents, spike, L: int | None = None) -> np.ndarray:
     r""":math:`\hat\Lambda(\alpha_1,\alpha_2)` elementwise: the :math:`k\in[1, \min(K, L)-1]` with
@@ -68,7 +60,6 @@ def empirical_count(alpha1, alpha2, exponents, spike, L: int | None = None) -> n
         if sp[k]:
             count += (a2 + k * a1 + e[k] >= 0).astype(int)
     return count
-
 
 def count_margins(alphas, exponents, L: int) -> dict:
     r"""The window :math:`[-\min_{e_k\ge0}e_k, -\max_{e_k<0}e_k)` (``down``, ``up``) of
@@ -88,10 +79,8 @@ def count_margins(alphas, exponents, L: int) -> dict:
         dev.append(float(exponents[k] + k / 2))
     return dict(down=down, up=up, dev=dev)
 
-
 #: Keys a record needs (from :func:`twostep.experiments.spikes.spike_experiment`).
 RECORD_KEYS = ("N", "seed", "top_free", "core_left", "core_right", "core_free")
-
 
 def plane_grid(step: float = 0.02, offset: float = 0.01, gap: float = 0.004, L: int = 4) -> np.ndarray:
     r"""Grid points ``(P, 2)`` of :math:`[0, 1/2)^2` (``offset``, ``offset + step``, ...), those within
@@ -106,12 +95,10 @@ def plane_grid(step: float = 0.02, offset: float = 0.01, gap: float = 0.004, L: 
         near |= np.abs(A2 - k * (0.5 - A1)) < gap
     return np.column_stack([A1[~near], A2[~near]])
 
-
 @dataclass
 class PlaneMap:
-    r"""Growth exponents over the plane (:func:`plane_map`): ``points`` ``(P, 2)``, ``lam`` ``(P,)``, the
-    theory's ``e`` ``(P, L)``, fitted ``term_exp``, ``term_se`` ``(P, L)`` of :math:`s_1(T_k)` and
-    ``sum_exp``, ``sum_se`` ``(P, L + 1)`` of :math:`s_j(\Sigma)`, ``df`` the fits' degrees of freedom."""
+    r"""Growth exponents over the plane (:func:`plane_map`): points, :math:`\Lambda`, the theory's
+    ``e``, the fitted exponents of :math:`s_1(T_k)` and :math:`s_j(\Sigma)` and ``df``."""
 
     points: np.ndarray
     lam: np.ndarray
@@ -142,7 +129,6 @@ class PlaneMap:
         t = stats.t.ppf(0.5 + confidence / 2, self.df)
         return np.all(np.abs(exp) > t * se, axis=1)
 
-
 def _records(records):
     records = list(records)
     if len(records) < 3:
@@ -156,7 +142,6 @@ def _records(records):
         raise ValueError("records must span at least two widths N")
     return records
 
-
 def spike_sum_values(record: dict, points, kappa: float) -> np.ndarray:
     r"""Singular values of one draw's :math:`\Sigma` at each point, :math:`\eta_t = \kappa N^{\alpha_t}`:
     ``(P, L + 1)``."""
@@ -167,11 +152,8 @@ def spike_sum_values(record: dict, points, kappa: float) -> np.ndarray:
     return core_singular_values(record["core_left"], record["core_right"], record["core_free"],
                                 factors)
 
-
 def plane_map(records, points, kappa: float) -> PlaneMap:
-    r"""Least-squares exponents in :math:`N` over all ``records`` (:data:`RECORD_KEYS`, one batch, two
-    widths or more) at every point ``(P, 2)``, :math:`\eta_t = \kappa N^{\alpha_t}`:
-    :math:`s_1(T_k) = \kappa^{k+1}N^{\alpha_2+k\alpha_1}s_1(\hat T_k)` exactly."""
+    r"""Least-squares exponents in :math:`N` over all ``records`` at every point ``(P, 2)``."""
     records = _records(records)
     pts = np.asarray(points, dtype=float)
     if pts.ndim != 2 or pts.shape[1] != 2 or np.any((pts < 0) | (pts >= 0.5)):
@@ -192,7 +174,6 @@ def plane_map(records, points, kappa: float) -> PlaneMap:
     e = np.array([[spike_exponent(j, a1, a2) for j in range(L)] for a1, a2 in pts])
     return PlaneMap(pts, lam, e, term_exp, term_se, sum_exp, sum_se, len(records) - 2)
 
-
 def clearing_width(N, values, threshold: float) -> float:
     r""":math:`N^\star = (\text{threshold}/C)^{1/b}` of the power law :math:`CN^b` fitted to ``values`` at
     widths ``N``; for :math:`b \le 0`, ``inf`` if below ``threshold`` at the largest width, else the
@@ -205,7 +186,6 @@ def clearing_width(N, values, threshold: float) -> float:
         return float(N.min()) if a + b * math.log(N.max()) >= math.log(threshold) else math.inf
     return width_to_reach(threshold, math.exp(a), b)
 
-
 def extrapolated_width(N, strength, exponent: float, threshold: float) -> dict:
     r""":math:`N^\star` at which ``strength`` (at widths ``N``) reaches ``threshold``: ``n_star`` with the
     theory's ``exponent``, ``n_fit`` with the fitted ``e_fit`` :math:`\pm` ``e_fit_se``."""
@@ -214,7 +194,6 @@ def extrapolated_width(N, strength, exponent: float, threshold: float) -> dict:
     C_fit, _ = power_law_constant(N, strength, e_fit)
     return {"n_star": width_to_reach(threshold, C, exponent), "e_fit": e_fit,
             "e_fit_se": e_fit_se, "n_fit": width_to_reach(threshold, C_fit, e_fit)}
-
 
 def spike_widths(N, strengths, settings, threshold: float) -> list:
     r""":func:`extrapolated_width` with :math:`e_k` of every new spike :math:`1\le k\le\Lambda` of every
@@ -232,11 +211,9 @@ def spike_widths(N, strengths, settings, threshold: float) -> list:
                              **extrapolated_width(N, x[:, i, k], e, threshold)))
     return rows
 
-
 def nstar_spread(N, strength, seeds, exponent: float, margins=(0.02, 0.10)) -> dict:
-    r"""One spike's growth per doubling :math:`2^{e}` and the range ``lo``, ``hi`` of
-    :math:`N^\star = (\theta_\star(m)/C)^{1/e}` over ``margins`` and per-seed constants :math:`C`
-    (``decades`` :math:`= \log_{10}(hi/lo)`)."""
+    r"""One spike's growth per doubling :math:`2^{e}` and the range ``lo``, ``hi`` of :math:`N^\star`.
+    """
     if not isinstance(margins, (tuple, list)) or len(margins) != 2:
         raise TypeError(f"margins must be a pair (low, high) of margins, got {margins!r}")
     N, strength, seeds = np.asarray(N, dtype=float), np.asarray(strength), np.asarray(seeds)
@@ -249,15 +226,12 @@ def nstar_spread(N, strength, seeds, exponent: float, margins=(0.02, 0.10)) -> d
     return {"growth": 2.0 ** exponent, "e": exponent, "lo": lo, "hi": hi, "decades": decades,
             "margin_lo": m_lo, "margin_hi": m_hi}
 
-
 def predicted_count(spike_sum, edge_own: float, margin: float = 0.05) -> int:
-    r"""The count predicted from the spikes: singular values :math:`s_j` of ``spike_sum`` with
-    :math:`s_j/(e_{\rm own}/2) > \theta_\star` (:func:`~twostep.analysis.spikes.outlier_strength` at
-    ``margin``)."""
+    r"""The count predicted from the spikes: :math:`s_j` of ``spike_sum`` beyond :math:`\theta_\star`.
+    """
     values = check_array(spike_sum, "spike_sum", ndim=1)
     edge = check_real(edge_own, "edge_own", low=0.0, low_open=True)
     return int(np.sum(values / (edge / 2) > outlier_strength(1.0, margin)))
-
 
 def power_gram(a, powers: int) -> np.ndarray:
     r""":math:`|\cos(a^{\circ(i+1)}, a^{\circ(j+1)})|`, ``(powers, powers)`` (Gaussian limit:
@@ -267,13 +241,9 @@ def power_gram(a, powers: int) -> np.ndarray:
     P = np.stack([a ** m / np.linalg.norm(a ** m) for m in range(1, powers + 1)])
     return np.abs(P @ P.T)
 
-
 @dataclass
 class CountTest:
-    r"""The count test of one batch (:func:`count_test`): ``settings``, ``lam``, ``Ns``, ``seeds``, ``count``
-    and ``edge`` ``{N: (seeds, S)}``, ``nstar`` ``(S, L, 3)``, and the (seed, width) beyond :math:`N^\star`
-    with count :math:`1+\Lambda` (``hits`` of ``total``) or :math:`\ge 1+j` (``spike_hits``, ``spike_total``).
-    """
+    r"""The count test of one batch (:func:`count_test`): counts, edges, ``nstar`` and the hits."""
 
     settings: np.ndarray
     lam: np.ndarray
@@ -287,12 +257,10 @@ class CountTest:
     spike_hits: np.ndarray
     spike_total: np.ndarray
 
-
 def count_test(records, batch: str, kappa: float, settings, L: int,
                margins=(0.02, 0.10)) -> CountTest:
-    r"""The paper's count where the theory says it can be seen, from ``count_on`` records:
-    :math:`s_{j+1}(\Sigma)/(e_{\rm own}/2)` extrapolated to :math:`\theta_\star(m)` (:func:`clearing_width`)
-    per seed and margin gives :math:`N^\star_j` (low, median, high)."""
+    r"""The paper's count where the theory says it can be seen, from ``count_on`` records, with
+    :math:`N^\star_j` (low, median, high) per seed and margin (:func:`clearing_width`)."""
     settings = np.asarray(settings, dtype=float).reshape(-1, 2)
     recs = [r for r in records if r["batch"] == batch]
     if not recs:
@@ -331,7 +299,6 @@ def count_test(records, batch: str, kappa: float, settings, L: int,
     return CountTest(settings, lam, Ns, seeds, count, edge, nstar, hits, total, spike_hits,
                      spike_total)
 
-
 def _point_index(points, kappa, settings) -> np.ndarray:
     # The rows of a record's (kappa, alpha1, alpha2) points that hold the settings at kappa.
     points = np.asarray(points, dtype=float)
@@ -343,7 +310,6 @@ def _point_index(points, kappa, settings) -> np.ndarray:
                              f"({kappa}, {a1}, {a2})")
         out.append(int(hit[0]))
     return np.array(out)
-
 
 def rank_points(records, points, kappa: float, margins=(0.02, 0.10), top: int = 3) -> dict:
     r"""``{lam: [(alpha1, alpha2, nstar_median), ...]}``, ``top`` each: for :math:`\Lambda\ge1` the

@@ -1,12 +1,5 @@
-r"""The population limit of the signal directions :math:`u_k = X_2^\top(y_2\odot w)/n`, reused versus fresh.
-With :math:`z_r = \langle\beta^*_r, x\rangle`, :math:`c_r = c_1(g_r)`, :math:`\psi = n/d`, :math:`s
-\approx \sum_r c_r z_r + \rho y/\psi + \tau\zeta` (:math:`\tau^2 = \mathbb{E}[y^2]/\psi`,
-:math:`\zeta\sim N(0,1)`, :math:`\rho = 1` reused, 0 fresh) and :math:`w = y\,s^k` or a reuse-aware
-weight, :math:`u_k \approx \sum_r A_r\beta^*_r + B\hat v_\perp + \text{rest}`: :math:`A_r =
-\mathbb{E}[wz_r]`, :math:`B = \mathbb{E}[w(s - \sum_r c_rz_r)]/\tau`, :math:`\|\text{rest}\|^2 = R =
-(\mathbb{E}[w^2] - \rho\mathbb{E}[wy]^2/\mathbb{E}[y^2])/\psi`, and the overlap with :math:`\beta^*_r`
-tends to :math:`|A_r|/\sqrt{\sum A^2 + B^2 + R}` (Gauss--Hermite quadratures; a leave-one-out
-heuristic)."""
+r"""The population limit of the signal directions :math:`u_k = X_2^\top(y_2\odot w)/n`, reused
+versus fresh (Gauss--Hermite quadratures; a leave-one-out heuristic)."""
 
 from __future__ import annotations
 
@@ -30,12 +23,10 @@ KINDS = ("plain", "reuse", "corrected")
 #: Largest quadrature grid :func:`population_signal` builds (points per axis multiplied).
 MAX_GRID = 4_000_000
 
-
 @dataclass
 class PopulationSignal:
-    r"""Large-:math:`n` decomposition of :math:`u_k`: ``along`` :math:`A_r` ``(r,)``, ``along_v`` :math:`B`,
-    ``rest`` :math:`R`, ``sampling_var`` :math:`\mathrm{Var}(wz_r)` ``(r,)`` (the finite-:math:`n`
-    variance of the component along :math:`\beta^*_r` is ``sampling_var / n``)."""
+    r"""Large-:math:`n` decomposition of :math:`u_k`: ``along`` :math:`A_r`, ``along_v`` :math:`B`,
+    ``rest`` :math:`R`, ``sampling_var`` :math:`\mathrm{Var}(wz_r)` ``(r,)``."""
 
     k: int
     batch: str
@@ -67,7 +58,6 @@ class PopulationSignal:
         folded = np.where(sd > 0, sd * np.sqrt(2 / np.pi) * np.exp(-A ** 2 / (2 * safe ** 2))
                           + A * erf(A / (np.sqrt(2) * safe)), A)
         return folded / self.norm
-
 
 def population_signal(target, psi: float, k: int, batch: str = "reused", kind: str = "plain",
                       activation=None, points: int = 80) -> PopulationSignal:
@@ -142,7 +132,6 @@ def population_signal(target, psi: float, k: int, batch: str = "reused", kind: s
                             along_v=float(along_v), rest=float(max(rest, 0.0)),
                             sampling_var=second - along ** 2)
 
-
 def cubed_link_moment(target) -> float:
     r""":math:`\mathbb E[g(z)^3z] = c_1(g^3)` of a link or its name (reused :math:`A_2 = \mathbb
     E[g^3z]/\psi^2`)."""
@@ -151,13 +140,11 @@ def cubed_link_moment(target) -> float:
         raise TypeError(f"target must be a Link or a link name, got {type(target).__name__}")
     return link.moment(lambda z, g: g ** 3 * z)
 
-
 def self_term_moment(activation) -> float:
     r""":math:`\mathbb E[\sigma'''(z)\sigma'(z)^2]`, which replaces :math:`\mu_3\mu_1^2` in :math:`\tilde
     u_2`'s :math:`A_r`."""
     act = as_activation(activation)
     return gaussian_expectation(lambda z: act.derivative(z, 3) * act.derivative(z, 1) ** 2)
-
 
 @dataclass
 class Limits:
@@ -181,7 +168,6 @@ class Limits:
         r"""Reused-minus-fresh overlap of :math:`T_2`'s top vector at width ``N``: aware limit minus
         :math:`1/\sqrt N`."""
         return self.overlap(target, "reused", aware=True) - 1 / np.sqrt(N)
-
 
 def population_limits(targets, psi: float, orders, activation, aware_order: int = 2) -> Limits:
     r""":class:`Limits` of :math:`u_k` for each of ``orders`` and of :math:`\tilde u_{\text{aware\_order}}`,

@@ -16,17 +16,8 @@ MEMORISED = 8
 PROJECTED_KEYS = ("overlap", "random_sign", "memorised_null", "without_memorised",
                   "participation", "memorisation")
 
-
 def projected_alignment(run, k: int = 2, *, signs, memorised: int = MEMORISED, pre=None) -> dict:
-    r""":math:`r_k = T_k^\top a^{\circ(k+1)}` and its controls, for ``run`` (polynomial activation, any
-    array library), order ``k``, random ``signs`` ``(N,)`` on ``run``'s device and ``memorised`` inputs.
-
-    Returns ``overlap`` ``(r,)``: :math:`|\cos(r_k, \beta^\star_r)|`; ``random_sign``: the same with
-    the left vector :math:`|a|^{\circ(k+1)}\odot\varepsilon`; ``memorised_null``: the overlap of the
-    span of the :math:`m` inputs of largest :math:`c_j = |w_j|\|x_j\|` (:func:`subspace_overlap`);
-    ``without_memorised``: that of :math:`\sum_{j\notin J}w_jx_j`; ``participation``:
-    :math:`(\sum_jc_j^2)^2/\sum_jc_j^4`; ``memorisation``: :math:`\max_j|\cos(r_k, x_j)|`.
-    """
+    r""":math:`r_k = T_k^\top a^{\circ(k+1)}` and its controls for ``run``, order ``k``."""
     run = check_run(run)
     k = check_order(k, run.activation.degree)
     memorised = check_int(memorised, "memorised")

@@ -1,5 +1,4 @@
-r"""The ridge readout on frozen features :math:`F = \sigma(XW^\top)`,
-:math:`\hat a_\lambda = \arg\min_a \frac1n\|y - Fa\|^2 + \lambda\|a\|^2`, its penalty chosen on a
+r"""The ridge readout on frozen features :math:`F = \sigma(XW^\top)`, its penalty chosen on a
 validation split, and the population error of the best predictor that sees a subspace."""
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from .._validation import (check_array, check_choice, check_dtype, check_int, ch
                            check_rng, check_type)
 from ..model.activations import Activation, check_activation
 from ..model.targets import Teacher
-
 
 def features(W, X, activation: Activation) -> np.ndarray:
     r"""Hidden-layer features :math:`F = \sigma(XW^\top)`.
@@ -41,7 +39,6 @@ def features(W, X, activation: Activation) -> np.ndarray:
     check_activation(activation)
     return activation(X @ W.T)
 
-
 def ridge_path(F, y, lambdas) -> np.ndarray:
     r""":math:`\hat a_\lambda = V\operatorname{diag}(s_i/(s_i^2 + n\lambda))U^\top y` (:math:`F = USV^\top`)
     for every penalty, ``(len(lambdas), N)``."""
@@ -56,10 +53,8 @@ def ridge_path(F, y, lambdas) -> np.ndarray:
     shrink = s[None, :] / (s[None, :] ** 2 + n * lambdas[:, None])
     return (shrink * Uy[None, :]) @ Vt
 
-
 #: Solvers of :func:`ridge`: the thin SVD, or Cholesky of the smaller Gram system (cheaper).
 RIDGE_SOLVERS = ("svd", "gram")
-
 
 def ridge(F, y, lam: float, *, solver: str = "svd") -> np.ndarray:
     r""":math:`\hat a_\lambda`, ``(N,)``; ``solver="gram"``: Cholesky of :math:`F^\top F + n\lambda I` (or
@@ -73,7 +68,6 @@ def ridge(F, y, lam: float, *, solver: str = "svd") -> np.ndarray:
         return _ridge_solve(F, y, lam)
     return ridge_path(F, y, np.array([lam]))[0]
 
-
 def mse(F, y, coef) -> float:
     r""":math:`\frac1n\|y - F\hat a\|^2`."""
     F = check_array(F, "F", ndim=2)
@@ -81,7 +75,6 @@ def mse(F, y, coef) -> float:
     coef = check_array(coef, "coef", shape=(F.shape[1],))
     r = y - F @ coef
     return float(r @ r / r.size)
-
 
 def best_linear_error(teacher: Teacher) -> float:
     r"""Population error :math:`\mathbb{E}[y^2] - (\sum_r c_0(g_r))^2 - \sum_r c_1(g_r)^2` of the best
@@ -105,7 +98,6 @@ def best_linear_error(teacher: Teacher) -> float:
     c1 = sum(g.coefficients[1] ** 2 for g in teacher.links)
     return float(teacher.second_moment - c0 ** 2 - c1)
 
-
 @dataclass
 class ReadoutResult:
     """Test error of a ridge readout; ``edge`` ``+1`` (``-1``): the penalty is the grid's largest
@@ -116,14 +108,12 @@ class ReadoutResult:
     penalty: float
     edge: int = 0
 
-
 #: Penalties relative to the features' mean square, :math:`\lambda = \rho\,\overline{F^2}`: the
 #: same for features of any scale; from nearly interpolation to a readout of almost zero.
 RELATIVE_LAMBDAS = np.logspace(-6, 4, 41)
 
 #: Feature scalings accepted by :func:`paired_readout`.
 SCALINGS = ("standardised", "raw")
-
 
 def feature_scale(F) -> np.ndarray:
     r"""Root mean square :math:`s_i = (\frac1n\sum_j F_{ji}^2)^{1/2}` of every column (1 for a zero column).
@@ -145,7 +135,6 @@ def feature_scale(F) -> np.ndarray:
     s[s == 0] = 1.0
     return s
 
-
 def _gram_ridge_path(F, y, lambdas, gram=None) -> np.ndarray:
     # ridge_path from the smaller Gram matrix's eigendecomposition, three times cheaper than the
     # SVD; its errors ~ eps s_max^2 are harmless for the penalties of RELATIVE_LAMBDAS.
@@ -160,7 +149,6 @@ def _gram_ridge_path(F, y, lambdas, gram=None) -> np.ndarray:
     s2, U = eigh(gram, check_finite=False)
     b = U.T @ y
     return ((b[None, :] / (np.clip(s2, 0.0, None)[None, :] + shift)) @ U.T) @ F
-
 
 def _validation_path(Fk, yk, Fv, lambdas, Gk, cross=None) -> np.ndarray:
     # Fv a_lam for every penalty, (len(lambdas), len(Fv)), a_lam the ridge of (Fk, yk), from
@@ -198,15 +186,12 @@ def _validation_path(Fk, yk, Fv, lambdas, Gk, cross=None) -> np.ndarray:
     QZ = apply(Z, "N")
     return (Fv @ QZ).T if primal else (_cross(Fk, Fv, cross).T @ QZ).T
 
-
 def _cross(Fk, Fv, cross):
     return Fk @ Fv.T if cross is None else cross
-
 
 def _gram(F):
     # The smaller Gram matrix of F (n, N): F^T F if n >= N, else F F^T.
     return F.T @ F if F.shape[0] >= F.shape[1] else F @ F.T
-
 
 def _shifted_solve(G, shift: float, rhs) -> np.ndarray:
     # (G + shift I)^{-1} rhs by Cholesky, G overwritten.
@@ -214,14 +199,12 @@ def _shifted_solve(G, shift: float, rhs) -> np.ndarray:
     return cho_solve(cho_factor(G, overwrite_a=True, check_finite=False), rhs,
                      check_finite=False)
 
-
 def _ridge_solve(F, y, lam: float) -> np.ndarray:
     # One penalty: a Cholesky solve of the smaller Gram system.
     n, N = F.shape
     if n >= N:
         return _shifted_solve(_gram(F), n * lam, F.T @ y)
     return F.T @ _shifted_solve(_gram(F), n * lam, y)
-
 
 def _refit(Fk, yk, Fv, yv, Gk, lam: float, cross=None) -> np.ndarray:
     # _ridge_solve on all rows, its Gram matrix assembled from Gk and the held-out rows' blocks
@@ -236,7 +219,6 @@ def _refit(Fk, yk, Fv, yv, Gk, lam: float, cross=None) -> np.ndarray:
     K = np.block([[Gk, cross], [cross.T, Fv @ Fv.T]])
     dual = _shifted_solve(K, n * lam, np.concatenate([yk, yv]))
     return Fk.T @ dual[:nk] + Fv.T @ dual[nk:]
-
 
 def fit_readout(F, y, F_test, y_test, val_index, standardise: bool = True,
                 relative_lambdas=RELATIVE_LAMBDAS) -> ReadoutResult:
@@ -298,7 +280,6 @@ def fit_readout(F, y, F_test, y_test, val_index, standardise: bool = True,
     edge = 1 if i == rel.size - 1 else (-1 if i == 0 else 0)
     return ReadoutResult(mse(F_test, y_test, coef), mse(F, y, coef), float(lambdas[i]), edge)
 
-
 @dataclass(frozen=True)
 class Step:
     r"""A first layer :math:`W = B - \eta G` (``weights``, ``base``, ``eta``, ``direction``):
@@ -308,7 +289,6 @@ class Step:
     base: np.ndarray
     eta: float
     direction: np.ndarray
-
 
 def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: int,
                    n_test: int, rng: np.random.Generator, scalings=("standardised",),
@@ -417,7 +397,6 @@ def paired_readout(weights, activation: Activation, teacher: Teacher, n_train: i
                                        float("inf"))
     return out
 
-
 def projected_error(teacher: Teacher, M) -> float:
     r"""Population error of the best predictor of :math:`y` from :math:`Px`, :math:`M_{rs} =
     \langle P\beta^*_r, P\beta^*_s\rangle` (Mehler's formula, to degree 12):
@@ -454,7 +433,6 @@ def projected_error(teacher: Teacher, M) -> float:
     c0 = float(C[:, 0].sum())
     return float(teacher.second_moment - c0 * c0 - explained)
 
-
 def explained_fraction(teacher: Teacher, rho):
     r""":math:`(c_0^2 + \sum_{k\ge1}c_k^2\rho^{2k}/k!)/\mathbb E[y^2]` of a single-index ``teacher`` for
     overlaps ``rho`` (a float, or a 1-d array)."""
@@ -467,7 +445,6 @@ def explained_fraction(teacher: Teacher, rho):
     if r.ndim:
         return np.array([explained_fraction(teacher, x) for x in rho])
     return 1 - projected_error(teacher, [[rho * rho]]) / teacher.second_moment
-
 
 def asymptotic_ideal(teacher: Teacher, psi, weights=(1.0,)):
     r"""Large-:math:`n` ideal :math:`\mathcal E/\mathbb E[y^2]` of the spike :math:`\sum_t w_tv_t` (batches
@@ -486,7 +463,6 @@ def asymptotic_ideal(teacher: Teacher, psi, weights=(1.0,)):
     m2 = teacher.second_moment
     rho = w.sum() * c1 / np.sqrt(w.sum() ** 2 * (c1 @ c1) + (w @ w) * m2 / psi)
     return projected_error(teacher, np.outer(rho, rho)) / m2
-
 
 def subspace_error(teacher: Teacher, V) -> float:
     """:func:`twostep.projected_error` for the span of the rows of ``V``.

@@ -1,6 +1,4 @@
-r"""Exact dependence of the two-step weights on the step sizes (polynomial :math:`\sigma`):
-:math:`W_2 = W_0 + \eta_1 G_1 + \eta_2\sum_{k<L}\eta_1^{k}\hat T_k`, :math:`G_1`, :math:`\hat T_k` step-free.
-"""
+r"""Exact dependence of the two-step weights on the step sizes (polynomial :math:`\sigma`)."""
 
 from __future__ import annotations
 
@@ -10,11 +8,9 @@ from .._validation import check_int, check_real, check_type
 from .decomposition import second_step_terms
 from ..model.steps import TwoStepRun
 
-
 class StepFamily:
-    r"""Two-step weights of one draw for every step size: ``W0``, ``G1`` :math:`= (W_1 - W_0)/\eta_1` and
-    ``terms`` :math:`\hat T_k = T_k/(\eta_2\eta_1^k)`, all ``(N, d)``, from ``run`` (polynomial
-    activation); ``terms`` given (``second_step_terms(run)``) are rescaled in place and kept."""
+    r"""Two-step weights of one draw for every step size: ``W0``, ``G1`` and ``terms``
+    :math:`\hat T_k = T_k/(\eta_2\eta_1^k)`, all ``(N, d)``."""
 
     def __init__(self, run: TwoStepRun, terms=None):
         check_type(run, "run", TwoStepRun, "a TwoStepRun (from run_two_steps)")
@@ -66,7 +62,6 @@ class StepFamily:
         for k, T in enumerate(self.terms[start:], start=start):
             out += T.dtype.type(eta2 * eta1 ** k) * T
         return out
-
 
 def _etas(eta1, eta2):
     return check_real(eta1, "eta1", low=0.0), check_real(eta2, "eta2", low=0.0)

@@ -9,7 +9,6 @@ from .._validation import check_int, check_real, check_rng
 from ..model.activations import as_activation
 from ..model.targets import get_link
 
-
 def fading_width(exponent: float, N0: int, factor: float = 2.0) -> float:
     r"""Width :math:`N_0\,\text{factor}^{1/|e|}` at which a size :math:`\propto N^{e}` has changed by
     ``factor`` from ``N0``."""
@@ -17,7 +16,6 @@ def fading_width(exponent: float, N0: int, factor: float = 2.0) -> float:
     if e == 0:
         raise ValueError("exponent must be non-zero (a spike of constant size never fades)")
     return check_int(N0, "N0", 1) * check_real(factor, "factor", low=1.0, low_open=True) ** (1 / abs(e))
-
 
 def matched_constant(reference, activation, c: float, order: int = 2) -> float:
     r"""Step constant :math:`c' = c\,(|\mu_1^k\mu_{k+1}|_{\rm ref}/|\mu_1^k\mu_{k+1}|)^{1/(k+1)}`, ``k =
@@ -34,7 +32,6 @@ def matched_constant(reference, activation, c: float, order: int = 2) -> float:
         return w
 
     return c * (weight(reference) / weight(activation)) ** (1 / (k + 1))
-
 
 def typical_max_label(targets, n: int, rng: np.random.Generator, draws: int = 50) -> dict:
     r"""``{target: median over draws of max_j |g(z_j)|}``, :math:`j \le n`, ``draws`` samples per target."""

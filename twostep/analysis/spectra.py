@@ -1,8 +1,5 @@
-r"""Spectra and the Marchenko--Pastur bulk: the singular values of :math:`W_0` (i.i.d. :math:`N(0, 1/d)`,
-:math:`\gamma = N/d`) have density :math:`q(s) = 2s\,p(s^2)` on :math:`[|1-\sqrt\gamma|,
-1+\sqrt\gamma]`, :math:`p(\lambda) =
-\sqrt{(\lambda_+-\lambda)(\lambda-\lambda_-)}/(2\pi\min(\gamma,1)\lambda)`, :math:`\lambda_\pm =
-(1\pm\sqrt\gamma)^2`."""
+r"""Spectra and the Marchenko--Pastur bulk of :math:`W_0` (i.i.d. :math:`N(0, 1/d)`, :math:`\gamma = N/d`).
+"""
 
 from __future__ import annotations
 
@@ -13,12 +10,10 @@ from scipy.sparse.linalg import LinearOperator
 from .._validation import check_array, check_int, check_real
 from ._core import top_singular_core
 
-
 #: ARPACK's tolerance for comparisons at the 1e-3 level (``tol=0`` costs several times more).
 SVDS_TOL = 1e-9
 
 VECTORS = (True, False, "right")
-
 
 def top_singular(M, k: int = 1, *, vectors=True, tol: float = 0.0, seed: int = 0):
     """Top-``k`` singular triplets of ``M``, largest first (ARPACK, start vector from ``seed``).
@@ -55,7 +50,6 @@ def top_singular(M, k: int = 1, *, vectors=True, tol: float = 0.0, seed: int = 0
         raise ValueError(f"k must be in [1, min(M.shape)] = [1, {m}], got {k}")
     return top_singular_core(M, k, vectors, tol, seed)
 
-
 def singular_values(M) -> np.ndarray:
     """All singular values of ``M``, descending, from the smaller Gram matrix.
 
@@ -76,16 +70,13 @@ def singular_values(M) -> np.ndarray:
     lam = eigvalsh(G, overwrite_a=True, check_finite=False)
     return np.sqrt(np.clip(lam, 0.0, None))[::-1]
 
-
 def bulk_edges(ratio: float):
     r"""Support :math:`(|1-\sqrt\gamma|,\ 1+\sqrt\gamma)` of :math:`W_0`'s singular values."""
     r = np.sqrt(_check_ratio(ratio))
     return abs(1.0 - r), 1.0 + r
 
-
 def _check_ratio(ratio):
     return check_real(ratio, "ratio", low=0.0, low_open=True)
-
 
 def bulk_edge(ratio: float) -> float:
     r"""Upper bulk edge :math:`1+\sqrt{\gamma}` of the singular values of :math:`W_0`, :math:`\gamma = N/d`.
@@ -103,7 +94,6 @@ def bulk_edge(ratio: float) -> float:
     (2.0, 1.5)
     """
     return bulk_edges(ratio)[1]
-
 
 def marchenko_pastur_density(s, ratio: float) -> np.ndarray:
     r"""Density :math:`q(s)` of :math:`W_0`'s non-zero singular values (module docstring), :math:`\gamma` =
@@ -133,7 +123,6 @@ def marchenko_pastur_density(s, ratio: float) -> np.ndarray:
         2 * np.pi * min(g, 1.0) * li)
     return out
 
-
 def ks_distance(singular, ratio: float) -> float:
     r"""Kolmogorov--Smirnov distance of ``singular``'s empirical law from the Marchenko--Pastur law.
 
@@ -162,7 +151,6 @@ def ks_distance(singular, ratio: float) -> float:
     F = np.interp(s, t, cdf)
     i = np.arange(1, s.size + 1)
     return float(max(np.max(i / s.size - F), np.max(F - (i - 1) / s.size)))
-
 
 def count_outliers(singular, edge: float, margin: float = 0.05) -> int:
     """Number of singular values above ``edge * (1 + margin)`` (the margin absorbs the edge's fluctuations).

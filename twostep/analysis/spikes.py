@@ -14,13 +14,10 @@ from ._core import mean_signal_part, own_bulk_edge_core, power_basis, term_diagn
 from .decomposition import SIGNALS, RankOne, second_step_terms
 from .spectra import bulk_edges
 
-
 def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: bool = False,
                      corrected: bool = False) -> dict:
-    r"""``(L,)`` arrays over the terms :math:`T_k` of ``run``: ``signal`` :math:`\|S_k\|`, ``top``
-    :math:`s_1(T_k)`, ``residual`` :math:`\|T_k-S_k\|_{op}`, the top singular vectors' cosines ``left``,
-    ``right`` with :math:`S_k`'s, ``memorisation``, ``localisation`` :math:`\max_i|\ell_i|` (and ``_signal``),
-    ``scale`` :math:`\eta_2\eta_1^k`; ``corrected``: also ``*_corrected``; ``vectors``: ``U``, ``Vt``."""
+    r"""``(L,)`` arrays over the terms :math:`T_k` of ``run``: ``signal``, ``top``, ``residual``,
+    ``left``, ``right``, ``memorisation``, ``localisation``, ``scale`` (and ``*_corrected``)."""
     check_type(run, "run", TwoStepRun, "a TwoStepRun (from run_two_steps)")
     kind = check_choice(kind, "kind", SIGNALS)
     check_bool(vectors, "vectors")
@@ -34,7 +31,6 @@ def term_diagnostics(run: TwoStepRun, kind: str = "auto", terms=None, vectors: b
              for k, T in enumerate(terms)]
     return term_diagnostics_core(run, kind, terms, vectors, corrected)
 
-
 def outlier_strength(ratio: float, margin: float = 0.05) -> float:
     r"""The :math:`\theta` with :math:`s_\star(\theta) = e = (1+m)(1+\sqrt\gamma)`, :math:`m` = ``margin``:
     the larger root :math:`t = \theta^2` of :math:`t^2 + (1+\gamma-e^2)t + \gamma = 0`."""
@@ -44,7 +40,6 @@ def outlier_strength(ratio: float, margin: float = 0.05) -> float:
     b = e2 - 1 - g
     disc = max(b * b - 4 * g, 0.0)
     return float(math.sqrt((b + math.sqrt(disc)) / 2))
-
 
 def power_law_constant(N, size, exponent: float) -> tuple[float, float]:
     r"""``(C, se_log)``: :math:`C = \exp\overline{(\log\text{size} - e\log N)}` of
@@ -57,7 +52,6 @@ def power_law_constant(N, size, exponent: float) -> tuple[float, float]:
     r = np.log(size) - e * np.log(N)
     se = float(r.std(ddof=1) / math.sqrt(r.size)) if r.size > 1 else float("nan")
     return float(math.exp(r.mean())), se
-
 
 def width_to_reach(threshold: float, constant: float, exponent: float) -> float:
     r""":math:`N^\star = (\text{threshold}/C)^{1/e}` for :math:`e>0`; for :math:`e\le0`, 1 if
@@ -72,14 +66,12 @@ def width_to_reach(threshold: float, constant: float, exponent: float) -> float:
     except OverflowError:  # beyond any float: never, in practice
         return math.inf
 
-
 def power_projections(M, a, powers: int) -> np.ndarray:
     r""":math:`\|q_m^\top M\|` for :math:`m < K` = ``powers`` (``<= 8``), :math:`q_m` the
     :func:`~twostep.analysis._core.power_basis` of ``a``: ``(K,)``."""
     M, a, K = _check_powers(M, a, powers)
     Q = power_basis(a, K)
     return np.linalg.norm(Q.T.astype(M.dtype) @ M, axis=1).astype(float)
-
 
 def _check_powers(M, a, powers):
     M = check_array(M, "M", ndim=2)
@@ -88,7 +80,6 @@ def _check_powers(M, a, powers):
     if K > 8:
         raise ValueError(f"powers must be in [1, 8], got {K}")
     return M, a, K
-
 
 def power_projections_null(M, a, powers: int, rng: np.random.Generator, draws: int = 20) -> np.ndarray:
     r"""Chance level of :func:`power_projections`: mean over ``draws`` of :math:`\|\tilde q_m^\top M\|`,
@@ -105,7 +96,6 @@ def power_projections_null(M, a, powers: int, rng: np.random.Generator, draws: i
         total += np.linalg.norm(R.T.astype(M.dtype) @ M, axis=1)
     return total / draws
 
-
 def power_cosine(i: int, j: int) -> float:
     r"""Gaussian limit :math:`m_{i+j}/\sqrt{m_{2i}m_{2j}}` of :math:`\cos(a^{\circ i}, a^{\circ j})`,
     :math:`m_p = (p-1)!!` for even :math:`p`, 0 for odd."""
@@ -115,7 +105,6 @@ def power_cosine(i: int, j: int) -> float:
         return 0.0 if p % 2 else float(math.prod(range(p - 1, 0, -2)))
 
     return m(i + j) / math.sqrt(m(2 * i) * m(2 * j))
-
 
 def spike_core(parts) -> tuple:
     r"""``(R_L, R_R, theta)``, :math:`[\ell_k] = Q_LR_L`, :math:`[r_k] = Q_RR_R`:
@@ -131,7 +120,6 @@ def spike_core(parts) -> tuple:
     return (np.linalg.qr(left)[1], np.linalg.qr(right)[1],
             np.array([float(p.value) for p in parts]))
 
-
 def core_singular_values(R_L, R_R, theta, factors=None) -> np.ndarray:
     r"""Singular values of :math:`R_L\operatorname{diag}(\theta\odot f)R_R^\top`, descending: ``(K,)``, or
     ``(P, K)`` for ``factors`` ``(P, K)``."""
@@ -140,7 +128,6 @@ def core_singular_values(R_L, R_R, theta, factors=None) -> np.ndarray:
     core = np.einsum("ik,...k,jk->...ij", R_L, theta * f, R_R)
     return np.linalg.svd(core, compute_uv=False)
 
-
 def spike_sum_factors(eta1, eta2, L: int) -> np.ndarray:
     r"""Scales :math:`(\eta_1, \eta_2, \eta_2\eta_1, \dots, \eta_2\eta_1^{L-1})` of the spike sum's parts,
     ``(..., L + 1)``."""
@@ -148,11 +135,9 @@ def spike_sum_factors(eta1, eta2, L: int) -> np.ndarray:
     powers = e1[..., None] ** np.arange(L)
     return np.concatenate([e1[..., None], e2[..., None] * powers], axis=-1)
 
-
 def rank_one_sum_singular_values(parts) -> np.ndarray:
     r"""Singular values of :math:`\sum_k \theta_k\ell_kr_k^\top`, descending, ``(K,)``."""
     return core_singular_values(*spike_core(parts))
-
 
 def predicted_spikes(run: TwoStepRun, orders: int) -> list[RankOne]:
     r""":math:`S_k = \eta_2\mu_{k+1}(\eta_1\mu_1)^k/k!\;a^{\circ(k+1)}u_k^\top`, :math:`k < K` = ``orders``,
@@ -162,7 +147,6 @@ def predicted_spikes(run: TwoStepRun, orders: int) -> list[RankOne]:
     mu = np.array(run.activation.hermite_coefficients(K), dtype=float)
     mu[np.abs(mu) < 1e-12] = 0.0  # quadrature noise (~1e-17) on coefficients zero by symmetry
     return [mean_signal_part(run, k, mu) for k in range(K)]
-
 
 def own_bulk_edge(W, a, orders: int) -> float:
     r"""The edge of ``W``'s bulk from its own spectrum: the top singular value of :math:`(I - QQ^\top)W`,

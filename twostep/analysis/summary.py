@@ -8,11 +8,9 @@ import numpy as np
 
 from .sweep import summarise
 
-
 def _pick(value, index):
     out = np.asarray(value)[index]
     return float(out) if np.ndim(out) == 0 else out
-
 
 class Summary:
     r"""``records`` grouped by the parameters ``by`` (the last one the axis), with the mean and standard

@@ -12,13 +12,11 @@ import numpy as np
 
 from .._validation import check_int
 
-
 def _interactive() -> bool:
     # A progress bar at a terminal, not in the book build (no TTY).
     if os.environ.get("TWOSTEP_PROGRESS") in ("0", "1"):
         return os.environ["TWOSTEP_PROGRESS"] == "1"
     return sys.stderr.isatty()
-
 
 def rng_for(seed: int) -> np.random.Generator:
     """The generator ``numpy.random.default_rng(numpy.random.SeedSequence(seed))`` of a task.
@@ -37,10 +35,8 @@ def rng_for(seed: int) -> np.random.Generator:
     """
     return np.random.default_rng(np.random.SeedSequence(check_int(seed, "seed", 0)))
 
-
 #: Names a grid may not use: every record gets ``seed`` from ``seeds``, and ``func`` gets ``rng``.
 RESERVED = ("seed", "rng")
-
 
 def _expand(grid) -> list[dict]:
     if grid is None:
@@ -64,11 +60,9 @@ def _expand(grid) -> list[dict]:
                              f"and each task's generator is passed as rng")
     return grid
 
-
 def keep_freed_memory() -> bool:
-    """Let this process reuse freed large blocks (glibc ``mallopt``), so that a task's arrays land on
-    mapped pages, not fresh ones zeroed page by page; for long runs and :func:`sweep`'s workers, not a
-    caller's own process (its memory would stay at its peak). Returns whether glibc took the settings."""
+    """Let this process reuse freed large blocks (glibc ``mallopt``), for long runs and
+    :func:`sweep`'s workers; returns whether glibc took the settings."""
     import ctypes
     import ctypes.util
 
@@ -81,13 +75,11 @@ def keep_freed_memory() -> bool:
     M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4          # glibc's malloc.h
     return bool(mallopt(M_MMAP_MAX, 0)) and bool(mallopt(M_TRIM_THRESHOLD, 2 ** 31 - 1))
 
-
 def _start_worker(parent: int) -> None:
     # worker_pool's initializer: die with the run, reuse freed pages (no page faults).
     _die_with_parent(parent)
     if keep_freed_memory():
         _memory_kept_is_no_leak()
-
 
 def _memory_kept_is_no_leak() -> None:
     # loky restarts a worker whose memory grew 300 MB past its first task's, taking memory
@@ -99,7 +91,6 @@ def _memory_kept_is_no_leak() -> None:
         return
     if hasattr(process_executor, "_USE_PSUTIL"):
         process_executor._USE_PSUTIL = False
-
 
 def _die_with_parent(parent: int) -> None:
     # A worker must not outlive a run killed with SIGKILL: PR_SET_PDEATHSIG (Linux). Ctrl-C is
@@ -120,9 +111,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
     _ARMED = parent
 
-
 _ARMED = None
-
 
 def worker_pool(n_jobs: int, **kwargs):
     """A ``joblib.Parallel`` of ``n_jobs`` whose workers die with this process and keep freed memory."""
@@ -130,7 +119,6 @@ def worker_pool(n_jobs: int, **kwargs):
     # Armed by the initializer, not by a task: a Dask worker's parent is its nanny.
     return Parallel(n_jobs=check_int(n_jobs, "n_jobs", 1), initializer=_start_worker,
                     initargs=(os.getpid(),), **kwargs)
-
 
 def _task(func, params, seed, index):
     out = func(rng=rng_for(seed), **params)
@@ -142,7 +130,6 @@ def _task(func, params, seed, index):
                          f"of the same name; rename the result or the parameter")
     return index, {**params, "seed": seed, **out}
 
-
 def run_tasks(func: Callable, tasks: list[tuple[dict, int]], n_jobs: int = 1,
               progress: bool | None = None, on_record: Callable | None = None,
               cost: Callable | None = None) -> list[dict]:
@@ -153,13 +140,11 @@ def run_tasks(func: Callable, tasks: list[tuple[dict, int]], n_jobs: int = 1,
     tasks = [(dict(p), check_int(s, "seed", 0)) for p, s in tasks]
     return _run_tasks(func, tasks, n_jobs, progress, on_record, _check_cost(cost))
 
-
 def _check_cost(cost):
     if cost is not None and not callable(cost):
         raise TypeError(f"cost must be None or a callable of a task's parameters, got "
                         f"{type(cost).__name__}")
     return cost
-
 
 def _run_tasks(func, tasks, n_jobs, progress, on_record, cost=None):
     # run_tasks on checked arguments (sweep's, or run_tasks').
@@ -199,7 +184,6 @@ def _run_tasks(func, tasks, n_jobs, progress, on_record, cost=None):
         _stop_workers()
     return out
 
-
 def _stop_workers() -> None:
     # loky's workers idle for minutes: a finished or interrupted run stops them. The executor
     # that ran the tasks itself (get_reusable_executor() would build a second and leave the
@@ -213,7 +197,6 @@ def _stop_workers() -> None:
         executor.shutdown(wait=True, kill_workers=True)
         import gc
         gc.collect()
-
 
 def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iterable[int] = (0,),
           n_jobs: int = 1, progress: bool | None = None,
@@ -260,7 +243,6 @@ def sweep(func: Callable, grid: Iterable[dict] | dict | None = None, seeds: Iter
     return _run_tasks(func, [(params, seed) for params in grid for seed in seeds],
                       check_int(n_jobs, "n_jobs", 1), progress, on_record, _check_cost(cost))
 
-
 def split_batches(records: list[dict], order: Iterable[str]) -> list[dict]:
     """One record per batch of ``order`` (outermost) from tasks run with ``batch="both"``."""
     order = list(order)
@@ -276,14 +258,12 @@ def split_batches(records: list[dict], order: Iterable[str]) -> list[dict]:
                         "batch": b, **r[b]})
     return out
 
-
 def split_cases(records: list[dict], key: str, name: str, order=None) -> list[dict]:
     """One record per case (``record[key]``, ``record["results"]``) as ``name``; sorted by ``order`` if
     given."""
     out = [{**{k: v for k, v in r.items() if k not in (key, "results")}, name: case, **result}
            for r in records for case, result in zip(r[key], r["results"])]
     return out if order is None else sorted(out, key=order)
-
 
 def summarise(records: list[dict], by: Iterable[str], values: Iterable[str]) -> list[dict]:
     """Mean, standard error (``std(ddof=1)/sqrt(count)``) and count of ``values`` over the records of
@@ -320,7 +300,6 @@ def summarise(records: list[dict], by: Iterable[str], values: Iterable[str]) -> 
         out.append(entry)
     return out
 
-
 def linear_fit(x, y) -> tuple:
     r"""``(slope, se, intercept)`` of :math:`y \approx a + b x`, ``x`` ``(m,)``, ``y`` ``(m, ...)``:
     :math:`\mathrm{se} = \sqrt{\sum_i r_i^2/(m-2) / \sum_i (x_i-\bar x)^2}` (NaN for :math:`m = 2`)."""
@@ -344,7 +323,6 @@ def linear_fit(x, y) -> tuple:
         return float(slope), float(se), float(intercept)
     return slope, se, intercept
 
-
 def linear_slope(x, y) -> tuple[float, float]:
     """Least-squares slope and standard error of :func:`linear_fit`.
 
@@ -366,7 +344,6 @@ def linear_slope(x, y) -> tuple[float, float]:
         raise ValueError(f"x and y must be 1-d arrays of the same length >= 2, got {x.shape} and {y.shape}")
     slope, se, _ = linear_fit(x, y)
     return slope, se
-
 
 def loglog_slope(x, y) -> tuple[float, float]:
     r""":func:`linear_slope` of :math:`\log y` against :math:`\log x`.

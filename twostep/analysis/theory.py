@@ -28,7 +28,6 @@ def spike_exponent(k: int, alpha1: float, alpha2: float) -> float:
     k = check_int(k, "k", 0)
     return check_alpha(alpha2, "alpha2") - k * (0.5 - check_alpha(alpha1, "alpha1"))
 
-
 def n_spikes(alpha1: float, alpha2: float, L: int | None = None) -> int:
     r""":math:`\Lambda(\alpha_1,\alpha_2) = \min(L-1, \lfloor\alpha_2/(1/2-\alpha_1)\rfloor)`.
 
@@ -48,7 +47,6 @@ def n_spikes(alpha1: float, alpha2: float, L: int | None = None) -> int:
     """
     a1, a2 = check_alpha(alpha1, "alpha1"), check_alpha(alpha2, "alpha2")
     return int(spike_count(a1, a2, None if L is None else check_int(L, "L", 1)))
-
 
 def spike_terms(alpha1: float, alpha2: float, mu) -> list[int]:
     r"""The orders :math:`k = 1..\Lambda` with :math:`\mu_{k+1}\ne 0` (``L = len(mu) - 1``).
@@ -72,7 +70,6 @@ def spike_terms(alpha1: float, alpha2: float, mu) -> list[int]:
     lam = n_spikes(alpha1, alpha2, L=mu.size - 1)
     return [k for k in range(1, lam + 1) if abs(mu[k + 1]) > 1e-12]
 
-
 def one_step_overlap(c1: float, second_moment: float, psi: float) -> float:
     r"""Limit :math:`|c_1|/\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}` of :math:`|\langle v/\|v\|, \beta^*\rangle|`,
     :math:`c_1 = \mathbb{E}[g(z)z]`, :math:`\psi = n/d`.
@@ -93,7 +90,6 @@ def one_step_overlap(c1: float, second_moment: float, psi: float) -> float:
     m2 = check_real(second_moment, "second_moment", low=0.0, low_open=True)
     psi = check_real(psi, "psi", low=0.0, low_open=True)
     return abs(c1) / math.sqrt(c1 * c1 + m2 / psi)
-
 
 def phase_boundaries(alpha1, k: int) -> np.ndarray:
     r"""The line :math:`\alpha_2 = k(1/2-\alpha_1)` where :math:`\Lambda` steps from :math:`k-1` to :math:`k`.
@@ -116,7 +112,6 @@ def phase_boundaries(alpha1, k: int) -> np.ndarray:
     if np.any((a1 < 0) | (a1 >= 0.5)):
         raise ValueError("alpha1 must lie in [0, 1/2)")
     return k * (0.5 - a1)
-
 
 def spike_strength(eta: float, mu1: float, c1: float, second_moment: float, psi: float) -> float:
     r"""Singular value :math:`\theta = \eta\,|\mu_1|\sqrt{c_1^2 + \mathbb{E}[y^2]/\psi}` of the spike
@@ -142,7 +137,6 @@ def spike_strength(eta: float, mu1: float, c1: float, second_moment: float, psi:
     m2 = check_real(second_moment, "second_moment", low=0.0)
     psi = check_real(psi, "psi", low=0.0, low_open=True)
     return eta * abs(mu1) * math.sqrt(c1 * c1 + m2 / psi)
-
 
 def finite_size_overlap(c1: float, second_moment: float, cross_moment: float, n: int,
                         d: int) -> float:
@@ -176,7 +170,6 @@ def finite_size_overlap(c1: float, second_moment: float, cross_moment: float, n:
     q = c1 * c1 + max(m22 - c1 * c1, 0.0) / n
     return math.sqrt(q / (q + (d - 1) * m2 / n))
 
-
 def fluctuation_variance_limit(mu, second_moment: float, psi: float) -> float:
     r""":math:`R^2 = \mathbb E[y^2]\,\mathrm{Var}\,\sigma'(z)/\psi`, :math:`\mathrm{Var}\,\sigma' =
     \sum_{m\ge1}\mu_{m+1}^2/m!` (``mu`` :math:`= \mu_0..\mu_L`): the limit of the neuron-specific
@@ -186,7 +179,6 @@ def fluctuation_variance_limit(mu, second_moment: float, psi: float) -> float:
     psi = check_real(psi, "psi", low=0.0, low_open=True)
     var = sum(mu[m + 1] ** 2 / math.factorial(m) for m in range(1, mu.size - 1))
     return float(m2 * var / psi)
-
 
 def feature_spike_count(alpha: float, L: int | None = None) -> int:
     r"""Spikes of :math:`\sigma(XW_1^\top)` after one step :math:`\eta = N^{\alpha}` (Moniri et al. 2024):

@@ -1,7 +1,5 @@
-r"""The book's verdict rule, computed, never typed: labels (:data:`LABELS`, :data:`RULES`) from the
-interval :math:`I = m \pm t_{n-1}\,\mathrm{se}` over :math:`n` independent draws (:data:`CONFIDENCE`)
-and one :data:`MARGIN`, for an effect (:func:`effect`), no effect (:func:`no_effect`), a predicted
-size (:func:`size`) and a claim that holds draw by draw (:func:`share`)."""
+r"""The book's verdict rule, computed, never typed: labels from the interval
+:math:`m \pm t_{n-1}\,\mathrm{se}` over :math:`n` draws and one :data:`MARGIN`."""
 
 from __future__ import annotations
 
@@ -55,7 +53,6 @@ RULES = {
                   "allows",
 }
 
-
 @dataclass(frozen=True)
 class Verdict:
     """A judged measurement: ``label``, ``kind``, ``mean``, ``sem``, the interval ``(low, high)``,
@@ -82,9 +79,7 @@ class Verdict:
         """The label's symbol in tables by width (:data:`SYMBOLS`)."""
         return SYMBOLS[self.label]
 
-
 _NAN = float("nan")
-
 
 def _values(x, name: str) -> np.ndarray:
     arr = np.atleast_1d(np.asarray(x, dtype=float))
@@ -92,12 +87,10 @@ def _values(x, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be a non-empty 1-d sequence of finite numbers, got {x!r}")
     return arr
 
-
 def mean_sem(x) -> tuple:
     """Mean and standard error (``ddof=1``; 0 for one value) of ``x``; ``nan`` propagates."""
     x = np.atleast_1d(np.asarray(x, dtype=float))
     return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else 0.0
-
 
 def t_interval(mean: float, sem: float, draws: int, confidence: float = CONFIDENCE) -> tuple:
     r"""``(low, high)`` :math:`= m \mp t_{n-1}\,\mathrm{se}` for ``draws`` :math:`= n \ge 2`."""
@@ -105,12 +98,10 @@ def t_interval(mean: float, sem: float, draws: int, confidence: float = CONFIDEN
     t = float(stats.t.ppf(0.5 + confidence / 2, n - 1))
     return mean - t * sem, mean + t * sem
 
-
 def binomial_interval(hits: int, total: int, confidence: float = CONFIDENCE) -> tuple:
     """Clopper--Pearson interval ``(low, high)`` of the share ``hits / total``."""
     result = stats.binomtest(hits, total).proportion_ci(confidence, method="exact")
     return float(result.low), float(result.high)
-
 
 def _measure(measured, null):
     # (values, mean, sem, null value, gap mean, gap sem): a paired null is judged on the
@@ -126,12 +117,10 @@ def _measure(measured, null):
     gap, gap_se = mean_sem(x - zs)
     return x, m, se, float(zs.mean()), gap, gap_se
 
-
 def _unjudgeable(n, m, se, gap, gap_se) -> bool:
     # Too few draws, or a spread that is float rounding: no interval can be formed.
     scale = max(abs(m), abs(gap), np.finfo(float).tiny)
     return n < MIN_DRAWS or se <= NO_SPREAD * scale or gap_se <= NO_SPREAD * scale
-
 
 def effect(measured, null, *, sign: int = 1) -> Verdict:
     """The paper's claim of an effect of ``sign`` (+1: above the null, -1: below) from ``measured`` (one
@@ -149,7 +138,6 @@ def effect(measured, null, *, sign: int = 1) -> Verdict:
     return Verdict(label, "effect", m, se, low, high, _NAN, z, 0.0, x.size,
                    t_null=gap / gap_se if gap_se > 0 else _NAN)
 
-
 def no_effect(measured, null) -> Verdict:
     r"""A claim of no effect on a cosine at its level ``null``: **confirmed** when :math:`I \subset z\pm`
     :data:`MARGIN`, **contradicted** above it, **differs** below it, else **consistent**."""
@@ -163,11 +151,9 @@ def no_effect(measured, null) -> Verdict:
     return Verdict(label, "no effect", m, se, low, high, z, z, MARGIN, x.size,
                    t_null=gap / gap_se if gap_se > 0 else _NAN)
 
-
 def size(measured, prediction: float, null: float = 0.0) -> Verdict:
-    r"""The book's prediction :math:`p` of a size, ``null`` :math:`z`: **confirmed** when
-    :math:`I \subset p \pm \delta`, :math:`\delta` = :data:`MARGIN` :math:`|p - z|`, **differs** when
-    :math:`I` misses it, else **consistent**."""
+    r"""The book's prediction :math:`p` of a size: **confirmed** when :math:`I \subset p \pm \delta`,
+    **differs** when :math:`I` misses it, else **consistent**."""
     p, z = check_real(prediction, "prediction"), check_real(null, "null")
     if p == z:
         raise ValueError(f"prediction must differ from null (a size without an effect is a "
@@ -182,7 +168,6 @@ def size(measured, prediction: float, null: float = 0.0) -> Verdict:
     return Verdict(label, "size", m, se, low, high, p, z, delta, x.size,
                    t_null=gap / gap_se if gap_se > 0 else _NAN)
 
-
 def summary(mean: float, sem: float, draws: int) -> np.ndarray:
     """``draws`` values with exactly this ``mean`` and standard error ``sem`` (``draws - 1`` degrees of
     freedom)."""
@@ -193,12 +178,9 @@ def summary(mean: float, sem: float, draws: int) -> np.ndarray:
     z = np.linspace(-1.0, 1.0, n)
     return m + se * (z - z.mean()) / (z.std(ddof=1) / np.sqrt(n))
 
-
 def share(passed, draws=None, *, fails: str = DIFFERS) -> Verdict:
-    r"""A claim that holds draw by draw, from ``passed`` ``(items,)``, the items of one draw (``draws``)
-    one outcome: **confirmed** when the Clopper--Pearson interval of the share of passing draws has
-    :math:`\ell \ge 1 -` :data:`MARGIN`, ``fails`` when :math:`h < 1 -` :data:`MARGIN`, **not reached**
-    without items, else **consistent**."""
+    r"""A claim that holds draw by draw: the Clopper--Pearson interval of the share of passing draws
+    against :math:`1 -` :data:`MARGIN`."""
     ok = np.asarray(passed, dtype=object).ravel()
     if not all(isinstance(v, (bool, np.bool_)) for v in ok):
         raise TypeError(f"passed must be a sequence of booleans, got {passed!r}")
@@ -218,14 +200,12 @@ def share(passed, draws=None, *, fails: str = DIFFERS) -> Verdict:
     label = CONFIRMED if low >= 1 - MARGIN else fails if high < 1 - MARGIN else CONSISTENT
     return Verdict(label, "share", k / n, _NAN, low, high, 1.0, 0.0, MARGIN, n, k)
 
-
 def draws_to_confirm() -> int:
     """The fewest draws, all passing, whose share :func:`share` confirms."""
     n = MIN_DRAWS
     while binomial_interval(n, n)[0] < 1 - MARGIN:
         n += 1
     return n
-
 
 def worst(verdicts) -> str:
     """The least favourable label among ``verdicts`` (in :data:`LABELS`' order)."""
@@ -235,7 +215,6 @@ def worst(verdicts) -> str:
                          f"got {labels!r}")
     return max(labels, key=LABELS.index)
 
-
 def multiplicity(labels: int) -> str:
     """One sentence on what ``labels`` intervals at :data:`CONFIDENCE` mean together."""
     k = check_int(labels, "labels", 1)
@@ -243,7 +222,6 @@ def multiplicity(labels: int) -> str:
     return (f"Each of these {k} labels rests on its own {_PCT} interval, with no correction for "
             f"multiplicity: even if every claim held, about one interval in "
             f"{round(1 / (1 - CONFIDENCE))} would miss by chance, {miss:.1f} of {k} on average.")
-
 
 def rule_rows() -> list:
     """The rule table's rows ``[label, meaning]``, and the interval's definition last."""

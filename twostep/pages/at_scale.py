@@ -1,15 +1,4 @@
-r"""Appendix *At scale*: the book's measurements read back from the committed results files.
-
-The appendix runs no simulation: the package's command line (``python -m twostep
-at-scale``) writes ``results/at_scale/``: the spike file (the exact terms of the two-steps
-chapter's reference setting and :math:`W_2`'s raw outlier count over its phase grid), the
-reuse file and its even-link control (where :math:`T_2` points, reused and fresh batch on
-the same draw), and the exploratory count file. :func:`at_scale_data` takes the documents
-(this layer may not import :mod:`twostep.scale`, so not the paths) and holds each file's
-runs as a :class:`~twostep.analysis.summary.Summary` by batch and width. The terms are drawn
-as in the two-steps chapter (:mod:`twostep.pages.spikes`), the reuse files read as the reuse
-chapter's paired runs (:func:`paired_from_files`).
-"""
+r"""Appendix *At scale*: the book's measurements read back from the committed results files."""
 
 from __future__ import annotations
 
@@ -45,14 +34,9 @@ CEILING = 6
 #: Configurations of :func:`paired_from_files`: file name -> label for the reader.
 PAIRED_LABELS = {"reuse": r"$\sigma_4$, odd link", "reuse_he2": r"$\sigma_4$, He$_2$ (control)"}
 
-
 @dataclass
 class AtScale:
-    r"""The results documents by name (``docs``; the control ``reuse_he2`` may be missing) and
-    each file's runs by ``("batch", "N")`` (``runs``; the spike file's by
-    :func:`~twostep.pages.spikes.terms_summary`, with ``beta``); the spike file's phase grid
-    ``grid`` of :math:`(\alpha_1,\alpha_2)`, its :math:`\Lambda` per point ``lam``, the degree
-    ``L`` and the predicted exponents ``predicted`` :math:`e_k` of its setting."""
+    r"""The results documents (``docs``), each file's runs (``runs``) and the spike file's grid."""
 
     docs: dict
     runs: dict
@@ -60,7 +44,6 @@ class AtScale:
     lam: np.ndarray
     L: int
     predicted: list
-
 
 def at_scale_data(spike: dict, reuse: dict, reuse_he2: dict | None = None) -> AtScale:
     """The documents of :func:`twostep.scale.results.read_results`, with their runs summarised."""
@@ -73,18 +56,13 @@ def at_scale_data(spike: dict, reuse: dict, reuse_he2: dict | None = None) -> At
     return AtScale(docs, runs, grid, np.array([n_spikes(a1, a2, L) for a1, a2 in grid]), L,
                    [spike_exponent(k, p["alpha1"], p["alpha2"]) for k in range(L)])
 
-
 def paired_seeds(data: AtScale, name: str, N: int) -> list:
     """The seeds of file ``name`` at width ``N`` that both batch schemes ran."""
     by = [{r["seed"] for r in data.runs[name].runs(batch=b, N=N)} for b in BATCH_ORDER]
     return sorted(by[0] & by[1])
 
-
 def provenance(doc: dict, Ns: list) -> dict:
-    """What one results document records of how it was made: ``backend``, ``device``,
-    ``dtype``, ``date`` (UTC day), ``minutes`` of wall time, the ``version`` of twostep and of
-    ``numpy``, ``cores``, BLAS ``threads``, ``nice``, whether it ran to completion
-    (``status``) and its ``commands`` (the flags of each, after the program's name)."""
+    """How one results document was made: backend, device, dtype, date, versions, threads."""
     env, host = doc.get("environment", {}), doc.get("host", {})
     planned = doc.get("widths_planned") or Ns
     commands = [str(c) for c in doc.get("commands") or [doc.get("command", "?")]]
@@ -100,22 +78,17 @@ def provenance(doc: dict, Ns: list) -> dict:
             # the recorded program ("python tools/at_scale.py") is the package's command line
             "commands": [c.split(" --", 1)[1] if " --" in c else "" for c in commands]}
 
-
 # --------------------------------------------------------------------------- the terms
 
 def beta_limits(data: AtScale, psi: float = 1.0) -> dict:
-    r"""Population overlap of :math:`u_k` with :math:`\beta^\star` for the spike file's target,
-    ``{batch: array (L,)}`` (:func:`twostep.analysis.population.population_signal`)."""
+    r"""Population overlap of :math:`u_k` with :math:`\beta^\star`, ``{batch: array (L,)}``."""
     target = data.docs["spike"]["params"].get("target", "he1")
     return {b: np.array([float(population_signal(target, psi, k, b).overlaps[0])
                          for k in range(data.L)]) for b in BATCH_ORDER}
 
-
 def plot_beta(data: AtScale, limits: dict):
     r"""Figure *fig-at-scale-beta*: :math:`|\cos(\hat r_k, \beta^\star)|` against :math:`N`, fresh
-    (left) and reused (right), each order with its population value :math:`|\cos(u_k,\beta^\star)|`
-    (dashed; ``limits`` from :func:`beta_limits`) and the chance level :math:`1/\sqrt N`; the
-    lower limit of the log axis is below every drawn mean."""
+    and reused, with each order's population value (dashed) and chance :math:`1/\sqrt N`."""
     s, rows = data.runs["spike"], []
     Ns = np.array(s.axis(), float)
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.9), sharey=True)
@@ -140,19 +113,14 @@ def plot_beta(data: AtScale, limits: dict):
     legend_below(fig, axes[1], ncol=5)
     return finished(attach_data(fig, rows))
 
-
 # --------------------------------------------------------------------------- the count
 
 def grid_counts(data: AtScale, batch: str, N: int) -> np.ndarray:
     r"""Raw outlier counts of :math:`W_2` at the grid points, ``(runs, points)`` at one width."""
     return data.runs["spike"].seed_values("grid_count", batch=batch, N=N)
 
-
 def count_means(data: AtScale, batch: str, lam: int) -> list:
-    r"""Per width of the spike file: the mean raw count over the grid points with this
-    :math:`\Lambda` and over seeds, its standard error over seeds (nan for one seed), and
-    whether it is censored (some count at :data:`CEILING`: the mean is then a lower bound).
-    A list of ``(N, mean, sem, censored)``."""
+    r"""Per width of the spike file: ``(N, mean, sem, censored)`` of the raw count."""
     out = []
     for N in data.runs["spike"].axis():
         c = grid_counts(data, batch, N)[:, data.lam == lam]
@@ -160,12 +128,9 @@ def count_means(data: AtScale, batch: str, lam: int) -> list:
         out.append((N, float(c.mean()), sem, bool(np.any(c >= CEILING))))
     return out
 
-
 def plot_counts(data: AtScale):
-    r"""Figure *fig-at-scale-counts*: mean raw count of :math:`W_2` over the grid points of each
-    :math:`\Lambda` (and seeds) against :math:`N`, fresh (left) and reused (right), with the
-    theory's :math:`1+\Lambda` (dashed). A mean with a count at the ceiling is a lower bound:
-    drawn as an open upward triangle at the ceiling's line, not as a measured point."""
+    r"""Figure *fig-at-scale-counts*: mean raw count of :math:`W_2` per :math:`\Lambda` against
+    :math:`N`, fresh and reused, with :math:`1+\Lambda`; a censored mean is an open triangle."""
     Ns, rows = data.runs["spike"].axis(), []
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.9), sharey=True)
     for panel, (ax, batch) in enumerate(zip(axes, BATCH_ORDER), 1):
@@ -196,16 +161,10 @@ def plot_counts(data: AtScale):
     legend_below(fig, axes[0], ncol=3)
     return finished(attach_data(fig, rows))
 
-
 def extrapolation(count: dict, settings=SETTINGS, chapter_Ns=CHAPTER_NS,
                   margin: float = 0.05) -> list:
-    r""":func:`~twostep.analysis.plane.spike_widths` of the fresh runs of ``count`` (the count
-    results document) at ``settings``, to :math:`\theta_\star` (:func:`outlier_strength` at
-    :math:`N/d = 1`): the strength of the :math:`k`-th new spike is :math:`s_{k+1}(\Sigma)`, the
-    corrected spike sum rebuilt at :math:`\eta_t = \kappa N^{\alpha_t}` from each record's core
-    (:func:`~twostep.analysis.plane.spike_sum_values`). Each row also holds ``theta_star``,
-    ``kappa``, the largest width ``N_max`` and ``n_star_chapter``, from the widths within
-    ``chapter_Ns`` alone (the largest of which is ``N_chapter``)."""
+    r""":func:`~twostep.analysis.plane.spike_widths` of ``count``'s fresh runs at ``settings``, to
+    :math:`\theta_\star`, with ``n_star_chapter`` from the widths in ``chapter_Ns`` alone."""
     theta, kappa = outlier_strength(1.0, margin), float(count["params"]["c"])
     recs = [r for r in count["records"] if r["batch"] == "fresh"]
     N = np.array([r["N"] for r in recs], float)
@@ -219,14 +178,10 @@ def extrapolation(count: dict, settings=SETTINGS, chapter_Ns=CHAPTER_NS,
                  N_chapter=int(N[inside].max()) if inside.any() else None)
     return rows
 
-
 # --------------------------------------------------------------------------- reuse
 
 def paired_from_files(data: AtScale) -> PairedData:
-    r"""The reuse files as the reuse chapter's paired runs
-    (:class:`twostep.pages.paired.PairedData`, one configuration per file: ``"reuse"`` and, if
-    given, ``"reuse_he2"``), pairing the reused and the fresh record of each seed, so that the
-    chapter's test of :math:`T_2^\top a^{\circ3}` reads the files unchanged."""
+    r"""The reuse files as the reuse chapter's paired runs (:class:`~.paired.PairedData`)."""
     configs, records = {}, []
     for name in ("reuse", "reuse_he2"):
         if name not in data.docs:
@@ -245,20 +200,10 @@ def paired_from_files(data: AtScale) -> PairedData:
     return PairedData(configs, (a2,), (n_spikes(float(p.get("alpha1", 0.4)), a2, data.L),),
                       records)
 
-
 # --------------------------------------------------------------------------- trends
 
 def trends(data: AtScale, paired: PairedData) -> list:
-    r"""The appendix's trends against :math:`N`, least-squares slopes over every seed's value
-    against :math:`\log_{10}N`: the relative remainders :math:`\|T_k-S_k\|/\|S_k\|` per batch
-    and order (``rem_{batch}_{k}``, their :math:`\log_{10}`: a power of :math:`N`), and per
-    decade of :math:`N` the fresh-batch mean raw count at :math:`\Lambda\ge1` (``count``),
-    the paired difference of :math:`T_2`'s top vector (``raw``), the reused
-    :math:`T_2^\top a^{\circ3}` (``proj``) and its memorised-input null (``null``). One dict
-    each: ``key``, ``quantity``, ``unit``, ``slope``, ``se``, ``points`` (values fitted) and
-    the means ``lo``, ``prev``, ``hi`` at the widths ``N_lo`` (smallest), ``N_prev`` (before
-    the largest), ``N_hi``; slopes are NaN where the values do not span two widths and three
-    points."""
+    r"""Least-squares slopes against :math:`\log_{10}N` of the appendix's trends, one dict each."""
     rows = []
 
     def add(key, quantity, unit, by_N, log_y=False):

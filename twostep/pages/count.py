@@ -1,15 +1,6 @@
 r"""The count of *Two steps, several spikes* and its appendix: the phase diagram, the map of the
 count over the :math:`(\alpha_1, \alpha_2)` plane, the orders along :math:`\alpha_1`, and
-:math:`W_2`'s outliers draw by draw in a count results file.
-
-:func:`phase_data` and :func:`plane_data` read the scaling study's draws
-(:func:`twostep.pages.two_steps.scaling_study`; :mod:`twostep.analysis.plane`);
-:func:`order_count_data` sweeps a degree-:math:`L` activation along :math:`\alpha_1`;
-:func:`draw_counts` lays out a count file (the exploratory ``count.json`` or the registered
-confirmatory ``count_confirm.json``) one row per draw and setting, with the count the book's
-finite-:math:`N` theory predicts for that draw (:func:`twostep.analysis.plane.predicted_count`)
-and the registered :math:`N^\star_j`.
-"""
+:math:`W_2`'s outliers draw by draw in a count results file."""
 
 from __future__ import annotations
 
@@ -34,20 +25,10 @@ METHODS = {"term": r"$s_1(T_k)$", "sum": r"$s_{k+1}(\Sigma)$"}
 #: phase diagram: dark enough to read on the blue shades).
 LOW, HIGH = "#a93226", "#d35400"
 
-
 # --------------------------------------------------------------------------- the phase diagram
 
 def phase_data(scaling, n_se: float = 2.0) -> dict:
-    r"""The empirical phase diagram from the scaling study.
-
-    Per batch, ``emp`` holds, each ``(L,)``: ``e_hat``, ``e_se`` (log-log slope of
-    :math:`s_1(\hat T_k)`), ``ratio_slope``, ``ratio_se`` (that of
-    :math:`\|S_k\|/\|T_k-S_k\|_{op}`, minus the relative remainder's), ``left``, ``right``
-    (cosines at the largest width) and ``spike`` (:func:`is_spike`, the ratio's slope lowered
-    by ``n_se`` standard errors). On the grid ``scaling.alphas``:sup:`2`: ``theory``
-    :math:`\Lambda`, ``emp_grid`` and ``exp_grid`` (:func:`empirical_count`, the second with
-    every order a spike), ``raw`` (mean raw outlier count of :math:`W_2` at :math:`N` =
-    ``scaling.n_grid``); ``margins``, the fresh exponents' :func:`count_margins`."""
+    r"""The empirical phase diagram from the scaling study."""
     s, L, N, n = scaling.summary, scaling.L, scaling.Ns[-1], len(scaling.alphas)
     A1, A2 = np.meshgrid(scaling.alphas, scaling.alphas, indexing="ij")
     out = dict(alphas=scaling.alphas, L=L, n_se=n_se, n_top=scaling.n_top,
@@ -65,12 +46,9 @@ def phase_data(scaling, n_se: float = 2.0) -> dict:
     out["margins"] = count_margins(scaling.alphas, out["emp"]["fresh"]["e_hat"], L)
     return out
 
-
 def plot_phase(data: dict, resolution: int = 400):
-    r"""Figure *fig-phase*: the plane shaded by :math:`\Lambda` with the theory's boundaries;
-    (a) the measured boundaries and the count :math:`1+\hat\Lambda` they give (fresh); (b), (c)
-    the raw outlier counts of :math:`W_2` (fresh, reused), "≥ n_top" at the counting ceiling;
-    every count bold red where it differs from :math:`1+\Lambda`; the fourth cell holds the key."""
+    r"""Figure *fig-phase*: the plane shaded by :math:`\Lambda` with the theory's and the measured
+    boundaries and the raw counts of :math:`W_2` (fresh, reused); differences in bold red."""
     L, alphas, ceiling, emp = data["L"], data["alphas"], data["n_top"], data["emp"]
     fine = np.linspace(0, 0.4999, resolution)
     fig, grid = plt.subplots(2, 2, figsize=(7.0, 7.0))
@@ -113,30 +91,22 @@ def plot_phase(data: dict, resolution: int = 400):
                 loc="center", frameon=False, title="shading: theory's $\\Lambda$")
     return attach_data(finished(fig), rows)
 
-
 # --------------------------------------------------------------------------- the map of the plane
 
 def plane_data(scaling, step: float = 0.02) -> dict:
-    r"""The map over the plane (:func:`twostep.analysis.plane.plane_map`) for both batches from
-    the scaling study's draws, on :func:`~twostep.analysis.plane.plane_grid` with ``step``,
-    and the points ranked best per :math:`\Lambda` from the fresh draws
-    (:func:`~twostep.analysis.plane.rank_points`)."""
+    r"""The map over the plane for both batches and the best points per :math:`\Lambda`."""
     points = plane_grid(step=step, offset=step / 2, L=scaling.L)
     runs = {b: scaling.summary.runs(batch=b) for b in BATCH_ORDER}
     return {"points": points, "maps": {b: plane_map(runs[b], points, scaling.c) for b in BATCH_ORDER},
             "rank": rank_points(runs["fresh"], points, scaling.c), "L": scaling.L}
 
-
 def chosen(data: dict) -> list:
     r"""The ranked points, :math:`\Lambda = 0..L-1` in turn, best first: ``[[alpha1, alpha2], ...]``."""
     return [[a1, a2] for lam in sorted(data["rank"]) for a1, a2, _ in data["rank"][lam]]
 
-
 def plot_plane(data: dict):
-    r"""Figure *fig-plane*: the plane shaded by the theory's :math:`\Lambda`, a marker at every
-    map point for the measured count of growing orders (red or orange where it differs from
-    :math:`\Lambda`, open where an order's exponent is not resolved from 0); rows: the two
-    measures (:data:`METHODS`), columns: fresh and reused; stars: the chosen points."""
+    r"""Figure *fig-plane*: the measured count of growing orders at every map point over the theory's
+    :math:`\Lambda`; rows: the two measures, columns: fresh and reused; stars: chosen points."""
     pick = np.array(chosen(data))
     fig, axes = plt.subplots(2, 2, figsize=(7.0, 7.4), sharex=True, sharey=True)
     rows = []
@@ -175,27 +145,13 @@ def plot_plane(data: dict):
         title="background: the theory's $\\Lambda$; markers: the measured count")
     return attach_data(finished(fig), rows)
 
-
 # --------------------------------------------------------------------------- more orders along alpha1
 
 def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seeds: int = 3,
                      alpha1=np.linspace(0.0, 0.48, 49), c: float = 0.2,
                      batch: str = "fresh", n_jobs: int = 1) -> dict:
-    r"""How many exact terms :math:`T_k` are spikes that grow, along :math:`\alpha_1` at fixed
-    :math:`\alpha_2`, for :math:`\sigma_L = \sum_{k\le L}\mathrm{He}_k/k!`.
-
-    One :func:`~twostep.experiments.spikes.spike_experiment` per width (at least two) and seed
-    ``0..seeds-1`` (target :math:`\mathrm{He}_1`, :math:`\eta_t = \kappa N^{0.4},
-    \kappa N^{0.25}`); since :math:`T_k = \eta_2\eta_1^k\hat T_k`, the spike test and the
-    exponent :math:`\hat e_k` of :math:`s_1(\hat T_k)` hold at every step size, and the count at
-    :math:`(\alpha_1, \alpha_2)` is the number of spike terms with
-    :math:`\alpha_2 + k\alpha_1 + \hat e_k \ge 0` (:func:`empirical_count`). Returns, shape
-    ``(L,)``: ``e_hat`` and ``ratio_slope``, the exponents in :math:`N` of
-    :math:`s_1(\hat T_k)` and :math:`\|S_k\|/\|T_k-S_k\|_{op}`; ``left``, ``right`` (cosines at
-    the largest :math:`N`) and their spread ``left_sd``, ``right_sd``; ``spike``; shape
-    ``(g,)``: ``alpha1``, ``theory`` :math:`\Lambda` and ``measured`` :math:`\hat\Lambda`;
-    ``measured_seeds`` ``(seeds, g)``, the count from each seed alone; and ``L``, ``alpha2``,
-    ``Ns``, ``seeds``."""
+    r"""How many exact terms :math:`T_k` are growing spikes along :math:`\alpha_1`, for :math:`\sigma_L`.
+    """
     Ns, a1 = np.array(Ns), np.asarray(alpha1, dtype=float)
     activation = PolynomialActivation([0.0] + [1.0] * L, name=f"sigma_{L}")
     task = partial(spike_experiment, batch=batch, activation=activation, target="he1", c1=c,
@@ -222,12 +178,9 @@ def order_count_data(L: int = 6, alpha2: float = 0.3, Ns=(500, 1000, 2000), seed
                 measured=empirical_count(a1, alpha2, e_hat, spike, L),
                 measured_seeds=np.array(per_seed))
 
-
 def plot_order_count(data: dict):
-    r"""Figure *fig-order-count*: (a) :math:`\Lambda` and the measured count along
-    :math:`\alpha_1` at fixed :math:`\alpha_2`, pooled and per seed; (b) the top-vector cosines
-    of each :math:`T_k` at the largest width, with the threshold :math:`1/\sqrt2` and the
-    chance level :math:`1/\sqrt N`."""
+    r"""Figure *fig-order-count*: (a) :math:`\Lambda` and the measured count along :math:`\alpha_1`;
+    (b) the top-vector cosines of each :math:`T_k` at the largest width."""
     a1, a2, N = data["alpha1"], data["alpha2"], data["Ns"][-1]
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(7.0, 3.9), gridspec_kw={"width_ratios": [1.15, 1]})
     ax.step(a1, data["theory"], where="post", color=COLORS["theory"], lw=1.6,
@@ -263,18 +216,10 @@ def plot_order_count(data: dict):
              for side in ("left", "right") for j in k]
     return attach_data(finished(fig), rows)
 
-
 # --------------------------------------------------------------------------- the count, draw by draw
 
 def draw_counts(records, registry: dict) -> dict:
-    r"""A count file (records of :func:`twostep.scale.device.count_on`) laid out one row per
-    record and registered setting, at the registry's :math:`\kappa`: columns ``batch``, ``N``,
-    ``seed``, ``setting`` (its index), ``lam`` (:math:`\Lambda`), ``count`` (:math:`W_2`'s
-    outliers beyond its own edge), ``predicted`` (the book's finite-:math:`N` prediction for
-    the draw, :func:`~twostep.analysis.plane.predicted_count` at the registry's margin),
-    ``ceiling`` (the count is the most the run counts, ``n_top``: at least that many), and
-    ``nstar`` ``(rows, L)``, the registered :math:`N^\star_j` (high) of the row's setting and
-    batch (``nan`` beyond :math:`\Lambda`, ``inf`` where never reached)."""
+    r"""A count file laid out one row per record and registered setting, with the predictions."""
     m = registry["measurement"]
     settings, lam, kappa = m["params"]["settings"], m["lambda"], m["kappa"]
     margin, n_top = registry["prediction"]["margin"], m["params"]["n_top"]
@@ -294,14 +239,9 @@ def draw_counts(records, registry: dict) -> dict:
                 cols[key].append(value)
     return {k: np.array(v) for k, v in cols.items()}
 
-
 def plot_count(counts: dict, L: int = 4):
-    r"""Figure *fig-count*: :math:`W_2`'s outliers against :math:`N`, one panel per
-    :math:`\Lambda` (``counts`` from :func:`draw_counts`): the measured count (markers, mean
-    over the group's settings and draws, bars their range), the book's finite-:math:`N`
-    prediction for the same draws (open diamonds, dashed) and the paper's asymptotic
-    :math:`1+\Lambda` (solid), both batches; a mean that includes a count at the ceiling is
-    drawn as a triangle (at least) and marked censored in the data."""
+    r"""Figure *fig-count*: :math:`W_2`'s outliers against :math:`N` per :math:`\Lambda`, measured,
+    predicted at finite :math:`N` (diamonds) and :math:`1+\Lambda`; censored means as triangles."""
     fig, axes = plt.subplots(2, 2, figsize=(7.0, 6.0), sharex=True)
     Ns = sorted(set(counts["N"].tolist()))
     rows, top = [], 1 + L

@@ -1,10 +1,4 @@
-"""Plotting helpers shared by the chapters (matplotlib).
-
-Every chapter draws the same few kinds of figure: a spectrum against the
-Marchenko--Pastur bulk, quantities against N with error bars over seeds and
-a theory line, and overlaps against a chance level. They live here so the
-chapters stay a narrative and the figures look alike.
-"""
+"""Plotting helpers shared by the chapters (matplotlib)."""
 
 from __future__ import annotations
 
@@ -36,7 +30,6 @@ ACTIVATION_LABELS = {"poly2": r"$\sigma_2$", "poly3": r"$\sigma_3$", "poly4": r"
 #: The label of a width axis.
 WIDTH_LABEL = "$N$ ($= n = d$)"
 
-
 #: The smallest font of the book style, in points at the drawn size; a figure shown at
 #: less than ``MIN_READABLE_PT / SMALLEST_FONT_PT`` of its drawn width has text below
 #: 8 pt (tests/site/test_browser.py checks every figure of the built pages).
@@ -53,31 +46,15 @@ MAX_WIDTH_IN = 7.0
 SVG_MAX_BYTES = 1_000_000
 _SVG_OPTIONS = {"bbox_inches": "tight", "metadata": {"Date": None}}
 
-
 def svg_or_none(fig, max_bytes: int = SVG_MAX_BYTES):
-    """The figure as SVG text, or None when that would exceed ``max_bytes`` (IPython's
-    display then keeps only the PNG)."""
+    """The figure as SVG text, or None when that would exceed ``max_bytes``."""
     from IPython.core.pylabtools import print_figure
 
     svg = print_figure(fig, "svg", **_SVG_OPTIONS)
     return svg if svg is not None and len(svg.encode()) <= max_bytes else None
 
-
 def use_book_style() -> None:
-    """Set matplotlib defaults for the book's figures (size, fonts, grid), and have
-    the notebook show figures as SVG.
-
-    SVG keeps lines and text sharp on any screen at any zoom, and is smaller than a
-    2x PNG for the book's line plots and histograms. The default size is the column's width,
-    ``MAX_WIDTH_IN``, which no figure of the book exceeds. The notebook keeps a 110-dpi PNG
-    of each figure too, which JupyterLab shows where it does not trust the notebook. Text is
-    drawn at 9 pt or more (``SMALLEST_FONT_PT``), and the book's pages show a figure at its
-    drawn size, or on a phone scaled to the column and at its drawn size on a tap, so it is
-    read at 8 pt or more. ``svg.hashsalt`` and no date make the SVG of a
-    figure the same on every run. A figure given its data (:func:`attach_data`) also
-    carries them as CSV (``text/csv``). In a plain Python process (no IPython kernel) only
-    the rcParams are set.
-    """
+    """Set matplotlib defaults for the book's figures and have the notebook show them as SVG."""
     import matplotlib as mpl
 
     mpl.rcParams.update({
@@ -111,10 +88,8 @@ def use_book_style() -> None:
         formatters[CSV_MIME] = _csv_formatter()(parent=get_ipython().display_formatter)
     formatters[CSV_MIME].for_type(Figure, data_csv)
 
-
 #: The mime type of a figure's data in a notebook output (:func:`use_book_style`).
 CSV_MIME = "text/csv"
-
 
 def _csv_formatter():
     """IPython's formatter class for ``text/csv`` (IPython has none of its own)."""
@@ -128,16 +103,11 @@ def _csv_formatter():
 
     return CSVFormatter
 
-
 def plot_spectrum(ax, singular, ratio: float, bins: int = 60, label: str | None = None,
                   color: str = "0.6", n_outliers_max: int = 10, margin: float = 0.05,
                   outlier_color: str = COLORS["reused"]):
     r"""Histogram of singular values (density), the Marchenko--Pastur density for
-    :math:`\gamma=N/d`, the bulk edge, and the values beyond the edge as ticks.
-
-    Returns the number of values above ``edge * (1 + margin)``; they are drawn in
-    ``outlier_color`` (a chapter not about batch reuse can pass a neutral colour).
-    """
+    :math:`\gamma=N/d`, the bulk edge, and the values beyond the edge as ticks."""
     s = check_array(singular, "singular", ndim=1)
     ratio = check_real(ratio, "ratio", low=0.0, low_open=True)
     bins = check_int(bins, "bins", 2)
@@ -159,7 +129,6 @@ def plot_spectrum(ax, singular, ratio: float, bins: int = 60, label: str | None 
     ax.set_ylabel("density")
     return int(outliers.size)
 
-
 def errorbars(ax, x, mean, sem, label: str | None = None, **kwargs):
     """Means with error bars (standard error over seeds) joined by a line."""
     kwargs.setdefault("marker", "o")
@@ -168,21 +137,6 @@ def errorbars(ax, x, mean, sem, label: str | None = None, **kwargs):
     return ax.errorbar(np.asarray(x), np.asarray(mean), yerr=np.asarray(sem), label=label,
                        **kwargs)
 
-
-def theory_power_law(ax, x, exponent: float, anchor_x: float, anchor_y: float,
-                     label: str | None = None, **kwargs):
-    r"""Draw :math:`y = y_0 (x/x_0)^{\text{exponent}}` through ``(anchor_x, anchor_y)``.
-
-    The anchor fixes only the constant, which the theory does not give; the
-    slope is the prediction being compared.
-    """
-    x = np.asarray(x, dtype=float)
-    kwargs.setdefault("color", COLORS["theory"])
-    kwargs.setdefault("ls", "--")
-    kwargs.setdefault("lw", 1)
-    return ax.plot(x, anchor_y * (x / anchor_x) ** exponent, label=label, **kwargs)
-
-
 def chance_line(ax, value: float, label: str = r"chance $1/\sqrt{d}$", **kwargs):
     """A horizontal line at the chance level of an overlap."""
     kwargs.setdefault("color", COLORS["chance"])
@@ -190,20 +144,14 @@ def chance_line(ax, value: float, label: str = r"chance $1/\sqrt{d}$", **kwargs)
     kwargs.setdefault("lw", 1.2)
     return ax.axhline(value, label=label, **kwargs)
 
-
 def legend_below(fig, ax, ncol: int):
-    """One legend for the whole figure, from ``ax``'s labelled artists, below the panels (the
-    figure needs ``layout="constrained"``, so that the panels make room for it)."""
+    """One legend for the whole figure, from ``ax``'s labelled artists, below the panels."""
     ncol = check_int(ncol, "ncol")
     handles, labels = ax.get_legend_handles_labels()
     return fig.legend(handles, labels, loc="outside lower center", ncol=ncol)
 
-
 def width_axis(ax, Ns, label: str | None = WIDTH_LABEL, thousands: bool | None = None) -> None:
-    """A log-scaled width axis with one labelled tick per simulated width ``Ns``.
-
-    From :math:`10^4` on (or with ``thousands=True``) the ticks are in thousands, where
-    16000 and 24000 in full would run into each other, and the label says so."""
+    """A log-scaled width axis with one labelled tick per simulated width ``Ns``."""
     thousands = max(Ns) >= 10_000 if thousands is None else thousands
     ax.set_xscale("log")
     ax.set_xticks(list(Ns), [f"{N / 1000:g}" if thousands else str(N) for N in Ns])
@@ -211,18 +159,12 @@ def width_axis(ax, Ns, label: str | None = WIDTH_LABEL, thousands: bool | None =
     if label:
         ax.set_xlabel(label + (" (thousands)" if thousands else ""))
 
-
 def width_grid(Ns, points: int = 60) -> np.ndarray:
-    r"""Widths for a theory curve drawn beside simulated widths ``Ns``: ``points`` values,
-    geometric from :math:`0.8N_{min}` to :math:`1.25N_{max}`, shape ``(points,)``."""
+    r"""``points`` geometric widths from :math:`0.8N_{min}` to :math:`1.25N_{max}` of ``Ns``."""
     return np.geomspace(0.8 * min(Ns), 1.25 * max(Ns), points)
 
-
 def legend_from(where, entries, **kwargs):
-    """A legend of ``where`` (an axes or a figure) from ``(label, style)`` pairs, ``style`` the
-    keywords of a :class:`matplotlib.lines.Line2D` (``color``, ``ls``, ``marker``, ...), or of a
-    filled :class:`matplotlib.patches.Patch` with ``patch=True`` (a histogram's entry), for
-    series whose artists carry no label of their own. ``kwargs`` go to ``legend``."""
+    """A legend of ``where`` from ``(label, style)`` pairs (``patch=True``: filled patches)."""
     def handle(style):
         style = {"color": "0.3", **style}
         return Patch(**{k: v for k, v in style.items() if k != "patch"}) if style.get("patch") \
@@ -231,7 +173,6 @@ def legend_from(where, entries, **kwargs):
     return where.legend([handle(s) for _, s in entries], [label for label, _ in entries],
                         **kwargs)
 
-
 def ticks_at(axis, values) -> None:
     r"""Ticks of ``axis`` (``ax.xaxis`` or ``ax.yaxis``) at ``values`` only, written plainly
     (``f"{v:g}"``), with no minor ticks: for a log axis of a few chosen values (the batch
@@ -239,42 +180,11 @@ def ticks_at(axis, values) -> None:
     axis.set_ticks(list(values), [f"{v:g}" for v in values])
     axis.set_minor_locator(plt.NullLocator())
 
-
 #: The attribute of a Figure that holds the table it is drawn from (attach_data).
 DATA_ATTR = "twostep_data"
 
-
 def attach_data(fig, rows):
-    """Give ``fig`` the numbers it is drawn from, and return it.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-        The figure, drawn from the same arrays as ``rows`` (so that the table is what it shows).
-    rows : list of dict or dict of array_like
-        One dict per plotted point, the same keys in the same order in each (e.g. ``panel``,
-        ``series``, ``N``, ``mean``, ``sem``, ``theory``), or a dict of equal-length columns.
-        Three keys have a meaning of their own:
-
-        * ``series``: the legend label of the artist drawn from the row, exactly as given to
-          matplotlib (``label=``); the book's build compares a caption's colour words with the
-          colours of the series so named.
-        * ``panel``: the panel the row is drawn in, 1-based in ``fig.axes`` order.
-        * ``censored``: where the row holds a value that is only a bound, not a measurement
-          (a count at the counting ceiling, a value at the floor of what can be resolved):
-          ``True``, for the row's ``y``, ``mean``, ``value`` or ``count``, or the name of the
-          column that holds it; ``False`` (or ``""``) where none is. Draw a censored value as
-          a bound, with a triangle marker (``"^"``: at least this) or an artist of
-          ``gid="censored"``, or leave it out; never as an ordinary point among measured ones.
-          The book's figure checks fail a censored value drawn as an ordinary point, and the
-          CSV keeps the column, so a reader sees which values are bounds.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        ``fig``. Glued after :func:`use_book_style`, it carries the table as CSV
-        (``text/csv``, :func:`data_csv`), which the site offers under the figure.
-    """
+    """Give ``fig`` the numbers it is drawn from, and return it."""
     if isinstance(rows, dict):
         columns = {str(k): list(np.ravel(v)) for k, v in rows.items()}
         sizes = {len(v) for v in columns.values()}
@@ -294,10 +204,8 @@ def attach_data(fig, rows):
     setattr(fig, DATA_ATTR, rows)
     return fig
 
-
 def data_csv(fig) -> str | None:
-    """The CSV of the table :func:`attach_data` gave ``fig`` (None without one). Floats are
-    written to 6 significant digits, missing values (None, nan) as empty cells."""
+    """The CSV of the table :func:`attach_data` gave ``fig`` (None without one)."""
     import csv
     import io
 
@@ -318,21 +226,15 @@ def data_csv(fig) -> str | None:
     writer.writerows([[text(v) for v in r.values()] for r in rows])
     return out.getvalue()
 
-
 def finished(fig):
     """Close ``fig`` (so that a notebook shows it once, where it is glued) and return it."""
     plt.close(fig)
     return fig
 
-
 def seeds_and_mean(ax, summary, value: str, where: dict, rows: list, series: str,
                    index=(), theory=None, panel: int = 1, **style):
-    r"""Draw ``value[index]`` of a :class:`~twostep.analysis.summary.Summary` against its last
-    parameter (the others fixed by ``where``): every seed's value (light, no legend entry)
-    and the mean ± standard error over seeds (``style`` goes to :func:`errorbars`). Appends
-    one row per drawn point to ``rows`` (``panel``, ``series``, ``x``, ``seed``, ``y``,
-    ``sem``, ``theory``: ``theory`` an array over the axis or None) for :func:`attach_data`.
-    Returns ``(x, mean, sem)``."""
+    r"""Every seed's value of a ``Summary`` and their mean ± standard error against its last axis.
+    """
     x, mean, sem = summary.series(value, index, **where)
     theory = [None] * len(x) if theory is None else list(theory)
     seeds = [dict(panel=panel, series=series, x=t, seed=r["seed"],

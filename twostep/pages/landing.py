@@ -1,8 +1,4 @@
-r"""The landing page (``book/index.md``): the count :math:`\Lambda` and one simulated network
-(:func:`summary_data`), its exact terms against their predicted spikes over seeds
-(:func:`terms_data`), the figure of both (:func:`plot_summary`), and "How to cite"
-(:func:`citation`). The ``*_table`` functions return ``(header, rows)``.
-"""
+r"""The landing page (``book/index.md``): the count, one network, its terms and "How to cite"."""
 
 from __future__ import annotations
 
@@ -24,20 +20,11 @@ from ..model.steps import one_step, run_two_steps
 from ..model.targets import hermite_link
 from .figures import COLORS, attach_data, finished
 
-
 def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
                  seed: int = 0, margin: float = 0.05, n_marked: int = 6) -> dict:
     r"""One network, :math:`N = n = d`, :math:`\sigma_4`, target :math:`\mathrm{He}_1`,
     :math:`\eta_t = cN^{\alpha_t}`: the second step on a fresh batch and, from the same
-    :math:`W_1`, on the first batch again.
-
-    Returns ``alpha1``, ``alpha2``, ``margin``, ``n_marked``; the degree ``L``, ``n_spikes``
-    :math:`\Lambda` and the ``exponents`` :math:`e_k`, :math:`k = 1..\Lambda`; the top 4
-    singular values ``s_W1`` of :math:`W_1` and all of :math:`W_2`, ``s_W2`` (fresh) and
-    ``s_W2r`` (reused); ``count``, the outliers of each (``"W1"``, ``"W2"``, ``"W2r"``) beyond
-    ``(1 + margin)`` times the bulk ``edge`` :math:`1 + \sqrt{N/d}`; ``memo``, the
-    memorisation :math:`\max_j|\cos(v, x_j)|` of the right vectors of the marked reused
-    outliers, and ``memo_null``, :math:`\sqrt{2\log n/d}` for an unrelated direction."""
+    :math:`W_1`, on the first batch again."""
     activation = get_activation("poly4")
     run = run_two_steps(N, N, N, activation, hermite_link(1), ((c, alpha1), (c, alpha2)),
                         "fresh", np.random.default_rng(seed))
@@ -59,14 +46,9 @@ def summary_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: flo
                 margin=margin, n_marked=n_marked, edge=edge, s_W1=s_W1, s_W2=s_W2, s_W2r=s_W2r,
                 count=count, memo=memo, memo_null=chance_maximum(N, N))
 
-
 def terms_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float = 0.25,
                seeds=(0, 1, 2)) -> Summary:
-    r"""The exact terms :math:`T_k` of the second update (fresh batch, the draws of
-    :func:`summary_data` with each seed) against their corrected spikes
-    (:func:`twostep.analysis.spikes.term_diagnostics`), summarised by ``("N",)``: per order
-    :math:`k = 0..L-1`, ``ratio`` :math:`s_1(T_k)/\|S_k^{\rm corr}\|` and ``left``
-    :math:`|\cos(\hat\ell_k, a^{\circ(k+1)})|`, each of shape ``(L,)``."""
+    r"""The exact terms :math:`T_k` against their corrected spikes: ``ratio``, ``left``."""
     activation = get_activation("poly4")
     records = []
     for seed in seeds:
@@ -77,13 +59,9 @@ def terms_data(N: int = 1000, c: float = 0.2, alpha1: float = 0.4, alpha2: float
                         "left": diag["left"]})
     return Summary(records, ("N",), ("ratio", "left"))
 
-
 def plot_summary(data: dict, terms: Summary):
-    r"""(a) :math:`\Lambda(\alpha_1, \alpha_2)` with the lines :math:`\alpha_2 = k(1/2-\alpha_1)`
-    and the simulated point; (b) each exact term's top singular value over its predicted spike
-    (``terms``), and its left vector's cosine with :math:`a^{\circ(k+1)}`, against 1 and
-    chance :math:`1/\sqrt N`; below, the spectra of both :math:`W_2` against the
-    Marchenko--Pastur law, with their outliers and :math:`W_1`'s marked."""
+    r"""(a) :math:`\Lambda(\alpha_1, \alpha_2)` with the simulated point; (b) each exact term against
+    its spike; below, the spectra of both :math:`W_2` against the Marchenko--Pastur law."""
     L = data["L"]
     fig = plt.figure(figsize=(7.0, 6.6))
     grid = fig.add_gridspec(2, 2, height_ratios=[1.1, 1])
@@ -139,11 +117,9 @@ def plot_summary(data: dict, terms: Summary):
     ax_rows[1].tick_params(labelleft=False)
     return finished(attach_data(fig, rows))
 
-
 def _row(panel, series, x, y, sem=np.nan, prediction=np.nan) -> dict:
     return {"panel": panel, "series": series, "x": float(x), "y": float(y), "sem": float(sem),
             "prediction": float(prediction)}
-
 
 def _plot_terms(ax, terms: Summary) -> list:
     # Measured ratio and cosine per order k, mean and standard error over seeds, against the
@@ -171,12 +147,8 @@ def _plot_terms(ax, terms: Summary) -> list:
     ax.legend(loc="lower left", borderaxespad=0.3)
     return rows
 
-
 def registered_run(folder=None) -> tuple:
-    """``(registry, header)`` of the registered confirmatory run: the registry
-    (``registry.json`` beside the results folder, :func:`twostep.pages.spikes.results_folder`)
-    and the top-level fields of its results file, checked to name that registry by its SHA-256
-    (:func:`twostep.analysis.confirmatory.check_registered`)."""
+    """``(registry, header)`` of the registered confirmatory run, checked by its SHA-256."""
     import json
 
     from ..analysis import confirmatory
@@ -192,14 +164,11 @@ def registered_run(folder=None) -> tuple:
     confirmatory.check_registered(header, registry_file)
     return confirmatory.read_registry(registry_file), header
 
-
 # --- How to cite: rendered from CITATION.cff, the one source --------------------------------
-
 
 def _bib_text(text) -> str:
     # BibTeX reads & % $ # _ as markup; the book's titles have "&".
     return re.sub(r"([&%$#_])", r"\\\1", " ".join(str(text).split()))
-
 
 def _bib_authors(authors, field: str) -> str:
     names = []
@@ -213,12 +182,10 @@ def _bib_authors(authors, field: str) -> str:
             raise ValueError(f"{field}[{i}] has neither family-names nor name: {person!r}")
     return " and ".join(names)
 
-
 def _bib_entry(kind: str, key: str, fields: dict) -> str:
     width = max(map(len, fields))
     body = ",\n".join(f"  {name.ljust(width)} = {{{value}}}" for name, value in fields.items())
     return f"@{kind}{{{key},\n{body},\n}}"
-
 
 def bibtex_entries(cff: dict) -> tuple[str, list[str]]:
     """(the book's ``@software`` entry, one entry per item of ``references``) from a parsed
@@ -254,13 +221,8 @@ def bibtex_entries(cff: dict) -> tuple[str, list[str]]:
                                   f"{key}{ref.get('year', '')}{word}", fields))
     return _bib_entry("software", "twostep", book), entries
 
-
 def citation(path=None):
-    """The landing page's "How to cite", from CITATION.cff (``path``; by default the file of the
-    repository holding this package, a checkout, an editable install or Binder, or else of the
-    current folder, where a reader who downloaded the notebook put it beside it): the file's
-    message, the BibTeX entry of each reference (the paper) and the book's own. Returns an
-    ``IPython.display.Markdown`` object."""
+    """The landing page's "How to cite" from CITATION.cff, as ``IPython.display.Markdown``."""
     import yaml
     from IPython.display import Markdown
 

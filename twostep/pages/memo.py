@@ -1,14 +1,4 @@
-"""A study that a story chapter and its appendix both show runs once per build.
-
-:func:`study` calls ``func(**kwargs)`` and keeps the result on disk in the folder that the
-environment variable ``TWOSTEP_STUDY_CACHE`` names (``tools/dev.py`` sets it to
-``_build/studies`` for the book and its tests), under a key made of the function's name, its
-arguments, the source of every module of the package and the versions of numpy and scipy. A
-second page that calls the same function with the same arguments in the same build reads the
-result instead of computing it again; any change of the package's code or of the numerics'
-versions is a new key, so nothing computed by older code is ever read. Unset (a reader running
-one downloaded notebook), every call computes.
-"""
+"""A study that a story chapter and its appendix both show runs once per build."""
 
 from __future__ import annotations
 
@@ -24,7 +14,6 @@ import numpy as np
 #: The environment variable naming the folder of kept results.
 ENV = "TWOSTEP_STUDY_CACHE"
 
-
 @lru_cache(maxsize=1)
 def package_fingerprint() -> str:
     """SHA-256 of every module of the installed package, with numpy's and scipy's versions."""
@@ -35,7 +24,6 @@ def package_fingerprint() -> str:
     for path in sorted(root.rglob("*.py")):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
-
 
 def _canonical(value):
     # A stable text of an argument: arrays and sequences by their values, dicts by sorted keys.
@@ -52,12 +40,10 @@ def _canonical(value):
     raise TypeError(f"study arguments must be numbers, strings, arrays, sequences or dicts "
                     f"of them, got {type(value).__name__}")
 
-
 def study_key(func, kwargs: dict) -> str:
     """The key of ``func(**kwargs)`` (module and name, arguments, package fingerprint)."""
     text = repr((func.__module__, func.__qualname__, _canonical(kwargs), package_fingerprint()))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
-
 
 def study(func, /, **kwargs):
     """``func(**kwargs)``, computed once per build (module docstring): read from the folder

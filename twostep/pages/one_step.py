@@ -1,12 +1,4 @@
-r"""Chapter *One step* and its appendix: the first gradient step as a spike plus a small
-remainder, :math:`W_1 = W_0 + \eta_1\mu_1 av^\top + \Delta_1` with :math:`v = X^\top y/n`.
-
-The sweeps :func:`residual_data`, :func:`bbp_data` and :func:`overlap_data` take names and
-numbers only, so that :func:`twostep.pages.memo.study` runs each once per build for both
-pages, which pass the constants :data:`RESIDUAL`, :data:`BBP` and :data:`OVERLAP`.
-:func:`seed_slopes` gives the verdicts' draws, one slope of the remainder per seed. Every
-figure carries the numbers it draws (:func:`twostep.pages.figures.attach_data`).
-"""
+r"""Chapter *One step* and its appendix: the first gradient step as a spike plus a remainder."""
 
 from __future__ import annotations
 
@@ -62,27 +54,21 @@ OVERLAP = dict(d=500, c=1.0, alpha=0.25, psis=[0.25, 0.5, 1.0, 2.0, 4.0, 8.0], s
                dim_psi=2.0, dim_ds=[125, 250, 500, 1000, 2000], dim_seeds=24,
                dim_keys=["he1", "he2", "he3", "odd"], n_jobs=2)
 
-
 def link(name: str) -> Link:
-    r"""A target link by its key in :data:`~twostep.pages.figures.TARGET_LABELS`: a name of
-    :func:`twostep.get_link`, or ``"he1_he3"``, :math:`\mathrm{He}_1 + \mathrm{He}_3/\sqrt6`."""
+    r"""A target link by its key in :data:`~twostep.pages.figures.TARGET_LABELS`."""
     return get_link("he1") + get_link("he3") if name == "he1_he3" else get_link(name)
-
 
 def _theta(eta: float, mu1: float, g: Link) -> float:
     # the limiting spike strength eta |mu_1| sqrt(c_1^2 + E[y^2]) at psi = 1
     return spike_strength(eta, mu1, g.coefficients[1], g.second_moment, 1.0)
 
-
 def _targets_key(keys) -> list:
     # legend entries: one thick line per target, in its colour
     return [(TARGET_LABELS[k], dict(color=TARGET_COLORS[k], lw=4)) for k in keys]
 
-
 def _width_axis(ax, Ns) -> None:
     # a width axis labelled at 250, 500, ..., up to the largest width drawn
     width_axis(ax, [t for t in (250, 500, 1000, 2000, 4000) if t <= max(Ns)] or list(Ns))
-
 
 def _seed_points(ax, x, per_seed, rows: list, color, **row):
     # every seed's values (one light artist, no legend entry) at the points x, a row each
@@ -92,25 +78,16 @@ def _seed_points(ax, x, per_seed, rows: list, color, **row):
             ms=2.5, mew=0)
     rows += points
 
-
 def _line(ax, x, y, rows: list, panel: int, series: str, **style):
     # a theory or reference line, one row per drawn point
     ax.plot(x, y, **{"color": COLORS["theory"], "lw": 1, **style})
     rows += [dict(panel=panel, series=series, x=t, seed=None, y=None, sem=None, theory=v)
              for t, v in zip(x, y)]
 
-
 def residual_data(acts, target: str, tails, sizes_small, seeds_small: int, sizes_large,
                   seeds_large: int, steps=(), n_jobs: int = 1, dtype="float32") -> dict:
-    r"""The first update against :math:`N = n = d`: every activation of ``acts`` with the
-    link ``target`` (names) at ``sizes_small`` (``seeds_small`` seeds) and ``sizes_large``
-    (``seeds_large``), the first one also at each step :math:`(c, \alpha)` of ``steps``; the
-    links ``tails`` with the first activation at the small widths. Returns ``summary`` by
-    ``("act", "N")`` (``residual`` :math:`\|G-\mu_1av^\top\|_{op}/\|G\|_{op}`,
-    ``best_residual`` :math:`s_2(G)/s_1(G)`, per step ``top1``, ``top2`` and ``remainder``
-    :math:`\|\Delta_1\|_{op}`), ``tail`` by ``("target", "N")`` (``residual``,
-    ``remainder_sample_overlap``, ``max_label``, ``remainder_norm``), ``acts``, ``target``,
-    ``targets`` (the tail's), ``steps``, ``mu1`` and ``spread`` :math:`\mathrm{sd}(\sigma')`."""
+    r"""The first update against :math:`N = n = d` for the activations ``acts`` and links ``tails``.
+    """
     steps, acts, main = [list(s) for s in steps], list(acts), acts[0]
     # One task per draw (width, seed): first_step_cases shares the draw and its
     # pre-activations between the cases; widest first, so that short tasks end the run.
@@ -138,20 +115,15 @@ def residual_data(acts, target: str, tails, sizes_small, seeds_small: int, sizes
                 tail=Summary(tail, ("target", "N"), ("residual", "remainder_sample_overlap",
                                                      "max_label", "remainder_norm")))
 
-
 def seed_slopes(summary: Summary, up_to: int | None = None, since: int = 0,
                 **where) -> np.ndarray:
-    r"""One value per seed (the independent draws): the log-log slope of its ``residual``
-    against :math:`N` over its widths from ``since`` up to ``up_to`` (all without them), for
-    the runs matching ``where`` (e.g. ``act="poly4"``) and the seeds with at least three such
-    widths (and a run at ``up_to`` when it is given); shape ``(seeds,)``, in seed order."""
+    r"""Per seed, the log-log slope of ``residual`` against :math:`N`."""
     by_seed: dict = {}
     for r in summary.runs(**where):
         if since <= r["N"] and (up_to is None or r["N"] <= up_to):
             by_seed.setdefault(r["seed"], []).append((r["N"], r["residual"]))
     return np.array([loglog_slope(*zip(*sorted(p)))[0] for _, p in sorted(by_seed.items())
                      if len(p) >= 3 and (up_to is None or max(p)[0] == up_to)])
-
 
 def plot_residual(data: dict):
     r"""Figure *fig-residual*: the relative remainder against :math:`N`, every seed and the
@@ -187,7 +159,6 @@ def plot_residual(data: dict):
         ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.2), handlelength=1.8)
     return finished(attach_data(fig, rows))
 
-
 def growth_curves(data: dict) -> list[dict]:
     r"""Per recorded step of :func:`residual_data` (first activation): ``alpha``, ``c``, over
     the widths the means of ``top1``, ``top2`` and ``remainder`` with their standard errors
@@ -201,7 +172,6 @@ def growth_curves(data: dict) -> list[dict]:
             _, cur[key], cur[key + "_sem"] = data["summary"].series(key, index=i, act=main)
         out.append(cur)
     return out
-
 
 def plot_growth(data: dict):
     r"""Figure *fig-growth*: :math:`s_1`, :math:`s_2` of :math:`W_1` against :math:`N` with
@@ -237,7 +207,6 @@ def plot_growth(data: dict):
         ("bulk edge", CHANCE)], loc="outside lower center", ncol=3, fontsize=9)
     return finished(attach_data(fig, rows))
 
-
 def w1_spectrum_data(N: int, cs, alpha: float, activation: Activation, target: Link,
                      rng: np.random.Generator, margin: float = 0.05) -> dict:
     r"""All singular values ``singular`` of :math:`W_1 = W_0 + \eta_1G` for one draw at
@@ -250,7 +219,6 @@ def w1_spectrum_data(N: int, cs, alpha: float, activation: Activation, target: L
                 singular=[singular_values(W0 + step_size(c, alpha, N) * G) for c in cs],
                 pred=[float(spiked_outlier(t, 1.0)) for t in theta],
                 eta_c=critical_step(mu1, target.coefficients[1], target.second_moment, 1, 1))
-
 
 def plot_w1_spectrum(data: dict, bins: int = 60):
     r"""Figure *fig-w1-spectrum*: one histogram per step against the Marchenko--Pastur density
@@ -276,17 +244,9 @@ def plot_w1_spectrum(data: dict, bins: int = 60):
     legend_below(fig, axes[-1], ncol=3)
     return finished(attach_data(fig, rows))
 
-
 def bbp_data(N: int, cs, targets, seeds: int, activation: str, window: float = 1.2,
              n_jobs: int = 1, dtype="float32") -> dict:
-    r"""Top singular value of :math:`W_1` and the cosine of its right singular vector with
-    :math:`\hat v` against the steps :math:`\eta_1 = c` of ``cs`` (:math:`\alpha_1 = 0`,
-    :math:`N = n = d`), for the links ``targets`` and ``seeds`` seeds. ``summary`` by
-    ``("target",)``, arrays over ``cs``: ``top1``, ``right_v_overlap``, ``residual``,
-    ``pred_measured`` (:math:`s_\star` at each draw's own :math:`\|a\|\|v\|`),
-    ``measured_gap``, ``spike_dev`` (:math:`|\mu_1|\|a\|\|v\|/\lim - 1`); per target
-    ``eta_c``, ``gap`` (the largest :math:`|s_1/s_\star - 1|` beyond ``window`` times
-    :math:`\eta_c`, limiting and measured :math:`\theta`) and its ``gap_sem``."""
+    r"""Top singular value of :math:`W_1` and its right vector's overlap against :math:`\eta_1`."""
     cs = np.asarray(cs, dtype=float)
     mu1 = float(get_activation(activation).hermite_coefficients(1)[1])
     records = sweep(partial(first_step_diagnostics, N=N, activation=activation, dtype=dtype,
@@ -312,7 +272,6 @@ def bbp_data(N: int, cs, targets, seeds: int, activation: str, window: float = 1
                          float(e["measured_gap_sem"][above][j]))
     return dict(cs=cs, n_seeds=seeds, mu1=mu1, targets=list(targets), summary=summary,
                 eta_c=eta_c, gap=gap, gap_sem=gap_sem)
-
 
 def plot_bbp(data: dict):
     r"""Figure *fig-bbp*: :math:`s_1(W_1)` (left) and :math:`|\langle\tilde w_1,\hat v\rangle|`
@@ -347,7 +306,6 @@ def plot_bbp(data: dict):
         loc="outside lower center", ncol=3, fontsize=9)
     return finished(attach_data(fig, rows))
 
-
 def _overlap_task(rng, psi, d, activation, targets, c, alpha, dtype):
     # Every target of one batch size and seed on one draw (first_step_cases: the targets are
     # single-index), each result first_step_diagnostics' for that target alone.
@@ -357,30 +315,19 @@ def _overlap_task(rng, psi, d, activation, targets, c, alpha, dtype):
                               "w2": out["right_overlap"][0] ** 2, "wv": out["right_v_overlap"][0]}
                           for t, out in zip(targets, runs["results"])}}
 
-
 def _dimension_task(rng, d, psi, keys, dtype):
     return {"v2": learned_direction_overlaps(int(psi * d), d, [link(k) for k in keys], rng,
                                              dtype=dtype) ** 2}
-
 
 def _rms(s: Summary, key: str, **where) -> tuple:
     # root mean square over seeds of a squared overlap, with the delta-method standard error
     _, ms, sem = s.series(key, **where)
     return np.sqrt(ms), sem / (2 * np.maximum(np.sqrt(ms), 1e-12))
 
-
 def overlap_data(d: int, c: float, alpha: float, psis, seeds: int, targets, activation: str,
                  dim_psi: float, dim_ds, dim_seeds: int, dim_keys, n_jobs: int = 1,
                  dtype="float32") -> dict:
-    r"""Overlap with :math:`\beta^\star` of :math:`\hat v` and of :math:`W_1`'s top right
-    singular vector (:math:`N = d`, :math:`n = \psi d`, :math:`\eta_1 = cN^\alpha`) against
-    ``psis`` for the links ``targets``, ``seeds`` seeds; and of :math:`\hat v` alone (links
-    ``dim_keys``) at ``dim_psi`` against ``dim_ds`` (``dim_seeds`` seeds). ``summary`` by
-    ``("target", "psi")`` holds every seed's ``v`` (:math:`|\cos|`), ``v2``, ``w2``, ``wv``;
-    ``stats`` per target the root mean squares ``v``, ``w`` (``*_sem``: delta method),
-    ``wv``, the limit ``pred``, the finite-size level ``finite`` and
-    :math:`\mathbb E[y^2z^2]` ``m22``; ``dim_stats`` per key ``v``, ``v_sem``, ``finite`` and
-    the log-log ``slope``."""
+    r"""Overlap with :math:`\beta^\star` of :math:`\hat v` and :math:`W_1`'s top right vector."""
     psis, ds = sorted(psis), np.array(dim_ds)
     task = partial(_overlap_task, d=d, activation=get_activation(activation),
                    targets=list(targets), c=c, alpha=alpha, dtype=dtype)
@@ -410,7 +357,6 @@ def overlap_data(d: int, c: float, alpha: float, psis, seeds: int, targets, acti
     return dict(d=d, psis=np.array(psis), n_seeds=seeds, targets=list(targets), summary=ov,
                 stats=stats, dim_psi=dim_psi, dim_ds=ds, dim_keys=list(dim_keys),
                 dim_stats=dim_stats)
-
 
 def plot_overlap(data: dict):
     r"""Figure *fig-overlap*: overlaps with :math:`\beta^\star` against :math:`\psi` (left: every
@@ -461,7 +407,6 @@ def plot_overlap(data: dict):
         ("finite-size level", dict(ls="--"))], loc="outside lower center", ncol=3, fontsize=9)
     return finished(attach_data(fig, rows))
 
-
 def _peer_runs(runs, n_jobs, dtype) -> list:
     # Cui et al.'s experiment for each (setting, d, alphas, seeds, stored) of runs, one task
     # per seed in one pool of workers (the largest size first, so that no core waits idle).
@@ -483,15 +428,10 @@ def _peer_runs(runs, n_jobs, dtype) -> list:
             peer_values=np.array([np.atleast_1d(stored[a]) for a in sorted(stored)], float)))
     return out
 
-
 def peer_data(setting: dict, d: int, alphas, seeds, stored: dict, n_jobs: int = 1,
               dtype=np.float32) -> dict:
-    r"""Cui et al.'s experiment at ``setting`` and size ``d``: ``errors`` ``(seeds,
-    alphas)`` and ``measured`` ``gamma``, ``r``, ``c``; the same three from the book's
-    ``formulas`` and the peer's ``cell7``; the peer's ``stored`` values as ``peer_alphas``
-    and ``peer_values`` ``(P, k)`` (k seeds of their simulation, or 1: their theory)."""
+    r"""Cui et al.'s experiment at ``setting`` and size ``d``, with the peer's values."""
     return _peer_runs([(setting, d, alphas, seeds, stored)], n_jobs, dtype)[0]
-
 
 def cui_data(d1: int, seeds1, alphas1, d2: int, seeds2, alphas2, n_jobs: int = 1,
              dtype=np.float32) -> tuple[dict, dict]:
@@ -501,7 +441,6 @@ def cui_data(d1: int, seeds1, alphas1, d2: int, seeds2, alphas2, n_jobs: int = 1
     return tuple(_peer_runs([(peer.CUI_SETTING_1, d1, alphas1, seeds1, peer.CUI_SIMULATED),
                              (peer.CUI_SETTING_2, d2, alphas2, seeds2, peer.CUI_THEORY)],
                             n_jobs, dtype))
-
 
 def peer_comparison(data: dict) -> dict:
     """Per simulated ``alpha``: the peer's value at its nearest stored ratio (their seeds'
@@ -513,7 +452,6 @@ def peer_comparison(data: dict) -> dict:
     return {"peer": stored, "peer_sd": np.array([v.std(ddof=1) if v.size > 1 else 0.0
                                                  for v in vals]),
             "mean": mean, "sd": data["errors"].std(axis=0, ddof=1), "diff": mean - stored}
-
 
 def plot_cui(data: tuple[dict, dict]):
     r"""Figure *fig-peer*: test error against :math:`\alpha_{\rm C} = n/d` in the peer's two
@@ -540,11 +478,10 @@ def plot_cui(data: tuple[dict, dict]):
         ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     return finished(attach_data(fig, rows))
 
-
 def feature_spike_data(N: int, alphas, seeds, activation: Activation, g: Link,
                        margin: float = 0.05, n_jobs: int = 1, dtype=np.float32) -> dict:
-    r""":func:`~twostep.experiments.first_step.feature_spikes`, one task per seed, stacked
-    over the seeds, with the count ``predicted`` by the book's reading of Moniri et al."""
+    r""":func:`~twostep.experiments.first_step.feature_spikes` over seeds, with the predicted count.
+    """
     alphas, L = np.array([float(a) for a in alphas]), activation.degree
     task = partial(feature_spikes, N=N, alphas=list(alphas), activation=activation, link=g,
                    margin=margin, dtype=dtype)
@@ -554,12 +491,9 @@ def feature_spike_data(N: int, alphas, seeds, activation: Activation, g: Link,
                 **{k: np.array([r[k] for r in runs]) for k in (
                     "count", "proj_beta", "proj_chance", "top", "edge", "edge0", "v_overlap")})
 
-
 def plot_feature_spikes(data: dict):
-    r"""Figure *fig-feature-spikes*: left, the spikes of :math:`\sigma(\tilde XW_1^\top)`
-    counted on each seed against :math:`\alpha_1` (a count at the ceiling of the values
-    computed is censored, an open triangle: at least this) and the book's reading of Moniri et
-    al.'s count; right, seed 0's top singular values over the bulk edge, and the threshold."""
+    r"""Figure *fig-feature-spikes*: the spikes of :math:`\sigma(\tilde XW_1^\top)` per seed against
+    :math:`\alpha_1` with Moniri et al.'s count (left); seed 0's top singular values (right)."""
     fig, axes = plt.subplots(1, 2, figsize=(6.5, 3.2))
     alphas, counts, margin, rows = data["alphas"], data["count"], data["margin"], []
     grid = np.linspace(0.0, float(max(alphas.max(), 0.45)), 400)

@@ -1,6 +1,4 @@
-r"""Paired reused/fresh runs (both batch schemes on one draw) and the test of the reused
-:math:`T_2` seen through :math:`a^{\circ3}`, for the chapter *Reused versus fresh batches*
-(runs at the build's widths) and the appendix *At scale* (the results files' records).
+r"""Paired reused/fresh runs and the test of the reused :math:`T_2` seen through :math:`a^{\circ3}`.
 """
 
 from __future__ import annotations
@@ -20,21 +18,17 @@ from ..experiments.reuse import paired_reuse_experiment
 from .figures import COLORS, attach_data, errorbars, finished, width_axis, width_grid
 from .report import markdown_table, pm
 
-
 class PairedConfig(NamedTuple):
-    r"""One configuration of the paired experiment: a label for the reader, the activation,
-    the target and the step constant :math:`c` (both steps)."""
+    r"""One configuration of the paired experiment: label, activation, target and step constant."""
 
     label: str
     activation: str
     target: str
     c: float
 
-
 @dataclass
 class PairedData:
-    r"""Paired reused/fresh runs over seeds (:func:`paired_data`). A paired difference (reused
-    minus fresh) is taken seed by seed, and its standard error is that of those differences."""
+    r"""Paired reused/fresh runs over seeds (:func:`paired_data`)."""
 
     configs: dict             # key -> PairedConfig
     alpha2s: tuple            # the second-step exponents measured, the reference first
@@ -43,8 +37,8 @@ class PairedData:
 
     def values(self, config: str, N: int, key: str, batch: str | None = None,
                index: int | None = None) -> np.ndarray:
-        r"""Per-seed values of ``key`` (``key_batch`` if ``batch``; ``reused - fresh`` for
-        ``batch="diff"``), at exponent ``index`` for the per-exponent keys; shape ``(seeds,)``."""
+        r"""Per-seed values of ``key`` (``batch="diff"``: reused minus fresh), shape ``(seeds,)``.
+        """
         rows = [r for r in self.records if r["config"] == config and r["N"] == N]
         if not rows:
             raise ValueError(f"no runs at (config, N) = ({config!r}, {N})")
@@ -71,13 +65,9 @@ class PairedData:
         stats = [self.stat(config, N, key, batch, index) for N in self.Ns(config)]
         return [m for m, _ in stats], [s for _, s in stats]
 
-
 def paired_data(configs: dict, sizes: dict, seeds, alpha1: float, alpha2: float, alpha2s=(),
                 rescaled=None, n_jobs: int = 1) -> PairedData:
-    r""":func:`paired_reuse_experiment` (float32) for every configuration, its widths and every
-    seed. ``configs`` maps a key to a :class:`PairedConfig`, ``sizes`` the same keys to the
-    widths :math:`N = n = d`; the configurations in ``rescaled`` (default: all) are also
-    measured at the second-step exponents ``alpha2s``, the others at ``alpha2`` only."""
+    r""":func:`paired_reuse_experiment` for every configuration, its widths and every seed."""
     rescaled = set(configs if rescaled is None else rescaled)
     pairs = [(key, N) for key in configs for N in sizes[key]]
     grid = [dict(N=N, activation=configs[k].activation, target=configs[k].target, c1=configs[k].c,
@@ -93,7 +83,6 @@ def paired_data(configs: dict, sizes: dict, seeds, alpha1: float, alpha2: float,
     a2s = (alpha2, *alpha2s)
     return PairedData(dict(configs), a2s, tuple(n_spikes(alpha1, a) for a in a2s), records)
 
-
 def plotted(rows: list, ax, panel: str, series: str, x, mean, sem, theory=None, chance=None,
             **style):
     r"""Draw ``mean`` ± ``sem`` against ``x`` on ``ax`` (labelled ``series``) and add one row per
@@ -103,7 +92,6 @@ def plotted(rows: list, ax, panel: str, series: str, x, mean, sem, theory=None, 
     given = lambda v: [None] * len(x) if v is None else [float(t) for t in v]  # noqa: E731
     rows += [dict(panel=panel, series=series, x=float(xi), mean=float(m), sem=float(s), theory=t,
                   chance=c) for xi, m, s, t, c in zip(x, mean, sem, given(theory), given(chance))]
-
 
 # --------------------------------------------------------------------------- T_2 seen through a^3
 
@@ -117,16 +105,9 @@ def strongest_control(data: PairedData, config: str, N: int) -> np.ndarray:
                    np.full(len(data.values(config, N, "projected_overlap", "fresh")),
                            chance_overlap(N))], axis=0)
 
-
 def term_verdicts(data: PairedData, limits: Limits, main: str, control: str,
                   N: int | None = None) -> dict:
-    r"""The verdicts (:class:`~twostep.analysis.verdicts.Verdict`) of the exact-term test at width
-    ``N`` (default: the largest of ``main``; the control at its largest width up to ``N``):
-    ``reuse``, the paper's effect, the reused :math:`T_2^\top a^{\circ3}` above
-    :func:`strongest_control` seed by seed; ``reuse_size``, the book's size, the limit of
-    :math:`\tilde u_2` from the fresh finite-size level; no effect for ``fresh`` and ``even``
-    (the ``control`` link, reused; ``None`` without a width up to ``N``): at the overlap
-    :math:`\tilde u_2` has at :math:`n = N` by sampling alone."""
+    r"""The verdicts of the exact-term test at width ``N``."""
     v = data.values
     N = data.Ns(main)[-1] if N is None else N
     below = [w for w in data.Ns(control) if w <= N]
@@ -141,13 +122,9 @@ def term_verdicts(data: PairedData, limits: Limits, main: str, control: str,
                                 limits.overlap(even, "reused", n=below[-1], aware=True))
     return out
 
-
 def plot_term_evidence(data: PairedData, limits: Limits, main: str, control: str):
-    r"""Figure against :math:`N`, means and standard errors over the paired seeds, two panels one
-    above the other (narrow: whole on a phone): above, :math:`T_2^\top a^{\circ3}`'s overlap with
-    :math:`\beta^\star`, reused and fresh, its controls, :math:`\tilde u_2` of the same runs, the
-    ``control`` link, the theory (finite :math:`n` and the limit) and chance; below, the reused
-    :math:`T_2`'s top right vector (overlap, memorisation, the memorised input's own overlap)."""
+    r"""Figure against :math:`N`: above, :math:`T_2^\top a^{\circ3}`'s overlap with :math:`\beta^\star`
+    with its controls and theory; below, the reused :math:`T_2`'s top right vector."""
     fig, (ax2, ax1) = plt.subplots(2, 1, figsize=(4.8, 7.6), height_ratios=[1.25, 1])
     rows, Ns, target = [], data.Ns(main), data.configs[main].target
     grid = width_grid(Ns)
@@ -195,14 +172,11 @@ def plot_term_evidence(data: PairedData, limits: Limits, main: str, control: str
         ax.legend(ncol=2, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     return finished(attach_data(fig, rows))
 
-
 def term_rows(data: PairedData, configs, columns) -> list:
-    """One row per configuration and width: the link's name, :math:`N`, then mean ± standard
-    error over the paired seeds of each ``(key, batch)`` in ``columns``."""
+    """One row per configuration and width: mean ± standard error of each ``(key, batch)``."""
     return [[data.configs[key].label.split(",")[-1].strip(), str(N)]
             + [pm(*data.stat(key, N, column, batch), 3) for column, batch in columns]
             for key in configs for N in data.Ns(key)]
-
 
 def term_evidence_table(data: PairedData, limits: Limits, configs,
                         label: str = "tab-reuse-projected"):
@@ -221,10 +195,8 @@ def term_evidence_table(data: PairedData, limits: Limits, configs,
         label, ["link", "$N$", "reused", "fresh", "$\\tilde u_2$", "theory"],
         [row + [cell] for row, cell in zip(rows, theory)])
 
-
 def term_controls_table(data: PairedData, configs, label: str = "tab-reuse-projected-controls"):
-    r"""Table ``label``: the controls of :func:`term_evidence_table` in the same reused runs (the
-    random-sign left vector, the memorised inputs alone) next to :math:`T_2^\top a^{\circ3}`."""
+    r"""Table ``label``: the controls of :func:`term_evidence_table` in the same reused runs."""
     return markdown_table(
         "Controls of the exact-term test in the same reused runs: the random-sign left vector "
         "$|a|^{\\circ3}\\odot\\xi$ and the span of the memorised inputs alone, next to "

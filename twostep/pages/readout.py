@@ -1,11 +1,4 @@
-r"""What the learned features buy (``book/readout.md``, ``book/readout_evidence.md``): the five
-first layers of one problem (:mod:`twostep.experiments.readout`) compared by the test error of a
-ridge readout and by the ideal readout of the directions they learned.
-
-The sweeps the figures need (both pages run them through :func:`twostep.pages.memo.study`),
-their summaries over seeds, and one drawing function per figure, which returns the closed
-Figure with the numbers it draws attached (:func:`twostep.pages.figures.attach_data`).
-"""
+r"""What the learned features buy: five first layers compared by their readouts' test error."""
 
 from __future__ import annotations
 
@@ -53,11 +46,9 @@ PLOTTED = ("he1", "he1+odd")
 
 _LINE = dict(ls="--", lw=1)
 
-
 def _row(panel, series, x, y, sem=np.nan, theory=np.nan) -> dict:
     """One plotted point for :func:`attach_data` (every figure's rows have these columns)."""
     return dict(panel=panel, series=series, x=x, y=y, sem=sem, theory=theory)
-
 
 # -- Sweeps and summaries over seeds ------------------------------------------------------
 
@@ -71,13 +62,8 @@ def payoff_runs(grid, seeds, n_jobs: int = 1) -> list:
 
     return sweep(payoff_experiment, list(grid), seeds=seeds, n_jobs=n_jobs, cost=cost)
 
-
 def payoff_summary(records, by) -> Summary:
-    r"""Means and standard errors over seeds of :func:`payoff_experiment` records, grouped by
-    ``by`` (e.g. ``("target", "alpha1")``), after adding to every record, in place, the paired
-    differences of :data:`PAIRED_DIFFERENCES` (``d_reused_total = err_W2_reused -
-    err_W1_total``, ...): every value, the raw-feature errors where a group's records hold them
-    (``"raw"`` among their ``scalings``), and ``ideal_svd_*`` where the records hold them."""
+    r"""Means and standard errors over seeds of :func:`payoff_experiment` records, by ``by``."""
     for r in records:
         for name, (a, b, _) in PAIRED_DIFFERENCES.items():
             r[name] = r[f"err_{a}"] - r[f"err_{b}"]
@@ -95,19 +81,13 @@ def payoff_summary(records, by) -> Summary:
         out.groups[key].update({k: v for k, v in e.items() if k not in out.by and k != "count"})
     return out
 
-
 def at_alpha2(record: dict, i: int = 0) -> dict:
-    r"""A :func:`payoff_experiment` record at its ``alpha2s[i]``: every entry of a second-step
-    scheme (``err_W2_fresh``, ``max_row_W1_total``, ...) becomes its ``i``-th value, a float."""
+    r"""A :func:`payoff_experiment` record at its ``alpha2s[i]``."""
     return {k: (v[i] if any(s in k for s in SECOND_STEP_SCHEMES) and np.ndim(v) == 1 else v)
             for k, v in record.items()}
 
-
 def shared_reference(records, base: dict) -> list:
-    r"""The runs of ``records`` (an :math:`\alpha_2` sweep) that are the configuration ``base``:
-    every keyword the same but ``alpha2s`` and ``scalings``, each at ``base``'s single
-    :math:`\alpha_2` (:func:`at_alpha2`). A run of ``base`` at the same seed would repeat it
-    draw for draw (the draws do not depend on :math:`\alpha_2`)."""
+    r"""The runs of ``records`` that are the configuration ``base`` (:func:`at_alpha2`)."""
     (alpha2,) = base["alpha2s"]
     same = [at_alpha2(r, list(r["alpha2s"]).index(alpha2)) for r in records
             if alpha2 in r["alpha2s"] and all(r.get(k) == v for k, v in base.items()
@@ -115,7 +95,6 @@ def shared_reference(records, base: dict) -> list:
     if not same:
         raise ValueError(f"records hold no run of the configuration {base!r}")
     return same
-
 
 def psi_summary(psi_records, alpha_records, alpha1: float, alpha2: float) -> Summary:
     r""":func:`payoff_summary` by ``("target", "n")`` of the :math:`n \ne d` runs
@@ -126,7 +105,6 @@ def psi_summary(psi_records, alpha_records, alpha1: float, alpha2: float) -> Sum
     return payoff_summary([at_alpha2(r) for r in psi_records] + [at_alpha2(r, i) for r in same],
                           by=["target", "n"])
 
-
 def config_summary(records, configs: dict, base: dict) -> tuple:
     r"""``(summary, points)`` of runs of several configurations, each at one :math:`\alpha_2`:
     ``configs`` maps a name to the keywords in which it differs from ``base``; ``summary`` is
@@ -134,7 +112,6 @@ def config_summary(records, configs: dict, base: dict) -> tuple:
     keys = sorted(set().union(*configs.values()))
     return (payoff_summary([at_alpha2(r) for r in records], by=keys),
             {name: {k: {**base, **c}[k] for k in keys} for name, c in configs.items()})
-
 
 # -- What the spectral picture predicts (fig-ro-ideal) ------------------------------------
 
@@ -146,14 +123,9 @@ def u2_records(sizes, seeds, n_jobs: int = 1) -> list:
     return split_batches(sweep(signal_overlap_experiment, tasks, seeds=seeds, n_jobs=n_jobs,
                                cost=lambda p: p["n"]), ("reused", "fresh"))
 
-
 def plot_ideal(u2: Summary, teachers: dict):
     r"""Fraction of :math:`\mathbb E[y^2]` an ideal readout of one direction explains against its
-    overlap :math:`\rho` (:func:`explained_fraction`, log-log, 200 points up to 1) for the
-    single-index ``teachers`` ``he1``, ``odd`` and ``he3``; the measured mean overlaps of
-    :math:`u_2` of the odd bounded link (``u2``: a :class:`Summary` by ``("batch", "n")`` of
-    :func:`u2_records`), reused and fresh, on its curve; the chance overlaps
-    :math:`1/\sqrt d` of the sizes measured as a band; both axes reach every point."""
+    overlap :math:`\rho`, with the measured overlaps of :math:`u_2` and the chance band."""
     fig, ax = plt.subplots(figsize=(5.0, 4.8))
     sizes = u2.axis(batch="reused")
     chance = 1 / np.sqrt(np.array(sizes, dtype=float))
@@ -187,7 +159,6 @@ def plot_ideal(u2: Summary, teachers: dict):
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     return finished(attach_data(fig, rows))
 
-
 # -- Test error across (alpha1, alpha2) (fig-ro-alpha, fig-ro-paired) ---------------------
 
 def _level(ax, x, mean, sem, color, ls="-", label=None, lw=1.4):
@@ -196,12 +167,10 @@ def _level(ax, x, mean, sem, color, ls="-", label=None, lw=1.4):
     if sem:
         ax.fill_between(x, mean - sem, mean + sem, color=color, alpha=0.15, lw=0)
 
-
 #: The levels that do not depend on the parameter a panel varies: (series, key, style).
 _LEVELS = (("best linear predictor (population)", "best_linear", dict(color="k", ls=":")),
            ("linear ridge on $x$", "err_linear", dict(color="0.3", ls="-.")),
            (SCHEME_STYLE["W0"]["label"], "err_W0", dict(color=SCHEME_STYLE["W0"]["color"])))
-
 
 def _baselines(ax, x, e, panel, labels=True) -> list:
     """The levels :data:`_LEVELS` of the summary entry ``e`` over ``x``; their data rows."""
@@ -211,7 +180,6 @@ def _baselines(ax, x, e, panel, labels=True) -> list:
         _level(ax, x, e[key], sem, label=series if labels else None, **style)
         rows.append(_row(panel, series, np.nan, e[key], sem))
     return rows
-
 
 def _offscale(ax, value, label, color):
     """Name a level that lies outside the panel's y-range at the edge it leaves by."""
@@ -223,13 +191,9 @@ def _offscale(ax, value, label, color):
     ax.annotate(f"{arrow} {label}: {value:.2f}", (0.02, y), xycoords=("axes fraction", "data"),
                 xytext=(0, dy), textcoords="offset points", va=va, fontsize=9, color=color)
 
-
 def plot_alpha(summary: Summary, alpha1s, alpha2s, L: int):
-    r"""Test error against :math:`\alpha_2`, one row per :math:`\alpha_1`, columns
-    :math:`\mathrm{He}_1` and the two-index target, with the ideal readouts (dashed),
-    the baselines, the phase boundaries :math:`\alpha_2 = k(1/2-\alpha_1)`, :math:`k < L`,
-    and :math:`\Lambda` on the top axis. ``summary``: :func:`payoff_summary` by
-    ``(target, alpha1)``."""
+    r"""Test error against :math:`\alpha_2`, one row per :math:`\alpha_1`, with the ideal readouts,
+    the baselines, the phase boundaries and :math:`\Lambda` on the top axis."""
     A2S = list(alpha2s)
     fig, axes = plt.subplots(len(alpha1s), len(PLOTTED), figsize=(7.0, 7.6), sharex=True,
                              squeeze=False)
@@ -277,7 +241,6 @@ def plot_alpha(summary: Summary, alpha1s, alpha2s, L: int):
     legend_below(fig, axes[0, 0], ncol=2)
     return finished(attach_data(fig, rows))
 
-
 def plot_paired(summary: Summary, alpha1s, alpha2s):
     r"""The paired differences of :data:`PAIRED_DIFFERENCES` against :math:`\alpha_2` (mean ±
     standard error over the seeds of the differences taken problem by problem), one row per
@@ -304,14 +267,11 @@ def plot_paired(summary: Summary, alpha1s, alpha2s):
     legend_below(fig, axes[0, 0], ncol=2)
     return finished(attach_data(fig, rows))
 
-
 # -- Does the spectral picture predict the test error? (fig-ro-scatter) -------------------
 
 def scatter_points(alpha_summary: Summary, psi_summary: Summary, d: int) -> list:
-    r"""Every (setting, first layer) of both sweeps as ``(target, scheme, ideal, measured,
-    measured_sem)``: the one-step layer and the second-step schemes of each
-    :math:`(\alpha_1, \alpha_2)`, then those of each :math:`n \ne d` (the :math:`n = d`
-    runs of ``psi_summary`` are already in ``alpha_summary``)."""
+    r"""Every (setting, first layer) of both sweeps as ``(target, scheme, ideal, measured, sem)``.
+    """
     points = []
     for (t, _), e in alpha_summary.groups.items():
         for s in ("W1",) + SECOND_STEP_SCHEMES:
@@ -322,7 +282,6 @@ def scatter_points(alpha_summary: Summary, psi_summary: Summary, d: int) -> list
             points += [(t, s, e[f"ideal_{s}"], e[f"err_{s}"], e[f"err_{s}_sem"])
                        for s in ("W1",) + SECOND_STEP_SCHEMES]
     return points
-
 
 def plot_scatter(points):
     r"""Measured test error against the ideal readout, one point per :func:`scatter_points`."""
@@ -347,15 +306,10 @@ def plot_scatter(points):
     return finished(attach_data(fig, [dict(target=t, series=s, ideal=x, measured=y, sem=se)
                                       for t, s, x, y, se in points]))
 
-
 # -- Test error against n/d (fig-ro-psi) --------------------------------------------------
 
 def plot_psi(summary: Summary, teachers: dict, d: int, etas):
-    r"""Test error against :math:`\psi = n/d` (``summary``: :func:`psi_summary`) for
-    :math:`\mathrm{He}_1` and the two-index target (``teachers``, by name), with the baselines
-    and the large-:math:`n` ideal errors (:func:`asymptotic_ideal`) of :math:`v_1` and of the
-    merged fresh spike :math:`\eta_1v_1+\eta_2v_2` (``etas``), drawn from 0.85 min to 1.15 max
-    :math:`\psi`; the data's theory column holds them at each simulated :math:`\psi`."""
+    r"""Test error against :math:`\psi = n/d` with the baselines and the ideal errors."""
     fig, axes = plt.subplots(1, len(PLOTTED), figsize=(7.0, 4.9), sharey=True, squeeze=False)
     psis = np.array(summary.axis(target=PLOTTED[0])) / d
     fine = np.geomspace(psis[0] * 0.85, psis[-1] * 1.15, 80)
@@ -380,12 +334,10 @@ def plot_psi(summary: Summary, teachers: dict, d: int, etas):
     legend_below(fig, axes[0, 0], ncol=2)
     return finished(attach_data(fig, rows))
 
-
 # -- Why a reused second step does not pay (fig-ro-why, fig-ro-penalty) -------------------
 
 def _row_norms(ax, x, summary: Summary, title: str, panel: str, **point) -> list:
-    r"""The largest row norms ``max_row_*`` of ``summary`` against ``x`` (log-log; ``point``
-    fixes the rest) and the level 1 of the initial rows; their rows for :func:`attach_data`."""
+    r"""The largest row norms ``max_row_*`` of ``summary`` against ``x``, and their rows."""
     rows = []
     for s in ("W1_total", "W2_fresh", "W2_reused"):
         _, y, sem = summary.series(f"max_row_{s}", **point)
@@ -396,26 +348,19 @@ def _row_norms(ax, x, summary: Summary, title: str, panel: str, **point) -> list
     ax.minorticks_off()
     return rows
 
-
 @dataclass
 class MemorisationData:
-    r"""One problem's second step per neuron and batch ``b`` (``"reused"``, ``"fresh"``), each
-    ``(N,)``: ``move[b]`` :math:`\|w^{(2)}_i - w^{(1)}_i\|`, ``memo[b]`` its largest
-    :math:`|\cos|` with one input of the batch (:func:`neuron_memorisation`), ``scale[b]`` each
-    feature's root mean square on fresh inputs; ``unrelated`` :math:`\sqrt{2\log n/d}`."""
+    r"""Per neuron and batch: ``move``, ``memo``, ``scale``; ``unrelated`` :math:`\sqrt{2\log n/d}`.
+    """
 
     move: dict
     memo: dict
     scale: dict
     unrelated: float
 
-
 def memorisation_data(N: int, n: int, d: int, activation, target, c: float, alpha1: float,
                       alpha2: float, seed: int) -> MemorisationData:
-    r"""Draw one problem with ``twostep.rng_for(seed)`` (the teacher, then
-    :func:`train_schemes`), take both second steps, and measure each neuron's move, its
-    largest cosine with one input of the batch the step used, and the scale of each
-    feature on ``n`` fresh inputs drawn with ``numpy.random.default_rng(1)``."""
+    r"""One problem's second steps: each neuron's move, memorisation and feature scale."""
     sch = train_schemes(rng_for(seed), N=N, n=n, d=d, activation=activation, target=target,
                         c=c, alpha1=alpha1, alpha2s=(alpha2,))
     W2 = {"reused": sch.W2_reused[0], "fresh": sch.W2_fresh[0]}
@@ -428,14 +373,10 @@ def memorisation_data(N: int, n: int, d: int, activation, target, c: float, alph
                              for b, W in W2.items()},
                             chance_maximum(n, d))
 
-
 def plot_why(data: MemorisationData, psi: Summary, d: int, summary: Summary, alpha1: float,
              alpha2s):
-    r"""Three panels: each neuron's second-step move against its largest cosine with one
-    training input (``data``); the largest row norm against :math:`\psi = n/d` for
-    :math:`\mathrm{He}_1` (``psi``: :func:`psi_summary`); test error with standardised and raw
-    features against :math:`\alpha_2` for :math:`\mathrm{He}_1` at ``alpha1`` (``summary``:
-    :func:`payoff_summary` by ``(target, alpha1)``, with raw features there)."""
+    r"""Three panels: neuron moves against memorisation, the largest row norm against :math:`\psi`,
+    and test error with standardised and raw features against :math:`\alpha_2`."""
     A2S = list(alpha2s)
     fig, ax = plt.subplot_mosaic([["move", "rows"], ["raw", "raw"]], figsize=(7.0, 8.6),
                                  height_ratios=[1.15, 1])
@@ -476,7 +417,6 @@ def plot_why(data: MemorisationData, psi: Summary, d: int, summary: Summary, alp
                    ("raw features", dict(ls="--", marker="o", ms=4, mfc="white"))],
                 loc="center left", bbox_to_anchor=(1.02, 0.5))
     return finished(attach_data(fig, rows))
-
 
 def plot_penalty(data: Summary):
     r"""Left: the paired reuse penalties against :math:`N` (``data``: :func:`payoff_summary` by

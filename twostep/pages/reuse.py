@@ -1,10 +1,4 @@
-r"""Chapter *Reused versus fresh batches* and its appendix: the sweeps and the figures.
-
-:func:`signal_data` (the directions :math:`u_k` from data alone) and :func:`network_data` (the
-trained network; the paired runs are in :mod:`twostep.pages.paired`) return a
-:class:`~twostep.analysis.summary.Summary`, :func:`lambda_data` rereads the latter per
-:math:`\alpha_2`, :func:`views` sets one target's three views of reuse side by side.
-"""
+r"""Chapter *Reused versus fresh batches* and its appendix: the sweeps and the figures."""
 
 from __future__ import annotations
 
@@ -35,14 +29,8 @@ _ORDER_MARKERS = [{"marker": m, "mfc": "none", "ms": 4 + 0.8 * k} for k, m in en
 #: The two simulated targets of the network figures: the first filled and solid.
 _TARGET_STYLES = (dict(marker="o", mfc=None, ls="-"), dict(marker="s", mfc="white", ls="--"))
 
-
 def signal_data(Ns, targets, seeds, activation, n_jobs: int = 1) -> Summary:
-    r""":func:`signal_overlap_experiment` at :math:`n = d = N` for every size, target and seed,
-    both batches of each draw (``batch="both"``), summarised by ``("target", "batch", "n")``:
-    ``overlaps`` and ``overlaps_reuse`` :math:`|\langle u_k,\beta^\star_r\rangle|/\|u_k\|`,
-    each of shape ``(4, r)`` (:math:`k = 0..3`), :math:`u_k = \frac1nX_2^\top(y_2\odot
-    s^{\circ k})`, :math:`s = X_2v`, :math:`v = \frac1nX_1^\top y_1`.
-    """
+    r"""Overlaps of :math:`u_k` and :math:`\tilde u_k` with :math:`\beta^\star`, both batches."""
     # The targets of one rank share their draws (most of a run's cost at n = d = 4000): one
     # task per rank, size and seed, each target's result bit for bit its own run's.
     ranks = {}
@@ -56,7 +44,6 @@ def signal_data(Ns, targets, seeds, activation, n_jobs: int = 1) -> Summary:
                           order=lambda r: (targets.index(r["target"]), list(Ns).index(r["n"])))
     return Summary(split_batches(records, BATCHES), ("target", "batch", "n"),
                    ("overlaps", "overlaps_reuse"))
-
 
 def plot_signal_overlaps(data: Summary, limits: Limits, targets: dict):
     r"""Figure: overlap of each :math:`u_k` with :math:`\beta^\star` against :math:`N`, one column per
@@ -90,7 +77,6 @@ def plot_signal_overlaps(data: Summary, limits: Limits, targets: dict):
                 + [("theory, mean at this $n$", dict(color="k", ls="--", lw=0.9)),
                    (r"chance $1/\sqrt{d}$", _CHANCE)], loc="outside lower center", ncol=3)
     return finished(attach_data(fig, rows))
-
 
 def plot_two_index(data: Summary, limits: Limits, target: str):
     r"""Figure for a two-index target: overlap of :math:`u_0` with :math:`\beta_1` (left) and of
@@ -128,14 +114,9 @@ def plot_two_index(data: Summary, limits: Limits, target: str):
     fig.legend(h1 + h2, l1 + l2, loc="outside lower center", ncol=3)
     return finished(attach_data(fig, rows))
 
-
 def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_point=None,
                  top: int = 8, n_jobs: int = 1, dtype="float64") -> Summary:
-    r""":func:`reuse_experiment` (exact term :math:`T_2`) for every size :math:`N = n = d`,
-    target and seed, both batches of each draw (``batch="both"``), summarised by
-    ``("target", "batch", "N")`` (:data:`NETWORK_VALUES`); ``alpha2s`` maps a target to the
-    exponents :math:`\alpha_2'` at which its draws are also rescaled, ``extra_seeds`` run only
-    at ``extra_point = (target, batch, N)``, after the grid."""
+    r""":func:`reuse_experiment` for every size, target and seed, both batches."""
     alpha2s, targets = alpha2s or {}, list(targets)
     (c1, alpha1), (c2, alpha2) = steps
     common = dict(c1=c1, alpha1=alpha1, c2=c2, alpha2=alpha2, top=top, dtype=dtype)
@@ -157,7 +138,6 @@ def network_data(Ns, targets, steps, seeds, alpha2s=None, extra_seeds=(), extra_
                    + [r for r in runs if r["batch"] != "both"],
                    ("target", "batch", "N"), NETWORK_VALUES)
 
-
 def _subspace_panel(ax, rows, panel, series, Ns, K: int, limit: float, labels) -> None:
     # The learned subspace's overlap per batch (series(key, batch) -> x, mean, sem), memorised
     # inputs set aside and raw (larger faint open rings, which must not cover the filled values
@@ -174,12 +154,9 @@ def _subspace_panel(ax, rows, panel, series, Ns, K: int, limit: float, labels) -
     ax.plot(grid, np.sqrt(K / grid), **_CHANCE, label=labels[2])
     ax.axhline(limit, color=COLORS["theory"], lw=1, label=r"limit of $\tilde u_2$")
 
-
 def plot_learned_subspace(net: Summary, limits: Limits, targets: dict, K: int):
-    r"""Figure: overlap with :math:`\beta^\star` of the span of :math:`W_2`'s top ``K`` right
-    singular vectors, raw and with memorised inputs set aside, one panel per target of the two
-    in ``targets`` (with the limit of :math:`\tilde u_2` and chance :math:`\sqrt{K/d}`), and the
-    memorisation of the top right vector (last panel), against :math:`N`."""
+    r"""Figure: overlap with :math:`\beta^\star` of the span of :math:`W_2`'s top ``K`` right vectors,
+    raw and without memorised inputs, per target, and the top vector's memorisation."""
     Ns = net.axis()
     # 2 x 2: the two targets above, the memorisation and the legends below.
     fig, grid_axes = plt.subplots(2, 2, figsize=(7.0, 6.8))
@@ -210,14 +187,9 @@ def plot_learned_subspace(net: Summary, limits: Limits, targets: dict, K: int):
                      title="lower panel", **style)
     return finished(attach_data(fig, rows))
 
-
 def lambda_data(net: Summary, target: str, alpha1: float, alpha2: float, alpha2s,
                 L: int) -> dict:
-    r"""The learned subspace of ``target``'s runs at each :math:`\alpha_2'` in ``alpha2s``: at the
-    runs' own ``alpha2`` as trained, at the others from the rescaled draws of
-    :func:`network_data` (whose ``alpha2s`` are these without ``alpha2``, in order). Returns
-    ``summary`` (by ``("alpha2", "batch", "N")``: :data:`LAMBDA_VALUES` of the top
-    :math:`1+\Lambda` right vectors), ``alpha1`` and ``n_spikes``, ``alpha2 -> Lambda``."""
+    r"""``target``'s learned subspace at each :math:`\alpha_2'` of ``alpha2s``."""
     others = [a for a in alpha2s if a != alpha2]
     lams = {a2: n_spikes(alpha1, a2, L) for a2 in alpha2s}
     records = []
@@ -229,7 +201,6 @@ def lambda_data(net: Summary, target: str, alpha1: float, alpha2: float, alpha2s
                 v: np.asarray(r[key + v])[i + (lam, 0)] for v in LAMBDA_VALUES}})
     return dict(summary=Summary(records, ("alpha2", "batch", "N"), LAMBDA_VALUES), alpha1=alpha1,
                 n_spikes=lams)
-
 
 def plot_lambda(lam: dict, limits: Limits, target: str = "odd"):
     r"""Figure: one panel per :math:`\alpha_2`, the learned subspace of :func:`plot_learned_subspace`
@@ -258,15 +229,8 @@ def plot_lambda(lam: dict, limits: Limits, target: str = "odd"):
     legend_below(fig, axes[0], 3)
     return finished(attach_data(fig, rows))
 
-
 def views(paired: PairedData, net: Summary, data: Summary, target: str, K: int) -> dict:
-    r"""One target's three views of reuse, each ``{N: (reused, null, chance)}``: the per-seed values
-    of the reused run and of its null, shape ``(seeds,)``, and the chance level. ``"w2"``: the
-    span of :math:`W_2`'s top ``K`` right vectors, memorised inputs set aside (paired runs, and
-    :func:`network_data`'s at wider widths), null the fresh run of the draw or :math:`\sqrt{K/d}`,
-    the larger; ``"term"``: :math:`T_2^\top a^{\circ3}`, null
-    :func:`~twostep.pages.paired.strongest_control`; ``"u2"``: :math:`u_2` of data alone, null
-    the fresh batch's or :math:`1/\sqrt d`."""
+    r"""One target's three views of reuse, each ``{N: (reused, null, chance)}``."""
     def pair(summary, value, index, **where):      # reused and fresh of the same draws
         by = {b: {r["seed"]: np.asarray(r[value])[index] for r in summary.runs(batch=b, **where)}
               for b in BATCHES}
@@ -286,7 +250,6 @@ def views(paired: PairedData, net: Summary, data: Summary, target: str, K: int) 
         re, fr = pair(data, "overlaps", (2, 0), target=target, n=N)
         out["u2"][N] = (re, np.maximum(fr, chance_overlap(N)), chance_overlap(N))
     return out
-
 
 def plot_views(views: dict, titles: dict):
     r"""Figure of :func:`views`: one panel per view (``titles``: view -> title), one above the

@@ -1,8 +1,4 @@
-r"""Chapter *The setting*: the centred ReLU's distance from its kink in the gradient check
-(:func:`kink_margin`), the sizes of one step at two widths (:func:`step_scaling_data`,
-:func:`plot_step_scaling`) and the spectrum of :math:`W_0` against the Marchenko--Pastur law
-(:func:`w0_spectrum_data`, :func:`plot_w0_spectrum`).
-"""
+r"""Chapter *The setting*: the gradient check's kink margin, one step's sizes, the spectrum."""
 
 from __future__ import annotations
 
@@ -21,25 +17,16 @@ from .figures import (COLORS, attach_data, finished, legend_from, seeds_and_mean
                       width_axis)
 from .report import minus_sign
 
-
 def kink_margin(W, X, h: float) -> tuple[float, float]:
-    r"""How far the finite differences of step ``h`` stay from the kink of a ReLU at 0:
-    ``(min_pre, max_shift)``, :math:`\min_{ij}|\langle w_i,x_j\rangle|` (``W``: ``(N, d)``,
-    ``X``: ``(n, d)``) and :math:`h\max_{jk}|x_{jk}|`, the most a perturbation :math:`\pm h` of
-    one :math:`W_{ik}` moves a pre-activation; no quotient straddles the kink if the first is
-    larger."""
+    r"""``(min_pre, max_shift)``: the finite differences stay off the kink if the first is larger.
+    """
     return float(np.abs(W @ X.T).min()), float(h * np.abs(X).max())
 
-
 def displacement(N: int, seed: int, c: float, alpha: float, activation: Activation) -> tuple:
-    r"""One step at :math:`N = n = d`, target :math:`\mathrm{He}_1`, from the generator
-    ``default_rng([N, seed])``: the median row norm :math:`\operatorname{median}_i\|w_i^{(1)} -
-    w_i^{(0)}\|` of :math:`D = W_1 - W_0 = \eta G` and its operator norm :math:`\|D\|_{op}`,
-    with :math:`\eta = \kappa N^\alpha` (``c`` is :math:`\kappa`)."""
+    r"""One step's median row move and :math:`\|W_1-W_0\|_{op}` at :math:`N = n = d`."""
     G = first_update(np.random.default_rng([N, seed]), N, activation, hermite_link(1))[1]
     D = step_size(c, alpha, N) * G
     return float(np.median(np.linalg.norm(D, axis=1))), float(top_singular(D, 1)[0][0])
-
 
 def step_scaling_data(widths, n_seeds: int, c: float, alpha: float,
                       activation: Activation) -> Summary:
@@ -51,12 +38,9 @@ def step_scaling_data(widths, n_seeds: int, c: float, alpha: float,
                for N in widths for s in range(n_seeds)]
     return Summary(records, ("N",), ("row", "op", "eta"))
 
-
 def plot_step_scaling(data: Summary, alpha: float):
-    r"""Figure *fig-step-scaling*: the median neuron move and :math:`\|W_1-W_0\|_{op}` against
-    :math:`N` (every seed, and the mean ± standard error), with the slopes
-    :math:`N^{\alpha-1/2}` and :math:`N^{\alpha}` through the first mean and the bulk edge of
-    :math:`W_0`."""
+    r"""Figure *fig-step-scaling*: the neuron move and :math:`\|W_1-W_0\|_{op}` against :math:`N`.
+    """
     fig, ax = plt.subplots(figsize=(5.6, 3.6))
     rows, entries = [], []
     for key, name, power, color in (("op", r"$\|W_1 - W_0\|_{op}$", alpha, COLORS["one-step"]),
@@ -77,19 +61,14 @@ def plot_step_scaling(data: Summary, alpha: float):
         loc="outside lower center", ncol=2, fontsize=9)
     return finished(attach_data(fig, rows))
 
-
 def w0_spectrum_data(shapes) -> dict:
-    r"""``(N, d) -> singular values`` (descending) of :math:`W_0` (:math:`\mathcal N(0,1/d)`
-    entries) drawn from ``default_rng(N + d)``, for each ``(N, d)`` of ``shapes``."""
+    r"""``(N, d) -> singular values`` (descending) of :math:`W_0` for each ``(N, d)`` of ``shapes``.
+    """
     return {(N, d): singular_values(initialise(N, d, np.random.default_rng(N + d))[0])
             for N, d in shapes}
 
-
 def plot_w0_spectrum(data: dict, bins: int = 60):
-    r"""Figure *fig-w0-spectrum*: per shape of :func:`w0_spectrum_data` the histogram of the
-    singular values against the Marchenko--Pastur density and the bulk edge
-    :math:`1+\sqrt{N/d}`, with the Kolmogorov--Smirnov distance and :math:`s_1 - (1+\sqrt{N/d})`
-    written in the panel."""
+    r"""Figure *fig-w0-spectrum*: :math:`W_0`'s singular values against Marchenko--Pastur."""
     fig, axes = plt.subplots(1, len(data), figsize=(6.6, 3.0), squeeze=False)
     rows = []
     for panel, (ax, ((N, d), s)) in enumerate(zip(axes[0], data.items()), 1):

@@ -1,12 +1,4 @@
-r"""The exact terms :math:`T_k` against their predicted spikes, from the records of
-:func:`twostep.experiments.spikes.spike_experiment`: what the chapter *Two steps* (its scaling
-study) and the appendix *At scale* (``results/at_scale/spike.json``) both show, and where the
-committed results files lie.
-
-Both pages summarise their records with :func:`terms_summary`, a
-:class:`~twostep.analysis.summary.Summary` by batch and width, draw them with
-:func:`plot_terms` and judge "each term is its spike" with :func:`terms_verdict`.
-"""
+r"""The exact terms :math:`T_k` against their predicted spikes, and the results files' folder."""
 
 from __future__ import annotations
 
@@ -22,12 +14,11 @@ from ..analysis.summary import Summary
 from ..analysis.verdicts import size, worst
 from .figures import (BATCH_ORDER, COLORS, K_COLORS, attach_data, finished, legend_from,
                       width_axis)
-from .report import sci, width_verdicts
+from .report import sci
 
 #: The values of a record that :func:`terms_summary` averages over seeds (``rel`` and ``size``
 #: are added to each record).
 TERM_VALUES = ("top", "signal", "rel", "size", "left", "right")
-
 
 def results_folder() -> Path:
     """``results/at_scale`` of the repository holding this package (an editable install, a
@@ -36,13 +27,11 @@ def results_folder() -> Path:
     repository = Path(__file__).resolve().parents[2] / "results" / "at_scale"
     return repository if repository.is_dir() else Path.cwd()
 
-
 def results_path(name: str, folder=None) -> Path:
     """The path of results file ``name`` in ``folder`` (default :func:`results_folder`): the
     appendix's ``"spike"``, ``"reuse"`` and its control ``"reuse_he2"``, ``"count"`` (the
     exploratory count) and ``"count_confirm"`` (the registered confirmatory count)."""
     return (results_folder() if folder is None else Path(folder)) / f"{name}.json"
-
 
 def terms_summary(records, values=()) -> Summary:
     r"""``records`` by ``("batch", "N")``, each with ``rel`` :math:`= \|T_k-S_k\|_{op}/\|S_k\|`
@@ -52,21 +41,15 @@ def terms_summary(records, values=()) -> Summary:
                 "size": np.asarray(r["top"]) / np.asarray(r["signal"])} for r in records]
     return Summary(records, ("batch", "N"), TERM_VALUES + tuple(values))
 
-
 def series(s: Summary, value: str, index=(), **where) -> tuple:
     """:meth:`Summary.series`, with a NaN standard error (no error bar) at a width of one run."""
     x, mean, sem = s.series(value, index, **where)
     one = np.array([s.count(**where, **{s.by[-1]: t}) == 1 for t in x])
     return x, mean, np.where(one, np.nan, sem)
 
-
 def plot_terms(terms: Summary, predicted):
-    r"""Figures *fig-terms* and *fig-at-scale-terms*: each exact :math:`T_k` against its spike
-    by width (``terms`` from :func:`terms_summary`), fresh and reused batch side by side. Rows:
-    :math:`s_1(T_k)` with a line of slope :math:`e_k` (``predicted``) fitted to every run;
-    :math:`\|T_k-S_k\|_{op}/\|S_k\|` with :math:`N^{-1/2}` through :math:`k = 1` at the smallest
-    width; one minus the cosines of the top vectors with :math:`a^{\circ(k+1)}` and :math:`u_k`,
-    chance :math:`1-1/\sqrt N`. Means and standard errors over seeds. 7.0 in wide."""
+    r"""Figures *fig-terms* and *fig-at-scale-terms*: each exact :math:`T_k` against its spike by
+    width, fresh and reused: :math:`s_1(T_k)`, the relative remainder, one minus the cosines."""
     Ns, L = terms.axis(), len(predicted)
     N = np.array(Ns, float)
     fig, axes = plt.subplots(3, 2, figsize=(7.0, 9.0))
@@ -119,27 +102,13 @@ def plot_terms(terms: Summary, predicted):
                 loc="outside lower center", ncol=3)
     return attach_data(finished(fig), rows)
 
-
 def terms_verdict(terms: Summary, N: int, orders=(2, 3), size_key: str = "size") -> str:
-    r"""The book's size prediction judged (:func:`twostep.analysis.verdicts.size`): per seed,
-    the fresh :math:`s_1(T_k)/\|S\|` (``size_key``: ``"size"`` for the plain :math:`S_k`,
-    ``"size_corr"`` for :math:`S_k^{\rm corr}`) against 1 at width ``N``, for each order in
-    ``orders``; the least favourable label over the orders."""
+    r"""The book's size prediction judged at width ``N``: the least favourable label."""
     return worst(size(terms.seed_values(size_key, k, batch="fresh", N=N), 1.0) for k in orders)
-
-
-def terms_width_verdicts(terms: Summary, prefix: str, orders=(2, 3),
-                         size_key: str = "size") -> dict:
-    """Glue values ``<prefix>_<N>`` for the landing page's verdicts at each width
-    (:func:`twostep.pages.report.width_verdicts`): :func:`terms_verdict` at every width."""
-    return width_verdicts(prefix, {N: terms_verdict(terms, N, orders, size_key)
-                                   for N in terms.axis()})
-
 
 #: How a table writes a width :math:`N^\star` beyond :data:`~twostep.analysis.confirmatory.REACH`
 #: or never reached: an extrapolation that far is no width.
 BEYOND = f"beyond reach (> {sci(REACH)})"
-
 
 def nstar_text(x: float, reach: float | None = None) -> str:
     r"""A width :math:`N^\star` for a table: two significant digits. With ``reach`` (e.g.

@@ -1,16 +1,4 @@
-r"""Chapter *Two steps, several spikes* and its appendix: the scaling study and the figures of
-the exact terms, the spectrum of one draw, two steps as one, and the cap at :math:`L-1`.
-
-The second update splits exactly into one term per order of the Taylor expansion of
-:math:`\sigma'`, :math:`W_2 - W_1 = \sum_{k=0}^{L-1}T_k`, each predicted to be a rank-one spike
-:math:`S_k\propto a^{\circ(k+1)}u_k^\top` of size :math:`N^{e_k}`,
-:math:`e_k = \alpha_2 - k(1/2-\alpha_1)`. :func:`scaling_study` runs
-:func:`twostep.experiments.spikes.spike_experiment` over widths, seeds and both batch schemes,
-summarised by batch and width (:mod:`twostep.pages.spikes`, shared with the appendix *At
-scale*); :func:`draw` runs the chapter's single draws in a form
-:func:`twostep.pages.memo.study` can keep for both pages. The count over the plane and its
-test are in :mod:`twostep.pages.count`.
-"""
+r"""Chapter *Two steps, several spikes* and its appendix: the scaling study and its figures."""
 
 from __future__ import annotations
 
@@ -49,14 +37,9 @@ SUMMARY_VALUES = ("size_corr", "rel_corr", "right_corrected", "localisation",
 #: The orders whose size the book's correction changes (order 1 as the unchanged reference).
 CORRECTION_ORDERS = (1, 2, 3)
 
-
 @dataclass
 class Scaling:
-    r"""The scaling study (:func:`scaling_study`): ``summary``, its runs by ``("batch", "N")``
-    (:func:`~twostep.pages.spikes.terms_summary`, each run with ``rel_corr``
-    :math:`= \|T_k-S_k^{\rm corr}\|_{op}/\|S_k^{\rm corr}\|` and ``size_corr``
-    :math:`= s_1(T_k)/\|S_k^{\rm corr}\|` too, shape ``(L,)``), and the study's arguments; ``L``
-    is the activation's degree."""
+    r"""The scaling study: ``summary`` by ``("batch", "N")`` and the study's arguments."""
 
     summary: Summary
     Ns: list
@@ -76,19 +59,15 @@ class Scaling:
         return [spike_exponent(k, *self.ref) for k in range(self.L)]
 
     def slope(self, batch: str, key: str, index=()) -> tuple:
-        r"""(log-log slope, standard error) in :math:`N` of ``key[index]`` over every run of
-        ``batch`` (:func:`~twostep.analysis.sweep.loglog_slope`)."""
+        r"""(log-log slope, standard error) in :math:`N` of ``key[index]`` over the runs of ``batch``.
+        """
         return loglog_slope(*self.summary.pooled(key, index, batch=batch))
-
 
 def scaling_study(Ns, seeds, activation="poly4", target="he1", c: float = 0.2, ref=(0.4, 0.25),
                   settings=(), alphas=(), n_grid: int = 0, n_top: int = 6,
                   n_jobs: int = 1) -> Scaling:
-    r""":func:`~twostep.experiments.spikes.spike_experiment` for both batch schemes of each draw
-    (``batch="both"``, records fresh first), every width in ``Ns`` and every seed, at
-    :math:`\eta_t = \kappa N^{\alpha_t}`, ``ref`` :math:`= (\alpha_1,\alpha_2)`, with the
-    spectrum of :math:`W_2` also at ``settings`` and, at :math:`N` = ``n_grid`` only, on the
-    grid ``alphas`` :math:`\times` ``alphas``."""
+    r""":func:`~twostep.experiments.spikes.spike_experiment` over widths, seeds and both batches.
+    """
     act = as_activation(activation)
     task = partial(experiments.spike_experiment, activation=activation, target=target, c1=c,
                    alpha1=ref[0], c2=c, alpha2=ref[1], settings=settings, n_top=n_top,
@@ -106,17 +85,12 @@ def scaling_study(Ns, seeds, activation="poly4", target="he1", c: float = 0.2, r
                    [tuple(st) for st in settings], list(alphas), n_grid, n_top, act.degree, act,
                    target)
 
-
 def draw(experiment: str, seed: int, **kwargs):
-    """One of the chapter's single draws, ``twostep.experiments.spikes.<experiment>`` (e.g.
-    ``"one_draw"``, ``"power_components"``) with the generator of ``seed``
-    (:func:`~twostep.analysis.sweep.rng_for`): arguments that
-    :func:`twostep.pages.memo.study` can key, so that a draw both pages show runs once."""
+    """One of the chapter's single draws, keyed for :func:`twostep.pages.memo.study`."""
     if experiment not in ("decomposition_check", "one_draw", "power_components"):
         raise ValueError(f"experiment must be a single draw of twostep.experiments.spikes, "
                          f"got {experiment!r}")
     return getattr(experiments, experiment)(rng_for(seed), **kwargs)
-
 
 # --------------------------------------------------------------------------- the book's correction
 
@@ -130,12 +104,9 @@ def correction_limits(scaling: Scaling) -> dict:
     return {b: np.array([norm(k, b, "corrected") / norm(k, b, "reuse") for k in CORRECTION_ORDERS])
             for b in BATCH_ORDER}
 
-
 def plot_correction(scaling: Scaling, limits: dict):
-    r"""Figure *fig-correction*, fresh batch, against :math:`N`: (a) :math:`s_1(T_k)/\|S\|`
-    with the limit of :math:`\|S_k^{\rm corr}\|/\|S_k\|` (``limits``, :func:`correction_limits`),
-    (b) the relative residual, (c) the right cosine, for :math:`S_k` (open, dashed) and
-    :math:`S_k^{\rm corr}` (filled, solid); the fourth cell holds the key."""
+    r"""Figure *fig-correction*: :math:`S_k` against :math:`S_k^{\rm corr}` along :math:`N`, fresh.
+    """
     colors = {1: "#7f7f7f", 2: "#1f77b4", 3: "#d62728"}
     fig, grid = plt.subplots(2, 2, figsize=(7.0, 5.6))
     axes, ax_key, rows = list(grid.flat[:3]), grid.flat[3], []
@@ -173,7 +144,6 @@ def plot_correction(scaling: Scaling, limits: dict):
         ax.set_title(title)
     return attach_data(finished(fig), rows)
 
-
 # --------------------------------------------------------------------------- one draw's spectrum
 
 #: W0's histogram outline in fig-spectra; the threshold's legend entry names it in words, since
@@ -181,12 +151,9 @@ def plot_correction(scaling: Scaling, limits: dict):
 W0_COLOR = "#2e86c1"
 THETA_LABEL = r"outlier threshold $\theta_{\star}$"
 
-
 def plot_spectra(data: dict):
-    r"""Figure *fig-spectra* from :func:`twostep.experiments.spikes.one_draw`: one row per
-    setting; left, the spectrum of :math:`W_2` against Marchenko--Pastur and :math:`W_0` with
-    the outliers of :math:`W_1`; right, the top singular values of :math:`W_2-W_0` against the
-    predicted spike strengths and :math:`\theta_\star`. 7.0 in wide."""
+    r"""Figure *fig-spectra*: per setting, :math:`W_2`'s spectrum (left) and the top singular values
+    of :math:`W_2-W_0` against the predicted spikes and :math:`\theta_\star` (right)."""
     n, L, theta = len(data["spec"]), len(data["U"]), outlier_strength(1.0)
     fig, axes = plt.subplots(n, 2, figsize=(7.0, 2.25 * n + 1.1), squeeze=False,
                              gridspec_kw={"width_ratios": [1.25, 1]})
@@ -235,7 +202,6 @@ def plot_spectra(data: dict):
                 loc="outside lower center", ncol=3)
     return attach_data(finished(fig), rows)
 
-
 def panels(n: int, height: float, key: float, **kw):
     """``n`` panels in rows of two (one if ``n = 1``), 7.0 in wide, each row ``height`` in tall
     and ``key`` in more for a key below; the cells past ``n`` hidden. Returns the figure and
@@ -246,7 +212,6 @@ def panels(n: int, height: float, key: float, **kw):
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     return fig, axes.flat[:n]
-
 
 def plot_left(data: dict):
     r"""Figure *fig-left*: entries of the top left singular vector of each :math:`T_k` against
@@ -273,15 +238,11 @@ def plot_left(data: dict):
                 loc="outside lower center", ncol=2)
     return attach_data(finished(fig), rows)
 
-
 # --------------------------------------------------------------------------- two steps as one
 
 def plot_one_step(scaling: Scaling, mem: dict, settings):
-    r"""Figure *fig-one-step*, a 2x2 grid: (a) the spectra of :math:`W_2` and of one step of
-    size :math:`\eta_1+\eta_2` (``mem["spec"][0]``, a reused :func:`one_draw` at the first of
-    ``settings``); (b) :math:`\|W_2-W_{\rm lin}\|_{op}` against :math:`N` with slope
-    :math:`e_1`; (c) one minus the cosine of their top right vectors, at ``settings`` (among
-    ``scaling.settings``); the fourth cell holds the key to (b) and (c)."""
+    r"""Figure *fig-one-step*: (a) spectra of :math:`W_2` and of one step of size
+    :math:`\eta_1+\eta_2`; (b) their distance against :math:`N`; (c) their top vectors' cosine."""
     s, NS, spec = scaling.summary, scaling.Ns, mem["spec"][0]
     fig, grid = plt.subplots(2, 2, figsize=(7.0, 5.9))
     ax, ax_norm, ax_cos, ax_key = grid.flat
@@ -334,14 +295,10 @@ def plot_one_step(scaling: Scaling, mem: dict, settings):
                 title="(b), (c); open, dashed: second setting", loc="center", frameon=False)
     return attach_data(finished(fig), rows)
 
-
 # --------------------------------------------------------------------------- the cap at L - 1
 
 def plot_cap(cap: dict, labels: dict):
-    r"""Figure *fig-cap*: measured components (bars), the predicted ones (diamonds) and the
-    sampling level (dashes) along :math:`a^{\circ1}..a^{\circ P}`, one panel per activation
-    (``cap``: name to :func:`~twostep.experiments.spikes.power_components`; ``labels``: name to
-    its label)."""
+    r"""Figure *fig-cap*: measured and predicted components along :math:`a^{\circ k}`."""
     fig, axes = panels(len(labels), 2.6, 0.6, sharey=True)
     rows = []
     for ax, (name, label) in zip(axes, labels.items()):
@@ -361,12 +318,10 @@ def plot_cap(cap: dict, labels: dict):
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
     return attach_data(finished(fig), rows)
 
-
 # --------------------------------------------------------------------------- how large must N be
 
 def shade_plane(ax, L: int, resolution: int = 300, lw: float = 1.0) -> None:
-    r"""Shade ``ax`` over :math:`[0, 1/2)^2` by the theory's :math:`\Lambda` (:data:`SHADES`,
-    ``resolution`` points per axis) and draw its boundaries :math:`\alpha_2 = k(1/2-\alpha_1)`."""
+    r"""Shade ``ax`` by the theory's :math:`\Lambda` and draw its boundaries."""
     fine = np.linspace(0, 0.4999, resolution)
     F1, F2 = np.meshgrid(fine, fine, indexing="ij")
     ax.pcolormesh(fine, fine, theory_count(F1, F2, L).T, cmap=SHADES, vmin=-0.5, vmax=3.5,
@@ -374,14 +329,9 @@ def shade_plane(ax, L: int, resolution: int = 300, lw: float = 1.0) -> None:
     for k in range(1, L):
         ax.plot(fine, phase_boundaries(fine, k), color="k", lw=lw)
 
-
 def extrapolation(scaling: Scaling, theta_star: float, key: str = "settings_spikes") -> list:
-    r"""Width at which each predicted spike of :math:`W_2` would reach ``theta_star`` (fresh runs):
-    :func:`~twostep.analysis.plane.spike_widths` of the scaling study's settings, from the
-    strengths ``key`` (``"settings_spikes_corrected"`` for those built from
-    :math:`S_k^{\rm corr}`)."""
+    r"""Width at which each predicted spike of :math:`W_2` would reach ``theta_star``."""
     return spike_widths(*scaling.summary.pooled(key, batch="fresh"), scaling.settings, theta_star)
-
 
 def nstar_range(scaling: Scaling, setting: int, k: int, margins=(0.02, 0.10),
                 key: str = "settings_spikes_corrected") -> dict:
