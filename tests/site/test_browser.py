@@ -86,6 +86,12 @@ NARROW = 1024
 MIN_TEXT_PT = legibility.MIN_READABLE_PT
 # Pages also screenshotted at the phone's width (full page).
 PHONE_SHOTS = ("book/index", "book/setting")
+
+
+def appendix(page: str) -> bool:
+    """Whether a built page (``book/<name>.html``) is an evidence appendix."""
+    name = page.removeprefix("book/").removesuffix(".html")
+    return name.endswith("_evidence") or name == "at_scale"
 AXE = Path(__file__).resolve().parents[1] / "vendor" / "axe-core" / "axe.min.js"
 AXE_SHA256 = "b511cd9dec01c76f4b2ad1723b66b6db37d4c2eb4ed199076e1829d9ee7b75e3"
 # axe-core's rules for text alternatives, the page's title and its language.
@@ -564,7 +570,10 @@ def check_page(context, site: str, page: str, axe: str | None = None,
             violations = tab.evaluate(_AXE, AXE_RULES)
         overflow = {context.width: tab.evaluate(
             "() => document.documentElement.scrollWidth - innerWidth")}
-        layout = {context.width: tab.evaluate(_LAYOUT, context.width >= NARROW)}
+        # The story's tables fit the desktop column; an appendix's per-width tables may
+        # scroll there too, with the cue that says so (the phone rule).
+        story = not appendix(page)
+        layout = {context.width: tab.evaluate(_LAYOUT, story and context.width >= NARROW)}
         if context.width >= NARROW:
             layout[context.width] += tab.evaluate(_CODE_LINES)
         if page == "book/index.html" and context.width < NARROW:
@@ -579,7 +588,7 @@ def check_page(context, site: str, page: str, axe: str | None = None,
             tab.set_viewport_size({"width": NARROW, "height": 900})
             tab.wait_for_timeout(300)  # _static/twostep.js re-marks wide formulas on resize
             overflow[NARROW] = tab.evaluate("() => document.documentElement.scrollWidth - innerWidth")
-            layout[NARROW] = tab.evaluate(_LAYOUT, True) + tab.evaluate(_CODE_LINES)
+            layout[NARROW] = tab.evaluate(_LAYOUT, story) + tab.evaluate(_CODE_LINES)
             tab.set_viewport_size({"width": 1280, "height": 900})
         if shot:
             SHOTS.mkdir(parents=True, exist_ok=True)
@@ -751,7 +760,8 @@ def test_no_index_of_raw_labels(built_site):
 # browser", states the budget and the measured weights.
 PAGE_BUDGET = 2_000_000
 # 6 MB until each figure's source was shown on its page (36 dropdowns, 0.64 MB of HTML).
-SITE_BUDGET = 7_000_000
+# 7 MB until the four evidence appendices were added (7.35 MB measured on 2026-12-08).
+SITE_BUDGET = 7_500_000
 
 
 def page_weight(page: Path) -> tuple[int, int]:

@@ -106,8 +106,9 @@ def _append(path, text="\n# edited\n"):
     path.write_text((path.read_text() if path.is_file() else "") + text)
 
 
-CHAPTERS = ["book/at_scale", "book/index", "book/one_step", "book/readout", "book/reuse",
-            "book/setting", "book/two_steps"]
+CHAPTERS = ["book/at_scale", "book/index", "book/one_step", "book/one_step_evidence",
+            "book/readout", "book/readout_evidence", "book/reuse", "book/reuse_evidence",
+            "book/setting", "book/two_steps", "book/two_steps_evidence"]
 
 
 @pytest.mark.parametrize("change", [
@@ -150,14 +151,16 @@ def test_what_only_changes_rendering_re_executes_nothing(tree, change, monkeypat
 
 @pytest.mark.parametrize("page, chapters", [
     ("readout", ["book/readout", "book/readout_evidence"]),   # the story and its appendix
-    ("one_step", ["book/one_step"]),
+    ("one_step", ["book/one_step", "book/one_step_evidence"]),
     ("landing", ["book/index"]),
-    ("reuse", ["book/reuse"]),
-    ("two_steps", ["book/two_steps"]),
-    ("count", ["book/two_steps"]),                  # the two-steps chapter's second module
+    ("reuse", ["book/reuse", "book/reuse_evidence"]),
+    ("two_steps", ["book/two_steps", "book/two_steps_evidence"]),
+    # the two-steps chapter's second module
+    ("count", ["book/two_steps", "book/two_steps_evidence"]),
     ("at_scale", ["book/at_scale"]),
-    ("paired", ["book/at_scale", "book/reuse"]),    # shared page modules: the chapters using them
-    ("spikes", ["book/at_scale", "book/two_steps"]),
+    # shared page modules: the chapters using them, directly or through another page module
+    ("paired", ["book/at_scale", "book/reuse", "book/reuse_evidence"]),
+    ("spikes", ["book/at_scale", "book/index", "book/two_steps", "book/two_steps_evidence"]),
 ])
 def test_an_edit_to_one_page_module_re_executes_the_chapters_that_import_it(tree, page,
                                                                            chapters, monkeypatch):

@@ -7,7 +7,6 @@ drawn colours (tools/figure_captions.py) are checked at the bottom."""
 
 from __future__ import annotations
 
-import warnings
 
 import matplotlib
 
@@ -27,13 +26,11 @@ from twostep.pages.figures import attach_data, use_book_style  # noqa: E402
 def _style():
     """The book's style for each test, and every rcParam put back after it (a later test
     module compares rcParams with their values at its import)."""
-    saved = matplotlib.rcParams.copy()
-    use_book_style()
-    yield
-    plt.close("all")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # deprecated keys, re-set from the copy, warn
-        matplotlib.rcParams.update(saved)
+    # rc_context (public) puts every rcParam back on exit
+    with matplotlib.rc_context():
+        use_book_style()
+        yield
+        plt.close("all")
 
 
 def _log_axis(ticks):

@@ -172,12 +172,14 @@ _LEVELS = (("best linear predictor (population)", "best_linear", dict(color="k",
            ("linear ridge on $x$", "err_linear", dict(color="0.3", ls="-.")),
            (SCHEME_STYLE["W0"]["label"], "err_W0", dict(color=SCHEME_STYLE["W0"]["color"])))
 
-def _baselines(ax, x, e, panel, labels=True) -> list:
+def _baselines(ax, x, e, panel, labels=True, clip=False) -> list:
     """The levels :data:`_LEVELS` of the summary entry ``e`` over ``x``; their data rows."""
     rows = []
+    lo, hi = ax.get_ylim()
     for series, key, style in _LEVELS:
         sem = e.get(key + "_sem", 0.0)
-        _level(ax, x, e[key], sem, label=series if labels else None, **style)
+        if not clip or lo <= e[key] <= hi:   # one off the zoomed range is named at its edge (_offscale)
+            _level(ax, x, e[key], sem, label=series if labels else None, **style)
         rows.append(_row(panel, series, np.nan, e[key], sem))
     return rows
 
@@ -211,7 +213,7 @@ def plot_alpha(summary: Summary, alpha1s, alpha2s, L: int):
         for row, a1 in enumerate(alpha1s):
             ax, e, panel = axes[row, col], summary.entry(target=t, alpha1=a1), f"{t}, alpha1 = {a1}"
             ax.set(xlim=xr, ylim=ylim)
-            rows += _baselines(ax, xr, e, panel)
+            rows += _baselines(ax, xr, e, panel, clip=True)
             _level(ax, xr, e["err_W1"], e["err_W1_sem"], **SCHEME_STYLE["W1"])
             _level(ax, xr, e["ideal_W1"], 0, SCHEME_STYLE["W1"]["color"], **_LINE)
             rows.append(_row(panel, "W1", np.nan, e["err_W1"], e["err_W1_sem"], e["ideal_W1"]))

@@ -175,7 +175,11 @@ def plot_spectra(data: dict):
         ax = axes[j, 1]
         ranks = np.arange(1, len(s["learned"]) + 1)
         ax.plot(ranks, s["learned"], "o", color="k", ms=4)
-        ax.plot(ranks[:L], s["strengths"], "D", mfc="none", color=PRED, ms=7)
+        strength = np.asarray(s["strengths"], dtype=float)
+        low = strength < 1e-3
+        ax.plot(ranks[:L][~low], strength[~low], "D", mfc="none", color=PRED, ms=7)
+        # a strength below the axis is marked at its floor, not drawn off it
+        ax.plot(ranks[:L][low], np.full(low.sum(), 1.3e-3), "v", color=PRED, ms=6)
         ax.axhline(theta, color=COLORS["theory"], ls="--", lw=1)
         ax.axvspan(0.5, 1.5 + s["lam"], color="0.92", zorder=0)
         ax.set(yscale="log", ylim=(1e-3, 30), xlim=(0.5, 8.5), xticks=range(1, 9),
@@ -305,8 +309,13 @@ def plot_cap(cap: dict, labels: dict):
         c_ = cap[name]
         m = np.arange(len(c_["measured"]))
         ax.bar(m, c_["measured"], color="0.7", label=r"measured $\|q_m^\top(W_2-W_1)\|$")
-        ax.plot(m, c_["predicted"], "D", color=PRED, ms=5,
+        pred = np.asarray(c_["predicted"], dtype=float)
+        low = pred < 1e-3
+        ax.plot(m[~low], pred[~low], "D", color=PRED, ms=5,
                 label=r"same projection of the predicted $\sum_k S_k$")
+        # a prediction below the axis (zero past the cap) is marked at its floor, not hidden
+        ax.plot(m[low], np.full(low.sum(), 1.3e-3), "v", color=PRED, ms=6,
+                label=r"predicted below $10^{-3}$")
         ax.plot(m, c_["null"], "_", color="k", ms=14, mew=1.5, label="sampling level")
         ax.set(yscale="log", ylim=(1e-3, 10), xticks=m,
                xticklabels=[f"$a^{{\\circ{i + 1}}}$" for i in m], title=label)

@@ -168,6 +168,8 @@ def test_the_thin_tool_is_the_package_program():
 def test_a_reader_with_the_package_alone_extends_a_committed_file(tmp_path):
     # The package as a wheel installs it (no repository around it), run from an empty folder:
     # it resumes a copy of the committed spike.json and adds a width, keeping every record.
+    # A file is extended only by the version that wrote it (pip install twostep==that
+    # version); any other version is refused by name, before any work.
     site, work = tmp_path / "site", tmp_path / "work"
     shutil.copytree(ROOT / "twostep", site / "twostep",
                     ignore=shutil.ignore_patterns("__pycache__"))
@@ -176,6 +178,14 @@ def test_a_reader_with_the_package_alone_extends_a_committed_file(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(site), "OPENBLAS_NUM_THREADS": "1"}
     argv = [sys.executable, "-m", "twostep", "at-scale", "--backend", "numpy", "--only", "spike",
             "--widths", "40", "--seeds", "spike=40:1", "--out", ".", "--resume"]
+    written_by = read_results(FOLDER / "spike.json")["version"]
+    version_file = site / "twostep" / "_version.py"
+    version_file.write_text(f'__version__ = "{written_by}x"\n')
+    res = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 2 and "not this run's file" in res.stderr, res.stderr
+    assert f'"{written_by}" in the file' in res.stderr
+    assert (work / "spike.json").read_bytes() == (FOLDER / "spike.json").read_bytes()
+    version_file.write_text(f'__version__ = "{written_by}"\n')
     res = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     old, new = read_results(FOLDER / "spike.json"), read_results(work / "spike.json")
