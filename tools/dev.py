@@ -148,14 +148,11 @@ def build_the_pdf() -> int:
     if built.code:
         say(f"the PDF build failed (exit {built.code}); its log: {pdfbook.PDF_LOG}")
         return built.code
-    pages, problems = pdfbook.check_pdf(ROOT, built.pdf)
-    say(f"PDF: {pages} pages in {built.seconds:.0f} s, {built.pdf.relative_to(ROOT)}")
-    for problem in problems:
-        say(f"  PDF: {problem}")
-    if problems:
-        return 1
-    pdfbook.publish_pdf(ROOT)
-    return 0
+    say(f"PDF built in {built.seconds:.0f} s, {built.pdf.relative_to(ROOT)}")
+    # The check reads the table of contents with the book's own parser, which only the
+    # environment has (this script runs on the system's Python): it checks and publishes there.
+    return subprocess.run([str(BIN / "python"), "tools/pdfbook.py", "--check-only"],
+                          cwd=ROOT).returncode
 
 
 def make_release(python: Path) -> int:

@@ -62,6 +62,7 @@ def plot_terms(terms: Summary, predicted):
 
     for col, batch in enumerate(BATCH_ORDER):
         ax_size, ax_rel, ax_cos = axes[:, col]
+        floor = 2e-4
         half = terms.at("rel", min(1, L - 1), batch=batch, N=Ns[0]) * (N / N[0]) ** -0.5
         for k in range(L):
             c = K_COLORS[k % len(K_COLORS)]
@@ -76,13 +77,16 @@ def plot_terms(terms: Summary, predicted):
             for side, shift, style in (("left", 0.97, {}), ("right", 1.03, {"mfc": "white",
                                                                               "ls": "--"})):
                 x, mean, sem = series(terms, side, k, batch=batch)
+                gap = np.asarray(1 - mean, dtype=float)
+                floor = min(floor, np.min(gap[gap > 0], initial=floor))
                 draw(ax_cos, "bottom", batch, f"1-cos {side} k={k}", x * shift, 1 - mean, sem,
                      1 - 1 / np.sqrt(x), color=c, **style)
         ax_rel.plot(N, half, color="k", ls="--", lw=1)
         ax_cos.plot(N, 1 - 1 / np.sqrt(N), color=COLORS["chance"], ls=":", lw=1.2)
         ax_size.set(yscale="log", ylabel=r"$s_1(T_k)$", title=f"{batch} batch")
         ax_rel.set(yscale="log")
-        ax_cos.set(yscale="log", ylim=(2e-4, 1.5), ylabel="1 − cosine")
+        # the axis reaches the closest alignment measured (wide runs pass 2e-4)
+        ax_cos.set(yscale="log", ylim=(0.5 * floor, 1.5), ylabel="1 − cosine")
     axes[1, 0].set_ylabel(r"$\|T_k-S_k\|_{op}/\|S_k\|$")
     axes[1, 1].set_ylabel(r"$\|T_k-\tilde S_k\|_{op}/\|\tilde S_k\|$")
     for i, ax in enumerate(axes.flat):
