@@ -128,3 +128,34 @@ def test_plain_sentences_follow_the_label():
         report.plain("A claim", "seen", "x")
     with pytest.raises(TypeError, match="evidence must be a non-empty string"):
         report.plain("A claim", "confirmed", "")
+
+
+ROW = ("vw_x_500", "vw_x_1000", "vw_x_2000", "vw_x_4000", "vw_x_8000", "vw_x_16000",
+       "vw_x_24000")
+
+
+def test_width_verdicts_gives_each_spelled_name_its_widths_symbol():
+    row = report.width_verdicts(ROW, {1000: "confirmed", 4000: "contradicted",
+                                      24000: "not judged", 3000: "confirmed"})
+    assert row == {"vw_x_500": "—", "vw_x_1000": "✓", "vw_x_2000": "—", "vw_x_4000": "✗",
+                   "vw_x_8000": "—", "vw_x_16000": "—", "vw_x_24000": "n.j."}
+
+
+@pytest.mark.parametrize("names", [
+    ROW[:-1],                                   # a width missing
+    ROW[1:] + ROW[:1],                          # out of order
+    ROW[:3] + ("vw_y_4000",) + ROW[4:],         # two prefixes
+    ("500", *ROW[1:]),                          # no prefix
+])
+def test_width_verdicts_refuses_names_that_do_not_spell_the_widths(names):
+    with pytest.raises(ValueError, match=r"names must be <prefix>_<N> for N in \(500, 1000"):
+        report.width_verdicts(names, {})
+
+
+def test_width_verdicts_refuses_bad_types_and_labels():
+    with pytest.raises(TypeError, match="names must be a tuple of glue names"):
+        report.width_verdicts("vw_x", {})
+    with pytest.raises(TypeError, match="labels must be a dict"):
+        report.width_verdicts(ROW, [("500", "confirmed")])
+    with pytest.raises(ValueError, match=r"labels must be verdict labels .* got \['seen'\]"):
+        report.width_verdicts(ROW, {500: "seen"})

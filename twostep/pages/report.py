@@ -132,17 +132,30 @@ VERDICT_WIDTHS = (500, 1000, 2000, 4000, 8000, 16000, 24000)
 #: How the table of verdicts at each width writes each label (its caption gives the key).
 VERDICT_SYMBOLS = SYMBOLS
 
-def width_verdicts(prefix: str, labels: dict) -> dict:
-    """Glue values ``<prefix>_<N>`` for every width ``N`` of :data:`VERDICT_WIDTHS`: the
-    verdict ``labels[N]`` at that width as its :data:`VERDICT_SYMBOLS` symbol, or "—" where
-    the row has no measurement there (widths of ``labels`` outside the table are not shown)."""
-    if not isinstance(prefix, str) or not prefix.isidentifier():
-        raise ValueError(f"prefix must be a glue-name prefix such as 'vw_reuse', got {prefix!r}")
+def width_verdicts(names, labels: dict) -> dict:
+    """The glue values of one row of the landing page's table of verdicts at each width.
+
+    ``names`` spells the row's glue names, one per width of :data:`VERDICT_WIDTHS` in its
+    order, each ``<prefix>_<N>`` with one prefix (so a chapter writes every name it glues);
+    ``labels`` maps a width ``N`` to the verdict label there. Returns ``{name: symbol}``: the
+    label's :data:`VERDICT_SYMBOLS` symbol, or "—" where the row has no measurement at that
+    width (widths of ``labels`` outside the table are not shown)."""
+    if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"names must be a tuple of glue names, got {names!r}")
+    prefix = names[0].rsplit("_", 1)[0] if names else ""
+    expected = [f"{prefix}_{N}" for N in VERDICT_WIDTHS]
+    if not prefix.isidentifier() or list(names) != expected:
+        raise ValueError(f"names must be <prefix>_<N> for N in {VERDICT_WIDTHS}, in that "
+                         f"order (e.g. {tuple(expected) if prefix.isidentifier() else ()}), "
+                         f"got {tuple(names)}")
+    if not isinstance(labels, dict):
+        raise TypeError(f"labels must be a dict {{width: verdict label}}, got "
+                        f"{type(labels).__name__}")
     bad = sorted({str(v) for v in labels.values()} - set(VERDICT_SYMBOLS))
     if bad:
         raise ValueError(f"labels must be verdict labels {sorted(VERDICT_SYMBOLS)}, got {bad}")
-    return {f"{prefix}_{N}": VERDICT_SYMBOLS[str(labels[N])] if N in labels else "—"
-            for N in VERDICT_WIDTHS}
+    return {name: VERDICT_SYMBOLS[str(labels[N])] if N in labels else "—"
+            for name, N in zip(names, VERDICT_WIDTHS)}
 
 #: How a plain-verdict sentence says each label (twostep.analysis.verdicts.LABELS).
 PLAIN = {
