@@ -3,9 +3,10 @@
 
     python3 tools/dev.py book          execute every chapter, build _build/html strictly, then
                                        the PDF from the same cache (tools/pdfbook.py)
-    python3 tools/dev.py test [ARGS]   the unit tests (printed first) beside every chapter
-                                       (nbmake), the strict build, the PDF and the browser tests
-                                       (two pytest sessions); with ARGS one session:
+    python3 tools/dev.py test [ARGS]   every chapter (nbmake), then the strict build, the PDF
+                                       and the browser tests with the unit tests (printed
+                                       first) beside them (two pytest sessions); with ARGS one
+                                       session:
                                        pytest --nbmake [ARGS]
     python3 tools/dev.py bench [ARGS]  speed and memory benchmark (benchmarks/bench_two_steps.py;
                                        installs the optional PyTorch CPU build for comparison)
@@ -272,26 +273,38 @@ def fingerprint(python) -> str:
 
 
 def run_tests(python: Path, extra: list[str]) -> int:
-    """``pytest --nbmake [ARGS]`` as one session; without ARGS, two sessions side by side.
+    """``pytest --nbmake [ARGS]`` as one session; without ARGS, two sessions, one after the other
+    has executed the chapters.
 
-    Both start at once. The book session (every chapter as an nbmake item, tools/nbchapters.py,
-    then the strict build, the browser and the install tests) runs at normal priority, so
-    the chapters keep both cores; the unit tests (``-m "not book"``) run at nice 10 and take
-    the time it leaves idle. The unit tests print as they run, so their summary comes first;
-    the book session's output is kept in ``artifacts/book-tests.log`` and printed when it
-    ends. The exit code is the first non-zero of the two."""
+    The book session (every chapter as an nbmake item, tools/nbchapters.py, then the strict
+    build, the browser and the install tests) starts first and has both cores to itself while
+    it executes the chapters: the times it records are what the runtimes page tells a reader
+    to expect, and a reader runs a chapter alone. Once the last chapter has run
+    (nbchapters.DONE_ENV), the unit tests (``-m "not book"``) start beside the rest of it, at
+    nice 10. The unit tests print as they run, so their summary comes first; the book
+    session's output is kept in ``artifacts/book-tests.log`` and printed when it ends. The
+    exit code is the first non-zero of the two."""
     pytest = [str(python), "-m", "pytest"]
     if extra:
         return subprocess.call([*pytest, "--nbmake", *extra], cwd=ROOT)
     artifacts = ROOT / "artifacts"
     artifacts.mkdir(exist_ok=True)
     log = artifacts / "book-tests.log"
-    say(f"the chapters, the build and the browser tests run beside the unit tests (output in "
-        f"{log.relative_to(ROOT)}, shown when they end)")
+    done = artifacts / "chapters-done"
+    done.unlink(missing_ok=True)
+    say(f"the chapters run first, then the build and the browser tests beside the unit tests "
+        f"(output in {log.relative_to(ROOT)}, shown when they end)")
     with open(log, "w", encoding="utf8") as out:
         book = subprocess.Popen([*pytest, "--nbmake", "-m", "book"], cwd=ROOT, stdout=out,
-                                stderr=subprocess.STDOUT)
-        # At a lower priority (nice 10): the chapters keep both cores whenever they need them.
+                                stderr=subprocess.STDOUT,
+                                env={**os.environ, "TWOSTEP_CHAPTERS_DONE": str(done)})
+        started = time.perf_counter()
+        while not done.exists() and book.poll() is None:
+            time.sleep(1)
+        say(f"chapters done after {time.perf_counter() - started:.0f} s "
+            f"({done.read_text(encoding='utf8').strip() if done.exists() else 'book session ended'}"
+            f"); the unit tests start")
+        # At a lower priority (nice 10): the build and the browser keep the cores they need.
         unit = subprocess.Popen([*pytest, "-m", "not book"], cwd=ROOT,
                                 preexec_fn=lambda: os.nice(10))
         unit_code = unit.wait()

@@ -38,6 +38,9 @@ import strictbuild
 from bookcache import chapters, read_chapter
 
 PLUGIN_NAME = "twostep-chapters"
+#: A file to write once every chapter item of the session has run (``tools/dev.py test``
+#: starts the unit tests only then, so each chapter's recorded time is its own).
+DONE_ENV = "TWOSTEP_CHAPTERS_DONE"
 CONVERTED = Path("artifacts") / "notebooks"
 
 
@@ -84,6 +87,8 @@ class ChapterPlugin:
     runs: dict[str, ChapterRun] = field(default_factory=dict)
     summary: list[str] = field(default_factory=list)
     _fresh: bool = False
+    _pending: set[str] = field(default_factory=set)
+    _signalled: bool = False
 
     # -- collection
 
@@ -105,6 +110,26 @@ class ChapterPlugin:
     def pytest_itemcollected(self, item):
         if self.docname_of(item):
             item.add_marker(pytest.mark.book)
+
+    def pytest_collection_finish(self, session):
+        self._pending = {item.nodeid for item in session.items if self.docname_of(item)}
+        if not self._pending:
+            self.signal_done()
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        if nodeid in self._pending:
+            self._pending.discard(nodeid)
+            if not self._pending:
+                self.signal_done()
+
+    def pytest_sessionfinish(self, session):
+        self.signal_done()  # a session stopped early (-x, a crash) must not leave anyone waiting
+
+    def signal_done(self) -> None:
+        flag = os.environ.get(DONE_ENV)
+        if flag and not self._signalled:
+            self._signalled = True
+            Path(flag).write_text(f"{len(self.executed())} chapters executed\n", encoding="utf8")
 
     # -- execution
 

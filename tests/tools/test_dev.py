@@ -1,9 +1,11 @@
-"""``tools/dev.py test``: with no arguments, the unit tests beside the book session.
+"""``tools/dev.py test``: with no arguments, the chapters first, then the unit tests beside
+the rest of the book session.
 
 The real sessions take a quarter of an hour; here a stand-in interpreter plays pytest: the
-book session (``--nbmake -m book``) runs until the unit session has finished (however slowly
-a loaded machine runs it), so the test sees both at once; each records what it was given and
-at which priority it ran, and prints a line.
+book session (``--nbmake -m book``) "executes the chapters", writes the file that
+``TWOSTEP_CHAPTERS_DONE`` names (as tools/nbchapters.py does), then runs until the unit
+session has finished (however slowly a loaded machine runs it), so the test sees both at
+once; each records what it was given and at which priority it ran, and prints a line.
 """
 
 from __future__ import annotations
@@ -25,8 +27,14 @@ FAKE_PYTEST = textwrap.dedent("""\
         with log.open("a") as f:
             f.write("book " + " ".join(args) + "\\n")
         if args[-2:] == ["-m", "book"]:
-            # the chapters, the build and the browser tests: still running when the unit
-            # session ends
+            time.sleep(0.3)  # the chapters: nothing else may run yet
+            with log.open("a") as f:
+                f.write("chapters done\\n")
+            if {signal}:
+                Path(os.environ["TWOSTEP_CHAPTERS_DONE"]).write_text("11 chapters executed")
+            else:
+                sys.exit({book_code})  # a session that died before the flag
+            # the build and the browser tests: still running when the unit session ends
             waited = 0.0
             while "unit ends" not in log.read_text() and waited < 60:
                 time.sleep(0.05)
@@ -45,11 +53,11 @@ FAKE_PYTEST = textwrap.dedent("""\
     """)
 
 
-def fake_python(tmp_path, book_code=0, unit_code=0):
+def fake_python(tmp_path, book_code=0, unit_code=0, signal=True):
     log = tmp_path / "calls.log"
     path = tmp_path / "python"
     path.write_text(FAKE_PYTEST.format(python=sys.executable, log=str(log), book_code=book_code,
-                                       unit_code=unit_code))
+                                       unit_code=unit_code, signal=signal))
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path, log
 
@@ -62,15 +70,16 @@ def dev(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("book_code, unit_code, expected", [(0, 0, 0), (0, 1, 1), (2, 1, 2)])
-def test_the_unit_tests_run_beside_the_book_and_print_first(
+def test_the_unit_tests_start_after_the_chapters_beside_the_build_and_print_first(
         dev, tmp_path, capfd, book_code, unit_code, expected):
     python, log = fake_python(tmp_path, book_code, unit_code)
     assert dev.run_tests(python, []) == expected
     calls = log.read_text().splitlines()
-    # Both sessions ran, the unit session ended while the book session was still running
-    # (every test runs, side by side), and the book session ended last.
+    # Both sessions ran; the unit session started once the chapters were done (they had the
+    # cores alone) and ended while the book session was still running; the book session
+    # ended last.
     assert "book -m pytest --nbmake -m book" in calls
-    assert "unit -m pytest -m not book" in calls
+    assert calls.index("chapters done") < calls.index("unit -m pytest -m not book")
     assert calls.index("unit ends") < calls.index("book ends") == len(calls) - 1
     # at a lower priority than the book session: the chapters keep both cores
     assert f"niceness {min(19, os.nice(0) + 10)}" in calls
@@ -85,3 +94,12 @@ def test_arguments_give_one_session_as_before(dev, tmp_path):
     python, log = fake_python(tmp_path)
     assert dev.run_tests(python, ["-k", "one_step"]) == 0
     assert log.read_text().splitlines() == ["book -m pytest --nbmake -k one_step", "book ends"]
+
+
+def test_a_book_session_that_dies_before_the_chapters_are_done_still_lets_the_units_run(
+        dev, tmp_path, capfd):
+    python, log = fake_python(tmp_path, book_code=3, signal=False)
+    assert dev.run_tests(python, []) == 3
+    calls = log.read_text().splitlines()
+    assert "unit -m pytest -m not book" in calls and "unit ends" in calls
+    assert "book session ended" in capfd.readouterr().out
