@@ -176,3 +176,19 @@ def test_the_checker_sees_private_imports():
     # Allowed: a core's public name from an internal module, dunders, other projects' names.
     assert _private_imports("from ._core import gradient_core\nfrom .._version import "
                             "__version__\nimport os\nos._exit(1)\n", ["model"]) == []
+
+
+#: The helper package's size budget (issue 52): lines of ``twostep/**/*.py``, in all and in
+#: the presentation layer. A chapter's code belongs in its chapter; the package holds what
+#: the chapters would otherwise repeat.
+PACKAGE_LINES, PAGES_LINES = 12_000, 4_000
+
+
+def _lines(folder: Path) -> int:
+    return sum(len(p.read_text(encoding="utf8").splitlines()) for p in folder.rglob("*.py"))
+
+
+def test_the_helper_package_keeps_to_its_size_budget():
+    total, pages = _lines(PACKAGE), _lines(PACKAGE / "pages")
+    assert total <= PACKAGE_LINES, f"twostep/ has {total} lines, over {PACKAGE_LINES}"
+    assert pages <= PAGES_LINES, f"twostep/pages/ has {pages} lines, over {PAGES_LINES}"
