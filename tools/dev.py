@@ -39,6 +39,9 @@ BIN = VENV / "bin"
 # Inside .venv, so deleting the venv also forgets that it was complete.
 STAMP = VENV / ".twostep-install-hash"
 INSTALL_INPUTS = ("requirements.txt", "pyproject.toml")
+#: nbchapters.DONE_ENV, spelled here because this script runs before .venv (and pytest, which
+#: nbchapters imports) exists; tests/tools/test_dev.py checks that the two agree.
+CHAPTERS_DONE_ENV = "TWOSTEP_CHAPTERS_DONE"
 
 sys.path.insert(0, str(ROOT / "tools"))
 import kernel_checks  # noqa: E402  (needs the path above)
@@ -280,8 +283,8 @@ def run_tests(python: Path, extra: list[str]) -> int:
     build, the browser and the install tests) starts first and has both cores to itself while
     it executes the chapters: the times it records are what the runtimes page tells a reader
     to expect, and a reader runs a chapter alone. Once the last chapter has run
-    (nbchapters.DONE_ENV), the unit tests (``-m "not book"``) start beside the rest of it, at
-    nice 10. The unit tests print as they run, so their summary comes first; the book
+    (:data:`CHAPTERS_DONE_ENV`), the unit tests (``-m "not book"``) start beside the rest of
+    it, at nice 10. The unit tests print as they run, so their summary comes first; the book
     session's output is kept in ``artifacts/book-tests.log`` and printed when it ends. The
     exit code is the first non-zero of the two."""
     pytest = [str(python), "-m", "pytest"]
@@ -297,13 +300,13 @@ def run_tests(python: Path, extra: list[str]) -> int:
     with open(log, "w", encoding="utf8") as out:
         book = subprocess.Popen([*pytest, "--nbmake", "-m", "book"], cwd=ROOT, stdout=out,
                                 stderr=subprocess.STDOUT,
-                                env={**os.environ, "TWOSTEP_CHAPTERS_DONE": str(done)})
+                                env={**os.environ, CHAPTERS_DONE_ENV: str(done)})
         started = time.perf_counter()
         while not done.exists() and book.poll() is None:
             time.sleep(1)
-        say(f"chapters done after {time.perf_counter() - started:.0f} s "
-            f"({done.read_text(encoding='utf8').strip() if done.exists() else 'book session ended'}"
-            f"); the unit tests start")
+        what = done.read_text(encoding="utf8").strip() if done.exists() else "book session ended"
+        say(f"chapters done after {time.perf_counter() - started:.0f} s ({what}); "
+            "the unit tests start")
         # At a lower priority (nice 10): the build and the browser keep the cores they need.
         unit = subprocess.Popen([*pytest, "-m", "not book"], cwd=ROOT,
                                 preexec_fn=lambda: os.nice(10))

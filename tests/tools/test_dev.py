@@ -17,6 +17,8 @@ import textwrap
 
 import pytest
 
+from nbchapters import DONE_ENV as CHAPTERS_DONE_ENV
+
 FAKE_PYTEST = textwrap.dedent("""\
     #!{python}
     import os, sys, time
@@ -31,7 +33,7 @@ FAKE_PYTEST = textwrap.dedent("""\
             with log.open("a") as f:
                 f.write("chapters done\\n")
             if {signal}:
-                Path(os.environ["TWOSTEP_CHAPTERS_DONE"]).write_text("11 chapters executed")
+                Path(os.environ[{env!r}]).write_text("11 chapters executed")
             else:
                 sys.exit({book_code})  # a session that died before the flag
             # the build and the browser tests: still running when the unit session ends
@@ -57,7 +59,8 @@ def fake_python(tmp_path, book_code=0, unit_code=0, signal=True):
     log = tmp_path / "calls.log"
     path = tmp_path / "python"
     path.write_text(FAKE_PYTEST.format(python=sys.executable, log=str(log), book_code=book_code,
-                                       unit_code=unit_code, signal=signal))
+                                       unit_code=unit_code, signal=signal,
+                                       env=CHAPTERS_DONE_ENV))
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path, log
 
@@ -103,3 +106,7 @@ def test_a_book_session_that_dies_before_the_chapters_are_done_still_lets_the_un
     calls = log.read_text().splitlines()
     assert "unit -m pytest -m not book" in calls and "unit ends" in calls
     assert "book session ended" in capfd.readouterr().out
+
+
+def test_dev_and_the_chapter_plugin_name_the_same_flag(dev):
+    assert dev.CHAPTERS_DONE_ENV == CHAPTERS_DONE_ENV
